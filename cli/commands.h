@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: MIT
+// The subcommands of the xqforge program. Each returns the process exit status:
+// 0 success, 1 failure while running, 2 bad usage or bad input.
+#pragma once
+
+enum { EXIT_USAGE = 2 };
+
+int cmd_perft(int argc, char **argv);
+
+/// Strict integer option parsing shared by the subcommands; false if not an integer in range.
+int cli_parse_int(const char *text, long lo, long hi, long *out);

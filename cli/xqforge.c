@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// xqforge: one program, many subcommands (git style).
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "board.h"
+#include "commands.h"
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} Command;
+
+static int cmd_help(int argc, char **argv);
+
+static const Command COMMANDS[] = {
+    {"help", "list the subcommands, or show one's help", cmd_help},
+    {"perft", "count the leaves of the legal move tree of a position", cmd_perft},
+};
+enum { COMMAND_NB = sizeof COMMANDS / sizeof COMMANDS[0] };
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: xqforge <command> [options]\n\n"
+                 "xqforge tests and tunes xiangqi engines on a cluster.\n\ncommands:\n");
+    for (int i = 0; i < COMMAND_NB; i++)
+        fprintf(out, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(out, "\nRun 'xqforge <command> --help' for a command's options.\n");
+}
+
+static const Command *find_command(const char *name)
+{
+    for (int i = 0; i < COMMAND_NB; i++)
+        if (strcmp(COMMANDS[i].name, name) == 0)
+            return &COMMANDS[i];
+    return NULL;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    const Command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "xqforge: unknown command '%s'\n", argv[1]);
+        return EXIT_USAGE;
+    }
+    char *args[] = {(char *)c->name, "--help", NULL};
+    return c->run(2, args);
+}
+
+int cli_parse_int(const char *text, long lo, long hi, long *out)
+{
+    if (!text || !*text)
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || *end != '\0' || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    board_init();
+    if (argc < 2) {
+        print_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cmd_help(1, argv);
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("xqforge %s\n", XQFORGE_VERSION);
+        return 0;
+    }
+    const Command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "xqforge: unknown command '%s' (see 'xqforge help')\n", argv[1]);
+        return EXIT_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}

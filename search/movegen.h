@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// Move generation: pseudo-legal, legal, and legal captures (for quiescence search).
+#pragma once
+
+#include "board.h"
+
+enum { MAX_MOVES = 128 }; // no xiangqi position has more than 120 pseudo-legal moves
+
+typedef struct {
+    int count;
+    Move moves[MAX_MOVES];
+} MoveList;
+
+/// Every move that follows the movement rules, whether or not it leaves the general attacked.
+void movegen_pseudo(const Board *b, MoveList *list);
+/// Every legal move: pseudo-legal moves that do not leave the mover's general attacked or
+/// facing the other general. Returns the count.
+int movegen_legal(const Board *b, MoveList *list);
+/// Legal captures only. Returns the count.
+int movegen_captures(const Board *b, MoveList *list);
+/// Whether m is a legal move in this position (any Move value is accepted).
+bool movegen_is_legal(const Board *b, Move m);
+/// Whether a pseudo-legal move leaves the mover's general safe.
+bool movegen_legal_after(const Board *b, Move m);
