@@ -19,6 +19,7 @@ static int cmd_help(int argc, char **argv);
 static const Command COMMANDS[] = {
     {"help", "list the subcommands, or show one's help", cmd_help},
     {"perft", "count the leaves of the legal move tree of a position", cmd_perft},
+    {"diffcheck", "compare our legal moves with Fairy-Stockfish's along random games", cmd_diffcheck},
 };
 enum { COMMAND_NB = sizeof COMMANDS / sizeof COMMANDS[0] };
 
@@ -27,7 +28,7 @@ static void print_usage(FILE *out)
     fprintf(out, "usage: xqforge <command> [options]\n\n"
                  "xqforge tests and tunes xiangqi engines on a cluster.\n\ncommands:\n");
     for (int i = 0; i < COMMAND_NB; i++)
-        fprintf(out, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+        fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(out, "\nRun 'xqforge <command> --help' for a command's options.\n");
 }
 
