@@ -61,11 +61,9 @@ static int read_reference(Process *p, MoveList *ref, const char *fen)
                     process_strerror(st));
             return -1;
         }
-        if (strncmp(line, "Nodes searched", 14) == 0)
-            return 0;
+        if (strncmp(line, "Nodes searched", 14) == 0) return 0;
         char *colon = strchr(line, ':');
-        if (!colon || colon == line)
-            continue; // informational output
+        if (!colon || colon == line) continue; // informational output
         *colon = '\0';
         Move m;
         if (move_parse(line, 0, &m) != MOVE_TEXT_OK || ref->count == MAX_MOVES) {
@@ -97,13 +95,14 @@ static int start_engine(Process *p, const char *path)
 {
     char *argv[] = {(char *)path, NULL};
     if (process_spawn(p, argv, NULL) != PROCESS_OK) {
-        fprintf(stderr, "xqforge diffcheck: cannot run %s (install it: apt-get install "
-                        "fairy-stockfish)\n", path);
+        fprintf(stderr,
+                "xqforge diffcheck: cannot run %s (install it: apt-get install "
+                "fairy-stockfish)\n",
+                path);
         return -1;
     }
     char line[PROCESS_LINE_MAX];
-    if (process_write(p, "ucci\n") != PROCESS_OK)
-        return -1;
+    if (process_write(p, "ucci\n") != PROCESS_OK) return -1;
     for (;;) {
         ProcessStatus st = process_read_line(p, line, sizeof line, ANSWER_TIMEOUT_MS);
         if (st != PROCESS_OK) {
@@ -111,20 +110,17 @@ static int start_engine(Process *p, const char *path)
                     process_strerror(st));
             return -1;
         }
-        if (strcmp(line, "ucciok") == 0)
-            break;
+        if (strcmp(line, "ucciok") == 0) break;
     }
     return process_write(p, "setoption UCI_Variant xiangqi\n") == PROCESS_OK ? 0 : -1;
 }
 
 int cmd_diffcheck(int argc, char **argv)
 {
-    static const struct option opts[] = {{"engine", required_argument, NULL, 'e'},
-                                         {"positions", required_argument, NULL, 'n'},
-                                         {"seed", required_argument, NULL, 's'},
-                                         {"max-plies", required_argument, NULL, 'p'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"engine", required_argument, NULL, 'e'}, {"positions", required_argument, NULL, 'n'},
+        {"seed", required_argument, NULL, 's'},   {"max-plies", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *engine = "/usr/games/fairy-stockfish";
     long positions = 10000, seed = 1, max_plies = 200;
     optind = 1;
@@ -141,15 +137,13 @@ int cmd_diffcheck(int argc, char **argv)
         else if (!target)
             return diffcheck_usage(stderr), EXIT_USAGE;
     }
-    if (optind != argc)
-        return diffcheck_usage(stderr), EXIT_USAGE;
+    if (optind != argc) return diffcheck_usage(stderr), EXIT_USAGE;
 
     Board *b = malloc(sizeof *b);
     Pending *batch = malloc(sizeof *batch * BATCH);
     Process *p = malloc(sizeof *p);
     int rc = EXIT_USAGE;
-    if (!b || !batch || !p || start_engine(p, engine) != 0)
-        goto done;
+    if (!b || !batch || !p || start_engine(p, engine) != 0) goto done;
     Rng rng;
     rng_seed(&rng, (uint64_t)seed);
     board_set_fen(b, BOARD_START_FEN, NULL, 0);
@@ -176,8 +170,7 @@ int cmd_diffcheck(int argc, char **argv)
         }
         for (int i = 0; i < n; i++) {
             MoveList ref;
-            if (read_reference(p, &ref, batch[i].fen) != 0)
-                goto done;
+            if (read_reference(p, &ref, batch[i].fen) != 0) goto done;
             mismatches += compare(&batch[i], &ref, (int)mismatches);
         }
         done_n += n;

@@ -19,7 +19,8 @@ static int cmd_help(int argc, char **argv);
 static const Command COMMANDS[] = {
     {"help", "list the subcommands, or show one's help", cmd_help},
     {"perft", "count the leaves of the legal move tree of a position", cmd_perft},
-    {"diffcheck", "compare our legal moves with Fairy-Stockfish's along random games", cmd_diffcheck},
+    {"diffcheck", "compare our legal moves with Fairy-Stockfish's along random games",
+     cmd_diffcheck},
 };
 enum { COMMAND_NB = sizeof COMMANDS / sizeof COMMANDS[0] };
 
@@ -35,8 +36,7 @@ static void print_usage(FILE *out)
 static const Command *find_command(const char *name)
 {
     for (int i = 0; i < COMMAND_NB; i++)
-        if (strcmp(COMMANDS[i].name, name) == 0)
-            return &COMMANDS[i];
+        if (strcmp(COMMANDS[i].name, name) == 0) return &COMMANDS[i];
     return NULL;
 }
 
@@ -57,13 +57,11 @@ static int cmd_help(int argc, char **argv)
 
 int cli_parse_int(const char *text, long lo, long hi, long *out)
 {
-    if (!text || !*text)
-        return 0;
+    if (!text || !*text) return 0;
     char *end;
     errno = 0;
     long v = strtol(text, &end, 10);
-    if (errno || *end != '\0' || v < lo || v > hi)
-        return 0;
+    if (errno || *end != '\0' || v < lo || v > hi) return 0;
     *out = v;
     return 1;
 }
@@ -75,8 +73,7 @@ int main(int argc, char **argv)
         print_usage(stderr);
         return EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cmd_help(1, argv);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) return cmd_help(1, argv);
     if (strcmp(argv[1], "--version") == 0) {
         printf("xqforge %s\n", XQFORGE_VERSION);
         return 0;

@@ -16,7 +16,7 @@
 /// quiet moves), bits 10-19 the first occupied point each way (chariot captures), bits 20-29
 /// the second occupied point each way (cannon captures).
 typedef uint32_t LineEntry;
-#define LINE_QUIET(e)  ((e) & 0x3ff)
+#define LINE_QUIET(e)  ((e)&0x3ff)
 #define LINE_HIT(e)    (((e) >> 10) & 0x3ff)
 #define LINE_SCREEN(e) (((e) >> 20) & 0x3ff)
 

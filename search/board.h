@@ -16,18 +16,18 @@ enum {
 };
 
 typedef struct {
-    uint64_t key;     // key before the move
+    uint64_t key; // key before the move
     Move move;
     uint8_t captured; // Piece
     int32_t halfmove;
 } BoardUndo;
 
 typedef struct {
-    uint8_t squares[SQUARE_NB];            // Piece on each point
+    uint8_t squares[SQUARE_NB]; // Piece on each point
     Square king_sq[COLOR_NB];
     Bitboard pieces[COLOR_NB][PIECE_TYPE_NB]; // [c][NO_PIECE_TYPE] holds all of c's pieces
-    uint16_t rank_occ[COLOR_NB][RANK_NB];  // bit f: a piece of that colour on (f, rank)
-    uint16_t file_occ[COLOR_NB][FILE_NB];  // bit r: a piece of that colour on (file, r)
+    uint16_t rank_occ[COLOR_NB][RANK_NB];     // bit f: a piece of that colour on (f, rank)
+    uint16_t file_occ[COLOR_NB][FILE_NB];     // bit r: a piece of that colour on (file, r)
     Color side;
     uint64_t key;
     int halfmove; // plies since the last capture (FEN field 5)

@@ -8,7 +8,12 @@
 
 enum { MOVE_TEXT_MAX = 8 }; // longest text (`a10a10`) plus terminator, rounded up
 
-typedef enum { MOVE_TEXT_OK, MOVE_TEXT_SYNTAX, MOVE_TEXT_ILLEGAL, MOVE_TEXT_STATUS_NB } MoveTextStatus;
+typedef enum {
+    MOVE_TEXT_OK,
+    MOVE_TEXT_SYNTAX,
+    MOVE_TEXT_ILLEGAL,
+    MOVE_TEXT_STATUS_NB
+} MoveTextStatus;
 
 const char *move_text_strerror(MoveTextStatus st);
 

@@ -11,14 +11,12 @@ static inline void add(MoveList *l, Square from, Square to)
 /// Moves to the points of a 9- or 10-bit line mask, along a rank or along a file.
 static inline void add_rank_mask(MoveList *l, Square from, int rank, unsigned mask)
 {
-    for (; mask; mask &= mask - 1)
-        add(l, from, rank * FILE_NB + __builtin_ctz(mask));
+    for (; mask; mask &= mask - 1) add(l, from, rank * FILE_NB + __builtin_ctz(mask));
 }
 
 static inline void add_file_mask(MoveList *l, Square from, int file, unsigned mask)
 {
-    for (; mask; mask &= mask - 1)
-        add(l, from, __builtin_ctz(mask) * FILE_NB + file);
+    for (; mask; mask &= mask - 1) add(l, from, __builtin_ctz(mask) * FILE_NB + file);
 }
 
 /// Chariots (screen = false) and cannons (screen = true).
@@ -52,10 +50,8 @@ static inline void gen_steps(const Board *b, MoveList *l, Bitboard set, const St
         const StepList *st = &table[s];
         for (int i = 0; i < st->n; i++) {
             unsigned p = b->squares[st->to[i]];
-            if (blockable && b->squares[st->via[i]] != NO_PIECE)
-                continue;
-            if (p == NO_PIECE ? mode == GEN_ALL : (p >> 3) == them)
-                add(l, s, st->to[i]);
+            if (blockable && b->squares[st->via[i]] != NO_PIECE) continue;
+            if (p == NO_PIECE ? mode == GEN_ALL : (p >> 3) == them) add(l, s, st->to[i]);
         }
     }
 }
@@ -119,15 +115,12 @@ int movegen_captures(const Board *b, MoveList *list)
 bool movegen_is_legal(const Board *b, Move m)
 {
     Square from = move_from(m), to = move_to(m);
-    if (from >= SQUARE_NB || to >= SQUARE_NB)
-        return false;
+    if (from >= SQUARE_NB || to >= SQUARE_NB) return false;
     Piece p = board_piece(b, from);
-    if (p == NO_PIECE || piece_color(p) != b->side)
-        return false;
+    if (p == NO_PIECE || piece_color(p) != b->side) return false;
     MoveList l;
     generate(b, &l, GEN_ALL);
     for (int i = 0; i < l.count; i++)
-        if (l.moves[i] == m)
-            return movegen_legal_after(b, m);
+        if (l.moves[i] == m) return movegen_legal_after(b, m);
     return false;
 }

@@ -15,7 +15,7 @@ typedef enum { RED, BLACK, COLOR_NB } Color;
 
 typedef enum {
     NO_PIECE_TYPE,
-    KING,     // general
+    KING, // general
     ADVISOR,
     ELEPHANT,
     HORSE,
@@ -28,8 +28,19 @@ typedef enum {
 /// A piece is (colour << 3) | type, so NO_PIECE = 0 and Black pieces are 9..15.
 typedef enum {
     NO_PIECE,
-    RED_KING = 1, RED_ADVISOR, RED_ELEPHANT, RED_HORSE, RED_CHARIOT, RED_CANNON, RED_SOLDIER,
-    BLACK_KING = 9, BLACK_ADVISOR, BLACK_ELEPHANT, BLACK_HORSE, BLACK_CHARIOT, BLACK_CANNON,
+    RED_KING = 1,
+    RED_ADVISOR,
+    RED_ELEPHANT,
+    RED_HORSE,
+    RED_CHARIOT,
+    RED_CANNON,
+    RED_SOLDIER,
+    BLACK_KING = 9,
+    BLACK_ADVISOR,
+    BLACK_ELEPHANT,
+    BLACK_HORSE,
+    BLACK_CHARIOT,
+    BLACK_CANNON,
     BLACK_SOLDIER,
     PIECE_NB = 16
 } Piece;

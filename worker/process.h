@@ -13,10 +13,10 @@ enum { PROCESS_LINE_MAX = 64 * 1024 }; // longer lines are cut and reported as s
 
 typedef enum {
     PROCESS_OK,
-    PROCESS_ERR_SPAWN,    // fork/pipe failed, or the program could not be executed
-    PROCESS_ERR_WRITE,    // the child closed its input
-    PROCESS_ERR_TIMEOUT,  // no complete line in time
-    PROCESS_ERR_EOF,      // the child closed its output (usually: it exited)
+    PROCESS_ERR_SPAWN,     // fork/pipe failed, or the program could not be executed
+    PROCESS_ERR_WRITE,     // the child closed its input
+    PROCESS_ERR_TIMEOUT,   // no complete line in time
+    PROCESS_ERR_EOF,       // the child closed its output (usually: it exited)
     PROCESS_ERR_LINE_LONG, // a line longer than PROCESS_LINE_MAX (its head is returned)
     PROCESS_ERR_READ,
     PROCESS_STATUS_NB
@@ -24,9 +24,9 @@ typedef enum {
 
 typedef struct {
     pid_t pid;
-    int in_fd;  // we write here: the child's stdin
-    int out_fd; // we read here: the child's stdout
-    size_t len; // bytes buffered in buf
+    int in_fd;     // we write here: the child's stdin
+    int out_fd;    // we read here: the child's stdout
+    size_t len;    // bytes buffered in buf
     bool skipping; // discarding the rest of an over-long line
     char buf[PROCESS_LINE_MAX];
 } Process;

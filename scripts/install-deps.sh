@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs every Debian 12 package xqforge needs to build, test and cross-check.
+# Idempotent, and silent when everything is already there.
+set -euo pipefail
+packages=(
+    build-essential cmake pkg-config git bc
+    libopenmpi-dev openmpi-bin libmsgpack-dev libcurl4-openssl-dev libcmocka-dev
+    clang-format
+    fairy-stockfish # the reference for perft and legal-move cross-checks
+)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# README command 2: the whole test suite. Installs what is needed, checks formatting, builds
+# Release with -Werror and runs the unit tier, then builds Debug with AddressSanitizer and
+# UndefinedBehaviorSanitizer (board_is_ok and key checks after every make/unmake) and runs
+# the unit tier again. Set XQ_SLOW=1 to add the slow tier (full perft suite, long diffcheck).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+jobs=$(nproc)
+
+echo "== format check (clang-format)"
+files=$(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build*')
+clang-format --dry-run --Werror $files
+
+echo "== Release build"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DXQ_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+labels=unit
+[[ ${XQ_SLOW:-0} == 1 ]] && labels='unit|slow'
+(cd build && ctest -L "$labels" -j"$jobs" --output-on-failure)
+
+echo "== Debug build with sanitizers"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXQ_WERROR=ON -DXQ_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ctest -L unit -j"$jobs" --output-on-failure)

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The command line keeps its promises: exit codes (0 ok, 2 bad usage/input), perft's last
+# line, --divide's format, and errors that name what was wrong.
+set -u
+xq=$1
+fails=0 passes=0
+
+check() { # description, expected exit code, expected text (regex) in output, command...
+    local what=$1 code=$2 pattern=$3
+    shift 3
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [[ $rc -ne $code ]] || ! grep -Eq -- "$pattern" <<<"$out"; then
+        echo "FAIL: $what: exit $rc (expected $code), output:"
+        echo "$out" | head -20
+        fails=$((fails + 1))
+    else
+        passes=$((passes + 1))
+    fi
+}
+
+check "help lists perft" 0 "perft" "$xq" help
+check "help for a command" 0 "usage: xqforge perft" "$xq" help perft
+check "no command" 2 "usage" "$xq"
+check "unknown command" 2 "unknown command 'nope'" "$xq" nope
+check "perft --help" 0 "--divide" "$xq" perft --help
+check "perft 3" 0 "^Nodes searched: 79666$" "$xq" perft 3
+check "perft threads" 0 "^Nodes searched: 79666$" "$xq" perft --threads 2 3
+check "perft divide lines" 0 "^h2e2: 45$" "$xq" perft --divide 2
+check "perft divide total" 0 "^Nodes searched: 1920$" "$xq" perft --divide 2
+check "perft bad depth" 2 "DEPTH must be an integer" "$xq" perft x
+check "perft depth 0" 2 "DEPTH must be an integer" "$xq" perft 0
+check "perft missing depth" 2 "exactly one DEPTH" "$xq" perft
+check "perft bad threads" 2 "--threads" "$xq" perft --threads 0 2
+check "perft bad FEN" 2 "invalid FEN: rank 1 has 8 points" \
+    "$xq" perft --fen "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/8/RNBAKABNR w - - 0 1" 2
+check "perft facing generals" 2 "generals face each other" "$xq" perft --fen "4k4/9/9/9/9/9/9/9/9/4K4 w" 1
+check "perft stalemate (no moves)" 0 "^Nodes searched: 0$" \
+    "$xq" perft --fen "3k5/8R/9/9/9/9/9/9/9/4K4 b" 1
+check "perft last line" 0 "Nodes searched: 44$" bash -c "'$xq' perft 1 2>/dev/null | tail -n 1"
+
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]
