@@ -243,6 +243,7 @@ FenStatus board_set_fen(Board *b, const char *fen, char *why, size_t wl)
     if (board_attacked_after(b, them, b->king_sq[them], SQ_NONE, SQ_NONE))
         return fen_fail(FEN_ERR_OPPONENT_IN_CHECK, why, wl, "%s is to move but %s is in check",
                         COLOR_NAMES[b->side], COLOR_NAMES[them]);
+    b->in_check = board_attacked_after(b, b->side, b->king_sq[b->side], SQ_NONE, SQ_NONE);
     b->key = board_compute_key(b);
     return FEN_OK;
 }
@@ -297,6 +298,8 @@ void board_make_move(Board *b, Move m)
     u->key = b->key;
     u->move = m;
     u->captured = (uint8_t)cap;
+    u->piece = (uint8_t)p;
+    u->in_check = b->in_check;
     u->halfmove = b->halfmove;
 
     if (cap != NO_PIECE) {
@@ -314,6 +317,7 @@ void board_make_move(Board *b, Move m)
     b->key ^= zobrist_psq[p][from] ^ zobrist_psq[p][to] ^ zobrist_side;
     if (us == BLACK) b->fullmove++;
     b->side = (Color)(us ^ 1);
+    b->in_check = board_attacked_after(b, b->side, b->king_sq[b->side], SQ_NONE, SQ_NONE);
     assert(b->key == board_compute_key(b));
     assert(board_is_ok(b));
 }
@@ -334,6 +338,7 @@ void board_unmake_move(Board *b)
     if (piece_type(p) == KING) b->king_sq[us] = from;
     if (us == BLACK) b->fullmove--;
     b->side = us;
+    b->in_check = u->in_check;
     b->key = u->key;
     b->halfmove = u->halfmove;
     assert(board_is_ok(b));
@@ -346,7 +351,10 @@ void board_make_null(Board *b)
     u->key = b->key;
     u->move = MOVE_NONE;
     u->captured = NO_PIECE;
+    u->piece = NO_PIECE;
+    u->in_check = b->in_check;
     u->halfmove = b->halfmove;
+    assert(!b->in_check);
     b->halfmove++;
     if (b->side == BLACK) b->fullmove++;
     b->side = (Color)(b->side ^ 1);
@@ -358,13 +366,9 @@ void board_unmake_null(Board *b)
     const BoardUndo *u = &b->hist[--b->hist_len];
     b->side = (Color)(b->side ^ 1);
     if (b->side == BLACK) b->fullmove--;
+    b->in_check = u->in_check;
     b->key = u->key;
     b->halfmove = u->halfmove;
-}
-
-bool board_in_check(const Board *b)
-{
-    return board_attacked_after(b, b->side, b->king_sq[b->side], SQ_NONE, SQ_NONE);
 }
 
 bool board_is_ok(const Board *b)

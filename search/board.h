@@ -18,7 +18,9 @@ enum {
 typedef struct {
     uint64_t key; // key before the move
     Move move;
-    uint8_t captured; // Piece
+    uint8_t captured; // Piece taken by the move
+    uint8_t piece;    // Piece that moved
+    bool in_check;    // whether the side to move was in check before the move
     int32_t halfmove;
 } BoardUndo;
 
@@ -29,6 +31,7 @@ typedef struct {
     uint16_t rank_occ[COLOR_NB][RANK_NB];     // bit f: a piece of that colour on (f, rank)
     uint16_t file_occ[COLOR_NB][FILE_NB];     // bit r: a piece of that colour on (file, r)
     Color side;
+    bool in_check; // the side to move is in check (kept by make/unmake)
     uint64_t key;
     int halfmove; // plies since the last capture (FEN field 5)
     int fullmove; // FEN field 6, incremented after Black's move
@@ -82,7 +85,13 @@ uint64_t board_compute_key(const Board *b);
 /// Full consistency check of every redundant field; for asserts and tests.
 bool board_is_ok(const Board *b);
 
-bool board_in_check(const Board *b);
+static inline bool board_in_check(const Board *b) { return b->in_check; }
+
+/// Whether the move at history index i (0 = first move made from the FEN) gave check.
+static inline bool board_move_gave_check(const Board *b, int i)
+{
+    return i + 1 < b->hist_len ? b->hist[i + 1].in_check : b->in_check;
+}
 
 static inline Piece board_piece(const Board *b, Square s) { return (Piece)b->squares[s]; }
 

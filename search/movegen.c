@@ -84,7 +84,7 @@ static inline int filter_legal(const Board *b, MoveList *l)
     const Color us = b->side;
     const Square ksq = b->king_sq[us];
     const uint8_t *expo = attacks_exposure[ksq];
-    const bool check = board_attacked_after(b, us, ksq, SQ_NONE, SQ_NONE);
+    const bool check = b->in_check;
     int n = 0;
     for (int i = 0; i < l->count; i++) {
         Move m = l->moves[i];
