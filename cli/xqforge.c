@@ -18,6 +18,7 @@ static int cmd_help(int argc, char **argv);
 
 static const Command COMMANDS[] = {
     {"help", "list the subcommands, or show one's help", cmd_help},
+    {"bench", "search fixed positions: speed and node-count signature", cmd_bench},
     {"perft", "count the leaves of the legal move tree of a position", cmd_perft},
     {"diffcheck", "compare our legal moves with Fairy-Stockfish's along random games",
      cmd_diffcheck},

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+// The evaluation weights, generated from params.def: ids, the Weights struct, defaults,
+// ranges, and loading/saving a weight set (`name value` per line).
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+#define PARAM(name, def, lo, hi, step) P_##name,
+#include "params.def"
+#undef PARAM
+    PARAM_NB
+} ParamId;
+
+typedef struct {
+    const char *name;
+    int def, min, max, step;
+} ParamInfo;
+
+typedef struct {
+    int32_t v[PARAM_NB];
+} Weights;
+
+typedef enum {
+    PARAMS_OK,
+    PARAMS_ERR_UNKNOWN, // no weight of that name
+    PARAMS_ERR_VALUE,   // not an integer, or outside [min, max]
+    PARAMS_ERR_SYNTAX,  // a line of a weights file is not `name value`
+    PARAMS_ERR_IO,      // the file cannot be read or written
+    PARAMS_STATUS_NB
+} ParamsStatus;
+
+extern const ParamInfo params_info[PARAM_NB];
+
+const char *params_strerror(ParamsStatus st);
+void weights_default(Weights *w);
+/// The id of a weight by name, or -1.
+int params_find(const char *name);
+/// Piece-square weights are many; protocol front ends may leave them out of option lists.
+bool params_is_psq(int id);
+ParamsStatus weights_set(Weights *w, const char *name, const char *value);
+/// Reads `name value` lines ('#' starts a comment); on error names the line in why.
+/// Weights not in the file keep their values; w is unchanged if any line is bad.
+ParamsStatus weights_load(Weights *w, const char *path, char *why, size_t why_len);
+/// Writes every weight, one `name value` line each, atomically (temp file + rename).
+ParamsStatus weights_save(const Weights *w, const char *path);

@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: MIT
+#include "search.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "eval.h"
+#include "movegen.h"
+#include "see.h"
+#include "tt.h"
+
+typedef struct {
+    int static_eval;
+    Move killers[2];
+    Move move; // the move made from this ply (MOVE_NONE for a null move)
+    int pv_len;
+    Move pv[MAX_PLY + 1];
+} Stack;
+
+typedef struct SearchThread SearchThread;
+
+struct Engine {
+    TT tt;
+    Weights weights;
+    RulesConfig rules;
+    int threads, hash_mb, multipv, overhead_ms;
+    atomic_bool stop;
+    SearchThread **workers;
+    Board root;
+};
+
+struct SearchThread {
+    Engine *engine;
+    int id;
+    _Atomic uint64_t nodes;
+    int seldepth, root_depth;
+    // main thread only: limits and clock
+    const SearchLimits *limits;
+    TimeBudget budget;
+    int64_t start_ms;
+    // MultiPV: root moves already reported as better lines in this iteration
+    Move excluded[ENGINE_MAX_MULTIPV];
+    int excluded_n;
+    int16_t history[COLOR_NB][SQUARE_NB][SQUARE_NB];
+    Stack stack[MAX_PLY + 4];
+    Board board;
+};
+
+static int reductions[64][64];
+
+static void init_reductions(void)
+{
+    for (int d = 1; d < 64; d++)
+        for (int m = 1; m < 64; m++) reductions[d][m] = (int)(0.75 + log(d) * log(m) / 2.25);
+}
+
+const char *engine_strerror(EngineStatus st)
+{
+    switch (st) {
+    case ENGINE_OK: return "no error";
+    case ENGINE_ERR_UNKNOWN_OPTION: return "unknown option";
+    case ENGINE_ERR_VALUE: return "bad option value";
+    case ENGINE_ERR_NOMEM: return "out of memory";
+    default: return "unknown engine status";
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Engine object and options
+
+static void free_workers(Engine *e)
+{
+    if (!e->workers) return;
+    for (int i = 0; i < e->threads; i++) free(e->workers[i]);
+    free(e->workers);
+    e->workers = NULL;
+}
+
+static EngineStatus alloc_workers(Engine *e, int n)
+{
+    free_workers(e);
+    e->workers = calloc((size_t)n, sizeof *e->workers);
+    if (!e->workers) return ENGINE_ERR_NOMEM;
+    e->threads = n;
+    for (int i = 0; i < n; i++) {
+        e->workers[i] = calloc(1, sizeof(SearchThread));
+        if (!e->workers[i]) {
+            free_workers(e);
+            e->threads = 0;
+            return ENGINE_ERR_NOMEM;
+        }
+        e->workers[i]->engine = e;
+        e->workers[i]->id = i;
+    }
+    return ENGINE_OK;
+}
+
+Engine *engine_new(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_reductions);
+    board_init();
+    Engine *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    weights_default(&e->weights);
+    e->rules = rules_config_default(RULES_SEED);
+    e->hash_mb = 16;
+    e->multipv = 1;
+    e->overhead_ms = 30;
+    atomic_init(&e->stop, false);
+    board_set_fen(&e->root, BOARD_START_FEN, NULL, 0);
+    if (tt_resize(&e->tt, (size_t)e->hash_mb) != 0 || alloc_workers(e, 1) != ENGINE_OK) {
+        engine_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void engine_free(Engine *e)
+{
+    if (!e) return;
+    free_workers(e);
+    tt_free(&e->tt);
+    free(e);
+}
+
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!s || !*s) return false;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end != '\0' || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
+
+EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
+{
+    long v;
+    if (!name) return ENGINE_ERR_UNKNOWN_OPTION;
+    if (name_is(name, "Threads")) {
+        if (!parse_long(value, 1, ENGINE_MAX_THREADS, &v)) return ENGINE_ERR_VALUE;
+        return (int)v == e->threads ? ENGINE_OK : alloc_workers(e, (int)v);
+    }
+    if (name_is(name, "Hash")) {
+        if (!parse_long(value, 1, ENGINE_MAX_HASH_MB, &v)) return ENGINE_ERR_VALUE;
+        e->hash_mb = (int)v;
+        if (tt_resize(&e->tt, (size_t)v) != 0)
+            return tt_resize(&e->tt, 1) == 0 ? ENGINE_ERR_NOMEM : ENGINE_ERR_NOMEM;
+        return ENGINE_OK;
+    }
+    if (name_is(name, "Clear Hash")) {
+        tt_clear(&e->tt);
+        return ENGINE_OK;
+    }
+    if (name_is(name, "MultiPV")) {
+        if (!parse_long(value, 1, ENGINE_MAX_MULTIPV, &v)) return ENGINE_ERR_VALUE;
+        e->multipv = (int)v;
+        return ENGINE_OK;
+    }
+    if (name_is(name, "Move Overhead")) {
+        if (!parse_long(value, 0, 5000, &v)) return ENGINE_ERR_VALUE;
+        e->overhead_ms = (int)v;
+        return ENGINE_OK;
+    }
+    if (name_is(name, "Rules")) {
+        RuleSet set;
+        if (!rules_set_parse(value, &set)) return ENGINE_ERR_VALUE;
+        int counting = e->rules.counting_default;
+        e->rules = rules_config_default(set);
+        e->rules.counting_default = counting;
+        return ENGINE_OK;
+    }
+    if (name_is(name, "CountingDefault")) {
+        if (!parse_long(value, 1, 1000, &v)) return ENGINE_ERR_VALUE;
+        e->rules.counting_default = (int)v;
+        return ENGINE_OK;
+    }
+    switch (weights_set(&e->weights, name, value)) {
+    case PARAMS_OK: return ENGINE_OK;
+    case PARAMS_ERR_UNKNOWN: return ENGINE_ERR_UNKNOWN_OPTION;
+    default: return ENGINE_ERR_VALUE;
+    }
+}
+
+int engine_threads(const Engine *e) { return e->threads; }
+int engine_multipv(const Engine *e) { return e->multipv; }
+const RulesConfig *engine_rules(const Engine *e) { return &e->rules; }
+Weights *engine_weights(Engine *e) { return &e->weights; }
+void engine_set_position(Engine *e, const Board *b) { e->root = *b; }
+const Board *engine_position(const Engine *e) { return &e->root; }
+void engine_stop(Engine *e) { atomic_store(&e->stop, true); }
+
+void engine_new_game(Engine *e)
+{
+    tt_clear(&e->tt);
+    for (int i = 0; i < e->threads; i++)
+        memset(e->workers[i]->history, 0, sizeof e->workers[i]->history);
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+static inline bool stopped(const SearchThread *t)
+{
+    return atomic_load_explicit(&t->engine->stop, memory_order_relaxed);
+}
+
+static uint64_t total_nodes(const Engine *e)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < e->threads; i++)
+        n += atomic_load_explicit(&e->workers[i]->nodes, memory_order_relaxed);
+    return n;
+}
+
+/// The main thread polls the clock and the node limit; every thread polls the stop flag.
+static void check_limits(SearchThread *t)
+{
+    if (t->id != 0 || t->root_depth <= 1) return;
+    uint64_t n = atomic_load_explicit(&t->nodes, memory_order_relaxed);
+    const SearchLimits *l = t->limits;
+    if (l->nodes) {
+        uint64_t all = t->engine->threads == 1 ? n : ((n & 1023) == 0 ? total_nodes(t->engine) : 0);
+        if (all >= l->nodes) engine_stop(t->engine);
+    }
+    if ((n & 1023) == 0 && t->budget.hard_ms && timeman_now_ms() - t->start_ms >= t->budget.hard_ms)
+        engine_stop(t->engine);
+}
+
+static inline int score_to_tt(int s, int ply)
+{
+    return s >= VALUE_MATE_IN_MAX ? s + ply : s <= -VALUE_MATE_IN_MAX ? s - ply : s;
+}
+
+static inline int score_from_tt(int s, int ply)
+{
+    return s >= VALUE_MATE_IN_MAX ? s - ply : s <= -VALUE_MATE_IN_MAX ? s + ply : s;
+}
+
+static inline bool is_capture(const Board *b, Move m)
+{
+    return board_piece(b, move_to(m)) != NO_PIECE;
+}
+
+static void update_pv(Stack *ss, Move m)
+{
+    ss->pv[0] = m;
+    memcpy(ss->pv + 1, (ss + 1)->pv, sizeof(Move) * (size_t)(ss + 1)->pv_len);
+    ss->pv_len = (ss + 1)->pv_len + 1;
+}
+
+static inline void history_update(int16_t *h, int bonus)
+{
+    int v = *h + bonus - *h * abs(bonus) / 16384;
+    *h = (int16_t)(v > 16000 ? 16000 : v < -16000 ? -16000 : v);
+}
+
+// ---------------------------------------------------------------------------------------
+// Move ordering: score every legal move, then pick the best remaining one at a time.
+
+enum { SCORE_TT = 1 << 30, SCORE_GOOD_CAPTURE = 1 << 28, SCORE_KILLER = 1 << 27 };
+
+typedef struct {
+    MoveList list;
+    int scores[MAX_MOVES];
+    int next;
+} Picker;
+
+static void picker_init(Picker *p, SearchThread *t, const Stack *ss, Move tt_move,
+                        bool captures_only)
+{
+    const Board *b = &t->board;
+    if (captures_only)
+        movegen_captures(b, &p->list);
+    else
+        movegen_legal(b, &p->list);
+    p->next = 0;
+    for (int i = 0; i < p->list.count; i++) {
+        Move m = p->list.moves[i];
+        Piece victim = board_piece(b, move_to(m));
+        int s;
+        if (m == tt_move)
+            s = SCORE_TT;
+        else if (victim != NO_PIECE) {
+            int mvv =
+                see_piece_value[piece_type(victim)] * 8 - piece_type(board_piece(b, move_from(m)));
+            s = see_ge(b, m, 0) ? SCORE_GOOD_CAPTURE + mvv : -SCORE_GOOD_CAPTURE + mvv;
+        } else if (ss && m == ss->killers[0])
+            s = SCORE_KILLER + 1;
+        else if (ss && m == ss->killers[1])
+            s = SCORE_KILLER;
+        else
+            s = t->history[b->side][move_from(m)][move_to(m)];
+        p->scores[i] = s;
+    }
+}
+
+static Move picker_next(Picker *p, int *score)
+{
+    if (p->next >= p->list.count) return MOVE_NONE;
+    int best = p->next;
+    for (int i = p->next + 1; i < p->list.count; i++)
+        if (p->scores[i] > p->scores[best]) best = i;
+    Move m = p->list.moves[best];
+    int s = p->scores[best];
+    p->list.moves[best] = p->list.moves[p->next];
+    p->scores[best] = p->scores[p->next];
+    p->next++;
+    *score = s;
+    return m;
+}
+
+// ---------------------------------------------------------------------------------------
+// Quiescence search: captures only, or every evasion when in check.
+
+static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply)
+{
+    Board *b = &t->board;
+    atomic_fetch_add_explicit(&t->nodes, 1, memory_order_relaxed);
+    check_limits(t);
+    if (stopped(t)) return 0;
+    if (ply > t->seldepth) t->seldepth = ply;
+    const Weights *w = &t->engine->weights;
+    if (ply >= MAX_PLY) return b->in_check ? 0 : eval_evaluate(b, w);
+
+    int best = -VALUE_INFINITE;
+    if (!b->in_check) {
+        int stand = eval_evaluate(b, w);
+        if (stand >= beta) return stand;
+        if (stand > alpha) alpha = stand;
+        best = stand;
+    }
+    Picker p;
+    picker_init(&p, t, NULL, MOVE_NONE, !b->in_check);
+    int score, searched = 0;
+    for (Move m; (m = picker_next(&p, &score)) != MOVE_NONE;) {
+        if (!b->in_check && score < SCORE_GOOD_CAPTURE) continue; // losing captures
+        board_make_move(b, m);
+        ss->move = m;
+        int v = -qsearch(t, ss + 1, -beta, -alpha, ply + 1);
+        board_unmake_move(b);
+        searched++;
+        if (stopped(t)) return 0;
+        if (v > best) {
+            best = v;
+            if (v > alpha) {
+                alpha = v;
+                if (v >= beta) break;
+            }
+        }
+    }
+    if (b->in_check && searched == 0)
+        return -VALUE_MATE + ply; // mated (stalemate cannot happen in check)
+    return best;
+}
+
+// ---------------------------------------------------------------------------------------
+// Main search
+
+static bool root_excluded(const SearchThread *t, Move m)
+{
+    for (int i = 0; i < t->excluded_n; i++)
+        if (t->excluded[i] == m) return true;
+    return false;
+}
+
+static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, int ply, bool null_ok)
+{
+    Board *b = &t->board;
+    Engine *e = t->engine;
+    const bool pv_node = beta - alpha > 1, root = ply == 0;
+    ss->pv_len = 0;
+
+    // Step 1. Leaf: quiescence search.
+    if (depth <= 0) return qsearch(t, ss, alpha, beta, ply);
+
+    atomic_fetch_add_explicit(&t->nodes, 1, memory_order_relaxed);
+    check_limits(t);
+    if (stopped(t)) return 0;
+    if (ply > t->seldepth) t->seldepth = ply;
+
+    // Step 2. Rules that already decide the position, mate distance pruning.
+    if (!root) {
+        switch (rules_search_probe(b, &e->rules)) {
+        case SEARCH_RULE_DRAW: return 0;
+        case SEARCH_RULE_WIN: return VALUE_MATE - ply;
+        case SEARCH_RULE_LOSS: return -VALUE_MATE + ply;
+        default: break;
+        }
+        if (ply >= MAX_PLY) return b->in_check ? 0 : eval_evaluate(b, &e->weights);
+        alpha = alpha > -VALUE_MATE + ply ? alpha : -VALUE_MATE + ply;
+        beta = beta < VALUE_MATE - ply - 1 ? beta : VALUE_MATE - ply - 1;
+        if (alpha >= beta) return alpha;
+    }
+
+    // Step 3. Transposition table.
+    TTHit hit;
+    bool tt_hit = tt_probe(&e->tt, b->key, &hit);
+    Move tt_move = tt_hit ? hit.move : MOVE_NONE;
+    int tt_score = tt_hit ? score_from_tt(hit.score, ply) : 0;
+    if (tt_hit && !pv_node && hit.depth >= depth &&
+        (hit.bound == BOUND_EXACT || (hit.bound == BOUND_LOWER && tt_score >= beta) ||
+         (hit.bound == BOUND_UPPER && tt_score <= alpha)))
+        return tt_score;
+
+    // Step 4. Static evaluation.
+    const bool in_check = b->in_check;
+    int eval = in_check ? -VALUE_INFINITE
+                        : (tt_hit && hit.eval != 0 ? hit.eval : eval_evaluate(b, &e->weights));
+    ss->static_eval = eval;
+    bool improving = !in_check && ply >= 2 && eval > (ss - 2)->static_eval;
+    (ss + 1)->killers[0] = (ss + 1)->killers[1] = MOVE_NONE;
+
+    if (!pv_node && !in_check) {
+        // Step 5. Reverse futility pruning.
+        if (depth <= 7 && eval - (90 - 30 * improving) * depth >= beta &&
+            abs(beta) < VALUE_MATE_IN_MAX)
+            return eval;
+
+        // Step 6. Null move, only with a chariot, horse or cannon (zugzwang is real in
+        // soldier and defender endings).
+        const Bitboard *own = b->pieces[b->side];
+        if (null_ok && depth >= 3 && eval >= beta && (own[CHARIOT] | own[HORSE] | own[CANNON])) {
+            int r = 3 + depth / 4 + (eval - beta > 200);
+            board_make_null(b);
+            ss->move = MOVE_NONE;
+            int v = -search(t, ss + 1, -beta, -beta + 1, depth - r, ply + 1, false);
+            board_unmake_null(b);
+            if (stopped(t)) return 0;
+            if (v >= beta) return v >= VALUE_MATE_IN_MAX ? beta : v;
+        }
+    }
+
+    // Step 7. The moves.
+    Picker p;
+    picker_init(&p, t, ss, tt_move, false);
+    int best = -VALUE_INFINITE, searched = 0, score;
+    Move best_move = MOVE_NONE;
+    Move quiets[MAX_MOVES];
+    int quiet_n = 0;
+    const int alpha_orig = alpha;
+    for (Move m; (m = picker_next(&p, &score)) != MOVE_NONE;) {
+        if (root && root_excluded(t, m)) continue;
+        bool capture = is_capture(b, m);
+
+        // Step 8. Pruning of late quiet moves and losing captures at low depth.
+        if (!root && !in_check && best > -VALUE_MATE_IN_MAX && searched > 0) {
+            if (!capture && depth <= 4 && quiet_n >= 3 + depth * depth / (2 - improving)) continue;
+            if (!capture && depth <= 5 && eval + 120 + 90 * depth <= alpha) continue;
+            if (capture && depth <= 5 && score < SCORE_GOOD_CAPTURE && !see_ge(b, m, -90 * depth))
+                continue;
+        }
+
+        board_make_move(b, m);
+        ss->move = m;
+        bool gives_check = b->in_check;
+        int ext = gives_check && ply < 2 * t->root_depth ? 1 : 0;
+        int new_depth = depth - 1 + ext;
+        int v;
+
+        // Step 9. Late-move reductions, then principal variation search.
+        if (depth >= 3 && searched >= 1 + pv_node * 2 && !capture && !gives_check) {
+            int r = reductions[depth < 64 ? depth : 63][searched < 64 ? searched : 63];
+            r -= pv_node;
+            r += !improving;
+            r -= t->history[b->side ^ 1][move_from(m)][move_to(m)] / 6000;
+            if (score >= SCORE_KILLER) r--;
+            int d = new_depth - (r > 0 ? r : 0);
+            if (d < 1) d = 1;
+            v = -search(t, ss + 1, -alpha - 1, -alpha, d, ply + 1, true);
+            if (v > alpha && d < new_depth)
+                v = -search(t, ss + 1, -alpha - 1, -alpha, new_depth, ply + 1, true);
+        } else if (!pv_node || searched > 0) {
+            v = -search(t, ss + 1, -alpha - 1, -alpha, new_depth, ply + 1, true);
+        } else {
+            v = alpha + 1; // first move of a PV node: full window below
+        }
+        if (pv_node && (searched == 0 || (v > alpha && v < beta)))
+            v = -search(t, ss + 1, -beta, -alpha, new_depth, ply + 1, true);
+        board_unmake_move(b);
+        searched++;
+        if (stopped(t)) return 0;
+
+        if (v > best) {
+            best = v;
+            if (v > alpha) {
+                best_move = m;
+                alpha = v;
+                if (pv_node) update_pv(ss, m);
+                if (v >= beta) break;
+            }
+        }
+        if (!capture && quiet_n < MAX_MOVES) quiets[quiet_n++] = m;
+    }
+
+    // Step 10. No legal move: checkmate or stalemate, both lost (rules 1 and 2).
+    if (searched == 0) return root && t->excluded_n ? alpha : -VALUE_MATE + ply;
+
+    // Step 11. Histories and killers for a quiet move that failed high.
+    if (best >= beta && !is_capture(b, best_move)) {
+        int bonus = depth * depth > 1200 ? 1200 : depth * depth;
+        history_update(&t->history[b->side][move_from(best_move)][move_to(best_move)], bonus);
+        for (int i = 0; i < quiet_n; i++)
+            if (quiets[i] != best_move)
+                history_update(&t->history[b->side][move_from(quiets[i])][move_to(quiets[i])],
+                               -bonus);
+        if (ss->killers[0] != best_move) {
+            ss->killers[1] = ss->killers[0];
+            ss->killers[0] = best_move;
+        }
+    }
+
+    Bound bound = best >= beta ? BOUND_LOWER : best > alpha_orig ? BOUND_EXACT : BOUND_UPPER;
+    if (!(root && t->excluded_n))
+        tt_store(&e->tt, b->key, best_move, score_to_tt(best, ply), in_check ? 0 : eval, depth,
+                 bound);
+    return best;
+}
+
+// ---------------------------------------------------------------------------------------
+// Iterative deepening
+
+typedef struct {
+    Move move;
+    int score;
+    Bound bound;
+    int pv_len;
+    Move pv[MAX_PLY];
+} Line;
+
+static void report(SearchThread *t, Line *lines, int n, int depth, SearchInfoFn fn, void *ctx)
+{
+    if (!fn) return;
+    Engine *e = t->engine;
+    SearchInfo info;
+    memset(&info, 0, offsetof(SearchInfo, pv));
+    info.depth = depth;
+    info.seldepth = t->seldepth;
+    info.nodes = total_nodes(e);
+    info.time_ms = timeman_now_ms() - t->start_ms;
+    info.nps = info.time_ms > 0 ? info.nodes * 1000 / (uint64_t)info.time_ms : info.nodes * 1000;
+    info.hashfull = tt_hashfull(&e->tt);
+    for (int i = 0; i < n; i++) {
+        info.multipv = i + 1;
+        info.score = lines[i].score;
+        info.bound = lines[i].bound;
+        info.mate = 0;
+        if (info.score >= VALUE_MATE_IN_MAX)
+            info.mate = (VALUE_MATE - info.score + 1) / 2;
+        else if (info.score <= -VALUE_MATE_IN_MAX)
+            info.mate = -(VALUE_MATE + info.score) / 2;
+        info.pv_len = lines[i].pv_len;
+        memcpy(info.pv, lines[i].pv, sizeof(Move) * (size_t)lines[i].pv_len);
+        fn(ctx, &info);
+    }
+}
+
+/// One thread's iterative deepening. The main thread (id 0) reports and decides when to
+/// stop; helpers search the same tree and share what they find through the table.
+static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, SearchInfoFn fn,
+                    void *ctx)
+{
+    Engine *e = t->engine;
+    const SearchLimits *l = t->limits;
+    MoveList root_moves;
+    int root_count = movegen_legal(&t->board, &root_moves);
+    int multipv = e->multipv < root_count ? e->multipv : root_count;
+    if (t->id != 0) multipv = 1;
+    int max_depth = l->depth > 0 && l->depth < MAX_PLY - 4 ? l->depth : MAX_PLY - 4;
+    Line prev[ENGINE_MAX_MULTIPV];
+    int prev_n = 0;
+
+    for (int depth = 1 + (t->id & 1); depth <= max_depth; depth++) {
+        t->root_depth = depth;
+        t->seldepth = 0;
+        Line cur[ENGINE_MAX_MULTIPV];
+        int cur_n = 0;
+        t->excluded_n = 0;
+        for (int pv_idx = 0; pv_idx < multipv; pv_idx++) {
+            int prev_score = pv_idx < prev_n ? prev[pv_idx].score : 0;
+            int delta = 30, alpha = -VALUE_INFINITE, beta = VALUE_INFINITE;
+            if (depth >= 4 && pv_idx < prev_n && abs(prev_score) < VALUE_MATE_IN_MAX) {
+                alpha = prev_score - delta;
+                beta = prev_score + delta;
+            }
+            Stack *ss = &t->stack[2];
+            int v;
+            for (;;) {
+                v = search(t, ss, alpha, beta, depth, 0, false);
+                if (stopped(t)) break;
+                if (v <= alpha) {
+                    beta = (alpha + beta) / 2;
+                    alpha = v - delta > -VALUE_INFINITE ? v - delta : -VALUE_INFINITE;
+                } else if (v >= beta) {
+                    beta = v + delta < VALUE_INFINITE ? v + delta : VALUE_INFINITE;
+                } else {
+                    break;
+                }
+                delta += delta / 2 + 10;
+            }
+            if (stopped(t) && depth > 1) break;
+            if (ss->pv_len == 0) break; // only excluded moves were left
+            Line *ln = &cur[cur_n++];
+            ln->move = ss->pv[0];
+            ln->score = v;
+            ln->bound = BOUND_EXACT;
+            ln->pv_len = ss->pv_len;
+            memcpy(ln->pv, ss->pv, sizeof(Move) * (size_t)ss->pv_len);
+            t->excluded[t->excluded_n++] = ln->move;
+        }
+        t->excluded_n = 0;
+        if (cur_n < multipv && (stopped(t) && depth > 1))
+            break; // incomplete iteration: keep the previous one
+        memcpy(prev, cur, sizeof(Line) * (size_t)cur_n);
+        prev_n = cur_n;
+        if (t->id == 0) {
+            memcpy(lines, cur, sizeof(Line) * (size_t)cur_n);
+            *lines_n = cur_n;
+            *completed = depth;
+            report(t, cur, cur_n, depth, fn, ctx);
+            // Stop when the next iteration would not finish in time, or a mate is found
+            // within the asked distance.
+            int64_t elapsed = timeman_now_ms() - t->start_ms;
+            if (t->budget.soft_ms && elapsed >= t->budget.soft_ms / 2) break;
+            if (l->mate && cur[0].score >= VALUE_MATE_IN_MAX &&
+                (VALUE_MATE - cur[0].score + 1) / 2 <= l->mate)
+                break;
+            if (root_count == 1 && !l->infinite && (t->budget.soft_ms || l->movetime))
+                break; // a forced move needs no thought
+        }
+        if (stopped(t)) break;
+    }
+}
+
+typedef struct {
+    SearchThread *t;
+    Line lines[ENGINE_MAX_MULTIPV];
+    int n, completed;
+} HelperArgs;
+
+static void *helper_main(void *arg)
+{
+    HelperArgs *h = arg;
+    iterate(h->t, h->lines, &h->n, &h->completed, NULL, NULL);
+    return NULL;
+}
+
+SearchResult engine_search(Engine *e, const SearchLimits *limits, SearchInfoFn info, void *ctx)
+{
+    SearchResult res = {MOVE_NONE, MOVE_NONE, 0, 0, 0, 0};
+    int64_t start = timeman_now_ms();
+    atomic_store(&e->stop, false);
+    tt_new_search(&e->tt);
+    TimeBudget budget = timeman_budget(limits, e->root.side, e->overhead_ms);
+    for (int i = 0; i < e->threads; i++) {
+        SearchThread *t = e->workers[i];
+        t->board = e->root;
+        t->limits = limits;
+        t->budget = budget;
+        t->start_ms = start;
+        t->root_depth = 0;
+        atomic_store_explicit(&t->nodes, 0, memory_order_relaxed);
+        memset(t->stack, 0, sizeof t->stack);
+    }
+    MoveList root_moves;
+    if (movegen_legal(&e->root, &root_moves) == 0) {
+        res.score = -VALUE_MATE;
+        return res;
+    }
+
+    HelperArgs *helpers = e->threads > 1 ? calloc((size_t)e->threads, sizeof *helpers) : NULL;
+    pthread_t tid[ENGINE_MAX_THREADS];
+    bool running[ENGINE_MAX_THREADS] = {false};
+    for (int i = 1; helpers && i < e->threads; i++) {
+        helpers[i].t = e->workers[i];
+        running[i] = pthread_create(&tid[i], NULL, helper_main, &helpers[i]) == 0;
+    }
+    Line lines[ENGINE_MAX_MULTIPV];
+    int n = 0, completed = 0;
+    iterate(e->workers[0], lines, &n, &completed, info, ctx);
+    // `go infinite` waits for stop even after the last depth.
+    while (limits->infinite && !atomic_load(&e->stop)) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    engine_stop(e);
+    for (int i = 1; i < e->threads; i++)
+        if (running[i]) pthread_join(tid[i], NULL);
+    free(helpers);
+
+    if (n > 0) {
+        res.best = lines[0].move;
+        res.ponder = lines[0].pv_len > 1 ? lines[0].pv[1] : MOVE_NONE;
+        res.score = lines[0].score;
+    } else {
+        res.best = root_moves.moves[0]; // stopped before depth 1 finished: any legal move
+    }
+    res.depth = completed;
+    res.nodes = total_nodes(e);
+    res.time_ms = timeman_now_ms() - start;
+    return res;
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// The engine as a library: an Engine owns its options, weights, transposition table and
+// search threads, so several engines can live in one process (two players of a game, many
+// concurrent games). Searches report through a callback; nothing here writes to stdout.
+//
+// Search: iterative deepening with aspiration windows, principal variation search,
+// quiescence over captures (all evasions when in check), check extension, null move (only
+// with a chariot, horse or cannon left: xiangqi zugzwang), reverse futility, futility and
+// late-move pruning, late-move reductions, SEE, mate-distance pruning, killer and history
+// ordering. Lazy SMP: Threads workers share the table; one atomic stop flag.
+#pragma once
+
+#include <stdatomic.h>
+
+#include "board.h"
+#include "params.h"
+#include "rules.h"
+#include "timeman.h"
+#include "tt.h"
+
+enum {
+    MAX_PLY = 128,
+    VALUE_MATE = 30000,
+    VALUE_MATE_IN_MAX = VALUE_MATE - MAX_PLY,
+    VALUE_INFINITE = 31000,
+    ENGINE_MAX_THREADS = 256,
+    ENGINE_MAX_HASH_MB = 65536,
+    ENGINE_MAX_MULTIPV = 64
+};
+
+typedef struct {
+    int depth, seldepth;
+    int multipv; // 1-based line number
+    int score;   // centipawns from the side to move; mate scores near +-VALUE_MATE
+    int mate;    // moves to mate (negative: getting mated), 0 if not a mate score
+    Bound bound; // BOUND_EXACT, or LOWER/UPPER after an aspiration fail
+    uint64_t nodes;
+    int64_t time_ms;
+    uint64_t nps;
+    int hashfull;
+    int pv_len;
+    Move pv[MAX_PLY];
+} SearchInfo;
+
+typedef struct {
+    Move best, ponder; // MOVE_NONE when the side to move has no legal move
+    int score, depth;
+    uint64_t nodes;
+    int64_t time_ms;
+} SearchResult;
+
+typedef void (*SearchInfoFn)(void *ctx, const SearchInfo *info);
+
+typedef enum {
+    ENGINE_OK,
+    ENGINE_ERR_UNKNOWN_OPTION,
+    ENGINE_ERR_VALUE,
+    ENGINE_ERR_NOMEM,
+    ENGINE_STATUS_NB
+} EngineStatus;
+
+typedef struct Engine Engine;
+
+const char *engine_strerror(EngineStatus st);
+
+/// A new engine: 1 thread, 16 MB hash, default weights, seed rules. NULL if out of memory.
+Engine *engine_new(void);
+void engine_free(Engine *e);
+
+/// Options by UCI name: Threads, Hash, MultiPV, Move Overhead, Rules (seed|asian),
+/// CountingDefault, Clear Hash, and every evaluation weight by its params.def name.
+EngineStatus engine_set_option(Engine *e, const char *name, const char *value);
+int engine_threads(const Engine *e);
+int engine_multipv(const Engine *e);
+const RulesConfig *engine_rules(const Engine *e);
+Weights *engine_weights(Engine *e);
+
+/// The position to search, with its game history (for repetitions).
+void engine_set_position(Engine *e, const Board *b);
+const Board *engine_position(const Engine *e);
+
+/// Forgets everything learned (table, histories): a new game.
+void engine_new_game(Engine *e);
+
+/// Searches the position until a limit is reached or engine_stop() is called; blocks.
+/// info (may be NULL) receives each completed iteration's lines.
+SearchResult engine_search(Engine *e, const SearchLimits *limits, SearchInfoFn info, void *ctx);
+
+/// Asks a running search to stop soon; safe from any thread.
+void engine_stop(Engine *e);
