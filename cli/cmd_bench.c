@@ -41,11 +41,13 @@ int cmd_bench(int argc, char **argv)
     }
     Engine *e = engine_new();
     char value[32];
-    if (!e) return fprintf(stderr, "xqforge bench: out of memory\n"), 1;
+    if (!e)
+        return fprintf(stderr, "xqforge bench: out of memory\n"), 1;
     snprintf(value, sizeof value, "%ld", threads);
     EngineStatus st = engine_set_option(e, "Threads", value);
     snprintf(value, sizeof value, "%ld", hash);
-    if (st == ENGINE_OK) st = engine_set_option(e, "Hash", value);
+    if (st == ENGINE_OK)
+        st = engine_set_option(e, "Hash", value);
     if (st != ENGINE_OK) {
         fprintf(stderr, "xqforge bench: %s\n", engine_strerror(st));
         engine_free(e);

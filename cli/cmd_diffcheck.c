@@ -61,9 +61,11 @@ static int read_reference(Process *p, MoveList *ref, const char *fen)
                     process_strerror(st));
             return -1;
         }
-        if (strncmp(line, "Nodes searched", 14) == 0) return 0;
+        if (strncmp(line, "Nodes searched", 14) == 0)
+            return 0;
         char *colon = strchr(line, ':');
-        if (!colon || colon == line) continue; // informational output
+        if (!colon || colon == line)
+            continue; // informational output
         *colon = '\0';
         Move m;
         if (move_parse(line, 0, &m) != MOVE_TEXT_OK || ref->count == MAX_MOVES) {
@@ -102,7 +104,8 @@ static int start_engine(Process *p, const char *path)
         return -1;
     }
     char line[PROCESS_LINE_MAX];
-    if (process_write(p, "ucci\n") != PROCESS_OK) return -1;
+    if (process_write(p, "ucci\n") != PROCESS_OK)
+        return -1;
     for (;;) {
         ProcessStatus st = process_read_line(p, line, sizeof line, ANSWER_TIMEOUT_MS);
         if (st != PROCESS_OK) {
@@ -110,7 +113,8 @@ static int start_engine(Process *p, const char *path)
                     process_strerror(st));
             return -1;
         }
-        if (strcmp(line, "ucciok") == 0) break;
+        if (strcmp(line, "ucciok") == 0)
+            break;
     }
     return process_write(p, "setoption UCI_Variant xiangqi\n") == PROCESS_OK ? 0 : -1;
 }
@@ -137,13 +141,15 @@ int cmd_diffcheck(int argc, char **argv)
         else if (!target)
             return diffcheck_usage(stderr), EXIT_USAGE;
     }
-    if (optind != argc) return diffcheck_usage(stderr), EXIT_USAGE;
+    if (optind != argc)
+        return diffcheck_usage(stderr), EXIT_USAGE;
 
     Board *b = malloc(sizeof *b);
     Pending *batch = malloc(sizeof *batch * BATCH);
     Process *p = malloc(sizeof *p);
     int rc = EXIT_USAGE;
-    if (!b || !batch || !p || start_engine(p, engine) != 0) goto done;
+    if (!b || !batch || !p || start_engine(p, engine) != 0)
+        goto done;
     Rng rng;
     rng_seed(&rng, (uint64_t)seed);
     board_set_fen(b, BOARD_START_FEN, NULL, 0);
@@ -170,7 +176,8 @@ int cmd_diffcheck(int argc, char **argv)
         }
         for (int i = 0; i < n; i++) {
             MoveList ref;
-            if (read_reference(p, &ref, batch[i].fen) != 0) goto done;
+            if (read_reference(p, &ref, batch[i].fen) != 0)
+                goto done;
             mismatches += compare(&batch[i], &ref, (int)mismatches);
         }
         done_n += n;

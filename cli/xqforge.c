@@ -37,7 +37,8 @@ static void print_usage(FILE *out)
 static const Command *find_command(const char *name)
 {
     for (int i = 0; i < COMMAND_NB; i++)
-        if (strcmp(COMMANDS[i].name, name) == 0) return &COMMANDS[i];
+        if (strcmp(COMMANDS[i].name, name) == 0)
+            return &COMMANDS[i];
     return NULL;
 }
 
@@ -58,11 +59,13 @@ static int cmd_help(int argc, char **argv)
 
 int cli_parse_int(const char *text, long lo, long hi, long *out)
 {
-    if (!text || !*text) return 0;
+    if (!text || !*text)
+        return 0;
     char *end;
     errno = 0;
     long v = strtol(text, &end, 10);
-    if (errno || *end != '\0' || v < lo || v > hi) return 0;
+    if (errno || *end != '\0' || v < lo || v > hi)
+        return 0;
     *out = v;
     return 1;
 }
@@ -74,7 +77,8 @@ int main(int argc, char **argv)
         print_usage(stderr);
         return EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) return cmd_help(1, argv);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cmd_help(1, argv);
     if (strcmp(argv[1], "--version") == 0) {
         printf("xqforge %s\n", XQFORGE_VERSION);
         return 0;

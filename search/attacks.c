@@ -23,7 +23,8 @@ static LineEntry line_entry(int p, unsigned occ, int n)
         int seen = 0;
         for (int q = p + dir; q >= 0 && q < n; q += dir) {
             if (!(occ & (1u << q))) {
-                if (seen == 0) quiet |= 1u << q;
+                if (seen == 0)
+                    quiet |= 1u << q;
                 continue;
             }
             if (++seen == 1) {
@@ -40,7 +41,8 @@ static LineEntry line_entry(int p, unsigned occ, int n)
 bool attacks_in_palace(Color c, Square s)
 {
     int f = sq_file(s), r = sq_rank(s);
-    if (f < 3 || f > 5) return false;
+    if (f < 3 || f > 5)
+        return false;
     return c == RED ? r <= 2 : r >= 7;
 }
 
@@ -55,7 +57,8 @@ bool attacks_elephant_point(Color c, Square s)
     static const Square red[] = {2, 6, 18, 22, 26, 38, 42}; // c0 g0 a2 e2 i2 c4 g4
     for (unsigned i = 0; i < sizeof red / sizeof red[0]; i++) {
         Square t = c == RED ? red[i] : sq_make(sq_file(red[i]), 9 - sq_rank(red[i]));
-        if (t == s) return true;
+        if (t == s)
+            return true;
     }
     return false;
 }
@@ -97,7 +100,8 @@ static void init_steps(Square s)
         for (int side = -1; side <= 1; side += 2) {
             int tf = lf + (orth[i][0] ? orth[i][0] : side);
             int tr = lr + (orth[i][1] ? orth[i][1] : side);
-            if (on_board(tf, tr)) step_add(&attacks_horse[s], sq_make(tf, tr), sq_make(lf, lr));
+            if (on_board(tf, tr))
+                step_add(&attacks_horse[s], sq_make(tf, tr), sq_make(lf, lr));
         }
     }
     // Soldier: forward; sideways once across the river.
@@ -121,7 +125,8 @@ static void attacks_build(void)
         for (unsigned occ = 0; occ < 1u << RANK_NB; occ++)
             attacks_file[p][occ] = line_entry(p, occ, RANK_NB);
     memset(attacks_horse_from, 0, sizeof attacks_horse_from);
-    for (Square s = 0; s < SQUARE_NB; s++) init_steps(s);
+    for (Square s = 0; s < SQUARE_NB; s++)
+        init_steps(s);
     for (Square s = 0; s < SQUARE_NB; s++)
         for (int i = 0; i < attacks_horse[s].n; i++)
             step_add(&attacks_horse_from[attacks_horse[s].to[i]], s, attacks_horse[s].via[i]);

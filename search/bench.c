@@ -65,7 +65,8 @@ const int bench_position_count = sizeof bench_positions / sizeof bench_positions
 int bench_run(Engine *e, int depth, BenchLineFn line, void *ctx, BenchResult *out)
 {
     Board *b = malloc(sizeof *b);
-    if (!b) return -1;
+    if (!b)
+        return -1;
     out->nodes = 0;
     out->time_ms = 0;
     SearchLimits limits;
@@ -81,7 +82,8 @@ int bench_run(Engine *e, int depth, BenchLineFn line, void *ctx, BenchResult *ou
         SearchResult r = engine_search(e, &limits, NULL, NULL);
         out->nodes += r.nodes;
         out->time_ms += r.time_ms;
-        if (line) line(ctx, i, bench_positions[i], &r);
+        if (line)
+            line(ctx, i, bench_positions[i], &r);
     }
     free(b);
     return 0;

@@ -75,7 +75,8 @@ static void put_piece(Board *b, Piece p, Square s)
     b->pieces[c][NO_PIECE_TYPE] |= bb_square(s);
     b->rank_occ[c][sq_rank(s)] |= (uint16_t)(1u << sq_file(s));
     b->file_occ[c][sq_file(s)] |= (uint16_t)(1u << sq_rank(s));
-    if (piece_type(p) == KING) b->king_sq[c] = s;
+    if (piece_type(p) == KING)
+        b->king_sq[c] = s;
 }
 
 static Piece piece_from_char(char ch)
@@ -85,7 +86,8 @@ static Piece piece_from_char(char ch)
     static const PieceType types[] = {KING,   ADVISOR, ELEPHANT, HORSE,   CHARIOT,
                                       CANNON, SOLDIER, HORSE,    ELEPHANT};
     const char *at = ch ? strchr(red, toupper((unsigned char)ch)) : NULL;
-    if (!at) return NO_PIECE;
+    if (!at)
+        return NO_PIECE;
     return piece_make(islower((unsigned char)ch) ? BLACK : RED, types[at - red]);
 }
 
@@ -96,14 +98,16 @@ static FenStatus parse_placement(Board *b, const char *f, size_t len, char *why,
     for (size_t i = 0; i <= len; i++) {
         char ch = i < len ? f[i] : '/';
         if (ch == '/') {
-            if (rank < 0) return fen_fail(FEN_ERR_RANK_COUNT, why, wl, "more than 10 ranks");
+            if (rank < 0)
+                return fen_fail(FEN_ERR_RANK_COUNT, why, wl, "more than 10 ranks");
             if (file != FILE_NB)
                 return fen_fail(FEN_ERR_FILE_COUNT, why, wl, "rank %d has %d points, 9 expected",
                                 rank, file);
             rank--, file = 0;
             continue;
         }
-        if (rank < 0) return fen_fail(FEN_ERR_RANK_COUNT, why, wl, "more than 10 ranks");
+        if (rank < 0)
+            return fen_fail(FEN_ERR_RANK_COUNT, why, wl, "more than 10 ranks");
         if (ch >= '1' && ch <= '9') {
             file += ch - '0';
         } else {
@@ -111,7 +115,8 @@ static FenStatus parse_placement(Board *b, const char *f, size_t len, char *why,
             if (p == NO_PIECE)
                 return fen_fail(FEN_ERR_BAD_CHAR, why, wl, "unknown character '%c' in rank %d",
                                 isprint((unsigned char)ch) ? ch : '?', rank);
-            if (file < FILE_NB) put_piece(b, p, sq_make(file, rank));
+            if (file < FILE_NB)
+                put_piece(b, p, sq_make(file, rank));
             file++;
         }
         if (file > FILE_NB)
@@ -140,7 +145,8 @@ static FenStatus check_pieces(const Board *b, char *why, size_t wl)
     }
     for (Square s = 0; s < SQUARE_NB; s++) {
         Piece p = board_piece(b, s);
-        if (p == NO_PIECE) continue;
+        if (p == NO_PIECE)
+            continue;
         Color c = piece_color(p);
         PieceType t = piece_type(p);
         char name[3];
@@ -165,13 +171,16 @@ static FenStatus check_pieces(const Board *b, char *why, size_t wl)
 /// Strict non-negative decimal within [lo, hi]; no sign, no spaces, no trailing junk.
 static bool parse_counter(const char *s, size_t len, int lo, int hi, int *out)
 {
-    if (len == 0 || len > 6) return false;
+    if (len == 0 || len > 6)
+        return false;
     int v = 0;
     for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
+        if (s[i] < '0' || s[i] > '9')
+            return false;
         v = v * 10 + (s[i] - '0');
     }
-    if (v < lo || v > hi) return false;
+    if (v < lo || v > hi)
+        return false;
     *out = v;
     return true;
 }
@@ -179,7 +188,8 @@ static bool parse_counter(const char *s, size_t len, int lo, int hi, int *out)
 static bool kings_facing(const Board *b)
 {
     Square r = b->king_sq[RED], k = b->king_sq[BLACK];
-    if (sq_file(r) != sq_file(k)) return false;
+    if (sq_file(r) != sq_file(k))
+        return false;
     unsigned occ = b->file_occ[RED][sq_file(r)] | b->file_occ[BLACK][sq_file(r)];
     unsigned between = ((1u << sq_rank(k)) - 1) & ~((2u << sq_rank(r)) - 1);
     return (occ & between) == 0;
@@ -190,8 +200,10 @@ FenStatus board_set_fen(Board *b, const char *fen, char *why, size_t wl)
     board_init();
     memset(b, 0, offsetof(Board, hist));
     b->hist_len = 0;
-    if (why && wl) why[0] = '\0';
-    if (!fen) return fen_fail(FEN_ERR_EMPTY, why, wl, "no FEN given");
+    if (why && wl)
+        why[0] = '\0';
+    if (!fen)
+        return fen_fail(FEN_ERR_EMPTY, why, wl, "no FEN given");
     size_t total = strnlen(fen, BOARD_FEN_INPUT_MAX + 1);
     if (total > BOARD_FEN_INPUT_MAX)
         return fen_fail(FEN_ERR_TOO_LONG, why, wl, "FEN longer than %d characters",
@@ -202,21 +214,29 @@ FenStatus board_set_fen(Board *b, const char *fen, char *why, size_t wl)
     size_t flen[7];
     int nf = 0;
     for (const char *p = fen; *p;) {
-        while (*p && isspace((unsigned char)*p)) p++;
-        if (!*p) break;
-        if (nf == 6) return fen_fail(FEN_ERR_FIELDS, why, wl, "more than 6 fields");
+        while (*p && isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        if (nf == 6)
+            return fen_fail(FEN_ERR_FIELDS, why, wl, "more than 6 fields");
         field[nf] = p;
-        while (*p && !isspace((unsigned char)*p)) p++;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
         flen[nf] = (size_t)(p - field[nf]);
         nf++;
     }
-    if (nf == 0) return fen_fail(FEN_ERR_EMPTY, why, wl, "empty FEN");
+    if (nf == 0)
+        return fen_fail(FEN_ERR_EMPTY, why, wl, "empty FEN");
 
     FenStatus st = parse_placement(b, field[0], flen[0], why, wl);
-    if (st == FEN_OK) st = check_pieces(b, why, wl);
-    if (st != FEN_OK) return st;
+    if (st == FEN_OK)
+        st = check_pieces(b, why, wl);
+    if (st != FEN_OK)
+        return st;
 
-    if (nf < 2) return fen_fail(FEN_ERR_SIDE, why, wl, "side to move missing (w or b)");
+    if (nf < 2)
+        return fen_fail(FEN_ERR_SIDE, why, wl, "side to move missing (w or b)");
     if (flen[1] != 1 || !strchr("wrb", field[1][0]))
         return fen_fail(FEN_ERR_SIDE, why, wl, "side to move '%.*s', expected w or b",
                         (int)(flen[1] > 8 ? 8 : flen[1]), field[1]);
@@ -260,12 +280,15 @@ void board_fen(const Board *b, char *out, size_t out_len)
                 empty++;
                 continue;
             }
-            if (empty) buf[n++] = (char)('0' + empty), empty = 0;
+            if (empty)
+                buf[n++] = (char)('0' + empty), empty = 0;
             char ch = PIECE_CHARS[p];
             buf[n++] = piece_color(p) == BLACK ? (char)tolower((unsigned char)ch) : ch;
         }
-        if (empty) buf[n++] = (char)('0' + empty);
-        if (r) buf[n++] = '/';
+        if (empty)
+            buf[n++] = (char)('0' + empty);
+        if (r)
+            buf[n++] = '/';
     }
     snprintf(buf + n, sizeof buf - n, " %c - - %d %d", b->side == RED ? 'w' : 'b', b->halfmove,
              b->fullmove);
@@ -275,7 +298,8 @@ void board_fen(const Board *b, char *out, size_t out_len)
 uint64_t board_compute_key(const Board *b)
 {
     uint64_t k = b->side == BLACK ? zobrist_side : 0;
-    for (Square s = 0; s < SQUARE_NB; s++) k ^= zobrist_psq[b->squares[s]][s];
+    for (Square s = 0; s < SQUARE_NB; s++)
+        k ^= zobrist_psq[b->squares[s]][s];
     return k;
 }
 
@@ -313,9 +337,11 @@ void board_make_move(Board *b, Move m)
     toggle(b, us, piece_type(p), to);
     b->squares[from] = NO_PIECE;
     b->squares[to] = (uint8_t)p;
-    if (piece_type(p) == KING) b->king_sq[us] = to;
+    if (piece_type(p) == KING)
+        b->king_sq[us] = to;
     b->key ^= zobrist_psq[p][from] ^ zobrist_psq[p][to] ^ zobrist_side;
-    if (us == BLACK) b->fullmove++;
+    if (us == BLACK)
+        b->fullmove++;
     b->side = (Color)(us ^ 1);
     b->in_check = board_attacked_after(b, b->side, b->king_sq[b->side], SQ_NONE, SQ_NONE);
     assert(b->key == board_compute_key(b));
@@ -334,9 +360,12 @@ void board_unmake_move(Board *b)
     toggle(b, us, piece_type(p), from);
     b->squares[from] = (uint8_t)p;
     b->squares[to] = (uint8_t)cap;
-    if (cap != NO_PIECE) toggle(b, b->side, piece_type(cap), to);
-    if (piece_type(p) == KING) b->king_sq[us] = from;
-    if (us == BLACK) b->fullmove--;
+    if (cap != NO_PIECE)
+        toggle(b, b->side, piece_type(cap), to);
+    if (piece_type(p) == KING)
+        b->king_sq[us] = from;
+    if (us == BLACK)
+        b->fullmove--;
     b->side = us;
     b->in_check = u->in_check;
     b->key = u->key;
@@ -356,7 +385,8 @@ void board_make_null(Board *b)
     u->halfmove = b->halfmove;
     assert(!b->in_check);
     b->halfmove++;
-    if (b->side == BLACK) b->fullmove++;
+    if (b->side == BLACK)
+        b->fullmove++;
     b->side = (Color)(b->side ^ 1);
     b->key ^= zobrist_side;
 }
@@ -365,7 +395,8 @@ void board_unmake_null(Board *b)
 {
     const BoardUndo *u = &b->hist[--b->hist_len];
     b->side = (Color)(b->side ^ 1);
-    if (b->side == BLACK) b->fullmove--;
+    if (b->side == BLACK)
+        b->fullmove--;
     b->in_check = u->in_check;
     b->key = u->key;
     b->halfmove = u->halfmove;
@@ -378,8 +409,10 @@ bool board_is_ok(const Board *b)
     int kings[COLOR_NB] = {0};
     for (Square s = 0; s < SQUARE_NB; s++) {
         Piece p = board_piece(b, s);
-        if (p == NO_PIECE) continue;
-        if (p == 8 || p >= PIECE_NB) return false;
+        if (p == NO_PIECE)
+            continue;
+        if (p == 8 || p >= PIECE_NB)
+            return false;
         Color c = piece_color(p);
         pieces[c][piece_type(p)] |= bb_square(s);
         pieces[c][NO_PIECE_TYPE] |= bb_square(s);
@@ -387,15 +420,19 @@ bool board_is_ok(const Board *b)
         file_occ[c][sq_file(s)] |= (uint16_t)(1u << sq_rank(s));
         if (piece_type(p) == KING) {
             kings[c]++;
-            if (b->king_sq[c] != s) return false;
+            if (b->king_sq[c] != s)
+                return false;
         }
     }
-    if (kings[RED] != 1 || kings[BLACK] != 1) return false;
+    if (kings[RED] != 1 || kings[BLACK] != 1)
+        return false;
     if (memcmp(pieces, b->pieces, sizeof pieces) ||
         memcmp(rank_occ, b->rank_occ, sizeof rank_occ) ||
         memcmp(file_occ, b->file_occ, sizeof file_occ))
         return false;
-    if ((b->side != RED && b->side != BLACK) || b->halfmove < 0 || b->fullmove < 1) return false;
-    if (b->hist_len < 0 || b->hist_len > BOARD_HISTORY_MAX) return false;
+    if ((b->side != RED && b->side != BLACK) || b->halfmove < 0 || b->fullmove < 1)
+        return false;
+    if (b->hist_len < 0 || b->hist_len > BOARD_HISTORY_MAX)
+        return false;
     return b->key == board_compute_key(b);
 }

@@ -8,6 +8,7 @@
 #include "attacks.h"
 #include "bitboard.h"
 #include "types.h"
+#include "zobrist.h"
 
 enum {
     BOARD_HISTORY_MAX = 2048, // plies a board can make from its FEN before unmaking
@@ -95,6 +96,15 @@ static inline bool board_move_gave_check(const Board *b, int i)
 
 static inline Piece board_piece(const Board *b, Square s) { return (Piece)b->squares[s]; }
 
+/// The key the position will have after move m (to prefetch table entries).
+static inline uint64_t board_key_after(const Board *b, Move m)
+{
+    Square from = move_from(m), to = move_to(m);
+    Piece p = board_piece(b, from);
+    return b->key ^ zobrist_psq[p][from] ^ zobrist_psq[p][to] ^
+           zobrist_psq[board_piece(b, to)][to] ^ zobrist_side;
+}
+
 /// Whether the general of colour us, standing on ksq, is attacked once the piece on from
 /// has moved to to (capturing what stood there). from = to = SQ_NONE asks about the position
 /// as it is. Flying general counts as an attack. The piece moving may be the general itself
@@ -113,10 +123,14 @@ static inline bool board_attacked_after(const Board *b, Color us, Square ksq, Sq
     unsigned rocc = b->rank_occ[RED][kr] | b->rank_occ[BLACK][kr];
     unsigned focc = b->file_occ[RED][kf] | b->file_occ[BLACK][kf];
     if (from != SQ_NONE) {
-        if (sq_rank(from) == kr) rocc &= ~(1u << sq_file(from));
-        if (sq_file(from) == kf) focc &= ~(1u << sq_rank(from));
-        if (sq_rank(to) == kr) rocc |= 1u << sq_file(to);
-        if (sq_file(to) == kf) focc |= 1u << sq_rank(to);
+        if (sq_rank(from) == kr)
+            rocc &= ~(1u << sq_file(from));
+        if (sq_file(from) == kf)
+            focc &= ~(1u << sq_rank(from));
+        if (sq_rank(to) == kr)
+            rocc |= 1u << sq_file(to);
+        if (sq_file(to) == kf)
+            focc |= 1u << sq_rank(to);
     }
 
     // Chariots (and the other general, on the file) hit by the first piece each way,
@@ -124,37 +138,46 @@ static inline bool board_attacked_after(const Board *b, Color us, Square ksq, Sq
     LineEntry e = attacks_rank[kf][rocc];
     for (unsigned m = LINE_HIT(e); m; m &= m - 1) {
         Square s = kr * FILE_NB + __builtin_ctz(m);
-        if (s != to && sq[s] == e_chariot) return true;
+        if (s != to && sq[s] == e_chariot)
+            return true;
     }
     for (unsigned m = LINE_SCREEN(e); m; m &= m - 1) {
         Square s = kr * FILE_NB + __builtin_ctz(m);
-        if (s != to && sq[s] == e_cannon) return true;
+        if (s != to && sq[s] == e_cannon)
+            return true;
     }
     e = attacks_file[kr][focc];
     for (unsigned m = LINE_HIT(e); m; m &= m - 1) {
         Square s = __builtin_ctz(m) * FILE_NB + kf;
-        if (s != to && (sq[s] == e_chariot || sq[s] == e_king)) return true;
+        if (s != to && (sq[s] == e_chariot || sq[s] == e_king))
+            return true;
     }
     for (unsigned m = LINE_SCREEN(e); m; m &= m - 1) {
         Square s = __builtin_ctz(m) * FILE_NB + kf;
-        if (s != to && sq[s] == e_cannon) return true;
+        if (s != to && sq[s] == e_cannon)
+            return true;
     }
 
     // Horses whose leg is free.
     const StepList *h = &attacks_horse_from[ksq];
     for (int i = 0; i < h->n; i++) {
         Square hs = h->to[i], leg = h->via[i];
-        if (hs == to || sq[hs] != e_horse) continue;
+        if (hs == to || sq[hs] != e_horse)
+            continue;
         bool leg_occupied = leg == to || (leg != from && sq[leg] != NO_PIECE);
-        if (!leg_occupied) return true;
+        if (!leg_occupied)
+            return true;
     }
 
     // Soldiers: a soldier of them attacks ksq if ksq is among its steps; the general always
     // stands in its own half, where every enemy soldier has crossed, so the three points
     // beside and in front of the general are the only candidates.
     Square front = us == RED ? ksq + FILE_NB : ksq - FILE_NB;
-    if (front != to && sq[front] == e_soldier) return true;
-    if (kf > 0 && ksq - 1 != to && sq[ksq - 1] == e_soldier) return true;
-    if (kf < FILE_NB - 1 && ksq + 1 != to && sq[ksq + 1] == e_soldier) return true;
+    if (front != to && sq[front] == e_soldier)
+        return true;
+    if (kf > 0 && ksq - 1 != to && sq[ksq - 1] == e_soldier)
+        return true;
+    if (kf < FILE_NB - 1 && ksq + 1 != to && sq[ksq + 1] == e_soldier)
+        return true;
     return false;
 }

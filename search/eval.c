@@ -5,21 +5,24 @@
 
 typedef struct {
     const Weights *w;
-    EvalTrace *trace; // NULL unless tracing
-    int mg, eg;       // Red's point of view
+    EvalTrace *trace;       // NULL unless tracing
+    int mg, eg;             // Red's point of view
+    unsigned soldier_files; // bit f: a soldier of either colour stands on file f
 } Acc;
 
 /// Adds n times a feature (n > 0 favours Red) to the middlegame or endgame sum.
 static inline void add_mg(Acc *a, int id, int n)
 {
     a->mg += n * a->w->v[id];
-    if (a->trace) a->trace->coef[id] = (int16_t)(a->trace->coef[id] + n);
+    if (a->trace)
+        a->trace->coef[id] = (int16_t)(a->trace->coef[id] + n);
 }
 
 static inline void add_eg(Acc *a, int id, int n)
 {
     a->eg += n * a->w->v[id];
-    if (a->trace) a->trace->coef[id] = (int16_t)(a->trace->coef[id] + n);
+    if (a->trace)
+        a->trace->coef[id] = (int16_t)(a->trace->coef[id] + n);
 }
 
 #define TERM(a, name, n)    (add_mg(a, P_##name##_mg, n), add_eg(a, P_##name##_eg, n))
@@ -51,7 +54,8 @@ bool eval_param_is_mg(int id)
 {
     const char *n = params_info[id].name;
     size_t len = strlen(n);
-    if (strncmp(n, "psq_", 4) == 0) return strstr(n, "_mg_") != NULL;
+    if (strncmp(n, "psq_", 4) == 0)
+        return strstr(n, "_mg_") != NULL;
     return len > 3 && strcmp(n + len - 3, "_mg") == 0;
 }
 
@@ -94,10 +98,8 @@ static void eval_sliders(const Board *b, Color c, int sign, Acc *a)
         int mob = __builtin_popcount(LINE_QUIET(er) | (LINE_HIT(er) & b->rank_occ[them][r])) +
                   __builtin_popcount(LINE_QUIET(ef) | (LINE_HIT(ef) & b->file_occ[them][f]));
         TERM(a, chariot_mob, sign * mob);
-        Bitboard soldiers = b->pieces[RED][SOLDIER] | b->pieces[BLACK][SOLDIER];
-        bool open = true;
-        for (int rr = 0; rr < RANK_NB && open; rr++) open = !bb_test(soldiers, sq_make(f, rr));
-        if (open) TERM(a, chariot_open_file, sign);
+        if (!(a->soldier_files & (1u << f)))
+            TERM(a, chariot_open_file, sign);
         // A chariot facing the enemy general with exactly one piece between pins it.
         if (f == sq_file(ek) && between_count(file_occ(b, f), r, sq_rank(ek)) == 1)
             TERM(a, pin_chariot, -sign);
@@ -139,14 +141,16 @@ static void eval_horses(const Board *b, Color c, int sign, Acc *a)
             mob += board_piece(b, st->via[i]) == NO_PIECE && (p == NO_PIECE || piece_color(p) != c);
         }
         TERM(a, horse_mob, sign * mob);
-        if (mob <= 1) TERM(a, horse_trapped, sign);
+        if (mob <= 1)
+            TERM(a, horse_trapped, sign);
         if (rel_rank(c, s) >= 5) {
             int f = sq_file(s);
             Square behind = c == RED ? s - FILE_NB : s + FILE_NB;
             bool guarded = bb_test(own_soldiers, behind) ||
                            (f > 0 && bb_test(own_soldiers, s - 1)) ||
                            (f < FILE_NB - 1 && bb_test(own_soldiers, s + 1));
-            if (guarded) TERM(a, horse_outpost, sign);
+            if (guarded)
+                TERM(a, horse_outpost, sign);
         }
     }
 }
@@ -158,10 +162,23 @@ static void eval_soldiers(const Board *b, Color c, int sign, Acc *a)
     while (set) {
         Square s = bb_pop(&set);
         int rr = rel_rank(c, s), f = sq_file(s);
-        if (rr < 5) continue;
-        if (f < FILE_NB - 1 && bb_test(own, s + 1)) TERM(a, soldier_connected, sign);
-        if (rr >= 7 && f >= 3 && f <= 5) TERM(a, soldier_palace, sign);
+        if (rr < 5)
+            continue;
+        if (f < FILE_NB - 1 && bb_test(own, s + 1))
+            TERM(a, soldier_connected, sign);
+        if (rr >= 7 && f >= 3 && f <= 5)
+            TERM(a, soldier_palace, sign);
     }
+}
+
+/// Files c-g of the owner's ranks 0-3: the palace and the points in front of it.
+static Bitboard palace_zone(Color c)
+{
+    static const Bitboard row = 0x7c; // files c-g
+    Bitboard z = 0;
+    for (int r = 0; r < 4; r++)
+        z |= row << ((c == RED ? r : 9 - r) * FILE_NB);
+    return z;
 }
 
 static void eval_king_safety(const Board *b, Color c, int sign, Acc *a)
@@ -170,7 +187,8 @@ static void eval_king_safety(const Board *b, Color c, int sign, Acc *a)
     TERM_MG(a, advisor_missing, sign * (2 - bb_count(b->pieces[c][ADVISOR])));
     TERM_MG(a, elephant_missing, sign * (2 - bb_count(b->pieces[c][ELEPHANT])));
     Square k = b->king_sq[c];
-    if (sq_file(k) != 4 || rel_rank(c, k) != 0) TERM(a, king_off_home, sign);
+    if (sq_file(k) != 4 || rel_rank(c, k) != 0)
+        TERM(a, king_off_home, sign);
     // Enemy pieces in the zone around the palace: files c-g, the owner's ranks 0-3.
     static const int ids[PIECE_TYPE_NB] = {-1,
                                            -1,
@@ -180,15 +198,13 @@ static void eval_king_safety(const Board *b, Color c, int sign, Acc *a)
                                            P_attacker_chariot_mg,
                                            P_attacker_cannon_mg,
                                            P_attacker_soldier_mg};
+    const Bitboard zone = palace_zone(c);
     for (PieceType t = HORSE; t <= SOLDIER; t++) {
-        Bitboard set = b->pieces[them][t];
-        int n = 0;
-        while (set) {
-            Square s = bb_pop(&set);
-            n += sq_file(s) >= 2 && sq_file(s) <= 6 && rel_rank(c, s) <= 3;
-        }
-        if (n) add_mg(a, ids[t], sign * n);
-        if (n && t == SOLDIER) add_eg(a, P_attacker_soldier_eg, sign * n);
+        int n = bb_count(b->pieces[them][t] & zone);
+        if (n)
+            add_mg(a, ids[t], sign * n);
+        if (n && t == SOLDIER)
+            add_eg(a, P_attacker_soldier_eg, sign * n);
     }
 }
 
@@ -197,11 +213,13 @@ static void eval_material_psq(const Board *b, Color c, int sign, Acc *a, int *ph
     for (PieceType t = ADVISOR; t <= SOLDIER; t++) {
         Bitboard set = b->pieces[c][t];
         int n = bb_count(set);
-        if (!n) continue;
+        if (!n)
+            continue;
         *phase += n * PHASE_WEIGHT[t];
         add_mg(a, MAT_MG[t], sign * n);
         add_eg(a, MAT_EG[t], sign * n);
-        if (PSQ_MG[t] < 0) continue;
+        if (PSQ_MG[t] < 0)
+            continue;
         while (set) {
             int idx = psq_index(c, bb_pop(&set));
             add_mg(a, PSQ_MG[t] + idx, sign);
@@ -212,7 +230,10 @@ static void eval_material_psq(const Board *b, Color c, int sign, Acc *a, int *ph
 
 static inline int evaluate(const Board *b, const Weights *w, EvalTrace *trace)
 {
-    Acc a = {w, trace, 0, 0};
+    Acc a = {w, trace, 0, 0, 0};
+    for (Color c = RED; c < COLOR_NB; c++)
+        for (Bitboard set = b->pieces[c][SOLDIER]; set;)
+            a.soldier_files |= 1u << sq_file(bb_pop(&set));
     int phase = 0;
     for (Color c = RED; c < COLOR_NB; c++) {
         int sign = c == RED ? 1 : -1;
@@ -223,8 +244,10 @@ static inline int evaluate(const Board *b, const Weights *w, EvalTrace *trace)
         eval_king_safety(b, c, sign, &a);
     }
     TERM(&a, tempo, b->side == RED ? 1 : -1);
-    if (phase > EVAL_PHASE_MAX) phase = EVAL_PHASE_MAX;
-    if (trace) trace->phase = phase;
+    if (phase > EVAL_PHASE_MAX)
+        phase = EVAL_PHASE_MAX;
+    if (trace)
+        trace->phase = phase;
     int red = (a.mg * phase + a.eg * (EVAL_PHASE_MAX - phase)) / EVAL_PHASE_MAX;
     return b->side == RED ? red : -red;
 }

@@ -11,12 +11,14 @@ static inline void add(MoveList *l, Square from, Square to)
 /// Moves to the points of a 9- or 10-bit line mask, along a rank or along a file.
 static inline void add_rank_mask(MoveList *l, Square from, int rank, unsigned mask)
 {
-    for (; mask; mask &= mask - 1) add(l, from, rank * FILE_NB + __builtin_ctz(mask));
+    for (; mask; mask &= mask - 1)
+        add(l, from, rank * FILE_NB + __builtin_ctz(mask));
 }
 
 static inline void add_file_mask(MoveList *l, Square from, int file, unsigned mask)
 {
-    for (; mask; mask &= mask - 1) add(l, from, __builtin_ctz(mask) * FILE_NB + file);
+    for (; mask; mask &= mask - 1)
+        add(l, from, __builtin_ctz(mask) * FILE_NB + file);
 }
 
 /// Chariots (screen = false) and cannons (screen = true).
@@ -50,8 +52,10 @@ static inline void gen_steps(const Board *b, MoveList *l, Bitboard set, const St
         const StepList *st = &table[s];
         for (int i = 0; i < st->n; i++) {
             unsigned p = b->squares[st->to[i]];
-            if (blockable && b->squares[st->via[i]] != NO_PIECE) continue;
-            if (p == NO_PIECE ? mode == GEN_ALL : (p >> 3) == them) add(l, s, st->to[i]);
+            if (blockable && b->squares[st->via[i]] != NO_PIECE)
+                continue;
+            if (p == NO_PIECE ? mode == GEN_ALL : (p >> 3) == them)
+                add(l, s, st->to[i]);
         }
     }
 }
@@ -114,13 +118,57 @@ int movegen_captures(const Board *b, MoveList *list)
 
 bool movegen_is_legal(const Board *b, Move m)
 {
-    Square from = move_from(m), to = move_to(m);
-    if (from >= SQUARE_NB || to >= SQUARE_NB) return false;
-    Piece p = board_piece(b, from);
-    if (p == NO_PIECE || piece_color(p) != b->side) return false;
-    MoveList l;
-    generate(b, &l, GEN_ALL);
-    for (int i = 0; i < l.count; i++)
-        if (l.moves[i] == m) return movegen_legal_after(b, m);
+    return movegen_is_pseudo_legal(b, m) && movegen_legal_after(b, m);
+}
+
+/// Whether a step list from `from` reaches `to` with its blocking point empty.
+static bool step_reaches(const Board *b, const StepList *st, Square to, bool blockable)
+{
+    for (int i = 0; i < st->n; i++)
+        if (st->to[i] == to)
+            return !blockable || b->squares[st->via[i]] == NO_PIECE;
     return false;
+}
+
+bool movegen_is_pseudo_legal(const Board *b, Move m)
+{
+    Square from = move_from(m), to = move_to(m);
+    if (from >= SQUARE_NB || to >= SQUARE_NB || from == to)
+        return false;
+    Piece p = board_piece(b, from), target = board_piece(b, to);
+    Color us = b->side;
+    if (p == NO_PIECE || piece_color(p) != us || (target != NO_PIECE && piece_color(target) == us))
+        return false;
+    switch (piece_type(p)) {
+    case CHARIOT:
+    case CANNON: {
+        unsigned occ, bit;
+        int pos;
+        if (sq_rank(from) == sq_rank(to)) {
+            int r = sq_rank(from);
+            pos = sq_file(from), bit = 1u << sq_file(to);
+            occ = b->rank_occ[RED][r] | b->rank_occ[BLACK][r];
+            LineEntry e = attacks_rank[pos][occ];
+            if (target == NO_PIECE)
+                return LINE_QUIET(e) & bit;
+            return (piece_type(p) == CHARIOT ? LINE_HIT(e) : LINE_SCREEN(e)) & bit;
+        }
+        if (sq_file(from) == sq_file(to)) {
+            int f = sq_file(from);
+            pos = sq_rank(from), bit = 1u << sq_rank(to);
+            occ = b->file_occ[RED][f] | b->file_occ[BLACK][f];
+            LineEntry e = attacks_file[pos][occ];
+            if (target == NO_PIECE)
+                return LINE_QUIET(e) & bit;
+            return (piece_type(p) == CHARIOT ? LINE_HIT(e) : LINE_SCREEN(e)) & bit;
+        }
+        return false;
+    }
+    case HORSE: return step_reaches(b, &attacks_horse[from], to, true);
+    case ELEPHANT: return step_reaches(b, &attacks_elephant[from], to, true);
+    case ADVISOR: return step_reaches(b, &attacks_advisor[from], to, false);
+    case KING: return step_reaches(b, &attacks_king[from], to, false);
+    case SOLDIER: return step_reaches(b, &attacks_soldier[us][from], to, false);
+    default: return false;
+    }
 }

@@ -18,6 +18,9 @@ void movegen_pseudo(const Board *b, MoveList *list);
 int movegen_legal(const Board *b, MoveList *list);
 /// Legal captures only. Returns the count.
 int movegen_captures(const Board *b, MoveList *list);
+/// Whether m follows the movement rules here (any Move value is accepted), without
+/// generating the move list.
+bool movegen_is_pseudo_legal(const Board *b, Move m);
 /// Whether m is a legal move in this position (any Move value is accepted).
 bool movegen_is_legal(const Board *b, Move m);
 /// Whether a pseudo-legal move leaves the mover's general safe.

@@ -26,13 +26,15 @@ const char *params_strerror(ParamsStatus st)
 
 void weights_default(Weights *w)
 {
-    for (int i = 0; i < PARAM_NB; i++) w->v[i] = params_info[i].def;
+    for (int i = 0; i < PARAM_NB; i++)
+        w->v[i] = params_info[i].def;
 }
 
 int params_find(const char *name)
 {
     for (int i = 0; name && i < PARAM_NB; i++)
-        if (strcmp(params_info[i].name, name) == 0) return i;
+        if (strcmp(params_info[i].name, name) == 0)
+            return i;
     return -1;
 }
 
@@ -52,14 +54,16 @@ static bool parse_value(const char *text, int id, int32_t *out)
 ParamsStatus weights_set(Weights *w, const char *name, const char *value)
 {
     int id = params_find(name);
-    if (id < 0) return PARAMS_ERR_UNKNOWN;
+    if (id < 0)
+        return PARAMS_ERR_UNKNOWN;
     return value && parse_value(value, id, &w->v[id]) ? PARAMS_OK : PARAMS_ERR_VALUE;
 }
 
 static ParamsStatus load_fail(ParamsStatus st, char *why, size_t wl, const char *path, int line,
                               const char *detail)
 {
-    if (why && wl) snprintf(why, wl, "%s:%d: %s (%s)", path, line, params_strerror(st), detail);
+    if (why && wl)
+        snprintf(why, wl, "%s:%d: %s (%s)", path, line, params_strerror(st), detail);
     return st;
 }
 
@@ -67,7 +71,8 @@ ParamsStatus weights_load(Weights *w, const char *path, char *why, size_t wl)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        if (why && wl) snprintf(why, wl, "%s: %s", path, strerror(errno));
+        if (why && wl)
+            snprintf(why, wl, "%s: %s", path, strerror(errno));
         return PARAMS_ERR_IO;
     }
     Weights tmp = *w;
@@ -81,32 +86,39 @@ ParamsStatus weights_load(Weights *w, const char *path, char *why, size_t wl)
             break;
         }
         char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
+        if (hash)
+            *hash = '\0';
         char name[128], value[64], extra[8];
         int n = sscanf(line, "%127s %63s %7s", name, value, extra);
-        if (n <= 0) continue;
+        if (n <= 0)
+            continue;
         if (n != 2) {
             st = load_fail(PARAMS_ERR_SYNTAX, why, wl, path, lineno, line);
             break;
         }
         st = weights_set(&tmp, name, value);
-        if (st != PARAMS_OK) load_fail(st, why, wl, path, lineno, name);
+        if (st != PARAMS_OK)
+            load_fail(st, why, wl, path, lineno, name);
     }
     if (st == PARAMS_OK && ferror(f))
         st = load_fail(PARAMS_ERR_IO, why, wl, path, lineno, "read error");
     fclose(f);
-    if (st == PARAMS_OK) *w = tmp;
+    if (st == PARAMS_OK)
+        *w = tmp;
     return st;
 }
 
 ParamsStatus weights_save(const Weights *w, const char *path)
 {
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return PARAMS_ERR_IO;
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return PARAMS_ERR_IO;
     FILE *f = fopen(tmp, "w");
-    if (!f) return PARAMS_ERR_IO;
+    if (!f)
+        return PARAMS_ERR_IO;
     fprintf(f, "# xqforge evaluation weights: name value\n");
-    for (int i = 0; i < PARAM_NB; i++) fprintf(f, "%s %d\n", params_info[i].name, (int)w->v[i]);
+    for (int i = 0; i < PARAM_NB; i++)
+        fprintf(f, "%s %d\n", params_info[i].name, (int)w->v[i]);
     bool ok = !ferror(f);
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) {

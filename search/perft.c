@@ -10,10 +10,12 @@
 
 uint64_t perft(Board *b, int depth)
 {
-    if (depth <= 0) return 1;
+    if (depth <= 0)
+        return 1;
     MoveList list;
     int n = movegen_legal(b, &list);
-    if (depth == 1) return (uint64_t)n;
+    if (depth == 1)
+        return (uint64_t)n;
     uint64_t nodes = 0;
     for (int i = 0; i < n; i++) {
         board_make_move(b, list.moves[i]);
@@ -58,8 +60,10 @@ int perft_parallel(const Board *b, int depth, int threads, uint64_t *nodes)
     atomic_int next = 0;
     PerftJob jobs[MAX_THREADS];
     pthread_t tid[MAX_THREADS];
-    if (threads < 1) threads = 1;
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads < 1)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
     if (depth <= 1) {
         *nodes = depth <= 0 ? 1 : (uint64_t)list.count;
         return 0;
@@ -67,15 +71,18 @@ int perft_parallel(const Board *b, int depth, int threads, uint64_t *nodes)
     int started = 0, err = 0;
     for (int t = 0; t < threads; t++) {
         jobs[t] = (PerftJob){b, &list, &next, depth, 0, 0};
-        if (t > 0 && pthread_create(&tid[t], NULL, perft_worker, &jobs[t]) != 0) break;
+        if (t > 0 && pthread_create(&tid[t], NULL, perft_worker, &jobs[t]) != 0)
+            break;
         started++;
     }
     perft_worker(&jobs[0]); // the calling thread works too
     uint64_t total = 0;
     for (int t = 0; t < started; t++) {
-        if (t > 0) pthread_join(tid[t], NULL);
+        if (t > 0)
+            pthread_join(tid[t], NULL);
         total += jobs[t].nodes;
-        if (jobs[t].error) err = jobs[t].error;
+        if (jobs[t].error)
+            err = jobs[t].error;
     }
     *nodes = total;
     return err;

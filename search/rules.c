@@ -62,11 +62,16 @@ bool rules_insufficient_material(const Board *b)
 /// Rule 6's table: the smallest count whose requirement the material meets; 0 = no row.
 static int counting_row(int chariots, int horses, int cannons, int soldiers)
 {
-    if (chariots >= 2) return 9;
-    if (chariots >= 1 || soldiers >= 5) return 18;
-    if (soldiers >= 4 || horses >= 2 || cannons >= 2) return 27;
-    if (soldiers >= 3) return 36;
-    if (soldiers >= 2) return 45;
+    if (chariots >= 2)
+        return 9;
+    if (chariots >= 1 || soldiers >= 5)
+        return 18;
+    if (soldiers >= 4 || horses >= 2 || cannons >= 2)
+        return 27;
+    if (soldiers >= 3)
+        return 36;
+    if (soldiers >= 2)
+        return 45;
     return 0;
 }
 
@@ -89,18 +94,21 @@ static bool bare_general(const Board *b, Color c)
 static bool counting_expired(const Board *b, int counting_default)
 {
     Color weak;
-    if (bare_general(b, RED) == bare_general(b, BLACK)) return false;
+    if (bare_general(b, RED) == bare_general(b, BLACK))
+        return false;
     weak = bare_general(b, RED) ? RED : BLACK;
     Color strong = (Color)(weak ^ 1);
     int limit = rules_counting_limit(b, strong, counting_default);
     const Bitboard *p = b->pieces[strong];
     int n[PIECE_TYPE_NB] = {0};
-    for (PieceType t = KING; t < PIECE_TYPE_NB; t++) n[t] = bb_count(p[t]);
+    for (PieceType t = KING; t < PIECE_TYPE_NB; t++)
+        n[t] = bb_count(p[t]);
     int row = counting_row(n[CHARIOT], n[HORSE], n[CANNON], n[SOLDIER]);
     int start = 0;
     for (int i = b->hist_len - 1; i >= 0; i--) {
         Piece cap = (Piece)b->hist[i].captured;
-        if (cap == NO_PIECE) continue;
+        if (cap == NO_PIECE)
+            continue;
         if (piece_color(cap) == weak) {
             start = i + 1;
             break;
@@ -112,7 +120,8 @@ static bool counting_expired(const Board *b, int counting_default)
         }
     }
     int strong_moves = 0;
-    for (int i = start; i < b->hist_len; i++) strong_moves += mover_of(b, i) == strong;
+    for (int i = start; i < b->hist_len; i++)
+        strong_moves += mover_of(b, i) == strong;
     return strong_moves >= limit;
 }
 
@@ -121,9 +130,11 @@ static bool counting_expired(const Board *b, int counting_default)
 static int repetition_floor(const Board *b)
 {
     int floor = b->hist_len - b->halfmove;
-    if (floor < 0) floor = 0;
+    if (floor < 0)
+        floor = 0;
     for (int i = b->hist_len - 1; i >= floor; i--)
-        if (b->hist[i].move == MOVE_NONE) return i + 1;
+        if (b->hist[i].move == MOVE_NONE)
+            return i + 1;
     return floor;
 }
 
@@ -132,9 +143,11 @@ static bool all_checks(const Board *b, int from, Color c)
 {
     int made = 0;
     for (int i = from; i < b->hist_len; i++) {
-        if (mover_of(b, i) != c) continue;
+        if (mover_of(b, i) != c)
+            continue;
         made++;
-        if (!board_move_gave_check(b, i)) return false;
+        if (!board_move_gave_check(b, i))
+            return false;
     }
     return made > 0;
 }
@@ -157,13 +170,16 @@ static int repetitions(const Board *b, int *first)
 static bool perpetual_check_seed(const Board *b)
 {
     int last = b->hist_len - 1;
-    if (last < 0 || !b->in_check || b->hist[last].move == MOVE_NONE) return false;
+    if (last < 0 || !b->in_check || b->hist[last].move == MOVE_NONE)
+        return false;
     PieceType type = piece_type((Piece)b->hist[last].piece);
     Square to = move_to(b->hist[last].move);
     int same = 0;
     for (int i = last; i >= 0 && board_move_gave_check(b, i); i -= 2) {
-        if (b->hist[i].move == MOVE_NONE) break;
-        if (piece_type((Piece)b->hist[i].piece) == type && move_to(b->hist[i].move) == to) same++;
+        if (b->hist[i].move == MOVE_NONE)
+            break;
+        if (piece_type((Piece)b->hist[i].piece) == type && move_to(b->hist[i].move) == to)
+            same++;
     }
     return same >= 4;
 }
@@ -175,10 +191,12 @@ static int move_rule_plies(const Board *b)
     int checks[COLOR_NB] = {0, 0};
     int from = b->hist_len - b->halfmove;
     for (int i = from < 0 ? 0 : from; i < b->hist_len; i++)
-        if (board_move_gave_check(b, i)) checks[mover_of(b, i)]++;
+        if (board_move_gave_check(b, i))
+            checks[mover_of(b, i)]++;
     int plies = b->halfmove;
     for (Color c = RED; c < COLOR_NB; c++)
-        if (checks[c] > 10) plies -= checks[c] - 10;
+        if (checks[c] > 10)
+            plies -= checks[c] - 10;
     return plies;
 }
 
@@ -199,20 +217,26 @@ GameEnd rules_game_end(const Board *b, const RulesConfig *cfg)
     int first = -1;
     int reps = repetitions(b, &first);
     if (cfg->set == RULES_SEED) {
-        if (perpetual_check_seed(b)) return end_win(stm, END_PERPETUAL_CHECK);
+        if (perpetual_check_seed(b))
+            return end_win(stm, END_PERPETUAL_CHECK);
         if (reps >= 2 && !all_checks(b, first, RED) && !all_checks(b, first, BLACK))
             return end_draw(END_REPETITION);
-        if (counting_expired(b, cfg->counting_default)) return end_draw(END_COUNTING);
+        if (counting_expired(b, cfg->counting_default))
+            return end_draw(END_COUNTING);
     } else {
         if (reps >= 2) {
             bool red = all_checks(b, first, RED), black = all_checks(b, first, BLACK);
-            if (red != black) return end_win(red ? BLACK : RED, END_PERPETUAL_CHECK);
+            if (red != black)
+                return end_win(red ? BLACK : RED, END_PERPETUAL_CHECK);
             return end_draw(END_REPETITION);
         }
-        if (move_rule_plies(b) >= 120) return end_draw(END_MOVE_RULE);
+        if (move_rule_plies(b) >= 120)
+            return end_draw(END_MOVE_RULE);
     }
-    if (rules_insufficient_material(b)) return end_draw(END_INSUFFICIENT);
-    if (cfg->ply_limit > 0 && b->hist_len >= cfg->ply_limit) return end_draw(END_PLY_LIMIT);
+    if (rules_insufficient_material(b))
+        return end_draw(END_INSUFFICIENT);
+    if (cfg->ply_limit > 0 && b->hist_len >= cfg->ply_limit)
+        return end_draw(END_PLY_LIMIT);
     return (GameEnd){OUTCOME_NONE, END_NONE};
 }
 
@@ -220,15 +244,18 @@ SearchRule rules_search_probe(const Board *b, const RulesConfig *cfg)
 {
     int floor = repetition_floor(b);
     for (int i = b->hist_len - 4; i >= floor; i -= 2) {
-        if (b->hist[i].key != b->key) continue;
+        if (b->hist[i].key != b->key)
+            continue;
         bool us = all_checks(b, i, b->side), them = all_checks(b, i, (Color)(b->side ^ 1));
-        if (us != them) return us ? SEARCH_RULE_LOSS : SEARCH_RULE_WIN;
+        if (us != them)
+            return us ? SEARCH_RULE_LOSS : SEARCH_RULE_WIN;
         return SEARCH_RULE_DRAW;
     }
     if (cfg->set == RULES_ASIAN && b->halfmove >= 120 && move_rule_plies(b) >= 120)
         return SEARCH_RULE_DRAW;
     if (cfg->set == RULES_SEED && b->halfmove > 0 && counting_expired(b, cfg->counting_default))
         return SEARCH_RULE_DRAW;
-    if (rules_insufficient_material(b)) return SEARCH_RULE_DRAW;
+    if (rules_insufficient_material(b))
+        return SEARCH_RULE_DRAW;
     return SEARCH_RULE_NONE;
 }

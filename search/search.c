@@ -55,7 +55,8 @@ static int reductions[64][64];
 static void init_reductions(void)
 {
     for (int d = 1; d < 64; d++)
-        for (int m = 1; m < 64; m++) reductions[d][m] = (int)(0.75 + log(d) * log(m) / 2.25);
+        for (int m = 1; m < 64; m++)
+            reductions[d][m] = (int)(0.75 + log(d) * log(m) / 2.25);
 }
 
 const char *engine_strerror(EngineStatus st)
@@ -74,8 +75,10 @@ const char *engine_strerror(EngineStatus st)
 
 static void free_workers(Engine *e)
 {
-    if (!e->workers) return;
-    for (int i = 0; i < e->threads; i++) free(e->workers[i]);
+    if (!e->workers)
+        return;
+    for (int i = 0; i < e->threads; i++)
+        free(e->workers[i]);
     free(e->workers);
     e->workers = NULL;
 }
@@ -84,7 +87,8 @@ static EngineStatus alloc_workers(Engine *e, int n)
 {
     free_workers(e);
     e->workers = calloc((size_t)n, sizeof *e->workers);
-    if (!e->workers) return ENGINE_ERR_NOMEM;
+    if (!e->workers)
+        return ENGINE_ERR_NOMEM;
     e->threads = n;
     for (int i = 0; i < n; i++) {
         e->workers[i] = calloc(1, sizeof(SearchThread));
@@ -105,7 +109,8 @@ Engine *engine_new(void)
     pthread_once(&once, init_reductions);
     board_init();
     Engine *e = calloc(1, sizeof *e);
-    if (!e) return NULL;
+    if (!e)
+        return NULL;
     weights_default(&e->weights);
     e->rules = rules_config_default(RULES_SEED);
     e->hash_mb = 16;
@@ -122,7 +127,8 @@ Engine *engine_new(void)
 
 void engine_free(Engine *e)
 {
-    if (!e) return;
+    if (!e)
+        return;
     free_workers(e);
     tt_free(&e->tt);
     free(e);
@@ -130,10 +136,12 @@ void engine_free(Engine *e)
 
 static bool parse_long(const char *s, long lo, long hi, long *out)
 {
-    if (!s || !*s) return false;
+    if (!s || !*s)
+        return false;
     char *end;
     long v = strtol(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi) return false;
+    if (*end != '\0' || v < lo || v > hi)
+        return false;
     *out = v;
     return true;
 }
@@ -143,13 +151,16 @@ static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0
 EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
 {
     long v;
-    if (!name) return ENGINE_ERR_UNKNOWN_OPTION;
+    if (!name)
+        return ENGINE_ERR_UNKNOWN_OPTION;
     if (name_is(name, "Threads")) {
-        if (!parse_long(value, 1, ENGINE_MAX_THREADS, &v)) return ENGINE_ERR_VALUE;
+        if (!parse_long(value, 1, ENGINE_MAX_THREADS, &v))
+            return ENGINE_ERR_VALUE;
         return (int)v == e->threads ? ENGINE_OK : alloc_workers(e, (int)v);
     }
     if (name_is(name, "Hash")) {
-        if (!parse_long(value, 1, ENGINE_MAX_HASH_MB, &v)) return ENGINE_ERR_VALUE;
+        if (!parse_long(value, 1, ENGINE_MAX_HASH_MB, &v))
+            return ENGINE_ERR_VALUE;
         e->hash_mb = (int)v;
         if (tt_resize(&e->tt, (size_t)v) != 0)
             return tt_resize(&e->tt, 1) == 0 ? ENGINE_ERR_NOMEM : ENGINE_ERR_NOMEM;
@@ -160,25 +171,29 @@ EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
         return ENGINE_OK;
     }
     if (name_is(name, "MultiPV")) {
-        if (!parse_long(value, 1, ENGINE_MAX_MULTIPV, &v)) return ENGINE_ERR_VALUE;
+        if (!parse_long(value, 1, ENGINE_MAX_MULTIPV, &v))
+            return ENGINE_ERR_VALUE;
         e->multipv = (int)v;
         return ENGINE_OK;
     }
     if (name_is(name, "Move Overhead")) {
-        if (!parse_long(value, 0, 5000, &v)) return ENGINE_ERR_VALUE;
+        if (!parse_long(value, 0, 5000, &v))
+            return ENGINE_ERR_VALUE;
         e->overhead_ms = (int)v;
         return ENGINE_OK;
     }
     if (name_is(name, "Rules")) {
         RuleSet set;
-        if (!rules_set_parse(value, &set)) return ENGINE_ERR_VALUE;
+        if (!rules_set_parse(value, &set))
+            return ENGINE_ERR_VALUE;
         int counting = e->rules.counting_default;
         e->rules = rules_config_default(set);
         e->rules.counting_default = counting;
         return ENGINE_OK;
     }
     if (name_is(name, "CountingDefault")) {
-        if (!parse_long(value, 1, 1000, &v)) return ENGINE_ERR_VALUE;
+        if (!parse_long(value, 1, 1000, &v))
+            return ENGINE_ERR_VALUE;
         e->rules.counting_default = (int)v;
         return ENGINE_OK;
     }
@@ -223,12 +238,14 @@ static uint64_t total_nodes(const Engine *e)
 /// The main thread polls the clock and the node limit; every thread polls the stop flag.
 static void check_limits(SearchThread *t)
 {
-    if (t->id != 0 || t->root_depth <= 1) return;
+    if (t->id != 0 || t->root_depth <= 1)
+        return;
     uint64_t n = atomic_load_explicit(&t->nodes, memory_order_relaxed);
     const SearchLimits *l = t->limits;
     if (l->nodes) {
         uint64_t all = t->engine->threads == 1 ? n : ((n & 1023) == 0 ? total_nodes(t->engine) : 0);
-        if (all >= l->nodes) engine_stop(t->engine);
+        if (all >= l->nodes)
+            engine_stop(t->engine);
     }
     if ((n & 1023) == 0 && t->budget.hard_ms && timeman_now_ms() - t->start_ms >= t->budget.hard_ms)
         engine_stop(t->engine);
@@ -268,46 +285,86 @@ static inline void history_update(int16_t *h, int bonus)
 enum { SCORE_TT = 1 << 30, SCORE_GOOD_CAPTURE = 1 << 28, SCORE_KILLER = 1 << 27 };
 
 typedef struct {
+    SearchThread *t;
+    const Stack *ss;
+    Move tt_move;
+    bool captures_only, generated;
+    int next;
     MoveList list;
     int scores[MAX_MOVES];
-    int next;
 } Picker;
 
-static void picker_init(Picker *p, SearchThread *t, const Stack *ss, Move tt_move,
-                        bool captures_only)
+static void picker_init(Picker *p, SearchThread *t, const Stack *ss, Move tt_move, bool captures_only)
 {
+    p->t = t;
+    p->ss = ss;
+    p->captures_only = captures_only;
+    p->generated = false;
+    p->next = 0;
     const Board *b = &t->board;
-    if (captures_only)
+    // The table's move is tried before anything is generated: it often cuts at once.
+    p->tt_move = tt_move != MOVE_NONE && movegen_is_legal(b, tt_move) &&
+                         (!captures_only || board_piece(b, move_to(tt_move)) != NO_PIECE)
+                     ? tt_move
+                     : MOVE_NONE;
+}
+
+/// Captures by MVV-LVA; one that may lose material (victim worth less than the capturer)
+/// is ranked after the quiet moves unless SEE shows it holds.
+static int capture_score(const Board *b, Move m)
+{
+    int victim = see_piece_value[piece_type(board_piece(b, move_to(m)))];
+    int attacker = see_piece_value[piece_type(board_piece(b, move_from(m)))];
+    int mvv = victim * 8 - piece_type(board_piece(b, move_from(m)));
+    bool good = victim >= attacker || see_ge(b, m, 0);
+    return good ? SCORE_GOOD_CAPTURE + mvv : -SCORE_GOOD_CAPTURE + mvv;
+}
+
+static void picker_generate(Picker *p)
+{
+    const Board *b = &p->t->board;
+    if (p->captures_only)
         movegen_captures(b, &p->list);
     else
         movegen_legal(b, &p->list);
-    p->next = 0;
+    int n = 0;
     for (int i = 0; i < p->list.count; i++) {
         Move m = p->list.moves[i];
-        Piece victim = board_piece(b, move_to(m));
+        if (m == p->tt_move)
+            continue;
         int s;
-        if (m == tt_move)
-            s = SCORE_TT;
-        else if (victim != NO_PIECE) {
-            int mvv =
-                see_piece_value[piece_type(victim)] * 8 - piece_type(board_piece(b, move_from(m)));
-            s = see_ge(b, m, 0) ? SCORE_GOOD_CAPTURE + mvv : -SCORE_GOOD_CAPTURE + mvv;
-        } else if (ss && m == ss->killers[0])
+        if (board_piece(b, move_to(m)) != NO_PIECE)
+            s = capture_score(b, m);
+        else if (p->ss && m == p->ss->killers[0])
             s = SCORE_KILLER + 1;
-        else if (ss && m == ss->killers[1])
+        else if (p->ss && m == p->ss->killers[1])
             s = SCORE_KILLER;
         else
-            s = t->history[b->side][move_from(m)][move_to(m)];
-        p->scores[i] = s;
+            s = p->t->history[b->side][move_from(m)][move_to(m)];
+        p->list.moves[n] = m;
+        p->scores[n++] = s;
     }
+    p->list.count = n;
+    p->generated = true;
 }
 
 static Move picker_next(Picker *p, int *score)
 {
-    if (p->next >= p->list.count) return MOVE_NONE;
+    if (p->tt_move != MOVE_NONE && !p->generated && p->next == 0) {
+        p->next = -1; // marks the table move as handed out
+        *score = SCORE_TT;
+        return p->tt_move;
+    }
+    if (!p->generated) {
+        picker_generate(p);
+        p->next = 0;
+    }
+    if (p->next >= p->list.count)
+        return MOVE_NONE;
     int best = p->next;
     for (int i = p->next + 1; i < p->list.count; i++)
-        if (p->scores[i] > p->scores[best]) best = i;
+        if (p->scores[i] > p->scores[best])
+            best = i;
     Move m = p->list.moves[best];
     int s = p->scores[best];
     p->list.moves[best] = p->list.moves[p->next];
@@ -325,39 +382,64 @@ static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply)
     Board *b = &t->board;
     atomic_fetch_add_explicit(&t->nodes, 1, memory_order_relaxed);
     check_limits(t);
-    if (stopped(t)) return 0;
-    if (ply > t->seldepth) t->seldepth = ply;
+    if (stopped(t))
+        return 0;
+    if (ply > t->seldepth)
+        t->seldepth = ply;
     const Weights *w = &t->engine->weights;
-    if (ply >= MAX_PLY) return b->in_check ? 0 : eval_evaluate(b, w);
+    if (ply >= MAX_PLY)
+        return b->in_check ? 0 : eval_evaluate(b, w);
 
-    int best = -VALUE_INFINITE;
+    TTHit hit;
+    TT *tt = &t->engine->tt;
+    bool tt_hit = tt_probe(tt, b->key, &hit);
+    if (tt_hit) {
+        int v = score_from_tt(hit.score, ply);
+        if (hit.bound == BOUND_EXACT || (hit.bound == BOUND_LOWER && v >= beta) ||
+            (hit.bound == BOUND_UPPER && v <= alpha))
+            return v;
+    }
+    int best = -VALUE_INFINITE, stand = 0;
+    const int alpha_orig = alpha;
     if (!b->in_check) {
-        int stand = eval_evaluate(b, w);
-        if (stand >= beta) return stand;
-        if (stand > alpha) alpha = stand;
+        stand = tt_hit && hit.eval != 0 ? hit.eval : eval_evaluate(b, w);
+        if (stand >= beta) {
+            if (!tt_hit)
+                tt_store(tt, b->key, MOVE_NONE, score_to_tt(stand, ply), stand, -1, BOUND_LOWER);
+            return stand;
+        }
+        if (stand > alpha)
+            alpha = stand;
         best = stand;
     }
+    Move best_move = MOVE_NONE;
     Picker p;
-    picker_init(&p, t, NULL, MOVE_NONE, !b->in_check);
+    picker_init(&p, t, NULL, tt_hit ? hit.move : MOVE_NONE, !b->in_check);
     int score, searched = 0;
     for (Move m; (m = picker_next(&p, &score)) != MOVE_NONE;) {
-        if (!b->in_check && score < SCORE_GOOD_CAPTURE) continue; // losing captures
+        if (!b->in_check && score < SCORE_GOOD_CAPTURE)
+            continue; // losing captures
         board_make_move(b, m);
         ss->move = m;
         int v = -qsearch(t, ss + 1, -beta, -alpha, ply + 1);
         board_unmake_move(b);
         searched++;
-        if (stopped(t)) return 0;
+        if (stopped(t))
+            return 0;
         if (v > best) {
             best = v;
             if (v > alpha) {
+                best_move = m;
                 alpha = v;
-                if (v >= beta) break;
+                if (v >= beta)
+                    break;
             }
         }
     }
     if (b->in_check && searched == 0)
         return -VALUE_MATE + ply; // mated (stalemate cannot happen in check)
+    Bound bound = best >= beta ? BOUND_LOWER : best > alpha_orig ? BOUND_EXACT : BOUND_UPPER;
+    tt_store(tt, b->key, best_move, score_to_tt(best, ply), b->in_check ? 0 : stand, -1, bound);
     return best;
 }
 
@@ -367,7 +449,8 @@ static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply)
 static bool root_excluded(const SearchThread *t, Move m)
 {
     for (int i = 0; i < t->excluded_n; i++)
-        if (t->excluded[i] == m) return true;
+        if (t->excluded[i] == m)
+            return true;
     return false;
 }
 
@@ -379,12 +462,15 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
     ss->pv_len = 0;
 
     // Step 1. Leaf: quiescence search.
-    if (depth <= 0) return qsearch(t, ss, alpha, beta, ply);
+    if (depth <= 0)
+        return qsearch(t, ss, alpha, beta, ply);
 
     atomic_fetch_add_explicit(&t->nodes, 1, memory_order_relaxed);
     check_limits(t);
-    if (stopped(t)) return 0;
-    if (ply > t->seldepth) t->seldepth = ply;
+    if (stopped(t))
+        return 0;
+    if (ply > t->seldepth)
+        t->seldepth = ply;
 
     // Step 2. Rules that already decide the position, mate distance pruning.
     if (!root) {
@@ -394,10 +480,12 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
         case SEARCH_RULE_LOSS: return -VALUE_MATE + ply;
         default: break;
         }
-        if (ply >= MAX_PLY) return b->in_check ? 0 : eval_evaluate(b, &e->weights);
+        if (ply >= MAX_PLY)
+            return b->in_check ? 0 : eval_evaluate(b, &e->weights);
         alpha = alpha > -VALUE_MATE + ply ? alpha : -VALUE_MATE + ply;
         beta = beta < VALUE_MATE - ply - 1 ? beta : VALUE_MATE - ply - 1;
-        if (alpha >= beta) return alpha;
+        if (alpha >= beta)
+            return alpha;
     }
 
     // Step 3. Transposition table.
@@ -433,8 +521,10 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
             ss->move = MOVE_NONE;
             int v = -search(t, ss + 1, -beta, -beta + 1, depth - r, ply + 1, false);
             board_unmake_null(b);
-            if (stopped(t)) return 0;
-            if (v >= beta) return v >= VALUE_MATE_IN_MAX ? beta : v;
+            if (stopped(t))
+                return 0;
+            if (v >= beta)
+                return v >= VALUE_MATE_IN_MAX ? beta : v;
         }
     }
 
@@ -447,17 +537,21 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
     int quiet_n = 0;
     const int alpha_orig = alpha;
     for (Move m; (m = picker_next(&p, &score)) != MOVE_NONE;) {
-        if (root && root_excluded(t, m)) continue;
+        if (root && root_excluded(t, m))
+            continue;
         bool capture = is_capture(b, m);
 
         // Step 8. Pruning of late quiet moves and losing captures at low depth.
         if (!root && !in_check && best > -VALUE_MATE_IN_MAX && searched > 0) {
-            if (!capture && depth <= 4 && quiet_n >= 3 + depth * depth / (2 - improving)) continue;
-            if (!capture && depth <= 5 && eval + 120 + 90 * depth <= alpha) continue;
+            if (!capture && depth <= 4 && quiet_n >= 3 + depth * depth / (2 - improving))
+                continue;
+            if (!capture && depth <= 5 && eval + 120 + 90 * depth <= alpha)
+                continue;
             if (capture && depth <= 5 && score < SCORE_GOOD_CAPTURE && !see_ge(b, m, -90 * depth))
                 continue;
         }
 
+        tt_prefetch(&e->tt, board_key_after(b, m));
         board_make_move(b, m);
         ss->move = m;
         bool gives_check = b->in_check;
@@ -471,9 +565,11 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
             r -= pv_node;
             r += !improving;
             r -= t->history[b->side ^ 1][move_from(m)][move_to(m)] / 6000;
-            if (score >= SCORE_KILLER) r--;
+            if (score >= SCORE_KILLER)
+                r--;
             int d = new_depth - (r > 0 ? r : 0);
-            if (d < 1) d = 1;
+            if (d < 1)
+                d = 1;
             v = -search(t, ss + 1, -alpha - 1, -alpha, d, ply + 1, true);
             if (v > alpha && d < new_depth)
                 v = -search(t, ss + 1, -alpha - 1, -alpha, new_depth, ply + 1, true);
@@ -486,22 +582,27 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
             v = -search(t, ss + 1, -beta, -alpha, new_depth, ply + 1, true);
         board_unmake_move(b);
         searched++;
-        if (stopped(t)) return 0;
+        if (stopped(t))
+            return 0;
 
         if (v > best) {
             best = v;
             if (v > alpha) {
                 best_move = m;
                 alpha = v;
-                if (pv_node) update_pv(ss, m);
-                if (v >= beta) break;
+                if (pv_node)
+                    update_pv(ss, m);
+                if (v >= beta)
+                    break;
             }
         }
-        if (!capture && quiet_n < MAX_MOVES) quiets[quiet_n++] = m;
+        if (!capture && quiet_n < MAX_MOVES)
+            quiets[quiet_n++] = m;
     }
 
     // Step 10. No legal move: checkmate or stalemate, both lost (rules 1 and 2).
-    if (searched == 0) return root && t->excluded_n ? alpha : -VALUE_MATE + ply;
+    if (searched == 0)
+        return root && t->excluded_n ? alpha : -VALUE_MATE + ply;
 
     // Step 11. Histories and killers for a quiet move that failed high.
     if (best >= beta && !is_capture(b, best_move)) {
@@ -537,7 +638,8 @@ typedef struct {
 
 static void report(SearchThread *t, Line *lines, int n, int depth, SearchInfoFn fn, void *ctx)
 {
-    if (!fn) return;
+    if (!fn)
+        return;
     Engine *e = t->engine;
     SearchInfo info;
     memset(&info, 0, offsetof(SearchInfo, pv));
@@ -572,7 +674,8 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
     MoveList root_moves;
     int root_count = movegen_legal(&t->board, &root_moves);
     int multipv = e->multipv < root_count ? e->multipv : root_count;
-    if (t->id != 0) multipv = 1;
+    if (t->id != 0)
+        multipv = 1;
     int max_depth = l->depth > 0 && l->depth < MAX_PLY - 4 ? l->depth : MAX_PLY - 4;
     Line prev[ENGINE_MAX_MULTIPV];
     int prev_n = 0;
@@ -594,7 +697,8 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
             int v;
             for (;;) {
                 v = search(t, ss, alpha, beta, depth, 0, false);
-                if (stopped(t)) break;
+                if (stopped(t))
+                    break;
                 if (v <= alpha) {
                     beta = (alpha + beta) / 2;
                     alpha = v - delta > -VALUE_INFINITE ? v - delta : -VALUE_INFINITE;
@@ -605,8 +709,10 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
                 }
                 delta += delta / 2 + 10;
             }
-            if (stopped(t) && depth > 1) break;
-            if (ss->pv_len == 0) break; // only excluded moves were left
+            if (stopped(t) && depth > 1)
+                break;
+            if (ss->pv_len == 0)
+                break; // only excluded moves were left
             Line *ln = &cur[cur_n++];
             ln->move = ss->pv[0];
             ln->score = v;
@@ -628,14 +734,16 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
             // Stop when the next iteration would not finish in time, or a mate is found
             // within the asked distance.
             int64_t elapsed = timeman_now_ms() - t->start_ms;
-            if (t->budget.soft_ms && elapsed >= t->budget.soft_ms / 2) break;
+            if (t->budget.soft_ms && elapsed >= t->budget.soft_ms / 2)
+                break;
             if (l->mate && cur[0].score >= VALUE_MATE_IN_MAX &&
                 (VALUE_MATE - cur[0].score + 1) / 2 <= l->mate)
                 break;
             if (root_count == 1 && !l->infinite && (t->budget.soft_ms || l->movetime))
                 break; // a forced move needs no thought
         }
-        if (stopped(t)) break;
+        if (stopped(t))
+            break;
     }
 }
 
@@ -692,7 +800,8 @@ SearchResult engine_search(Engine *e, const SearchLimits *limits, SearchInfoFn i
     }
     engine_stop(e);
     for (int i = 1; i < e->threads; i++)
-        if (running[i]) pthread_join(tid[i], NULL);
+        if (running[i])
+            pthread_join(tid[i], NULL);
     free(helpers);
 
     if (n > 0) {

@@ -28,8 +28,10 @@ static unsigned line_occ(const Exchange *x, bool rank, int line)
     Bitboard g = x->gone;
     while (g) {
         Square s = bb_pop(&g);
-        if (rank && sq_rank(s) == line) occ &= ~(1u << sq_file(s));
-        if (!rank && sq_file(s) == line) occ &= ~(1u << sq_rank(s));
+        if (rank && sq_rank(s) == line)
+            occ &= ~(1u << sq_file(s));
+        if (!rank && sq_file(s) == line)
+            occ &= ~(1u << sq_rank(s));
     }
     return occ;
 }
@@ -41,13 +43,17 @@ static Square least_attacker(const Exchange *x, Color c)
     const int f = sq_file(t), r = sq_rank(t);
     Piece p = piece_make(c, SOLDIER);
     Square behind = c == RED ? t - FILE_NB : t + FILE_NB;
-    if (behind >= 0 && behind < SQUARE_NB && present(x, behind, p)) return behind;
+    if (behind >= 0 && behind < SQUARE_NB && present(x, behind, p))
+        return behind;
     bool crossed_zone = c == RED ? r >= 5 : r <= 4;
-    if (crossed_zone && f > 0 && present(x, t - 1, p)) return t - 1;
-    if (crossed_zone && f < FILE_NB - 1 && present(x, t + 1, p)) return t + 1;
+    if (crossed_zone && f > 0 && present(x, t - 1, p))
+        return t - 1;
+    if (crossed_zone && f < FILE_NB - 1 && present(x, t + 1, p))
+        return t + 1;
     const StepList *st = &attacks_advisor[t];
     for (int i = 0; i < st->n; i++)
-        if (present(x, st->to[i], piece_make(c, ADVISOR))) return st->to[i];
+        if (present(x, st->to[i], piece_make(c, ADVISOR)))
+            return st->to[i];
     st = &attacks_elephant[t];
     for (int i = 0; i < st->n; i++)
         if (present(x, st->to[i], piece_make(c, ELEPHANT)) && !occupied(x, st->via[i]))
@@ -73,7 +79,8 @@ static Square least_attacker(const Exchange *x, Color c)
             return __builtin_ctz(m) * FILE_NB + f;
     st = &attacks_king[t];
     for (int i = 0; i < st->n; i++)
-        if (present(x, st->to[i], piece_make(c, KING))) return st->to[i];
+        if (present(x, st->to[i], piece_make(c, KING)))
+            return st->to[i];
     return SQ_NONE;
 }
 
@@ -84,22 +91,26 @@ bool see_ge(const Board *b, Move m, int threshold)
     // swap: what the side to recapture must win back for the exchange to fall below
     // threshold; res: 1 while the original mover is ahead.
     int swap = see_piece_value[piece_type(board_piece(b, to))] - threshold;
-    if (swap < 0) return false;
+    if (swap < 0)
+        return false;
     swap = see_piece_value[piece_type(board_piece(b, from))] - swap;
-    if (swap <= 0) return true;
+    if (swap <= 0)
+        return true;
     Color stm = piece_color(board_piece(b, from));
     int res = 1;
     for (;;) {
         stm = (Color)(stm ^ 1);
         Square a = least_attacker(&x, stm);
-        if (a == SQ_NONE) break;
+        if (a == SQ_NONE)
+            break;
         res ^= 1;
         PieceType t = piece_type(board_piece(b, a));
         x.gone |= bb_square(a);
         if (t == KING) // the general may recapture only if nothing can take it back
             return least_attacker(&x, (Color)(stm ^ 1)) != SQ_NONE ? res ^ 1 : res;
         swap = see_piece_value[t] - swap;
-        if (swap < res) break;
+        if (swap < res)
+            break;
     }
     return res;
 }

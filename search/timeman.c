@@ -19,24 +19,30 @@ int64_t timeman_now_ms(void)
 TimeBudget timeman_budget(const SearchLimits *l, Color us, int overhead_ms)
 {
     TimeBudget t = {0, 0};
-    if (l->infinite) return t;
+    if (l->infinite)
+        return t;
     if (l->movetime > 0) {
         int64_t ms = l->movetime - overhead_ms;
         t.soft_ms = t.hard_ms = ms > 1 ? ms : 1;
         return t;
     }
-    if (l->time[us] < 0) return t;
+    if (l->time[us] < 0)
+        return t;
     int64_t left = l->time[us], inc = l->inc[us] > 0 ? l->inc[us] : 0;
     int mtg = l->movestogo > 0 ? (l->movestogo < 40 ? l->movestogo : 40) : 35;
     // Never plan to use what the overhead needs on the remaining moves.
     int64_t usable = left - overhead_ms * 2;
-    if (usable < 1) usable = 1;
+    if (usable < 1)
+        usable = 1;
     int64_t soft = usable / mtg + inc * 3 / 4;
     int64_t hard = soft * 4;
     int64_t cap = usable * 2 / 5; // never more than 40% of the clock on one move
-    if (l->movestogo == 1) cap = usable * 9 / 10;
-    if (hard > cap) hard = cap;
-    if (soft > hard) soft = hard;
+    if (l->movestogo == 1)
+        cap = usable * 9 / 10;
+    if (hard > cap)
+        hard = cap;
+    if (soft > hard)
+        soft = hard;
     t.soft_ms = soft > 1 ? soft : 1;
     t.hard_ms = hard > 1 ? hard : 1;
     return t;

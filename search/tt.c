@@ -18,11 +18,14 @@ static inline unsigned data_gen(uint64_t d) { return (unsigned)(d >> 58); }
 int tt_resize(TT *tt, size_t mb)
 {
     tt_free(tt);
-    if (mb < 1) mb = 1;
+    if (mb < 1)
+        mb = 1;
     size_t want = mb * 1024 * 1024 / (sizeof(TTEntry) * TT_BUCKET), buckets = 1;
-    while (buckets * 2 <= want) buckets *= 2;
+    while (buckets * 2 <= want)
+        buckets *= 2;
     tt->entries = calloc(buckets * TT_BUCKET, sizeof(TTEntry));
-    if (!tt->entries) return ENOMEM;
+    if (!tt->entries)
+        return ENOMEM;
     tt->bucket_count = buckets;
     tt->generation = 0;
     return 0;
@@ -37,7 +40,8 @@ void tt_free(TT *tt)
 
 void tt_clear(TT *tt)
 {
-    if (tt->entries) memset(tt->entries, 0, tt->bucket_count * TT_BUCKET * sizeof(TTEntry));
+    if (tt->entries)
+        memset(tt->entries, 0, tt->bucket_count * TT_BUCKET * sizeof(TTEntry));
     tt->generation = 0;
 }
 
@@ -50,12 +54,14 @@ static inline TTEntry *bucket_of(const TT *tt, uint64_t key)
 
 bool tt_probe(const TT *tt, uint64_t key, TTHit *hit)
 {
-    if (!tt->entries) return false;
+    if (!tt->entries)
+        return false;
     TTEntry *e = bucket_of(tt, key);
     for (int i = 0; i < TT_BUCKET; i++) {
         uint64_t d = atomic_load_explicit(&e[i].data, memory_order_relaxed);
         uint64_t c = atomic_load_explicit(&e[i].check, memory_order_relaxed);
-        if ((c ^ d) != key || d == 0) continue;
+        if ((c ^ d) != key || d == 0)
+            continue;
         hit->move = (Move)(d & 0xffff);
         hit->score = (int16_t)(d >> 16);
         hit->eval = (int16_t)(d >> 32);
@@ -68,7 +74,8 @@ bool tt_probe(const TT *tt, uint64_t key, TTHit *hit)
 
 void tt_store(TT *tt, uint64_t key, Move move, int score, int eval, int depth, Bound bound)
 {
-    if (!tt->entries) return;
+    if (!tt->entries)
+        return;
     TTEntry *e = bucket_of(tt, key), *victim = NULL;
     int worst = 1 << 30;
     for (int i = 0; i < TT_BUCKET; i++) {
@@ -79,7 +86,8 @@ void tt_store(TT *tt, uint64_t key, Move move, int score, int eval, int depth, B
             // when the new result has none.
             if (depth + 2 < data_depth(d) && bound != BOUND_EXACT && data_gen(d) == tt->generation)
                 return;
-            if (move == MOVE_NONE) move = (Move)(d & 0xffff);
+            if (move == MOVE_NONE)
+                move = (Move)(d & 0xffff);
             victim = &e[i];
             break;
         }
@@ -97,7 +105,8 @@ void tt_store(TT *tt, uint64_t key, Move move, int score, int eval, int depth, B
 
 int tt_hashfull(const TT *tt)
 {
-    if (!tt->entries) return 0;
+    if (!tt->entries)
+        return 0;
     int used = 0,
         sample = 1000 < tt->bucket_count * TT_BUCKET ? 1000 : (int)(tt->bucket_count * TT_BUCKET);
     for (int i = 0; i < sample; i++) {

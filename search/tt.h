@@ -43,5 +43,12 @@ void tt_clear(TT *tt);
 void tt_new_search(TT *tt);
 bool tt_probe(const TT *tt, uint64_t key, TTHit *hit);
 void tt_store(TT *tt, uint64_t key, Move move, int score, int eval, int depth, Bound bound);
+/// Starts loading the bucket of a key about to be probed.
+static inline void tt_prefetch(const TT *tt, uint64_t key)
+{
+    if (tt->entries)
+        __builtin_prefetch(&tt->entries[(key & (tt->bucket_count - 1)) * TT_BUCKET]);
+}
+
 /// Permille of a sample of entries written by the current search (UCI hashfull).
 int tt_hashfull(const TT *tt);

@@ -18,7 +18,8 @@
 static int setup_board(void **state)
 {
     Board *b = malloc(sizeof *b);
-    if (!b) return -1;
+    if (!b)
+        return -1;
     *state = b;
     return 0;
 }
@@ -164,12 +165,14 @@ static void test_make_unmake_zobrist(void **state)
         int plies = 0;
         for (; plies < 200; plies++) {
             MoveList l;
-            if (movegen_legal(b, &l) == 0) break;
+            if (movegen_legal(b, &l) == 0)
+                break;
             board_make_move(b, l.moves[rng_below(&rng, (uint32_t)l.count)]);
             assert_int_equal(b->key, board_compute_key(b));
             assert_true(board_is_ok(b));
         }
-        while (plies--) board_unmake_move(b);
+        while (plies--)
+            board_unmake_move(b);
         assert_int_equal(b->key, start->key);
         assert_memory_equal(b, start, offsetof(Board, hist));
     }

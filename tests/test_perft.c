@@ -28,7 +28,8 @@ static void test_startpos(void **state)
     assert_non_null(b);
     assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
     int max_depth = full_run ? 5 : 4;
-    for (int d = 0; d <= max_depth; d++) assert_int_equal(perft(b, d), expect[d]);
+    for (int d = 0; d <= max_depth; d++)
+        assert_int_equal(perft(b, d), expect[d]);
     uint64_t nodes = 0;
     assert_int_equal(perft_parallel(b, 4, 3, &nodes), 0);
     assert_int_equal(nodes, expect[4]);
@@ -43,27 +44,33 @@ static void test_suite(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/perft.epd", XQ_TEST_DATA);
     FILE *f = fopen(path, "r");
-    if (!f) fail_msg("cannot open %s", path);
+    if (!f)
+        fail_msg("cannot open %s", path);
     Board *b = malloc(sizeof *b);
     assert_non_null(b);
     char line[1024];
     int positions = 0, checks = 0, lineno = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
-        if (line[0] == '#' || line[0] == '\n') continue;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
         char *semi = strchr(line, ';');
-        if (!semi) fail_msg("%s:%d: no ';D1' field", path, lineno);
+        if (!semi)
+            fail_msg("%s:%d: no ';D1' field", path, lineno);
         *semi = '\0';
         char why[160];
         if (board_set_fen(b, line, why, sizeof why) != FEN_OK)
             fail_msg("%s:%d: bad FEN '%s': %s", path, lineno, line, why);
         positions++;
         for (char *p = semi + 1; p; p = strchr(p, ';')) {
-            if (*p == ';') p++;
+            if (*p == ';')
+                p++;
             int depth;
             unsigned long long expect;
-            if (sscanf(p, " D%d %llu", &depth, &expect) != 2) continue;
-            if (!full_run && expect > UNIT_NODE_LIMIT) continue;
+            if (sscanf(p, " D%d %llu", &depth, &expect) != 2)
+                continue;
+            if (!full_run && expect > UNIT_NODE_LIMIT)
+                continue;
             uint64_t got = perft(b, depth);
             if (got != expect)
                 fail_msg("%s:%d: %s depth %d: got %llu, expected %llu", path, lineno, line, depth,

@@ -47,13 +47,17 @@ ProcessStatus process_spawn(Process *p, char *const argv[], const char *workdir)
     memset(p, 0, offsetof(Process, buf));
     p->pid = -1;
     p->in_fd = p->out_fd = -1;
-    if (pipe2(to_child, O_CLOEXEC) != 0) return PROCESS_ERR_SPAWN;
-    if (pipe2(from_child, O_CLOEXEC) != 0) goto fail_to;
+    if (pipe2(to_child, O_CLOEXEC) != 0)
+        return PROCESS_ERR_SPAWN;
+    if (pipe2(from_child, O_CLOEXEC) != 0)
+        goto fail_to;
     // Closed by a successful exec; a byte arriving on it means exec failed.
-    if (pipe2(status_pipe, O_CLOEXEC) != 0) goto fail_from;
+    if (pipe2(status_pipe, O_CLOEXEC) != 0)
+        goto fail_from;
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0) goto fail_status;
+    if (pid < 0)
+        goto fail_status;
     if (pid == 0) {
         close(status_pipe[0]);
         child_exec(to_child[0], from_child[1], status_pipe[1], argv, workdir, parent);
@@ -67,7 +71,8 @@ ProcessStatus process_spawn(Process *p, char *const argv[], const char *workdir)
     // Wait for exec: EOF on the status pipe means it succeeded, a byte that it failed.
     char c;
     ssize_t n;
-    do n = read(status_pipe[0], &c, 1);
+    do
+        n = read(status_pipe[0], &c, 1);
     while (n < 0 && errno == EINTR);
     close(status_pipe[0]);
     if (n != 0) {
@@ -94,8 +99,10 @@ ProcessStatus process_write(Process *p, const char *text)
     size_t len = strlen(text), off = 0;
     while (off < len) {
         ssize_t n = write(p->in_fd, text + off, len - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return PROCESS_ERR_WRITE;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return PROCESS_ERR_WRITE;
         off += (size_t)n;
     }
     return PROCESS_OK;
@@ -112,12 +119,15 @@ static long long now_ms(void)
 static bool take_line(Process *p, char *line, size_t cap, ProcessStatus *st)
 {
     char *nl = memchr(p->buf, '\n', p->len);
-    if (!nl) return false;
+    if (!nl)
+        return false;
     size_t n = (size_t)(nl - p->buf), keep = n;
-    if (keep > 0 && p->buf[keep - 1] == '\r') keep--;
+    if (keep > 0 && p->buf[keep - 1] == '\r')
+        keep--;
     bool was_skipping = p->skipping;
     p->skipping = false;
-    if (keep >= cap) keep = cap - 1;
+    if (keep >= cap)
+        keep = cap - 1;
     memcpy(line, p->buf, keep);
     line[keep] = '\0';
     memmove(p->buf, nl + 1, p->len - n - 1);
@@ -135,7 +145,8 @@ ProcessStatus process_read_line(Process *p, char *line, size_t cap, int timeout_
     long long deadline = now_ms() + timeout_ms;
     ProcessStatus st;
     for (;;) {
-        if (take_line(p, line, cap, &st)) return st;
+        if (take_line(p, line, cap, &st))
+            return st;
         if (p->len == sizeof p->buf) {
             // Over-long line: hand back its head, discard the rest up to the next newline.
             size_t keep = cap - 1 < 80 ? cap - 1 : 80;
@@ -146,24 +157,33 @@ ProcessStatus process_read_line(Process *p, char *line, size_t cap, int timeout_
             return PROCESS_ERR_LINE_LONG;
         }
         long long left = deadline - now_ms();
-        if (left <= 0) return PROCESS_ERR_TIMEOUT;
+        if (left <= 0)
+            return PROCESS_ERR_TIMEOUT;
         struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
         int r = poll(&pfd, 1, (int)left);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return PROCESS_ERR_READ;
-        if (r == 0) return PROCESS_ERR_TIMEOUT;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return PROCESS_ERR_READ;
+        if (r == 0)
+            return PROCESS_ERR_TIMEOUT;
         ssize_t n = read(p->out_fd, p->buf + p->len, sizeof p->buf - p->len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return PROCESS_ERR_READ;
-        if (n == 0) return PROCESS_ERR_EOF;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return PROCESS_ERR_READ;
+        if (n == 0)
+            return PROCESS_ERR_EOF;
         p->len += (size_t)n;
     }
 }
 
 void process_close(Process *p)
 {
-    if (p->in_fd >= 0) close(p->in_fd);
-    if (p->out_fd >= 0) close(p->out_fd);
+    if (p->in_fd >= 0)
+        close(p->in_fd);
+    if (p->out_fd >= 0)
+        close(p->out_fd);
     p->in_fd = p->out_fd = -1;
     if (p->pid > 0) {
         int wstatus;

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+// Search and engine API: mates are found and scored as mates, a side with no move gets no
+// move, results are deterministic with one thread, limits are honoured, several engines
+// coexist in one process, and time budgets never exceed the clock.
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bench.h"
+#include "move.h"
+#include "movegen.h"
+#include "search.h"
+
+static Board *board_from(const char *fen)
+{
+    Board *b = malloc(sizeof *b);
+    assert_non_null(b);
+    char why[160];
+    if (board_set_fen(b, fen, why, sizeof why) != FEN_OK)
+        fail_msg("bad FEN %s: %s", fen, why);
+    return b;
+}
+
+static SearchResult search_depth(Engine *e, const char *fen, int depth)
+{
+    Board *b = board_from(fen);
+    engine_set_position(e, b);
+    free(b);
+    SearchLimits l;
+    limits_init(&l);
+    l.depth = depth;
+    return engine_search(e, &l, NULL, NULL);
+}
+
+static void expect_move(SearchResult r, const char *text)
+{
+    char t[MOVE_TEXT_MAX];
+    move_text(r.best, 0, t);
+    assert_string_equal(t, text);
+}
+
+/// A mate in one (two chariots) is played and scored as mate in one move.
+static void test_mate_in_one(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    SearchResult r = search_depth(e, "4k4/R8/9/9/9/9/9/9/9/1R1K5 w", 4);
+    expect_move(r, "b0b9");
+    assert_int_equal(r.score, VALUE_MATE - 1);
+    engine_free(e);
+}
+
+/// Stalemate loses in xiangqi (rule 2): the engine seeks it as it seeks mate.
+static void test_stalemate_is_a_win(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    // Black's general on d9 has only d8 and e9 (e9 faces Red's general on e0); Rb8 or Ra8
+    // takes d8 away without giving check: stalemate, a win for Red.
+    SearchResult r = search_depth(e, "3k5/9/R8/9/9/9/9/9/9/4K4 w", 3);
+    assert_true(r.score >= VALUE_MATE_IN_MAX);
+    Board *b = board_from("3k5/9/R8/9/9/9/9/9/9/4K4 w");
+    assert_true(movegen_is_legal(b, r.best));
+    board_make_move(b, r.best);
+    MoveList l;
+    assert_int_equal(movegen_legal(b, &l), 0);
+    free(b);
+    engine_free(e);
+}
+
+/// A side with no legal move gets MOVE_NONE and a mated score.
+static void test_no_legal_move(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    SearchResult r = search_depth(e, "3k5/8R/9/9/9/9/9/9/9/4K4 b", 5);
+    assert_int_equal(r.best, MOVE_NONE);
+    assert_true(r.score <= -VALUE_MATE_IN_MAX);
+    engine_free(e);
+}
+
+/// With one thread and a cleared table, the same search gives the same move and node count.
+static void test_deterministic(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    const char *fen = "r1bakab1r/9/1cn3nc1/p1p1p3p/6p2/2P6/P3P1P1P/1CN3NC1/9/R1BAKAB1R w - - 0 4";
+    engine_new_game(e);
+    SearchResult a = search_depth(e, fen, 7);
+    engine_new_game(e);
+    SearchResult b = search_depth(e, fen, 7);
+    assert_int_equal(a.best, b.best);
+    assert_int_equal(a.nodes, b.nodes);
+    assert_int_equal(a.score, b.score);
+    engine_free(e);
+}
+
+/// A node limit stops the search close to the limit (one thread checks at every node).
+static void test_node_limit(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    Board *b = board_from(BOARD_START_FEN);
+    engine_set_position(e, b);
+    SearchLimits l;
+    limits_init(&l);
+    l.nodes = 20000;
+    SearchResult r = engine_search(e, &l, NULL, NULL);
+    assert_true(movegen_is_legal(b, r.best));
+    assert_true(r.nodes >= 20000 && r.nodes < 20000 + 64);
+    free(b);
+    engine_free(e);
+}
+
+static void count_info(void *ctx, const SearchInfo *info)
+{
+    int *lines = ctx;
+    assert_true(info->multipv >= 1 && info->multipv <= 3);
+    assert_true(info->pv_len >= 1);
+    (*lines)++;
+}
+
+/// MultiPV reports distinct first moves, one line per PV per depth; Lazy SMP with several
+/// threads returns a legal move.
+static void test_multipv_and_threads(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    assert_int_equal(engine_set_option(e, "MultiPV", "3"), ENGINE_OK);
+    assert_int_equal(engine_set_option(e, "Threads", "3"), ENGINE_OK);
+    Board *b = board_from(BOARD_START_FEN);
+    engine_set_position(e, b);
+    SearchLimits l;
+    limits_init(&l);
+    l.depth = 5;
+    int lines = 0;
+    SearchResult r = engine_search(e, &l, count_info, &lines);
+    assert_int_equal(lines, 3 * 5);
+    assert_true(movegen_is_legal(b, r.best));
+    assert_int_equal(engine_set_option(e, "Threads", "0"), ENGINE_ERR_VALUE);
+    assert_int_equal(engine_set_option(e, "NoSuchOption", "1"), ENGINE_ERR_UNKNOWN_OPTION);
+    assert_int_equal(engine_set_option(e, "Rules", "asian"), ENGINE_OK);
+    assert_int_equal(engine_rules(e)->set, RULES_ASIAN);
+    assert_int_equal(engine_set_option(e, "Rules", "western"), ENGINE_ERR_VALUE);
+    assert_int_equal(engine_set_option(e, "horse_mg", "300"), ENGINE_OK);
+    assert_int_equal(engine_weights(e)->v[P_horse_mg], 300);
+    assert_int_equal(engine_set_option(e, "horse_mg", "100000"), ENGINE_ERR_VALUE);
+    free(b);
+    engine_free(e);
+}
+
+typedef struct {
+    const char *fen;
+    SearchResult r;
+} Job;
+
+static void *run_job(void *arg)
+{
+    Job *j = arg;
+    Engine *e = engine_new();
+    if (!e)
+        return NULL;
+    j->r = search_depth(e, j->fen, 7);
+    engine_free(e);
+    return NULL;
+}
+
+/// Two engines searching at once in one process give the results each gives alone: no
+/// search state is shared between engines.
+static void test_engines_are_independent(void **state)
+{
+    (void)state;
+    Job jobs[2] = {
+        {"r1bakab1r/9/1cn3nc1/p1p1p3p/6p2/2P6/P3P1P1P/1CN3NC1/9/R1BAKAB1R w - - 0 4", {0}},
+        {"2bak4/4a4/2R1b1n2/3rp3p/p1P3p2/9/Pc2P1P1c/1CN3C2/4Nr3/2BAKABR1 w - - 1 16", {0}}};
+    Job alone[2] = {jobs[0], jobs[1]};
+    run_job(&alone[0]);
+    run_job(&alone[1]);
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&tid[i], NULL, run_job, &jobs[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(tid[i], NULL);
+        assert_int_equal(jobs[i].r.best, alone[i].r.best);
+        assert_int_equal(jobs[i].r.nodes, alone[i].r.nodes);
+    }
+}
+
+/// Time budgets stay inside the clock: the hard limit never exceeds 40% of what is left
+/// after the overhead (90% with one move to go), for clocks from 1 ms to an hour.
+static void test_time_budget(void **state)
+{
+    (void)state;
+    static const int64_t clocks[] = {1, 10, 50, 100, 500, 1000, 3000, 60000, 3600000};
+    static const int64_t incs[] = {0, 10, 100, 1000};
+    for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+        for (size_t j = 0; j < sizeof incs / sizeof incs[0]; j++) {
+            for (int mtg = 0; mtg <= 40; mtg += 1 + 19 * (mtg > 0)) {
+                SearchLimits l;
+                limits_init(&l);
+                l.time[RED] = clocks[i];
+                l.inc[RED] = incs[j];
+                l.movestogo = mtg;
+                TimeBudget t = timeman_budget(&l, RED, 30);
+                int64_t usable = clocks[i] - 60 > 1 ? clocks[i] - 60 : 1;
+                int64_t cap = mtg == 1 ? usable * 9 / 10 : usable * 2 / 5;
+                assert_true(t.soft_ms >= 1 && t.soft_ms <= t.hard_ms);
+                assert_true(t.hard_ms <= (cap > 1 ? cap : 1));
+            }
+        }
+    }
+    SearchLimits l;
+    limits_init(&l);
+    l.movetime = 500;
+    TimeBudget t = timeman_budget(&l, BLACK, 30);
+    assert_int_equal(t.hard_ms, 470);
+    l.movetime = 0;
+    l.infinite = true;
+    t = timeman_budget(&l, BLACK, 30);
+    assert_int_equal(t.hard_ms, 0);
+}
+
+/// Every bench position is a valid FEN, and there are at least 40 of them.
+static void test_bench_positions(void **state)
+{
+    (void)state;
+    assert_true(bench_position_count >= 40);
+    for (int i = 0; i < bench_position_count; i++) {
+        Board *b = board_from(bench_positions[i]);
+        free(b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mate_in_one),
+        cmocka_unit_test(test_stalemate_is_a_win),
+        cmocka_unit_test(test_no_legal_move),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_node_limit),
+        cmocka_unit_test(test_multipv_and_threads),
+        cmocka_unit_test(test_engines_are_independent),
+        cmocka_unit_test(test_time_budget),
+        cmocka_unit_test(test_bench_positions),
+    };
+    return cmocka_run_group_tests_name("search", tests, NULL, NULL);
+}
