@@ -13,7 +13,7 @@ static void bench_usage(FILE *out)
             "usage: xqforge bench [DEPTH [THREADS [HASH_MB]]]\n\n"
             "Searches %d fixed positions to DEPTH (default 10) with a cleared table and\n"
             "prints one line per position, then 'Nodes searched: N' (with 1 thread, the\n"
-            "engine's signature) and 'Nodes/second: N'.\n",
+            "engine's signature) and 'Nodes/second: N'. --fens lists the positions.\n",
             bench_position_count);
 }
 
@@ -31,6 +31,11 @@ int cmd_bench(int argc, char **argv)
     long depth = 10, threads = 1, hash = 16;
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         bench_usage(stdout);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "--fens") == 0) {
+        for (int i = 0; i < bench_position_count; i++)
+            printf("%s\n", bench_positions[i]);
         return 0;
     }
     if (argc > 4 || (argc > 1 && !cli_parse_int(argv[1], 1, 60, &depth)) ||

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+#include "game.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "move.h"
+#include "movegen.h"
+#include "timeman.h"
+
+const char *game_termination_name(Termination t)
+{
+    static const char *const text[TERM_NB] = {
+        [TERM_NONE] = "none",
+        [TERM_CHECKMATE] = "checkmate",
+        [TERM_STALEMATE] = "stalemate",
+        [TERM_PERPETUAL_CHECK] = "perpetual check",
+        [TERM_COUNTING] = "counting",
+        [TERM_REPETITION] = "repetition",
+        [TERM_MOVE_RULE] = "60-move rule",
+        [TERM_INSUFFICIENT] = "insufficient material",
+        [TERM_RESIGN_ADJ] = "resign adjudication",
+        [TERM_DRAW_ADJ] = "draw adjudication",
+        [TERM_PLY_LIMIT] = "ply limit",
+        [TERM_TIME_FORFEIT] = "time forfeit",
+        [TERM_ILLEGAL_MOVE] = "illegal move",
+        [TERM_CRASH] = "crash",
+        [TERM_STALL] = "stall",
+        [TERM_ABORTED] = "aborted",
+    };
+    return (unsigned)t < TERM_NB ? text[t] : "unknown";
+}
+
+static Termination from_rule(EndReason r)
+{
+    switch (r) {
+    case END_CHECKMATE: return TERM_CHECKMATE;
+    case END_STALEMATE: return TERM_STALEMATE;
+    case END_PERPETUAL_CHECK: return TERM_PERPETUAL_CHECK;
+    case END_COUNTING: return TERM_COUNTING;
+    case END_REPETITION: return TERM_REPETITION;
+    case END_MOVE_RULE: return TERM_MOVE_RULE;
+    case END_INSUFFICIENT: return TERM_INSUFFICIENT;
+    case END_PLY_LIMIT: return TERM_PLY_LIMIT;
+    default: return TERM_NONE;
+    }
+}
+
+int game_failed_player(const GameRecord *rec)
+{
+    if (rec->term < TERM_TIME_FORFEIT || rec->term > TERM_STALL)
+        return -1;
+    // The loser failed: Red lost means the Red player failed.
+    if (rec->outcome == OUTCOME_BLACK_WINS)
+        return rec->red;
+    if (rec->outcome == OUTCOME_RED_WINS)
+        return 1 - rec->red;
+    return -1;
+}
+
+static bool parse_seconds(const char *s, int64_t *ms)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= 0) || v > 1e7)
+        return false;
+    *ms = (int64_t)llround(v * 1000.0);
+    return true;
+}
+
+bool game_parse_tc(const char *text, TimeControl *tc)
+{
+    TimeControl t = *tc;
+    t.base_ms = t.inc_ms = 0;
+    t.moves = 0;
+    if (strcmp(text, "inf") == 0) {
+        *tc = t;
+        return true;
+    }
+    char buf[64];
+    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+        return false;
+    char *base = buf, *slash = strchr(buf, '/'), *plus;
+    if (slash) {
+        *slash = '\0';
+        char *end;
+        long m = strtol(buf, &end, 10);
+        if (end == buf || *end != '\0' || m < 1 || m > 1000)
+            return false;
+        t.moves = (int)m;
+        base = slash + 1;
+    }
+    plus = strchr(base, '+');
+    if (plus) {
+        *plus = '\0';
+        if (!parse_seconds(plus + 1, &t.inc_ms))
+            return false;
+    }
+    if (!parse_seconds(base, &t.base_ms) || (t.base_ms == 0 && t.inc_ms == 0))
+        return false;
+    *tc = t;
+    return true;
+}
+
+void game_format_tc(const TimeControl *tc, char *out, size_t len)
+{
+    if (tc->movetime_ms)
+        snprintf(out, len, "st=%g", tc->movetime_ms / 1000.0);
+    else if ((tc->base_ms || tc->inc_ms) && tc->moves)
+        snprintf(out, len, "%d/%g+%g", tc->moves, tc->base_ms / 1000.0, tc->inc_ms / 1000.0);
+    else if (tc->base_ms || tc->inc_ms)
+        snprintf(out, len, "%g+%g", tc->base_ms / 1000.0, tc->inc_ms / 1000.0);
+    else if (tc->depth)
+        snprintf(out, len, "depth=%d", tc->depth);
+    else if (tc->nodes)
+        snprintf(out, len, "nodes=%llu", (unsigned long long)tc->nodes);
+    else
+        snprintf(out, len, "-");
+}
+
+typedef struct {
+    int64_t left[2]; // per player
+    int moves_made[2];
+} Clock;
+
+static bool timed(const TimeControl *tc) { return tc->base_ms > 0 || tc->inc_ms > 0; }
+
+static void finish(GameRecord *rec, Outcome o, Termination t, const char *detail)
+{
+    rec->outcome = o;
+    rec->term = t;
+    snprintf(rec->detail, sizeof rec->detail, "%s", detail ? detail : "");
+}
+
+static Outcome loss_for(Color c) { return c == RED ? OUTCOME_BLACK_WINS : OUTCOME_RED_WINS; }
+
+/// Whether the side that made the last ply resigns: its own score was at or below -score
+/// for its last movecount moves (and, two-sided, the opponent agreed for as long).
+static bool resigns(const ResignAdjudication *ra, const GameRecord *rec)
+{
+    const int n = rec->ply_count;
+    if (!ra->enabled || ra->movecount <= 0 || n < 2 * ra->movecount - (ra->twosided ? 0 : 1))
+        return false;
+    for (int k = 0; k < ra->movecount; k++) {
+        const GameMove *own = &rec->moves[n - 1 - 2 * k];
+        if (!own->has_score || (own->mate ? own->score > 0 : own->score > -ra->score))
+            return false;
+        if (!ra->twosided)
+            continue;
+        const GameMove *other = &rec->moves[n - 2 - 2 * k];
+        if (!other->has_score || (other->mate ? other->score < 0 : other->score < ra->score))
+            return false;
+    }
+    return true;
+}
+
+/// Whether both sides' last movecount scores lie within +-score, from full move movenumber.
+static bool agrees_draw(const DrawAdjudication *da, const GameRecord *rec, int fullmove)
+{
+    const int n = rec->ply_count;
+    if (!da->enabled || da->movecount <= 0 || fullmove < da->movenumber || n < 2 * da->movecount)
+        return false;
+    for (int k = 0; k < 2 * da->movecount; k++) {
+        const GameMove *m = &rec->moves[n - 1 - k];
+        if (!m->has_score || m->mate || abs(m->score) > da->score)
+            return false;
+    }
+    return true;
+}
+
+int game_play(Player *players[2], int red, const GameConfig *cfg, const char *start_fen,
+              const atomic_bool *stop, GameRecord *rec)
+{
+    Board *b = malloc(sizeof *b);
+    if (!b)
+        return -1;
+    rec->red = red;
+    rec->ply_count = 0;
+    finish(rec, OUTCOME_NONE, TERM_NONE, NULL);
+    char why[160];
+    if (board_set_fen(b, start_fen, why, sizeof why) != FEN_OK) {
+        free(b);
+        return -1;
+    }
+    board_fen(b, rec->start_fen, sizeof rec->start_fen);
+    char msg[GAME_DETAIL_MAX];
+    for (int i = 0; i < 2; i++) {
+        PlayerStatus st = player_new_game(players[i], &cfg->rules, msg, sizeof msg);
+        if (st != PLAYER_OK) {
+            Color c = i == red ? RED : BLACK;
+            finish(rec, loss_for(c), st == PLAYER_ERR_STALL ? TERM_STALL : TERM_CRASH, msg);
+            free(b);
+            return 0;
+        }
+    }
+    Clock clock = {{cfg->tc[0].base_ms, cfg->tc[1].base_ms}, {0, 0}};
+    for (;;) {
+        GameEnd end = rules_game_end(b, &cfg->rules);
+        if (end.outcome != OUTCOME_NONE) {
+            finish(rec, end.outcome, from_rule(end.reason), NULL);
+            break;
+        }
+        if ((cfg->max_plies && rec->ply_count >= cfg->max_plies) ||
+            rec->ply_count >= GAME_MAX_PLIES || b->hist_len >= BOARD_HISTORY_MAX - MAX_MOVES) {
+            finish(rec, OUTCOME_DRAW, TERM_PLY_LIMIT, NULL);
+            break;
+        }
+        if (stop && atomic_load(stop)) {
+            finish(rec, OUTCOME_NONE, TERM_ABORTED, NULL);
+            break;
+        }
+        Color side = b->side;
+        int pi = side == RED ? red : 1 - red;
+        const TimeControl *tc = &cfg->tc[pi];
+        PlayerLimits lim = {{-1, -1}, {0, 0}, 0, tc->movetime_ms, tc->depth, tc->nodes};
+        int64_t budget;
+        if (timed(tc)) {
+            for (Color c = RED; c < COLOR_NB; c++) {
+                int owner = c == RED ? red : 1 - red;
+                lim.time_ms[c] = clock.left[owner] > 0 ? clock.left[owner] : 1;
+                lim.inc_ms[c] = cfg->tc[owner].inc_ms;
+            }
+            if (tc->moves)
+                lim.movestogo = tc->moves - clock.moves_made[pi] % tc->moves;
+            budget = clock.left[pi] + tc->margin_ms;
+        } else if (tc->movetime_ms) {
+            budget = tc->movetime_ms + tc->margin_ms;
+        } else {
+            budget = tc->fixed_deadline_ms > 0 ? tc->fixed_deadline_ms : 60000;
+        }
+        PlayerMove pm;
+        int64_t t0 = timeman_now_ms();
+        PlayerStatus st = player_go(players[pi], b, &lim, t0 + budget, &pm, msg, sizeof msg);
+        int64_t spent = timeman_now_ms() - t0;
+        if (st != PLAYER_OK) {
+            Termination t = st == PLAYER_ERR_TIMEOUT                           ? TERM_TIME_FORFEIT
+                            : st == PLAYER_ERR_STALL                           ? TERM_STALL
+                            : st == PLAYER_ERR_CRASH || st == PLAYER_ERR_START ? TERM_CRASH
+                                                                               : TERM_ILLEGAL_MOVE;
+            finish(rec, loss_for(side), t, msg);
+            break;
+        }
+        if (timed(tc)) {
+            clock.left[pi] -= spent;
+            if (clock.left[pi] < -tc->margin_ms) {
+                snprintf(msg, sizeof msg, "used %lld ms, %lld ms over", (long long)spent,
+                         (long long)-clock.left[pi]);
+                finish(rec, loss_for(side), TERM_TIME_FORFEIT, msg);
+                break;
+            }
+            if (clock.left[pi] < 0)
+                clock.left[pi] = 0;
+            clock.left[pi] += tc->inc_ms;
+            clock.moves_made[pi]++;
+            if (tc->moves && clock.moves_made[pi] % tc->moves == 0)
+                clock.left[pi] += tc->base_ms;
+        } else if (tc->movetime_ms && spent > tc->movetime_ms + tc->margin_ms) {
+            snprintf(msg, sizeof msg, "used %lld ms of %lld", (long long)spent,
+                     (long long)tc->movetime_ms);
+            finish(rec, loss_for(side), TERM_TIME_FORFEIT, msg);
+            break;
+        }
+        GameMove *gm = &rec->moves[rec->ply_count++];
+        *gm = (GameMove){pm.move, pm.score, pm.has_score, pm.mate, pm.depth, spent};
+        board_make_move(b, pm.move);
+        // Rules first (RULES.md: a rule-decided result takes precedence), then scores.
+        end = rules_game_end(b, &cfg->rules);
+        if (end.outcome != OUTCOME_NONE) {
+            finish(rec, end.outcome, from_rule(end.reason), NULL);
+            break;
+        }
+        if (resigns(&cfg->resign, rec)) {
+            finish(rec, loss_for(side), TERM_RESIGN_ADJ, NULL);
+            break;
+        }
+        if (agrees_draw(&cfg->draw, rec, b->fullmove)) {
+            finish(rec, OUTCOME_DRAW, TERM_DRAW_ADJ, NULL);
+            break;
+        }
+    }
+    free(b);
+    return 0;
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// A local match between two players (fastchess-style): game pairs on openings with colours
+// swapped, played concurrently in threads, results totalled for player 0 (the first
+// engine), PGN written as games finish. Statistics and stopping rules (SPRT) are the
+// caller's, through hooks, so this module stays free of them.
+#pragma once
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "game.h"
+#include "openings.h"
+
+enum { MATCH_MAX_CONCURRENCY = 256 };
+
+typedef struct {
+    int games, wins, draws, losses; // for player 0
+    int ptnml[5];                   // pairs scoring 0, 1/2, 1, 3/2, 2 for player 0
+    int terms[TERM_NB];
+    int pairs_started;
+} MatchTotals;
+
+typedef struct {
+    void *ctx;
+    /// Called (under the match lock) after every finished game, in finishing order.
+    void (*game_done)(void *ctx, const GameRecord *rec, int game_number, const MatchTotals *t);
+    /// Called after every finished pair; returning true ends the match (e.g. SPRT decided).
+    bool (*should_stop)(void *ctx, const MatchTotals *t);
+} MatchHooks;
+
+typedef struct {
+    PlayerConfig players[2];
+    GameConfig game;
+    const Openings *openings;
+    bool random_order;
+    uint64_t seed;
+    int start;       // first opening index
+    int rounds;      // rounds to play; with repeat each round is a game pair
+    bool repeat;     // play each opening twice with colours swapped
+    int concurrency; // games at once
+    FILE *pgn;       // NULL: no PGN
+    const char *event, *site;
+} MatchConfig;
+
+typedef enum { MATCH_OK, MATCH_ERR_PLAYER, MATCH_ERR_NOMEM, MATCH_ERR_IO } MatchStatus;
+
+const char *match_strerror(MatchStatus st);
+
+/// Runs the match until all rounds are played, a hook stops it, or *interrupt becomes true
+/// (games then in progress are abandoned, finished ones are kept). msg explains an error.
+MatchStatus match_run(const MatchConfig *cfg, const MatchHooks *hooks, atomic_bool *interrupt,
+                      MatchTotals *totals, char *msg, size_t msg_len);

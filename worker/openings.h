@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// Opening positions for matches: EPD/FEN files (one position a line, extra EPD fields
+// allowed), each validated before use; a bad line is reported with its line number and
+// skipped. An embedded default set needs no file.
+#pragma once
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "board.h"
+
+enum { OPENINGS_MAX = 10000000, OPENINGS_LINE_MAX = 1024 };
+
+typedef struct {
+    char (*fens)[BOARD_FEN_MAX];
+    int count;
+} Openings;
+
+typedef enum {
+    OPENINGS_OK,
+    OPENINGS_ERR_IO,
+    OPENINGS_ERR_EMPTY,
+    OPENINGS_ERR_NOMEM
+} OpeningsStatus;
+
+extern const char *const openings_default_fens[];
+extern const int openings_default_count;
+
+const char *openings_strerror(OpeningsStatus st);
+/// Loads a file; bad lines are reported on warn (if not NULL) as "path:line: why" and skipped.
+OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *why, size_t why_len);
+OpeningsStatus openings_load_default(Openings *o);
+void openings_free(Openings *o);
+
+/// Normalises one EPD or FEN line into a validated FEN; false with why on a bad line.
+bool openings_parse_line(const char *line, char fen[BOARD_FEN_MAX], char *why, size_t why_len);
+
+/// The opening for pair number pair: sequential from start, or a seeded shuffle.
+int openings_pick(const Openings *o, uint64_t pair, bool random, uint64_t seed, int start);

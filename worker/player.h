@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// A player of games: our engine in-process (builtin) or an external engine over pipes
+// (UCI in the Pikafish dialect, UCCI, xboard/CECP). The game manager talks to every kind
+// through this one interface and never sees protocol text.
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "board.h"
+#include "rules.h"
+
+enum {
+    PLAYER_NAME_MAX = 64,
+    PLAYER_OPTIONS_MAX = 64, // option.NAME=VALUE settings per player
+    PLAYER_ARGS_MAX = 32,    // arguments of an external command
+    PLAYER_TEXT_MAX = 1024   // command, paths, option names and values
+};
+
+typedef enum { PROTO_BUILTIN, PROTO_UCI, PROTO_UCCI, PROTO_XBOARD, PROTO_NB } Protocol;
+
+typedef struct {
+    char name[PLAYER_TEXT_MAX];
+    char value[PLAYER_TEXT_MAX];
+} PlayerOption;
+
+typedef struct {
+    char name[PLAYER_NAME_MAX];
+    Protocol proto;
+    // External engines
+    char cmd[PLAYER_TEXT_MAX]; // program path, run without a shell
+    char args[PLAYER_ARGS_MAX][PLAYER_TEXT_MAX];
+    int argc;
+    char workdir[PLAYER_TEXT_MAX]; // empty: inherit
+    int rank_base;                 // 0 (ranks 0-9) or 1 (Fairy-Stockfish's UCI: 1-10)
+    int startup_timeout_ms;        // time to answer uci/ucci/xboard handshake
+    int ping_timeout_ms;           // time to answer isready/ping
+    // Every kind: options (UCI setoption; for builtin: Threads, Hash, any weight, ...)
+    PlayerOption options[PLAYER_OPTIONS_MAX];
+    int option_count;
+    // Builtin only
+    char weights_file[PLAYER_TEXT_MAX]; // empty: default weights
+} PlayerConfig;
+
+/// What a player is told for one move: the clock, or a fixed budget.
+typedef struct {
+    int64_t time_ms[COLOR_NB]; // remaining; -1 when the game has no clock
+    int64_t inc_ms[COLOR_NB];
+    int movestogo;       // 0: sudden death
+    int64_t movetime_ms; // fixed time per move; 0: none
+    int depth;           // fixed depth; 0: none
+    uint64_t nodes;      // fixed nodes; 0: none
+} PlayerLimits;
+
+/// A player's answer.
+typedef struct {
+    Move move;
+    int score; // centipawns from the mover's view, as the engine reported it
+    bool has_score;
+    bool mate; // score is a mate distance (score holds +-moves)
+    int depth;
+    uint64_t nodes;
+} PlayerMove;
+
+typedef enum {
+    PLAYER_OK,
+    PLAYER_ERR_START,    // could not start, or no handshake in time
+    PLAYER_ERR_CRASH,    // the process died or closed its pipes
+    PLAYER_ERR_STALL,    // no answer to ping/isready in time
+    PLAYER_ERR_TIMEOUT,  // no move within the hard deadline given to player_go
+    PLAYER_ERR_ILLEGAL,  // a move that is not legal in the position
+    PLAYER_ERR_PROTOCOL, // an unparsable move or reply
+    PLAYER_ERR_CONFIG,   // a bad option or setting (named in the message)
+    PLAYER_STATUS_NB
+} PlayerStatus;
+
+typedef struct Player Player;
+
+const char *player_strerror(PlayerStatus st);
+const char *player_proto_name(Protocol p);
+bool player_proto_parse(const char *name, Protocol *out);
+
+/// Starts a player (for external engines: spawn, handshake, options). On failure *out is
+/// NULL and msg (if not NULL) explains.
+PlayerStatus player_new(const PlayerConfig *cfg, Player **out, char *msg, size_t msg_len);
+void player_free(Player *p);
+
+/// A new game is about to start (ucinewgame / new); rules tells the engine the rule set.
+PlayerStatus player_new_game(Player *p, const RulesConfig *rules, char *msg, size_t msg_len);
+
+/// Asks for a move in `game` (start FEN and moves so far: the board's history) under
+/// limits. deadline_ms is the wall-clock time the player may take before it loses on time
+/// (the clock plus margin); the call returns by then with PLAYER_ERR_TIMEOUT at the latest.
+PlayerStatus player_go(Player *p, const Board *game, const PlayerLimits *limits,
+                       int64_t deadline_ms, PlayerMove *out, char *msg, size_t msg_len);

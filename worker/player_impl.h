@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Internal to worker/: how player.c dispatches to the builtin and external implementations.
+#pragma once
+
+#include "player.h"
+
+struct Player {
+    Protocol proto;
+    char name[PLAYER_NAME_MAX];
+    void *impl; // BuiltinPlayer or ExternalPlayer
+};
+
+PlayerStatus builtin_player_new(const PlayerConfig *cfg, void **impl, char *msg, size_t msg_len);
+void builtin_player_free(void *impl);
+PlayerStatus builtin_player_new_game(void *impl, const RulesConfig *rules, char *msg,
+                                     size_t msg_len);
+PlayerStatus builtin_player_go(void *impl, const Board *game, const PlayerLimits *limits,
+                               int64_t deadline_ms, PlayerMove *out, char *msg, size_t msg_len);
+
+PlayerStatus external_player_new(const PlayerConfig *cfg, void **impl, char *msg, size_t msg_len);
+void external_player_free(void *impl);
+PlayerStatus external_player_new_game(void *impl, const RulesConfig *rules, char *msg,
+                                      size_t msg_len);
+PlayerStatus external_player_go(void *impl, const Board *game, const PlayerLimits *limits,
+                                int64_t deadline_ms, PlayerMove *out, char *msg, size_t msg_len);
