@@ -22,6 +22,7 @@ static const Command COMMANDS[] = {
     {"perft", "count the leaves of the legal move tree of a position", cmd_perft},
     {"diffcheck", "compare our legal moves with Fairy-Stockfish's along random games",
      cmd_diffcheck},
+    {"uci", "run the engine under the UCI protocol on stdin/stdout", cmd_uci},
 };
 enum { COMMAND_NB = sizeof COMMANDS / sizeof COMMANDS[0] };
 

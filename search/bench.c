@@ -78,7 +78,10 @@ int bench_run(Engine *e, int depth, BenchLineFn line, void *ctx, BenchResult *ou
             return i + 1;
         }
         engine_new_game(e);
-        engine_set_position(e, b);
+        if (engine_set_position(e, b) != ENGINE_OK) {
+            free(b);
+            return i + 1;
+        }
         SearchResult r = engine_search(e, &limits, NULL, NULL);
         out->nodes += r.nodes;
         out->time_ms += r.time_ms;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const ParamInfo params_info[PARAM_NB] = {
 #define PARAM(name, def, lo, hi, step) {#name, def, lo, hi, step},
@@ -33,7 +34,7 @@ void weights_default(Weights *w)
 int params_find(const char *name)
 {
     for (int i = 0; name && i < PARAM_NB; i++)
-        if (strcmp(params_info[i].name, name) == 0)
+        if (strcasecmp(params_info[i].name, name) == 0) // UCI option names ignore case
             return i;
     return -1;
 }

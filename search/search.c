@@ -161,9 +161,11 @@ EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
     if (name_is(name, "Hash")) {
         if (!parse_long(value, 1, ENGINE_MAX_HASH_MB, &v))
             return ENGINE_ERR_VALUE;
+        if (tt_resize(&e->tt, (size_t)v) != 0) {
+            tt_resize(&e->tt, (size_t)e->hash_mb); // keep a working table of the old size
+            return ENGINE_ERR_NOMEM;
+        }
         e->hash_mb = (int)v;
-        if (tt_resize(&e->tt, (size_t)v) != 0)
-            return tt_resize(&e->tt, 1) == 0 ? ENGINE_ERR_NOMEM : ENGINE_ERR_NOMEM;
         return ENGINE_OK;
     }
     if (name_is(name, "Clear Hash")) {
@@ -208,7 +210,13 @@ int engine_threads(const Engine *e) { return e->threads; }
 int engine_multipv(const Engine *e) { return e->multipv; }
 const RulesConfig *engine_rules(const Engine *e) { return &e->rules; }
 Weights *engine_weights(Engine *e) { return &e->weights; }
-void engine_set_position(Engine *e, const Board *b) { e->root = *b; }
+EngineStatus engine_set_position(Engine *e, const Board *b)
+{
+    if (b->hist_len > ENGINE_MAX_GAME_PLIES)
+        return ENGINE_ERR_VALUE;
+    e->root = *b;
+    return ENGINE_OK;
+}
 const Board *engine_position(const Engine *e) { return &e->root; }
 void engine_stop(Engine *e) { atomic_store(&e->stop, true); }
 
@@ -294,7 +302,8 @@ typedef struct {
     int scores[MAX_MOVES];
 } Picker;
 
-static void picker_init(Picker *p, SearchThread *t, const Stack *ss, Move tt_move, bool captures_only)
+static void picker_init(Picker *p, SearchThread *t, const Stack *ss, Move tt_move,
+                        bool captures_only)
 {
     p->t = t;
     p->ss = ss;

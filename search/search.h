@@ -25,7 +25,8 @@ enum {
     VALUE_INFINITE = 31000,
     ENGINE_MAX_THREADS = 256,
     ENGINE_MAX_HASH_MB = 65536,
-    ENGINE_MAX_MULTIPV = 64
+    ENGINE_MAX_MULTIPV = 64,
+    ENGINE_MAX_GAME_PLIES = BOARD_HISTORY_MAX - 2 * MAX_PLY
 };
 
 typedef struct {
@@ -75,8 +76,9 @@ int engine_multipv(const Engine *e);
 const RulesConfig *engine_rules(const Engine *e);
 Weights *engine_weights(Engine *e);
 
-/// The position to search, with its game history (for repetitions).
-void engine_set_position(Engine *e, const Board *b);
+/// The position to search, with its game history (for repetitions). ENGINE_ERR_VALUE if the
+/// game is longer than ENGINE_MAX_GAME_PLIES (the search needs room in the history).
+EngineStatus engine_set_position(Engine *e, const Board *b);
 const Board *engine_position(const Engine *e);
 
 /// Forgets everything learned (table, histories): a new game.

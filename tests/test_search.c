@@ -30,7 +30,7 @@ static Board *board_from(const char *fen)
 static SearchResult search_depth(Engine *e, const char *fen, int depth)
 {
     Board *b = board_from(fen);
-    engine_set_position(e, b);
+    assert_int_equal(engine_set_position(e, b), ENGINE_OK);
     free(b);
     SearchLimits l;
     limits_init(&l);
@@ -112,7 +112,7 @@ static void test_node_limit(void **state)
     Engine *e = engine_new();
     assert_non_null(e);
     Board *b = board_from(BOARD_START_FEN);
-    engine_set_position(e, b);
+    assert_int_equal(engine_set_position(e, b), ENGINE_OK);
     SearchLimits l;
     limits_init(&l);
     l.nodes = 20000;
@@ -141,7 +141,7 @@ static void test_multipv_and_threads(void **state)
     assert_int_equal(engine_set_option(e, "MultiPV", "3"), ENGINE_OK);
     assert_int_equal(engine_set_option(e, "Threads", "3"), ENGINE_OK);
     Board *b = board_from(BOARD_START_FEN);
-    engine_set_position(e, b);
+    assert_int_equal(engine_set_position(e, b), ENGINE_OK);
     SearchLimits l;
     limits_init(&l);
     l.depth = 5;

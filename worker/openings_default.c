@@ -244,6 +244,5 @@ const char *const openings_default_fens[] = {
     "rnbakabnr/9/4c4/p1p1p1p1p/1c5C1/9/P1P1P1P1P/1CN6/9/R1BAKABNR w - - 4 3",
     "rnbakabnr/9/c8/p1p1p1p1p/1c5C1/9/P1P1P1P1P/NC7/9/R1BAKABNR w - - 4 3",
     "rn1aka1nr/9/bc2b2c1/p1p1p1p1p/9/6P2/P1P1P3P/1C2B2C1/9/RNBAKA1NR w - - 4 3",
-    "rnbakabnr/9/1c5c1/p1p3p1p/4p2C1/9/P1P1P1P1P/1C7/9/RNBAKABNR w - - 2 2"
-};
+    "rnbakabnr/9/1c5c1/p1p3p1p/4p2C1/9/P1P1P1P1P/1C7/9/RNBAKABNR w - - 2 2"};
 const int openings_default_count = sizeof openings_default_fens / sizeof openings_default_fens[0];

@@ -68,7 +68,10 @@ PlayerStatus builtin_player_go(void *impl, const Board *game, const PlayerLimits
     l.movetime = limits->movetime_ms;
     l.depth = limits->depth;
     l.nodes = limits->nodes;
-    engine_set_position(e, game);
+    if (engine_set_position(e, game) != ENGINE_OK) {
+        snprintf(msg, msg_len, "game too long for the engine (%d plies)", game->hist_len);
+        return PLAYER_ERR_CONFIG;
+    }
     SearchResult r = engine_search(e, &l, NULL, NULL);
     if (r.best == MOVE_NONE || !movegen_is_legal(game, r.best)) {
         snprintf(msg, msg_len, "builtin engine returned no legal move");

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+// Evaluation and weights: the trace reproduces the evaluation exactly from the weights (the
+// linearity the Texel tuner relies on), the evaluation is symmetric under colour flip and
+// left-right mirror, and weight files round-trip and reject bad lines by line number.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "eval.h"
+#include "movegen.h"
+#include "rng.h"
+
+/// Plays random games and calls fn on every position reached.
+static void random_positions(void (*fn)(Board *b, const Weights *w), int games)
+{
+    Board *b = malloc(sizeof *b);
+    assert_non_null(b);
+    Weights w;
+    weights_default(&w);
+    Rng rng;
+    rng_seed(&rng, 99);
+    for (int g = 0; g < games; g++) {
+        assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
+        for (int ply = 0; ply < 160; ply++) {
+            fn(b, &w);
+            MoveList l;
+            if (movegen_legal(b, &l) == 0)
+                break;
+            board_make_move(b, l.moves[rng_below(&rng, (uint32_t)l.count)]);
+        }
+    }
+    free(b);
+}
+
+static void check_trace(Board *b, const Weights *w)
+{
+    EvalTrace t;
+    int v = eval_trace(b, w, &t);
+    assert_int_equal(v, eval_evaluate(b, w));
+    long mg = 0, eg = 0;
+    for (int i = 0; i < PARAM_NB; i++) {
+        if (eval_param_is_mg(i))
+            mg += (long)t.coef[i] * w->v[i];
+        else
+            eg += (long)t.coef[i] * w->v[i];
+    }
+    long red = (mg * t.phase + eg * (EVAL_PHASE_MAX - t.phase)) / EVAL_PHASE_MAX;
+    assert_int_equal(b->side == RED ? red : -red, v);
+}
+
+/// The trace's coefficients times the weights give back the evaluation exactly.
+static void test_trace_is_linear(void **state)
+{
+    (void)state;
+    random_positions(check_trace, 20);
+}
+
+/// Builds the FEN of b with colours swapped and the board turned upside down (rank r ->
+/// 9 - r), or mirrored left-right (file f -> 8 - f).
+static void transform(const Board *b, bool flip_colours, char *fen, size_t len)
+{
+    char buf[BOARD_FEN_MAX];
+    size_t n = 0;
+    for (int r = RANK_NB - 1; r >= 0; r--) {
+        int empty = 0;
+        for (int f = 0; f < FILE_NB; f++) {
+            int sr = flip_colours ? 9 - r : r, sf = flip_colours ? f : 8 - f;
+            Piece p = board_piece(b, sq_make(sf, sr));
+            if (p == NO_PIECE) {
+                empty++;
+                continue;
+            }
+            if (empty)
+                buf[n++] = (char)('0' + empty), empty = 0;
+            char c = " KABNRCP"[piece_type(p)];
+            bool black = piece_color(p) == BLACK;
+            if (flip_colours)
+                black = !black;
+            buf[n++] = black ? (char)(c + 32) : c;
+        }
+        if (empty)
+            buf[n++] = (char)('0' + empty);
+        if (r)
+            buf[n++] = '/';
+    }
+    buf[n] = '\0';
+    Color side = flip_colours ? (Color)(b->side ^ 1) : b->side;
+    snprintf(fen, len, "%s %c", buf, side == RED ? 'w' : 'b');
+}
+
+static void check_symmetry(Board *b, const Weights *w)
+{
+    Board *t = malloc(sizeof *t);
+    assert_non_null(t);
+    char fen[BOARD_FEN_MAX + 8];
+    int v = eval_evaluate(b, w);
+    for (int k = 0; k < 2; k++) {
+        transform(b, k == 0, fen, sizeof fen);
+        char why[160];
+        if (board_set_fen(t, fen, why, sizeof why) != FEN_OK)
+            fail_msg("transformed FEN %s: %s", fen, why);
+        if (eval_evaluate(t, w) != v)
+            fail_msg("eval %d, transformed (%s) %d: %s", v, k ? "mirror" : "colours",
+                     eval_evaluate(t, w), fen);
+    }
+    free(t);
+}
+
+/// Swapping the colours (board turned around, other side to move) and mirroring left-right
+/// leave the side-to-move evaluation unchanged.
+static void test_symmetry(void **state)
+{
+    (void)state;
+    random_positions(check_symmetry, 10);
+}
+
+/// Saving the weights and loading them back gives the same set; a changed weight survives.
+static void test_weights_round_trip(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/xq-weights-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    Weights w, back;
+    weights_default(&w);
+    assert_int_equal(weights_set(&w, "psq_horse_mg_c2", "17"), PARAMS_OK);
+    assert_int_equal(weights_set(&w, "chariot_eg", "700"), PARAMS_OK);
+    assert_int_equal(weights_save(&w, path), PARAMS_OK);
+    weights_default(&back);
+    char why[256];
+    assert_int_equal(weights_load(&back, path, why, sizeof why), PARAMS_OK);
+    assert_memory_equal(&w, &back, sizeof w);
+    unlink(path);
+}
+
+/// Bad weight files are refused whole, naming the file and line; good lines before the bad
+/// one do not leak into the weights.
+static void test_weights_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        ParamsStatus st;
+        const char *where;
+    } cases[] = {
+        {"horse_mg 300\nno_such_weight 5\n", PARAMS_ERR_UNKNOWN, ":2:"},
+        {"# comment\nhorse_mg 999999\n", PARAMS_ERR_VALUE, ":2:"},
+        {"horse_mg abc\n", PARAMS_ERR_VALUE, ":1:"},
+        {"horse_mg 300 extra\n", PARAMS_ERR_SYNTAX, ":1:"},
+        {"horse_mg\n", PARAMS_ERR_SYNTAX, ":1:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[] = "/tmp/xq-weights-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, cases[i].text, strlen(cases[i].text)),
+                         (ssize_t)strlen(cases[i].text));
+        close(fd);
+        Weights w;
+        weights_default(&w);
+        char why[256] = "";
+        assert_int_equal(weights_load(&w, path, why, sizeof why), cases[i].st);
+        assert_non_null(strstr(why, cases[i].where));
+        assert_int_equal(w.v[P_horse_mg], params_info[P_horse_mg].def);
+        unlink(path);
+    }
+    Weights w;
+    char why[256];
+    assert_int_equal(weights_load(&w, "/nonexistent/weights.txt", why, sizeof why), PARAMS_ERR_IO);
+}
+
+/// Every weight's default lies in its range, names are unique, and a weight changes the
+/// evaluation of a position where its feature is present.
+static void test_param_table(void **state)
+{
+    (void)state;
+    for (int i = 0; i < PARAM_NB; i++) {
+        assert_true(params_info[i].min <= params_info[i].def);
+        assert_true(params_info[i].def <= params_info[i].max);
+        assert_true(params_info[i].step > 0);
+        assert_int_equal(params_find(params_info[i].name), i);
+    }
+    assert_int_equal(params_find("nonexistent"), -1);
+    Board *b = malloc(sizeof *b);
+    assert_non_null(b);
+    // No chariot, horse or cannon: phase 0, so an endgame weight counts in full.
+    assert_int_equal(board_set_fen(b, "4k4/9/9/9/9/4P4/9/9/9/3K5 w", NULL, 0), FEN_OK);
+    Weights w;
+    weights_default(&w);
+    int before = eval_evaluate(b, &w);
+    w.v[P_soldier_eg] += 100;
+    assert_int_equal(eval_evaluate(b, &w), before + 100);
+    free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trace_is_linear),    cmocka_unit_test(test_symmetry),
+        cmocka_unit_test(test_weights_round_trip), cmocka_unit_test(test_weights_errors),
+        cmocka_unit_test(test_param_table),
+    };
+    return cmocka_run_group_tests_name("eval", tests, NULL, NULL);
+}
