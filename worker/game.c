@@ -136,9 +136,7 @@ static void finish(GameRecord *rec, Outcome o, Termination t, const char *detail
 
 static Outcome loss_for(Color c) { return c == RED ? OUTCOME_BLACK_WINS : OUTCOME_RED_WINS; }
 
-/// Whether the side that made the last ply resigns: its own score was at or below -score
-/// for its last movecount moves (and, two-sided, the opponent agreed for as long).
-static bool resigns(const ResignAdjudication *ra, const GameRecord *rec)
+bool game_resigns(const ResignAdjudication *ra, const GameRecord *rec)
 {
     const int n = rec->ply_count;
     if (!ra->enabled || ra->movecount <= 0 || n < 2 * ra->movecount - (ra->twosided ? 0 : 1))
@@ -156,8 +154,7 @@ static bool resigns(const ResignAdjudication *ra, const GameRecord *rec)
     return true;
 }
 
-/// Whether both sides' last movecount scores lie within +-score, from full move movenumber.
-static bool agrees_draw(const DrawAdjudication *da, const GameRecord *rec, int fullmove)
+bool game_agrees_draw(const DrawAdjudication *da, const GameRecord *rec, int fullmove)
 {
     const int n = rec->ply_count;
     if (!da->enabled || da->movecount <= 0 || fullmove < da->movenumber || n < 2 * da->movecount)
@@ -271,11 +268,11 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const char *st
             finish(rec, end.outcome, from_rule(end.reason), NULL);
             break;
         }
-        if (resigns(&cfg->resign, rec)) {
+        if (game_resigns(&cfg->resign, rec)) {
             finish(rec, loss_for(side), TERM_RESIGN_ADJ, NULL);
             break;
         }
-        if (agrees_draw(&cfg->draw, rec, b->fullmove)) {
+        if (game_agrees_draw(&cfg->draw, rec, b->fullmove)) {
             finish(rec, OUTCOME_DRAW, TERM_DRAW_ADJ, NULL);
             break;
         }

@@ -88,6 +88,12 @@ int game_failed_player(const GameRecord *rec);
 bool game_parse_tc(const char *text, TimeControl *tc);
 void game_format_tc(const TimeControl *tc, char *out, size_t len);
 
+/// Whether the side that made the last ply resigns: its own score was at or below -score
+/// for its last movecount moves (and, two-sided, the opponent's at or above +score).
+bool game_resigns(const ResignAdjudication *ra, const GameRecord *rec);
+/// Whether both sides' last movecount scores lie within +-score, from full move movenumber.
+bool game_agrees_draw(const DrawAdjudication *da, const GameRecord *rec, int fullmove);
+
 /// Plays one game from start_fen (already validated). players[i] is player i; red says
 /// which one has Red. stop (may be NULL) aborts between moves. Returns 0, or -1 if the
 /// start position is invalid.
