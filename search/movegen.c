@@ -172,3 +172,91 @@ bool movegen_is_pseudo_legal(const Board *b, Move m)
     default: return false;
     }
 }
+
+/// Counts a slider's legal moves from a 9/10-bit line mask when every destination needs the
+/// full test (the slider stands on one of its general's lines or beside it).
+static inline int count_checked(const Board *b, Square from, Square ksq, unsigned mask, bool rank,
+                                int line)
+{
+    int n = 0;
+    for (; mask; mask &= mask - 1) {
+        int bit = __builtin_ctz(mask);
+        Square to = rank ? line * FILE_NB + bit : bit * FILE_NB + line;
+        n += !board_attacked_after(b, b->side, ksq, from, to);
+    }
+    return n;
+}
+
+static inline int count_sliders(const Board *b, Bitboard set, bool screen, Square ksq)
+{
+    const Color them = (Color)(b->side ^ 1);
+    const int kf = sq_file(ksq), kr = sq_rank(ksq);
+    int n = 0;
+    while (set) {
+        Square s = bb_pop(&set);
+        int f = sq_file(s), r = sq_rank(s);
+        LineEntry er = attacks_rank[f][b->rank_occ[RED][r] | b->rank_occ[BLACK][r]];
+        LineEntry ef = attacks_file[r][b->file_occ[RED][f] | b->file_occ[BLACK][f]];
+        unsigned rm =
+            LINE_QUIET(er) | ((screen ? LINE_SCREEN(er) : LINE_HIT(er)) & b->rank_occ[them][r]);
+        unsigned fm =
+            LINE_QUIET(ef) | ((screen ? LINE_SCREEN(ef) : LINE_HIT(ef)) & b->file_occ[them][f]);
+        if (attacks_exposure[ksq][s] & 1) {
+            n += count_checked(b, s, ksq, rm, true, r) + count_checked(b, s, ksq, fm, false, f);
+            continue;
+        }
+        // Off the general's lines, only the two points where this piece's rank meets the
+        // general's file and its file meets the general's rank can expose the general (as a
+        // new cannon screen).
+        n += __builtin_popcount(rm) + __builtin_popcount(fm);
+        if ((rm >> kf) & 1)
+            n -= board_attacked_after(b, b->side, ksq, s, r * FILE_NB + kf);
+        if ((fm >> kr) & 1)
+            n -= board_attacked_after(b, b->side, ksq, s, kr * FILE_NB + f);
+    }
+    return n;
+}
+
+static inline int count_steps(const Board *b, Bitboard set, const StepList *table, bool blockable,
+                              Square ksq, bool king)
+{
+    const unsigned them = (unsigned)(b->side ^ 1);
+    const uint8_t *expo = attacks_exposure[ksq];
+    int n = 0;
+    while (set) {
+        Square s = bb_pop(&set);
+        const StepList *st = &table[s];
+        for (int i = 0; i < st->n; i++) {
+            Square to = st->to[i];
+            unsigned p = b->squares[to];
+            if (blockable && b->squares[st->via[i]] != NO_PIECE)
+                continue;
+            if (p != NO_PIECE && (p >> 3) != them)
+                continue;
+            if (king)
+                n += !board_attacked_after(b, b->side, to, s, to);
+            else if ((expo[s] & 1) | (expo[to] & 2))
+                n += !board_attacked_after(b, b->side, ksq, s, to);
+            else
+                n++;
+        }
+    }
+    return n;
+}
+
+int movegen_count_legal(const Board *b)
+{
+    if (b->in_check) {
+        MoveList l;
+        return movegen_legal(b, &l);
+    }
+    const Color us = b->side;
+    const Bitboard *own = b->pieces[us];
+    const Square ksq = b->king_sq[us];
+    return count_sliders(b, own[CHARIOT], false, ksq) + count_sliders(b, own[CANNON], true, ksq) +
+           count_steps(b, own[HORSE], attacks_horse, true, ksq, false) +
+           count_steps(b, own[SOLDIER], attacks_soldier[us], false, ksq, false) +
+           count_steps(b, own[ELEPHANT], attacks_elephant, true, ksq, false) +
+           count_steps(b, own[ADVISOR], attacks_advisor, false, ksq, false) +
+           count_steps(b, own[KING], attacks_king, false, ksq, true);
+}

@@ -16,6 +16,8 @@ void movegen_pseudo(const Board *b, MoveList *list);
 /// Every legal move: pseudo-legal moves that do not leave the mover's general attacked or
 /// facing the other general. Returns the count.
 int movegen_legal(const Board *b, MoveList *list);
+/// The number of legal moves, without listing them (perft's last ply).
+int movegen_count_legal(const Board *b);
 /// Legal captures only. Returns the count.
 int movegen_captures(const Board *b, MoveList *list);
 /// Whether m follows the movement rules here (any Move value is accepted), without

@@ -12,10 +12,10 @@ uint64_t perft(Board *b, int depth)
 {
     if (depth <= 0)
         return 1;
+    if (depth == 1)
+        return (uint64_t)movegen_count_legal(b);
     MoveList list;
     int n = movegen_legal(b, &list);
-    if (depth == 1)
-        return (uint64_t)n;
     uint64_t nodes = 0;
     for (int i = 0; i < n; i++) {
         board_make_move(b, list.moves[i]);

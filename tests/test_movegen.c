@@ -57,6 +57,7 @@ static void check_position(Board *b)
         }
     }
     assert_int_equal(legal.count, expect_legal);
+    assert_int_equal(movegen_count_legal(b), expect_legal);
     assert_int_equal(caps.count, expect_caps);
     // Every from-to pair of the side to move's pieces: the fast single-move check agrees
     // with the generated list (it must also reject what the generator never produces).
