@@ -8,6 +8,7 @@ packages=(
     libopenmpi-dev openmpi-bin libmsgpack-dev libcurl4-openssl-dev libcmocka-dev
     clang-format
     fairy-stockfish # the reference for perft and legal-move cross-checks
+    sjaakii fairymax # xboard opponents (Sjaak II, MaxQi) for the external-player tests
 )
 missing=()
 for p in "${packages[@]}"; do

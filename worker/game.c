@@ -231,6 +231,10 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const char *st
         int64_t t0 = timeman_now_ms();
         PlayerStatus st = player_go(players[pi], b, &lim, t0 + budget, &pm, msg, sizeof msg);
         int64_t spent = timeman_now_ms() - t0;
+        if (st == PLAYER_ERR_CONFIG) { // not the engine's fault in this game: stop the match
+            finish(rec, OUTCOME_NONE, TERM_ABORTED, msg);
+            break;
+        }
         if (st != PLAYER_OK) {
             Termination t = st == PLAYER_ERR_TIMEOUT                           ? TERM_TIME_FORFEIT
                             : st == PLAYER_ERR_STALL                           ? TERM_STALL

@@ -130,6 +130,11 @@ static void *match_thread(void *arg)
             snprintf(rec->names[0], PLAYER_NAME_MAX, "%s", cfg->players[0].name);
             snprintf(rec->names[1], PLAYER_NAME_MAX, "%s", cfg->players[1].name);
             game_play(players, red, &cfg->game, cfg->openings->fens[opening], s->interrupt, rec);
+            if (rec->term == TERM_ABORTED && !atomic_load(s->interrupt)) {
+                char full[GAME_DETAIL_MAX + 64];
+                snprintf(full, sizeof full, "game aborted: %s", rec->detail);
+                fail(s, MATCH_ERR_PLAYER, full);
+            }
             if (rec->term == TERM_ABORTED || atomic_load(s->interrupt))
                 goto done;
             record(s, rec, pair + 1, &pair_points, cfg->repeat ? g + 1 : 0);

@@ -13,6 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+// A write waits at most this long for a child that does not read its input.
+enum { PROCESS_WRITE_TIMEOUT_MS = 2000 };
+
 const char *process_strerror(ProcessStatus st)
 {
     static const char *const text[PROCESS_STATUS_NB] = {
@@ -80,6 +83,8 @@ ProcessStatus process_spawn(Process *p, char *const argv[], const char *workdir)
         return PROCESS_ERR_SPAWN;
     }
     signal(SIGPIPE, SIG_IGN); // a dead child must give EPIPE, not kill us
+    // A child that stops reading must not block our writes forever (see process_write).
+    fcntl(p->in_fd, F_SETFL, fcntl(p->in_fd, F_GETFL) | O_NONBLOCK);
     return PROCESS_OK;
 
 fail_status:
@@ -94,25 +99,34 @@ fail_to:
     return PROCESS_ERR_SPAWN;
 }
 
-ProcessStatus process_write(Process *p, const char *text)
-{
-    size_t len = strlen(text), off = 0;
-    while (off < len) {
-        ssize_t n = write(p->in_fd, text + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return PROCESS_ERR_WRITE;
-        off += (size_t)n;
-    }
-    return PROCESS_OK;
-}
-
 static long long now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+ProcessStatus process_write(Process *p, const char *text)
+{
+    size_t len = strlen(text), off = 0;
+    long long deadline = now_ms() + PROCESS_WRITE_TIMEOUT_MS;
+    while (off < len) {
+        ssize_t n = write(p->in_fd, text + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            // The pipe is full: the child is not reading. Wait for room, but not forever.
+            long long left = deadline - now_ms();
+            struct pollfd pfd = {.fd = p->in_fd, .events = POLLOUT};
+            if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR))
+                return PROCESS_ERR_WRITE;
+            continue;
+        }
+        if (n <= 0)
+            return PROCESS_ERR_WRITE;
+        off += (size_t)n;
+    }
+    return PROCESS_OK;
 }
 
 /// Moves one complete line out of the buffer, if there is one.
@@ -147,6 +161,10 @@ ProcessStatus process_read_line(Process *p, char *line, size_t cap, int timeout_
     for (;;) {
         if (take_line(p, line, cap, &st))
             return st;
+        if (p->len == sizeof p->buf && p->skipping) {
+            p->len = 0; // more of a line already reported: keep discarding, report it once
+            continue;
+        }
         if (p->len == sizeof p->buf) {
             // Over-long line: hand back its head, discard the rest up to the next newline.
             size_t keep = cap - 1 < 80 ? cap - 1 : 80;

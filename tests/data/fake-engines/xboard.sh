@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A scripted xboard engine for tests/test_player_ext.c: features in two lines (done=0 then
+# done=1), usermove=1, no setboard. On `go` it claims a draw, prints thinking output and
+# then moves h9g7 if the last move it was told was `usermove h2e2`, else garbage.
+# $1 = rejects: it answers every move with "Illegal move"; waitq: it moves only after `?`.
+mode=$1
+last=none
+while read -r cmd rest; do
+    case $cmd in
+    protover)
+        echo 'feature myname="Fake xboard" setboard=0 ping=1 done=0'
+        echo 'feature usermove=1 san=0 variants="normal,xiangqi" option="Claim repetitions -check 1" done=1'
+        ;;
+    ping) echo "pong $rest" ;;
+    usermove)
+        last=$rest
+        [ "$mode" = rejects ] && echo "Illegal move: $rest"
+        ;;
+    go)
+        if [ "$mode" = waitq ]; then # moves only when told to: `?`
+            read -r q
+            [ "$q" = "?" ] && echo "move h9g7"
+            continue
+        fi
+        echo "1/2-1/2 {Draw by repetition}"
+        echo " 4    -25      3      4000 h9g7 h0g2"
+        if [ "$last" = h2e2 ]; then echo "move h9g7"; else echo "move junk"; fi
+        ;;
+    quit) exit 0 ;;
+    esac
+done

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+// Games and their records: time-control parsing, score adjudication (fastchess meaning),
+// openings files (EPD/FEN lines, bad lines by number, seeded order), PGN output, and whole
+// games between builtin players ending by a rule of RULES.md.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "game.h"
+#include "movegen.h"
+#include "openings.h"
+#include "pgn.h"
+
+/// Time controls parse as testers write them; malformed ones are refused.
+static void test_parse_tc(void **state)
+{
+    (void)state;
+    TimeControl tc = {0};
+    assert_true(game_parse_tc("10+0.1", &tc));
+    assert_int_equal(tc.base_ms, 10000);
+    assert_int_equal(tc.inc_ms, 100);
+    assert_int_equal(tc.moves, 0);
+    assert_true(game_parse_tc("40/60+0.5", &tc));
+    assert_int_equal(tc.moves, 40);
+    assert_int_equal(tc.base_ms, 60000);
+    assert_true(game_parse_tc("1+0.01", &tc));
+    assert_int_equal(tc.inc_ms, 10);
+    assert_true(game_parse_tc("0+1", &tc));
+    char text[32];
+    assert_true(game_parse_tc("10+0.1", &tc));
+    game_format_tc(&tc, text, sizeof text);
+    assert_string_equal(text, "10+0.1");
+    static const char *bad[] = {"", "x", "10+", "+1", "-5+1", "0+0", "0/10+1", "10+0.1x", "40/"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (game_parse_tc(bad[i], &tc))
+            fail_msg("'%s' accepted", bad[i]);
+}
+
+static void push(GameRecord *r, int score)
+{
+    r->moves[r->ply_count++] = (GameMove){MOVE_NONE, score, true, false, 10, 5};
+}
+
+/// Resign: the mover's own score at or below -R for N of its moves; two-sided also needs
+/// the opponent's at or above +R. Draw: both sides within +-D for N moves each, from move M.
+static void test_score_adjudication(void **state)
+{
+    (void)state;
+    GameRecord *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    ResignAdjudication ra = {true, false, 3, 600};
+    int seq[] = {620, -650, 640, -700, 660, -601};
+    for (int i = 0; i < 6; i++) {
+        push(r, seq[i]);
+        assert_int_equal(game_resigns(&ra, r), i == 5);
+    }
+    ra.twosided = true;
+    assert_true(game_resigns(&ra, r));
+    r->moves[2].score = 500; // the winner's score did not reach +600 once
+    assert_false(game_resigns(&ra, r));
+    r->moves[3].score = -599; // one of the loser's own scores above -600
+    ra.twosided = false;
+    assert_false(game_resigns(&ra, r));
+
+    memset(r, 0, sizeof *r);
+    DrawAdjudication da = {true, 10, 2, 10};
+    int d[] = {300, 5, -8, 10, -10};
+    for (int i = 0; i < 5; i++)
+        push(r, d[i]);
+    assert_true(game_agrees_draw(&da, r, 10));
+    assert_false(game_agrees_draw(&da, r, 9)); // before move number 10
+    push(r, 11);
+    assert_false(game_agrees_draw(&da, r, 12));
+    r->moves[r->ply_count - 1].mate = true;
+    r->moves[r->ply_count - 1].score = 0;
+    assert_false(game_agrees_draw(&da, r, 12)); // a mate score is never a draw
+    free(r);
+}
+
+/// EPD lines with opcodes and FEN lines both load; bad lines are reported with their line
+/// numbers and skipped; a file with no valid line is an error.
+static void test_openings_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/xq-openings-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text =
+        "# comment\n"
+        "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - ce 12; id \"start\";\n"
+        "\n"
+        "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1\n"
+        "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNQ w - -\n"
+        "4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1\n"
+        "garbage\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char log_path[] = "/tmp/xq-openings-log-XXXXXX";
+    int lfd = mkstemp(log_path);
+    assert_true(lfd >= 0);
+    FILE *log = fdopen(lfd, "w+");
+    Openings o;
+    char why[256];
+    assert_int_equal(openings_load(&o, path, log, why, sizeof why), OPENINGS_OK);
+    assert_int_equal(o.count, 2);
+    assert_string_equal(o.fens[0],
+                        "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1");
+    rewind(log);
+    char buf[2048] = "";
+    size_t n = fread(buf, 1, sizeof buf - 1, log);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, ":5: unknown character 'Q'"));
+    assert_non_null(strstr(buf, ":6: the generals face each other"));
+    assert_non_null(strstr(buf, ":7: "));
+    fclose(log);
+    openings_free(&o);
+    unlink(log_path);
+
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "bad line\n", 9), 9);
+    close(fd);
+    assert_int_equal(openings_load(&o, path, NULL, why, sizeof why), OPENINGS_ERR_EMPTY);
+    unlink(path);
+    assert_int_equal(openings_load(&o, "/nonexistent/book.epd", NULL, why, sizeof why),
+                     OPENINGS_ERR_IO);
+}
+
+/// The embedded set is large and valid; random order visits every opening once per pass
+/// and depends on the seed; sequential order honours the start index.
+static void test_openings_order(void **state)
+{
+    (void)state;
+    assert_true(openings_default_count >= 200);
+    Openings o;
+    assert_int_equal(openings_load_default(&o), OPENINGS_OK);
+    for (int i = 0; i < o.count; i++) {
+        char fen[BOARD_FEN_MAX], why[160];
+        if (!openings_parse_line(o.fens[i], fen, why, sizeof why))
+            fail_msg("default opening %d: %s", i, why);
+    }
+    int *seen = calloc((size_t)o.count, sizeof *seen);
+    assert_non_null(seen);
+    int same = 0;
+    for (int i = 0; i < o.count; i++) {
+        int k = openings_pick(&o, (uint64_t)i, true, 7, 0);
+        assert_true(k >= 0 && k < o.count);
+        seen[k]++;
+        same += k == openings_pick(&o, (uint64_t)i, true, 8, 0);
+    }
+    for (int i = 0; i < o.count; i++)
+        assert_int_equal(seen[i], 1);
+    assert_true(same < o.count / 4);
+    assert_int_equal(openings_pick(&o, 0, false, 0, 5), 5);
+    assert_int_equal(openings_pick(&o, (uint64_t)o.count, false, 0, 0), 0);
+    free(seen);
+    openings_free(&o);
+}
+
+/// A whole game between two builtin players at fixed depth ends by a rule or the ply cap,
+/// with only legal moves, and its PGN carries the tags and the result.
+static void test_builtin_game_and_pgn(void **state)
+{
+    (void)state;
+    PlayerConfig pc = {.name = "a", .proto = PROTO_BUILTIN};
+    Player *p[2];
+    char msg[256];
+    assert_int_equal(player_new(&pc, &p[0], msg, sizeof msg), PLAYER_OK);
+    snprintf(pc.name, sizeof pc.name, "b");
+    assert_int_equal(player_new(&pc, &p[1], msg, sizeof msg), PLAYER_OK);
+    GameConfig cfg = {0};
+    cfg.rules = rules_config_default(RULES_ASIAN);
+    cfg.tc[0].depth = cfg.tc[1].depth = 2;
+    cfg.max_plies = 80;
+    GameRecord *rec = calloc(1, sizeof *rec);
+    assert_non_null(rec);
+    snprintf(rec->names[0], PLAYER_NAME_MAX, "a");
+    snprintf(rec->names[1], PLAYER_NAME_MAX, "b");
+    assert_int_equal(game_play(p, 1, &cfg, openings_default_fens[0], NULL, rec), 0);
+    assert_true(rec->outcome != OUTCOME_NONE);
+    assert_true(rec->term != TERM_NONE && rec->term <= TERM_PLY_LIMIT);
+    assert_true(rec->ply_count <= 80);
+    Board *b = malloc(sizeof *b);
+    assert_int_equal(board_set_fen(b, rec->start_fen, NULL, 0), FEN_OK);
+    for (int i = 0; i < rec->ply_count; i++) {
+        assert_true(movegen_is_legal(b, rec->moves[i].move));
+        board_make_move(b, rec->moves[i].move);
+    }
+    free(b);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    PgnTags tags = {"test", "here", 3, "depth=2", "asian"};
+    assert_int_equal(pgn_write(f, rec, &tags), 0);
+    fclose(f);
+    assert_non_null(strstr(text, "[Event \"test\"]"));
+    assert_non_null(strstr(text, "[White \"b\"]"));
+    assert_non_null(strstr(text, "[Black \"a\"]"));
+    assert_non_null(strstr(text, "[Variant \"xiangqi\"]"));
+    assert_non_null(strstr(text, "[SetUp \"1\"]"));
+    char tag[128];
+    snprintf(tag, sizeof tag, "[Result \"%s\"]", pgn_result(rec->outcome));
+    assert_non_null(strstr(text, tag));
+    snprintf(tag, sizeof tag, "[PlyCount \"%d\"]", rec->ply_count);
+    assert_non_null(strstr(text, tag));
+    assert_non_null(strstr(text, game_termination_name(rec->term)));
+    free(text);
+    free(rec);
+    player_free(p[0]);
+    player_free(p[1]);
+}
+
+/// A game from a position where Red mates at once ends in checkmate after one ply.
+static void test_game_ends_by_mate(void **state)
+{
+    (void)state;
+    PlayerConfig pc = {.name = "m", .proto = PROTO_BUILTIN};
+    Player *p[2];
+    char msg[256];
+    assert_int_equal(player_new(&pc, &p[0], msg, sizeof msg), PLAYER_OK);
+    assert_int_equal(player_new(&pc, &p[1], msg, sizeof msg), PLAYER_OK);
+    GameConfig cfg = {0};
+    cfg.rules = rules_config_default(RULES_SEED);
+    cfg.tc[0].depth = cfg.tc[1].depth = 3;
+    GameRecord *rec = calloc(1, sizeof *rec);
+    assert_int_equal(game_play(p, 0, &cfg, "4k4/R8/9/9/9/9/9/9/9/1R1K5 w", NULL, rec), 0);
+    assert_int_equal(rec->outcome, OUTCOME_RED_WINS);
+    assert_int_equal(rec->term, TERM_CHECKMATE);
+    assert_int_equal(rec->ply_count, 1);
+    free(rec);
+    player_free(p[0]);
+    player_free(p[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_tc),
+        cmocka_unit_test(test_score_adjudication),
+        cmocka_unit_test(test_openings_file),
+        cmocka_unit_test(test_openings_order),
+        cmocka_unit_test(test_builtin_game_and_pgn),
+        cmocka_unit_test(test_game_ends_by_mate),
+    };
+    return cmocka_run_group_tests_name("game", tests, NULL, NULL);
+}

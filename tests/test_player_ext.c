@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: MIT
+// External players over UCI, UCCI and xboard: the real Debian engines (Fairy-Stockfish in
+// UCI and UCCI mode, Sjaak II, MaxQi, HoiXiangqi) start, play legal moves under depth,
+// movetime and clock limits, from the start and from later positions; scripted fake engines
+// show that a crash, a silent engine, an illegal or unparsable move and a flood of output
+// each give their status in bounded time.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "move.h"
+#include "movegen.h"
+#include "player.h"
+#include "timeman.h"
+
+#define FSF      "/usr/games/fairy-stockfish"
+#define SJAAK    "/usr/games/sjaakii"
+#define MAXQI    "/usr/games/maxqi"
+#define HOI      "/usr/games/hoixiangqi"
+#define FAKE_DIR XQ_TEST_DATA "/fake-engines"
+
+// A middlegame-ish position (Red to move) that no engine reaches by `new`.
+static const char *const OTHER_FEN =
+    "r1bakabr1/9/1cn3nc1/p1p1p1p1p/9/2P6/P3P1P1P/1C2C1N2/9/RNBAKAB1R w - - 4 3";
+
+typedef struct {
+    PlayerConfig cfg;
+    Board *board;
+    Player *player;
+    char msg[512];
+} Fixture;
+
+static int setup(void **state)
+{
+    Fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    f->board = malloc(sizeof *f->board);
+    if (!f->board || board_set_fen(f->board, BOARD_START_FEN, NULL, 0) != FEN_OK)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    Fixture *f = *state;
+    player_free(f->player);
+    free(f->board);
+    free(f);
+    return 0;
+}
+
+static void skip_unless_installed(const char *path)
+{
+    if (access(path, X_OK) != 0) {
+        print_message("%s is not installed: skipped\n", path);
+        skip();
+    }
+}
+
+static void configure(Fixture *f, const char *name, Protocol proto, const char *cmd, int rank_base)
+{
+    snprintf(f->cfg.name, sizeof f->cfg.name, "%s", name);
+    f->cfg.proto = proto;
+    snprintf(f->cfg.cmd, sizeof f->cfg.cmd, "%s", cmd);
+    f->cfg.rank_base = rank_base;
+}
+
+/// A fake engine: /bin/sh running tests/data/fake-engines/<script> <mode>.
+static void configure_fake(Fixture *f, Protocol proto, const char *script, const char *mode)
+{
+    configure(f, mode, proto, "/bin/sh", 0);
+    snprintf(f->cfg.args[0], sizeof f->cfg.args[0], "%s/%s", FAKE_DIR, script);
+    snprintf(f->cfg.args[1], sizeof f->cfg.args[1], "%s", mode);
+    f->cfg.argc = 2;
+    f->cfg.startup_timeout_ms = 2000;
+    f->cfg.ping_timeout_ms = 1000;
+}
+
+static void start(Fixture *f)
+{
+    PlayerStatus st = player_new(&f->cfg, &f->player, f->msg, sizeof f->msg);
+    if (st != PLAYER_OK)
+        print_message("player_new: %s: %s\n", player_strerror(st), f->msg);
+    assert_int_equal(st, PLAYER_OK);
+    RulesConfig rules = rules_config_default(RULES_ASIAN);
+    st = player_new_game(f->player, &rules, f->msg, sizeof f->msg);
+    if (st != PLAYER_OK)
+        print_message("player_new_game: %s\n", f->msg);
+    assert_int_equal(st, PLAYER_OK);
+}
+
+static void set_position(Fixture *f, const char *fen, const char *moves)
+{
+    assert_int_equal(board_set_fen(f->board, fen, NULL, 0), FEN_OK);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", moves);
+    for (char *t = strtok(buf, " "); t; t = strtok(NULL, " ")) {
+        Move m;
+        assert_int_equal(move_parse_legal(f->board, t, 0, &m), MOVE_TEXT_OK);
+        board_make_move(f->board, m);
+    }
+}
+
+static PlayerLimits depth_limits(int depth)
+{
+    return (PlayerLimits){{-1, -1}, {0, 0}, 0, 0, depth, 0};
+}
+
+static PlayerLimits movetime_limits(int64_t ms)
+{
+    return (PlayerLimits){{-1, -1}, {0, 0}, 0, ms, 0, 0};
+}
+
+static PlayerLimits clock_limits(int64_t red, int64_t black, int64_t inc)
+{
+    return (PlayerLimits){{red, black}, {inc, inc}, 0, 0, 0, 0};
+}
+
+/// Asks for a move within budget_ms and checks that it came, legal, in time.
+static PlayerMove go_legal(Fixture *f, PlayerLimits lim, int64_t budget_ms)
+{
+    PlayerMove pm;
+    int64_t t0 = timeman_now_ms();
+    PlayerStatus st =
+        player_go(f->player, f->board, &lim, t0 + budget_ms, &pm, f->msg, sizeof f->msg);
+    if (st != PLAYER_OK)
+        print_message("player_go: %s: %s\n", player_strerror(st), f->msg);
+    assert_int_equal(st, PLAYER_OK);
+    assert_true(timeman_now_ms() - t0 <= budget_ms);
+    assert_true(movegen_is_legal(f->board, pm.move));
+    return pm;
+}
+
+/// Asks for a move expecting a failure st, returned by the deadline (plus slack).
+static void go_fails(Fixture *f, PlayerLimits lim, int64_t budget_ms, PlayerStatus want)
+{
+    PlayerMove pm;
+    int64_t t0 = timeman_now_ms();
+    PlayerStatus st =
+        player_go(f->player, f->board, &lim, t0 + budget_ms, &pm, f->msg, sizeof f->msg);
+    int64_t spent = timeman_now_ms() - t0;
+    if (st != want)
+        print_message("player_go: %s (%s), wanted %s\n", player_strerror(st), f->msg,
+                      player_strerror(want));
+    assert_int_equal(st, want);
+    assert_true(f->msg[0] != '\0');
+    assert_true(spent <= budget_ms + 50);
+}
+
+/// The engine plays `plies` moves against itself (one player, both sides), each legal.
+static void self_play(Fixture *f, PlayerLimits lim, int plies)
+{
+    for (int i = 0; i < plies; i++) {
+        PlayerMove pm = go_legal(f, lim, 5000);
+        board_make_move(f->board, pm.move);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Fairy-Stockfish
+
+/// UCI mode with ranks 1-10: depth, movetime and clock limits all give legal moves from
+/// the start, and the reported depth and score come through.
+static void test_fsf_uci_start(void **state)
+{
+    Fixture *f = *state;
+    skip_unless_installed(FSF);
+    configure(f, "fsf-uci", PROTO_UCI, FSF, 1);
+    start(f);
+    PlayerMove pm = go_legal(f, depth_limits(6), 5000);
+    assert_true(pm.has_score);
+    assert_int_equal(pm.depth, 6);
+    assert_true(pm.nodes > 0);
+    go_legal(f, movetime_limits(100), 1000);
+    go_legal(f, clock_limits(2000, 2000, 100), 2000);
+}
+
+/// UCI mode from a game: a FEN start plus moves (including a rank-10 point) and a self-played
+/// continuation.
+static void test_fsf_uci_game(void **state)
+{
+    Fixture *f = *state;
+    skip_unless_installed(FSF);
+    configure(f, "fsf-uci", PROTO_UCI, FSF, 1);
+    start(f);
+    set_position(f, BOARD_START_FEN, "h2e2 h9g7 h0g2 i9h9 i0h0 b9c7");
+    self_play(f, depth_limits(5), 4);
+    set_position(f, OTHER_FEN, "a0a1");
+    go_legal(f, clock_limits(1500, 1500, 0), 1500);
+}
+
+/// UCCI mode with ranks 0-9, from the start and from a FEN game.
+static void test_fsf_ucci(void **state)
+{
+    Fixture *f = *state;
+    skip_unless_installed(FSF);
+    configure(f, "fsf-ucci", PROTO_UCCI, FSF, 0);
+    start(f);
+    PlayerMove pm = go_legal(f, depth_limits(5), 5000);
+    assert_true(pm.has_score);
+    go_legal(f, clock_limits(1000, 1000, 100), 1000);
+    set_position(f, OTHER_FEN, "a0a1 a9a8");
+    self_play(f, depth_limits(4), 3);
+}
+
+/// A search cut at the deadline is a timeout; the next call collects the stale bestmove
+/// first and then answers the new request.
+static void test_fsf_timeout_recovers(void **state)
+{
+    Fixture *f = *state;
+    skip_unless_installed(FSF);
+    configure(f, "fsf-uci", PROTO_UCI, FSF, 1);
+    start(f);
+    go_fails(f, depth_limits(60), 300, PLAYER_ERR_TIMEOUT);
+    set_position(f, BOARD_START_FEN, "h2e2");
+    go_legal(f, depth_limits(4), 5000);
+}
+
+// ---------------------------------------------------------------------------------------
+// xboard engines
+
+/// Sjaak II: depth and sub-second movetime (st rounded up, then `?`), moves fed one by one
+/// over a self-played game, a FEN start (letters H/E), and recovery after a timeout.
+static void test_sjaak(void **state)
+{
+    Fixture *f = *state;
+    skip_unless_installed(SJAAK);
+    configure(f, "sjaak", PROTO_XBOARD, SJAAK, 0);
+    start(f);
+    self_play(f, depth_limits(3), 4);
+    int64_t t0 = timeman_now_ms();
+    go_legal(f, movetime_limits(300), 1000);
+    assert_true(timeman_now_ms() - t0 < 800);
+    set_position(f, OTHER_FEN, "a0a1");
+    RulesConfig rules = rules_config_default(RULES_ASIAN);
+    assert_int_equal(player_new_game(f->player, &rules, f->msg, sizeof f->msg), PLAYER_OK);
+    self_play(f, depth_limits(3), 2);
+    go_fails(f, depth_limits(60), 300, PLAYER_ERR_TIMEOUT);
+    go_legal(f, depth_limits(2), 5000);
+}
+
+/// MaxQi: a clocked game from the start (level, time, otim), a sub-second movetime; a game
+/// from another position is refused as a configuration error (it has no setboard).
+static void test_maxqi(void **state)
+{
+    Fixture *f = *state;
+    skip_unless_installed(MAXQI);
+    configure(f, "maxqi", PROTO_XBOARD, MAXQI, 0);
+    start(f);
+    self_play(f, clock_limits(3000, 3000, 50), 4);
+    go_legal(f, depth_limits(3), 5000);
+    int64_t t0 = timeman_now_ms();
+    go_legal(f, movetime_limits(400), 1000);
+    assert_true(timeman_now_ms() - t0 < 700);
+    set_position(f, OTHER_FEN, "");
+    go_fails(f, depth_limits(3), 2000, PLAYER_ERR_CONFIG);
+    assert_non_null(strstr(f->msg, "setboard"));
+    set_position(f, BOARD_START_FEN, "h2e2");
+    go_legal(f, depth_limits(3), 5000);
+}
+
+/// HoiXiangqi (four-field FEN with H/E letters) from another position.
+static void test_hoixiangqi(void **state)
+{
+    Fixture *f = *state;
+    skip_unless_installed(HOI);
+    configure(f, "hoi", PROTO_XBOARD, HOI, 0);
+    start(f);
+    set_position(f, OTHER_FEN, "a0a1");
+    self_play(f, depth_limits(2), 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// Fake engines
+
+/// A well-behaved fake: the move, and the score/depth/nodes of the last first-PV info line.
+static void test_fake_info(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_UCI, "uci.sh", "good");
+    start(f);
+    PlayerMove pm = go_legal(f, depth_limits(7), 2000);
+    char text[MOVE_TEXT_MAX];
+    move_text(pm.move, 0, text);
+    assert_string_equal(text, "h2e2");
+    assert_true(pm.has_score);
+    assert_false(pm.mate);
+    assert_int_equal(pm.score, 33);
+    assert_int_equal(pm.depth, 7);
+    assert_int_equal((int)pm.nodes, 1234);
+    player_free(f->player);
+    f->player = NULL;
+    configure_fake(f, PROTO_UCI, "uci.sh", "mate");
+    start(f);
+    pm = go_legal(f, depth_limits(7), 2000);
+    assert_true(pm.mate);
+    assert_int_equal(pm.score, -3);
+}
+
+/// An engine that exits after the handshake is a crash, and stays one.
+static void test_fake_crash(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_UCI, "uci.sh", "crash");
+    start(f);
+    go_fails(f, depth_limits(5), 2000, PLAYER_ERR_CRASH);
+    go_fails(f, depth_limits(5), 2000, PLAYER_ERR_CRASH);
+}
+
+/// An engine that never answers go times out by the deadline.
+static void test_fake_silent(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_UCI, "uci.sh", "silent");
+    start(f);
+    go_fails(f, depth_limits(5), 300, PLAYER_ERR_TIMEOUT);
+}
+
+/// A legal-looking but illegal move, no move at all, and an unparsable move.
+static void test_fake_bad_moves(void **state)
+{
+    Fixture *f = *state;
+    static const struct {
+        const char *mode;
+        PlayerStatus want;
+    } cases[] = {{"illegal", PLAYER_ERR_ILLEGAL},
+                 {"none", PLAYER_ERR_ILLEGAL},
+                 {"garbage", PLAYER_ERR_PROTOCOL}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        configure_fake(f, PROTO_UCI, "uci.sh", cases[i].mode);
+        start(f);
+        go_fails(f, depth_limits(5), 2000, cases[i].want);
+        player_free(f->player);
+        f->player = NULL;
+    }
+}
+
+/// Over-long lines are skipped: a move after them still arrives, and an endless flood ends
+/// at the deadline.
+static void test_fake_flood(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_UCI, "uci.sh", "floodmove");
+    start(f);
+    go_legal(f, depth_limits(5), 3000);
+    player_free(f->player);
+    f->player = NULL;
+    configure_fake(f, PROTO_UCI, "uci.sh", "flood");
+    start(f);
+    go_fails(f, depth_limits(5), 300, PLAYER_ERR_TIMEOUT);
+}
+
+/// No handshake in time, an engine that exits at once, and a missing program fail to start.
+static void test_fake_start_failures(void **state)
+{
+    Fixture *f = *state;
+    static const char *const modes[] = {"hang", "exit"};
+    for (size_t i = 0; i < 2; i++) {
+        configure_fake(f, PROTO_UCI, "uci.sh", modes[i]);
+        f->cfg.startup_timeout_ms = 300;
+        int64_t t0 = timeman_now_ms();
+        PlayerStatus st = player_new(&f->cfg, &f->player, f->msg, sizeof f->msg);
+        assert_int_equal(st, PLAYER_ERR_START);
+        assert_null(f->player);
+        assert_true(timeman_now_ms() - t0 < 400);
+    }
+    configure(f, "missing", PROTO_UCI, "/nonexistent/engine", 0);
+    assert_int_equal(player_new(&f->cfg, &f->player, f->msg, sizeof f->msg), PLAYER_ERR_START);
+    assert_non_null(strstr(f->msg, "/nonexistent/engine"));
+}
+
+/// xboard: features over two lines, usermove, result claims ignored; without setboard a
+/// FEN game is refused; a rejected move is a protocol error.
+static void test_fake_xboard(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_XBOARD, "xboard.sh", "plain");
+    start(f);
+    set_position(f, BOARD_START_FEN, "h2e2");
+    PlayerMove pm = go_legal(f, depth_limits(4), 2000);
+    assert_int_equal(pm.score, -25);
+    assert_int_equal(pm.depth, 4);
+    set_position(f, OTHER_FEN, "");
+    go_fails(f, depth_limits(4), 2000, PLAYER_ERR_CONFIG);
+    set_position(f, BOARD_START_FEN, "h0g2");
+    go_fails(f, depth_limits(4), 2000, PLAYER_ERR_PROTOCOL); // it answers `move junk`
+    player_free(f->player);
+    f->player = NULL;
+    configure_fake(f, PROTO_XBOARD, "xboard.sh", "rejects");
+    start(f);
+    set_position(f, BOARD_START_FEN, "h2e2");
+    go_fails(f, depth_limits(4), 2000, PLAYER_ERR_PROTOCOL);
+    assert_non_null(strstr(f->msg, "Illegal move"));
+}
+
+/// xboard has only whole seconds (`st`): a sub-second movetime ends with `?` on time.
+static void test_fake_xboard_movetime(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_XBOARD, "xboard.sh", "waitq");
+    start(f);
+    set_position(f, BOARD_START_FEN, "h2e2");
+    int64_t t0 = timeman_now_ms();
+    go_legal(f, movetime_limits(300), 2000);
+    int64_t spent = timeman_now_ms() - t0;
+    assert_true(spent >= 300 && spent < 600);
+}
+
+/// No limit at all is refused before the engine is asked.
+static void test_no_limits(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_UCI, "uci.sh", "good");
+    start(f);
+    go_fails(f, depth_limits(0), 2000, PLAYER_ERR_CONFIG);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    // clang-format off
+    const struct CMUnitTest tests[] = {
+        T(test_fsf_uci_start),
+        T(test_fsf_uci_game),
+        T(test_fsf_ucci),
+        T(test_fsf_timeout_recovers),
+        T(test_sjaak),
+        T(test_maxqi),
+        T(test_hoixiangqi),
+        T(test_fake_info),
+        T(test_fake_crash),
+        T(test_fake_silent),
+        T(test_fake_bad_moves),
+        T(test_fake_flood),
+        T(test_fake_start_failures),
+        T(test_fake_xboard),
+        T(test_fake_xboard_movetime),
+        T(test_no_limits),
+    };
+    // clang-format on
+#undef T
+    return cmocka_run_group_tests_name("player_ext", tests, NULL, NULL);
+}
