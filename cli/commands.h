@@ -9,6 +9,8 @@ int cmd_perft(int argc, char **argv);
 int cmd_diffcheck(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_uci(int argc, char **argv);
+int cmd_play(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 /// Strict integer option parsing shared by the subcommands; false if not an integer in range.
 int cli_parse_int(const char *text, long lo, long hi, long *out);

@@ -41,5 +41,34 @@ check "perft stalemate (no moves)" 0 "^Nodes searched: 0$" \
     "$xq" perft --fen "3k5/8R/9/9/9/9/9/9/9/4K4 b" 1
 check "perft last line" 0 "Nodes searched: 44$" bash -c "'$xq' perft 1 2>/dev/null | tail -n 1"
 
+stats_json() { # stats --json: one object with every key (parsed by python3 when present)
+    local out k
+    out=$("$xq" stats "$@" --json) || return 1
+    [[ $(wc -l <<<"$out") -eq 1 && $out == "{"*"}" ]] || { echo "not one JSON object: $out"; return 1; }
+    for k in games wins draws losses ptnml elo elo_error nelo nelo_error los draw_ratio llr \
+        lower upper elo0 elo1 model decision; do
+        grep -q "\"$k\": " <<<"$out" || { echo "no key $k: $out"; return 1; }
+    done
+    if command -v python3 >/dev/null; then
+        python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["ptnml"][2] == 144' \
+            "$out" || return 1
+    fi
+    echo "json ok"
+}
+check "stats ptnml" 0 "^Elo: -9.20 \+/- 20.93, nElo: -11.50 \+/- 26.11$" "$xq" stats --ptnml 43,61,144,55,37
+check "stats LLR line" 0 "^LLR: -0.14 \(-4.8%\) \(-2.94, 2.94\) \[0.00, 2.00\]$" \
+    "$xq" stats --ptnml 43,61,144,55,37
+check "stats decision" 0 "^SPRT \(normalized, alpha 0.05, beta 0.05\): continue$" \
+    "$xq" stats --ptnml 43,61,144,55,37
+check "stats wdl" 0 "^Games: 680, Wins: 248, Losses: 266, Draws: 166, Points: 331.0 \(48.68 %\)$" \
+    "$xq" stats --wdl 248,166,266
+check "stats json" 0 "^json ok$" stats_json --ptnml 43,61,144,55,37 --wdl 248,166,266
+check "stats lopsided stops" 0 "H0 accepted" "$xq" stats --ptnml 144,3,1,0,0 --elo0 -1500 --elo1 -500
+check "stats bad ptnml" 2 "--ptnml must be 5 comma-separated counts.*got '43,61,x,55,37'" \
+    "$xq" stats --ptnml 43,61,x,55,37
+check "stats bad alpha" 2 "--alpha must be in \(0, 1\), got '1.5'" "$xq" stats --wdl 1,2,3 --alpha 1.5
+check "stats wdl against ptnml" 2 "does not describe the pairs" \
+    "$xq" stats --wdl 1,2,3 --ptnml 1,1,1,1,1
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -75,13 +75,13 @@ static void record(MatchState *s, GameRecord *rec, int round, double *pair_point
             atomic_store(&s->stop, true);
         }
     }
+    if (pair_games == 2)
+        t->ptnml[(int)(*pair_points * 2 + 0.5)]++;
     if (s->hooks && s->hooks->game_done)
         s->hooks->game_done(s->hooks->ctx, rec, s->games_finished, t);
-    if (pair_games == 2) {
-        t->ptnml[(int)(*pair_points * 2 + 0.5)]++;
-        if (s->hooks && s->hooks->should_stop && s->hooks->should_stop(s->hooks->ctx, t))
-            atomic_store(&s->stop, true);
-    }
+    if (pair_games == 2 && s->hooks && s->hooks->should_stop &&
+        s->hooks->should_stop(s->hooks->ctx, t))
+        atomic_store(&s->stop, true);
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+// xqforge play: a local match between two engines, fastchess-style flags.
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "match.h"
+#include "stats.h"
+#include "timeman.h"
+
+typedef struct {
+    MatchConfig m;
+    Openings openings;
+    const char *pgn_path;
+    bool sprt;
+    SprtParams sprt_params;
+    int rating_interval;
+    int summarised_games; // games covered by the last summary printed
+    int64_t start_ms;
+    FILE *log;
+} PlayArgs;
+
+static void play_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: xqforge play -engine OPTS... -engine OPTS... [options]\n\n"
+            "Plays a match between two engines and prints fastchess-style results.\n"
+            "Results are for the first engine.\n\n"
+            "Engines (-engine twice; -each applies to both):\n"
+            "  builtin                 our engine, in-process (default when no cmd= is given)\n"
+            "  cmd=PATH                an external engine (run without a shell)\n"
+            "  name=NAME  proto=uci|ucci|xboard  args=\"A B\"  dir=DIR  ranks=0|1\n"
+            "  option.NAME=VALUE       an engine option (builtin: Threads, Hash, any weight)\n"
+            "  params=FILE             builtin: a weights file (name value per line)\n"
+            "  tc=10+0.1 | tc=40/60+0.5 | st=SECONDS | depth=N | nodes=N\n"
+            "  timemargin=MS           lateness tolerated before a time forfeit (default 100)\n"
+            "  startup=MS  ping=MS     handshake and isready timeouts\n\n"
+            "Match:\n"
+            "  -rules seed|asian       rule set (default seed)\n"
+            "  -counting N             rule 6 default count (default 60)\n"
+            "  -openings file=F [order=sequential|random] [start=N]   EPD/FEN file\n"
+            "                          (default: the embedded set of %d balanced openings)\n"
+            "  -srand N                seed for random opening order (default 1)\n"
+            "  -rounds N               rounds (default 2); -repeat makes each a game pair\n"
+            "  -repeat | -games 2      play each opening twice, colours swapped\n"
+            "  -concurrency N          games at once (default 1)\n"
+            "  -draw movenumber=N movecount=N score=CP\n"
+            "  -resign movecount=N score=CP [twosided=true]\n"
+            "  -maxplies N             draw as 'ply limit' after N plies\n"
+            "  -pgnout file=F          append every game to F\n"
+            "  -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]\n"
+            "  -ratinginterval N       print the summary every N games (default 10)\n"
+            "  -event NAME             PGN Event tag\n\n"
+            "Ctrl-C stops the match; every finished game is kept.\n",
+            openings_default_count);
+}
+
+static bool set_int(const char *flag, const char *v, long lo, long hi, long *out)
+{
+    if (cli_parse_int(v, lo, hi, out))
+        return true;
+    fprintf(stderr, "xqforge play: %s: '%s' is not an integer in %ld..%ld\n", flag, v, lo, hi);
+    return false;
+}
+
+static bool set_double(const char *flag, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (end != v && *end == '\0' && d >= lo && d <= hi) {
+        *out = d;
+        return true;
+    }
+    fprintf(stderr, "xqforge play: %s: '%s' is not a number in %g..%g\n", flag, v, lo, hi);
+    return false;
+}
+
+static bool copy_text(char *dst, size_t cap, const char *v, const char *key)
+{
+    if (snprintf(dst, cap, "%s", v) >= (int)cap) {
+        fprintf(stderr, "xqforge play: %s value too long\n", key);
+        return false;
+    }
+    return true;
+}
+
+/// One key=value of -engine/-each applied to a player config and its time control.
+static bool engine_key(PlayerConfig *pc, TimeControl *tc, const char *kv)
+{
+    if (strcmp(kv, "builtin") == 0) {
+        pc->proto = PROTO_BUILTIN;
+        return true;
+    }
+    const char *eq = strchr(kv, '=');
+    if (!eq) {
+        fprintf(stderr, "xqforge play: engine setting '%s' is not key=value\n", kv);
+        return false;
+    }
+    char key[128];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+    const char *v = eq + 1;
+    long n;
+    if (strcmp(key, "cmd") == 0) {
+        if (pc->proto == PROTO_BUILTIN)
+            pc->proto = PROTO_UCI;
+        return copy_text(pc->cmd, sizeof pc->cmd, v, key);
+    }
+    if (strcmp(key, "name") == 0)
+        return copy_text(pc->name, sizeof pc->name, v, key);
+    if (strcmp(key, "dir") == 0)
+        return copy_text(pc->workdir, sizeof pc->workdir, v, key);
+    if (strcmp(key, "params") == 0)
+        return copy_text(pc->weights_file, sizeof pc->weights_file, v, key);
+    if (strcmp(key, "proto") == 0) {
+        if (!player_proto_parse(v, &pc->proto)) {
+            fprintf(stderr, "xqforge play: proto=%s: expected uci, ucci, xboard or builtin\n", v);
+            return false;
+        }
+        return true;
+    }
+    if (strcmp(key, "args") == 0) {
+        char buf[PLAYER_TEXT_MAX];
+        if (!copy_text(buf, sizeof buf, v, key))
+            return false;
+        pc->argc = 0;
+        for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+            if (pc->argc == PLAYER_ARGS_MAX) {
+                fprintf(stderr, "xqforge play: more than %d args\n", PLAYER_ARGS_MAX);
+                return false;
+            }
+            snprintf(pc->args[pc->argc++], PLAYER_TEXT_MAX, "%s", t);
+        }
+        return true;
+    }
+    if (strncmp(key, "option.", 7) == 0) {
+        if (pc->option_count == PLAYER_OPTIONS_MAX) {
+            fprintf(stderr, "xqforge play: more than %d options\n", PLAYER_OPTIONS_MAX);
+            return false;
+        }
+        PlayerOption *o = &pc->options[pc->option_count++];
+        return copy_text(o->name, sizeof o->name, key + 7, key) &&
+               copy_text(o->value, sizeof o->value, v, key);
+    }
+    if (strcmp(key, "ranks") == 0 && set_int(key, v, 0, 1, &n))
+        return pc->rank_base = (int)n, true;
+    if (strcmp(key, "startup") == 0 && set_int(key, v, 1, 600000, &n))
+        return pc->startup_timeout_ms = (int)n, true;
+    if (strcmp(key, "ping") == 0 && set_int(key, v, 1, 600000, &n))
+        return pc->ping_timeout_ms = (int)n, true;
+    if (strcmp(key, "tc") == 0) {
+        if (!game_parse_tc(v, tc)) {
+            fprintf(stderr,
+                    "xqforge play: tc=%s: expected base+inc in seconds (10+0.1), "
+                    "moves/base+inc (40/60+0.5) or inf\n",
+                    v);
+            return false;
+        }
+        return true;
+    }
+    if (strcmp(key, "st") == 0) {
+        double s;
+        if (!set_double(key, v, 0.001, 1e6, &s))
+            return false;
+        tc->movetime_ms = (int64_t)(s * 1000 + 0.5);
+        return true;
+    }
+    if (strcmp(key, "depth") == 0 && set_int(key, v, 1, 100, &n))
+        return tc->depth = (int)n, true;
+    if (strcmp(key, "nodes") == 0 && set_int(key, v, 1, 2000000000L, &n))
+        return tc->nodes = (uint64_t)n, true;
+    if (strcmp(key, "timemargin") == 0 && set_int(key, v, 0, 600000, &n))
+        return tc->margin_ms = n, true;
+    if (!strcmp(key, "ranks") || !strcmp(key, "startup") || !strcmp(key, "ping") ||
+        !strcmp(key, "depth") || !strcmp(key, "nodes") || !strcmp(key, "timemargin"))
+        return false; // set_int already said why
+    fprintf(stderr, "xqforge play: unknown engine setting '%s'\n", key);
+    return false;
+}
+
+/// Consumes the key=value words after a flag; returns the index of the next flag.
+static int collect(int argc, char **argv, int i, const char **kv, int *n, int max)
+{
+    *n = 0;
+    while (i < argc && argv[i][0] != '-' && *n < max)
+        kv[(*n)++] = argv[i++];
+    return i;
+}
+
+static bool kv_int(const char *kv, const char *key, long lo, long hi, long *out, bool *matched)
+{
+    size_t k = strlen(key);
+    if (strncmp(kv, key, k) != 0 || kv[k] != '=')
+        return true;
+    *matched = true;
+    return set_int(key, kv + k + 1, lo, hi, out);
+}
+
+static bool parse_args(int argc, char **argv, PlayArgs *a)
+{
+    const char *kv[64];
+    int n, engines = 0;
+    const char *each[64];
+    int each_n = 0;
+    const char *per[2][64];
+    int per_n[2] = {0, 0};
+    const char *openings_file = NULL;
+    for (int i = 1; i < argc;) {
+        const char *flag = argv[i];
+        long v;
+        bool m;
+        i = collect(argc, argv, i + 1, kv, &n, 64);
+        if (strcmp(flag, "-engine") == 0) {
+            if (engines == 2) {
+                fprintf(stderr, "xqforge play: exactly two -engine groups are supported\n");
+                return false;
+            }
+            memcpy(per[engines], kv, sizeof(kv[0]) * (size_t)n);
+            per_n[engines++] = n;
+        } else if (strcmp(flag, "-each") == 0) {
+            memcpy(each + each_n, kv, sizeof(kv[0]) * (size_t)(n < 64 - each_n ? n : 64 - each_n));
+            each_n += n < 64 - each_n ? n : 64 - each_n;
+        } else if (strcmp(flag, "-rules") == 0 && n == 1) {
+            if (!rules_set_parse(kv[0], &a->m.game.rules.set)) {
+                fprintf(stderr, "xqforge play: -rules %s: expected seed or asian\n", kv[0]);
+                return false;
+            }
+            int counting = a->m.game.rules.counting_default;
+            a->m.game.rules = rules_config_default(a->m.game.rules.set);
+            a->m.game.rules.counting_default = counting;
+        } else if (strcmp(flag, "-counting") == 0 && n == 1) {
+            if (!set_int(flag, kv[0], 1, 1000, &v))
+                return false;
+            a->m.game.rules.counting_default = (int)v;
+        } else if (strcmp(flag, "-rounds") == 0 && n == 1) {
+            if (!set_int(flag, kv[0], 1, 100000000, &v))
+                return false;
+            a->m.rounds = (int)v;
+        } else if (strcmp(flag, "-games") == 0 && n == 1) {
+            if (!set_int(flag, kv[0], 1, 2, &v))
+                return false;
+            a->m.repeat = v == 2;
+        } else if (strcmp(flag, "-repeat") == 0 && n == 0) {
+            a->m.repeat = true;
+        } else if (strcmp(flag, "-concurrency") == 0 && n == 1) {
+            if (!set_int(flag, kv[0], 1, MATCH_MAX_CONCURRENCY, &v))
+                return false;
+            a->m.concurrency = (int)v;
+        } else if (strcmp(flag, "-maxplies") == 0 && n == 1) {
+            if (!set_int(flag, kv[0], 1, GAME_MAX_PLIES, &v))
+                return false;
+            a->m.game.max_plies = (int)v;
+        } else if (strcmp(flag, "-srand") == 0 && n == 1) {
+            if (!set_int(flag, kv[0], 0, 2000000000L, &v))
+                return false;
+            a->m.seed = (uint64_t)v;
+        } else if (strcmp(flag, "-ratinginterval") == 0 && n == 1) {
+            if (!set_int(flag, kv[0], 1, 100000000, &v))
+                return false;
+            a->rating_interval = (int)v;
+        } else if (strcmp(flag, "-event") == 0 && n == 1) {
+            a->m.event = kv[0];
+        } else if (strcmp(flag, "-pgnout") == 0 && n >= 1) {
+            for (int k = 0; k < n; k++) {
+                if (strncmp(kv[k], "file=", 5) == 0)
+                    a->pgn_path = kv[k] + 5;
+                else if (n == 1 && !strchr(kv[k], '='))
+                    a->pgn_path = kv[k];
+                else {
+                    fprintf(stderr, "xqforge play: -pgnout: unknown setting '%s'\n", kv[k]);
+                    return false;
+                }
+            }
+        } else if (strcmp(flag, "-openings") == 0 && n >= 1) {
+            for (int k = 0; k < n; k++) {
+                m = false;
+                if (strncmp(kv[k], "file=", 5) == 0)
+                    openings_file = kv[k] + 5;
+                else if (strcmp(kv[k], "order=random") == 0)
+                    a->m.random_order = true;
+                else if (strcmp(kv[k], "order=sequential") == 0)
+                    a->m.random_order = false;
+                else if (strncmp(kv[k], "format=", 7) == 0)
+                    ; // EPD and FEN lines are both understood
+                else if (!kv_int(kv[k], "start", 1, 100000000, &v, &m) || !m) {
+                    if (!m)
+                        fprintf(stderr, "xqforge play: -openings: unknown setting '%s'\n", kv[k]);
+                    return false;
+                } else
+                    a->m.start = (int)v - 1;
+            }
+        } else if (strcmp(flag, "-draw") == 0) {
+            a->m.game.draw.enabled = true;
+            for (int k = 0; k < n; k++) {
+                m = false;
+                if (!kv_int(kv[k], "movenumber", 0, 100000, &v, &m))
+                    return false;
+                if (m) {
+                    a->m.game.draw.movenumber = (int)v;
+                    continue;
+                }
+                if (!kv_int(kv[k], "movecount", 1, 100000, &v, &m))
+                    return false;
+                if (m) {
+                    a->m.game.draw.movecount = (int)v;
+                    continue;
+                }
+                if (!kv_int(kv[k], "score", 0, 100000, &v, &m))
+                    return false;
+                if (m) {
+                    a->m.game.draw.score = (int)v;
+                    continue;
+                }
+                fprintf(stderr, "xqforge play: -draw: unknown setting '%s'\n", kv[k]);
+                return false;
+            }
+        } else if (strcmp(flag, "-resign") == 0) {
+            a->m.game.resign.enabled = true;
+            for (int k = 0; k < n; k++) {
+                m = false;
+                if (!kv_int(kv[k], "movecount", 1, 100000, &v, &m))
+                    return false;
+                if (m) {
+                    a->m.game.resign.movecount = (int)v;
+                    continue;
+                }
+                if (!kv_int(kv[k], "score", 0, 100000, &v, &m))
+                    return false;
+                if (m) {
+                    a->m.game.resign.score = (int)v;
+                    continue;
+                }
+                if (strcmp(kv[k], "twosided=true") == 0 || strcmp(kv[k], "twosided=false") == 0) {
+                    a->m.game.resign.twosided = kv[k][9] == 't';
+                    continue;
+                }
+                fprintf(stderr, "xqforge play: -resign: unknown setting '%s'\n", kv[k]);
+                return false;
+            }
+        } else if (strcmp(flag, "-sprt") == 0) {
+            a->sprt = true;
+            for (int k = 0; k < n; k++) {
+                const char *eq = strchr(kv[k], '=');
+                double d;
+                if (!eq) {
+                    fprintf(stderr, "xqforge play: -sprt: '%s' is not key=value\n", kv[k]);
+                    return false;
+                }
+                if (!strncmp(kv[k], "elo0=", 5) && set_double("elo0", eq + 1, -1000, 1000, &d))
+                    a->sprt_params.elo0 = d;
+                else if (!strncmp(kv[k], "elo1=", 5) && set_double("elo1", eq + 1, -1000, 1000, &d))
+                    a->sprt_params.elo1 = d;
+                else if (!strncmp(kv[k], "alpha=", 6) && set_double("alpha", eq + 1, 1e-9, 0.5, &d))
+                    a->sprt_params.alpha = d;
+                else if (!strncmp(kv[k], "beta=", 5) && set_double("beta", eq + 1, 1e-9, 0.5, &d))
+                    a->sprt_params.beta = d;
+                else if (!strcmp(kv[k], "model=normalized"))
+                    a->sprt_params.model = SPRT_NORMALIZED;
+                else if (!strcmp(kv[k], "model=logistic"))
+                    a->sprt_params.model = SPRT_LOGISTIC;
+                else {
+                    fprintf(stderr, "xqforge play: -sprt: bad setting '%s'\n", kv[k]);
+                    return false;
+                }
+            }
+        } else {
+            fprintf(stderr, "xqforge play: unknown flag or wrong number of values: '%s'\n", flag);
+            return false;
+        }
+    }
+    if (engines != 2) {
+        fprintf(stderr, "xqforge play: two -engine groups are needed (found %d)\n", engines);
+        return false;
+    }
+    for (int e = 0; e < 2; e++) {
+        PlayerConfig *pc = &a->m.players[e];
+        snprintf(pc->name, sizeof pc->name, "engine%d", e + 1);
+        for (int k = 0; k < each_n; k++)
+            if (!engine_key(pc, &a->m.game.tc[e], each[k]))
+                return false;
+        for (int k = 0; k < per_n[e]; k++)
+            if (!engine_key(pc, &a->m.game.tc[e], per[e][k]))
+                return false;
+        if (pc->proto != PROTO_BUILTIN && !pc->cmd[0]) {
+            fprintf(stderr, "xqforge play: engine %d: proto=%s needs cmd=PATH\n", e + 1,
+                    player_proto_name(pc->proto));
+            return false;
+        }
+        const TimeControl *tc = &a->m.game.tc[e];
+        if (!tc->base_ms && !tc->inc_ms && !tc->movetime_ms && !tc->depth && !tc->nodes) {
+            fprintf(stderr,
+                    "xqforge play: engine %d (%s) has no time control: give tc=, st=, "
+                    "depth= or nodes= (with -each for both)\n",
+                    e + 1, pc->name);
+            return false;
+        }
+    }
+    if (!strcmp(a->m.players[0].name, a->m.players[1].name)) {
+        strncat(a->m.players[1].name, "-2",
+                sizeof a->m.players[1].name - strlen(a->m.players[1].name) - 1);
+    }
+    char why[512];
+    OpeningsStatus os = openings_file
+                            ? openings_load(&a->openings, openings_file, stderr, why, sizeof why)
+                            : openings_load_default(&a->openings);
+    if (os != OPENINGS_OK) {
+        fprintf(stderr, "xqforge play: openings: %s\n",
+                openings_file ? why : openings_strerror(os));
+        return false;
+    }
+    a->m.openings = &a->openings;
+    return true;
+}
+
+static atomic_bool interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    atomic_store(&interrupted, true);
+}
+
+/// The match so far as the statistics library sees it: W/D/L always, Ptnml with pairs.
+static MatchResults results_of(const PlayArgs *a, const MatchTotals *t)
+{
+    MatchResults r = {0};
+    r.has_wdl = true;
+    r.wins = (uint64_t)t->wins;
+    r.draws = (uint64_t)t->draws;
+    r.losses = (uint64_t)t->losses;
+    if (a->m.repeat) {
+        // Only finished pairs are in the pentanomial; W/D/L then covers the same games.
+        uint64_t pairs = 0;
+        for (int i = 0; i < STATS_PENTA_NB; i++)
+            pairs += r.ptnml[i] = (uint64_t)t->ptnml[i];
+        r.has_ptnml = pairs > 0 && 2 * pairs == (uint64_t)t->games;
+    }
+    return r;
+}
+
+static void print_summary(PlayArgs *a, const MatchTotals *t)
+{
+    a->summarised_games = t->games;
+    MatchResults r = results_of(a, t);
+    char block[2048] = "";
+    if (t->games > 0)
+        stats_format(&r, a->sprt ? &a->sprt_params : NULL, block, sizeof block);
+    double mins = (timeman_now_ms() - a->start_ms) / 60000.0;
+    fprintf(a->log, "--------------------------------------------------\n");
+    fprintf(a->log, "Results of %s vs %s (%d games, %.1f games/min):\n", a->m.players[0].name,
+            a->m.players[1].name, t->games, mins > 0 ? t->games / mins : 0.0);
+    fprintf(a->log, "%s", block);
+    fprintf(a->log, "Terminations:");
+    for (int i = 1; i < TERM_NB; i++)
+        if (t->terms[i])
+            fprintf(a->log, " %s %d,", game_termination_name((Termination)i), t->terms[i]);
+    fprintf(a->log, "\n--------------------------------------------------\n");
+    fflush(a->log);
+}
+
+static void on_game(void *ctx, const GameRecord *rec, int number, const MatchTotals *t)
+{
+    PlayArgs *a = ctx;
+    fprintf(a->log, "Finished game %d (%s vs %s): %s {%s%s%s}\n", number, rec->names[rec->red],
+            rec->names[1 - rec->red],
+            rec->outcome == OUTCOME_RED_WINS     ? "1-0"
+            : rec->outcome == OUTCOME_BLACK_WINS ? "0-1"
+                                                 : "1/2-1/2",
+            game_termination_name(rec->term), rec->detail[0] ? ": " : "", rec->detail);
+    if (number % a->rating_interval == 0)
+        print_summary(a, t);
+}
+
+static bool on_pair(void *ctx, const MatchTotals *t)
+{
+    PlayArgs *a = ctx;
+    if (!a->sprt)
+        return false;
+    MatchResults r = results_of(a, t);
+    SprtResult res;
+    if (sprt_evaluate(&r, &a->sprt_params, &res) != STATS_OK)
+        return false;
+    if (res.decision != SPRT_CONTINUE)
+        fprintf(a->log, "SPRT: %s (LLR %.2f, bounds %.2f %.2f)\n", sprt_decision_name(res.decision),
+                res.llr, res.lower, res.upper);
+    return res.decision != SPRT_CONTINUE;
+}
+
+int cmd_play(int argc, char **argv)
+{
+    if (argc > 1 &&
+        (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "-help"))) {
+        play_usage(stdout);
+        return 0;
+    }
+    PlayArgs *a = calloc(1, sizeof *a);
+    if (!a)
+        return fprintf(stderr, "xqforge play: out of memory\n"), 1;
+    a->m.game.rules = rules_config_default(RULES_SEED);
+    a->m.rounds = 2;
+    a->m.concurrency = 1;
+    a->m.seed = 1;
+    a->rating_interval = 10;
+    a->log = stdout;
+    setvbuf(stdout, NULL, _IOLBF, 0); // progress lines appear as they happen, even in a file
+    a->sprt_params = (SprtParams){0.0, 2.0, 0.05, 0.05, SPRT_NORMALIZED};
+    for (int e = 0; e < 2; e++)
+        a->m.game.tc[e].margin_ms = 100;
+    int rc = EXIT_USAGE;
+    if (!parse_args(argc, argv, a))
+        goto done;
+    if (a->sprt && sprt_params_check(&a->sprt_params) != STATS_OK) {
+        fprintf(stderr,
+                "xqforge play: -sprt: need elo0 < elo1, 0 < alpha, beta and alpha + beta < 1\n");
+        goto done;
+    }
+    if (a->pgn_path && !(a->m.pgn = fopen(a->pgn_path, "a"))) {
+        fprintf(stderr, "xqforge play: cannot open %s for appending\n", a->pgn_path);
+        goto done;
+    }
+    char host[128] = "?";
+    gethostname(host, sizeof host - 1);
+    a->m.site = host;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    a->start_ms = timeman_now_ms();
+    MatchHooks hooks = {a, on_game, on_pair};
+    MatchTotals t;
+    char msg[1024];
+    fprintf(a->log, "Started %s vs %s: %d %s, %d openings, concurrency %d, rules %s\n",
+            a->m.players[0].name, a->m.players[1].name, a->m.rounds,
+            a->m.repeat ? "game pairs" : "games", a->openings.count, a->m.concurrency,
+            rules_set_name(a->m.game.rules.set));
+    MatchStatus st = match_run(&a->m, &hooks, &interrupted, &t, msg, sizeof msg);
+    if (t.games == 0 || a->summarised_games != t.games)
+        print_summary(a, &t);
+    if (st != MATCH_OK) {
+        fprintf(stderr, "xqforge play: %s: %s\n", match_strerror(st), msg);
+        rc = 1;
+    } else {
+        rc = atomic_load(&interrupted) ? 130 : 0;
+    }
+done:
+    if (a->m.pgn)
+        fclose(a->m.pgn);
+    openings_free(&a->openings);
+    free(a);
+    return rc;
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+// Match statistics pinned to golden numbers: STATS.md's worked example (fastchess output
+// quoted by fishtest), fastchess summaries published by engine authors, and LLRs from an
+// independent Python re-implementation of fishtest's LLRcalc.py (see the table below).
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stats.h"
+
+/// Fails unless |got - want| <= tol (cmocka's assert_float_equal rounds to float).
+#define assert_near(got, want, tol) check_near((got), (want), (tol), #got, __FILE__, __LINE__)
+
+static void check_near(double got, double want, double tol, const char *what, const char *file,
+                       int line)
+{
+    if (!(fabs(got - want) <= tol)) {
+        print_error("%s = %.12f, expected %.12f +- %g\n", what, got, want, tol);
+        _fail(file, line);
+    }
+}
+
+static const SprtParams DEFAULT_SPRT = {0.0, 2.0, 0.05, 0.05, SPRT_NORMALIZED};
+
+static MatchResults worked_example(void)
+{
+    return (MatchResults){.has_wdl = true,
+                          .has_ptnml = true,
+                          .wins = 248,
+                          .draws = 166,
+                          .losses = 266,
+                          .ptnml = {43, 61, 144, 55, 37}};
+}
+
+/// alpha = beta = 0.05 gives the bounds +-2.9444389791664403 of STATS.md.
+static void test_bounds(void **state)
+{
+    (void)state;
+    double lower, upper;
+    sprt_bounds(0.05, 0.05, &lower, &upper);
+    assert_near(lower, -2.9444389791664403, 1e-15);
+    assert_near(upper, 2.9444389791664403, 1e-15);
+}
+
+/// The worked example's Ptnml gives Elo -9.20 +- 20.93, nElo -11.50 +- 26.11, LOS 19.41 %.
+static void test_elo_pentanomial(void **state)
+{
+    (void)state;
+    MatchResults r = worked_example();
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_near(e.elo, -9.1989732734, 1e-6);
+    assert_near(e.elo_error, 20.9272366753, 1e-6);
+    assert_near(e.nelo, -11.4980509456, 1e-6);
+    assert_near(e.nelo_error, 26.1136712839, 1e-6);
+    assert_near(e.los, 0.1940722346, 1e-9);
+    assert_near(e.draw_ratio, 144.0 / 340, 1e-12);
+    assert_near(e.pairs_ratio, 92.0 / 104, 1e-12);
+    assert_near(e.wl_dd_ratio, 119.0 / 25, 1e-12);
+    assert_int_equal(e.games, 680);
+    assert_near(e.points, 331.0, 0);
+}
+
+/// With only W/D/L the same games give the trinomial numbers (get_elo on [L, D, W]).
+static void test_elo_trinomial(void **state)
+{
+    (void)state;
+    MatchResults r = worked_example();
+    r.has_ptnml = false;
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_near(e.elo, -9.1989732734, 1e-6);
+    assert_near(e.elo_error, 22.7414933378, 1e-6);
+    assert_near(e.nelo, -10.5830822952, 1e-6);
+    assert_near(e.nelo_error, 26.1136712839, 1e-6);
+    assert_near(e.los, 0.2135062671, 1e-9);
+    assert_near(e.draw_ratio, 166.0 / 680, 1e-12);
+}
+
+/// A second published fastchess summary: [4, 4, 58, 51, 198] is Elo 294.93 +- 33.71, nElo
+/// 371.80 +- 27.13, LOS 100.00 %.
+static void test_elo_strong(void **state)
+{
+    (void)state;
+    MatchResults r = {.has_ptnml = true, .ptnml = {4, 4, 58, 51, 198}};
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_near(e.elo, 294.9259985649, 1e-6);
+    assert_near(e.elo_error, 33.7107284256, 1e-6);
+    assert_near(e.nelo, 371.7970692854, 1e-6);
+    assert_near(e.nelo_error, 27.1301449803, 1e-6);
+    assert_true(e.los > 0.99995);
+}
+
+typedef struct {
+    SprtModel model;
+    double elo0, elo1;
+    int k; // 3: losses, draws, wins; 5: pentanomial
+    uint64_t counts[STATS_PENTA_NB];
+    double llr;
+    SprtDecision decision;
+} LlrCase;
+
+// Golden numbers from a throwaway script (/tmp/xqstats/golden_final.py, not in the tree): a
+// Python re-implementation of fishtest's LLRcalc.py and stat_util.get_elo (no scipy: the
+// secular equation by bisection, not brentq), whose normalized LLRs are cross-checked by a
+// second method, the maximum of the likelihood profile over sigma.
+// "LLRcalc fails (no root)": fishtest's own iteration breaks down there (it asserts;
+// fastchess returns NaN), and the profile value, the global maximum, is the golden one.
+// [0,0,100000,0,0]: the profile search loses ~3e-8 per count at N = 1e5; LLRcalc is pinned.
+// Its output:
+//   bounds(0.05, 0.05) = -2.9444389791664403 2.9444389791664403
+//   get_elo [43,61,144,55,37] elo=-9.1989732734 elo95=20.9272366753 los=0.1940722346
+//       nelo=-11.4980509456 nelo95=26.1136712839
+//   get_elo [266,166,248] elo=-9.1989732734 elo95=22.7414933378 los=0.2135062671
+//       nelo=-10.5830822952 nelo95=26.1136712839
+//   get_elo [4,4,58,51,198] elo=294.9259985649 elo95=33.7107284256 los=1.0000000000
+//       nelo=371.7970692854 nelo95=27.1301449803
+//   norm [0,2] [43,61,144,55,37] LLRcalc -0.140636304740 profile -0.140636304740
+//   norm [0,2] [266,166,248] LLRcalc -0.130444355715 profile -0.130444355715
+//   log [0,2] [43,61,144,55,37] LLRcalc -0.179035227656 profile -
+//   log [0,2] [266,166,248] LLRcalc -0.151979736274 profile -
+//   norm [0,2] [379,10170,21828,10640,343] LLRcalc 2.945495430907 profile 2.945495430899
+//   log [-3,1] [10789,19328,33806,19402,10543] LLRcalc 2.131067811785 profile -
+//   log [0.2,0.9] [39,2226,31451,2412,40] LLRcalc 2.162542580050 profile -
+//   norm [0.764,3.439] [39,2226,31451,2412,40] LLRcalc 2.162940869584 profile 2.162940869583
+//   norm [0,5] [585,735,1655,814,486] LLRcalc -2.959396703678 profile -2.959396703678
+//   norm [0,10] [7,2,35,18,57] LLRcalc 2.944482932880 profile 2.944482932880
+//   norm [0,2] [0,0,0,0,1] LLRcalc 0.008111564473 profile 0.008111564473
+//   norm [0,2] [0,0,50,0,0] LLRcalc -0.002077353509 profile -0.002077353509
+//   norm [0,2] [0,0,100000,0,0] LLRcalc -6.618165520439 profile -6.620936096711
+//   norm [0,2] [0,0,0,0,200] LLRcalc 1.621532363611 profile 1.621532363611
+//   norm [0,2] [0,0,0,0,400] LLRcalc 3.243060760548 profile 3.243060760548
+//   log [0,2] [0,0,0,0,200] LLRcalc 1.147990324880 profile -
+//   norm [0,2] [0,0,100] LLRcalc 0.573983371151 profile 0.573983371151
+//   norm [0,2] [144,3,1,0,0] LLRcalc -1.199499473668 profile -1.199499473668
+//   norm [-1500,-500] [144,3,1,0,0] LLRcalc fails(no root) profile -6.721260399622
+//   log [-1500,-500] [144,3,1,0,0] LLRcalc 4.867799477446 profile -
+//   norm [-1500,-500] [292,3,1] LLRcalc fails(no root) profile -21.454729461461
+//   norm [300,302] [0,2,50,0,0] LLRcalc fails(no root) profile -0.414825459667
+static const LlrCase LLR_CASES[] = {
+    // The worked example, both models, both kinds of counts.
+    {SPRT_NORMALIZED, 0, 2, 5, {43, 61, 144, 55, 37}, -0.140636304740, SPRT_CONTINUE},
+    {SPRT_NORMALIZED, 0, 2, 3, {266, 166, 248}, -0.130444355715, SPRT_CONTINUE},
+    {SPRT_LOGISTIC, 0, 2, 5, {43, 61, 144, 55, 37}, -0.179035227656, SPRT_CONTINUE},
+    {SPRT_LOGISTIC, 0, 2, 3, {266, 166, 248}, -0.151979736274, SPRT_CONTINUE},
+    // Runs that stopped: fastchess printed 2.94 (H1), -2.96 (H0), 2.94 (100.0%, H1).
+    {SPRT_NORMALIZED, 0, 2, 5, {379, 10170, 21828, 10640, 343}, 2.945495430907, SPRT_H1},
+    {SPRT_NORMALIZED, 0, 5, 5, {585, 735, 1655, 814, 486}, -2.959396703678, SPRT_H0},
+    {SPRT_NORMALIZED, 0, 10, 5, {7, 2, 35, 18, 57}, 2.944482932880, SPRT_H1},
+    // fishtest's own examples (stat_util.py), and the same bounds in the other model.
+    {SPRT_LOGISTIC, -3, 1, 5, {10789, 19328, 33806, 19402, 10543}, 2.131067811785, SPRT_CONTINUE},
+    {SPRT_LOGISTIC, 0.2, 0.9, 5, {39, 2226, 31451, 2412, 40}, 2.162542580050, SPRT_CONTINUE},
+    {SPRT_NORMALIZED, 0.764, 3.439, 5, {39, 2226, 31451, 2412, 40}, 2.162940869584, SPRT_CONTINUE},
+    // Degenerate counts: a single pair, all draws, all wins.
+    {SPRT_NORMALIZED, 0, 2, 5, {0, 0, 0, 0, 1}, 0.008111564473, SPRT_CONTINUE},
+    {SPRT_NORMALIZED, 0, 2, 5, {0, 0, 50, 0, 0}, -0.002077353509, SPRT_CONTINUE},
+    {SPRT_NORMALIZED, 0, 2, 5, {0, 0, 100000, 0, 0}, -6.618165520439, SPRT_H0},
+    {SPRT_NORMALIZED, 0, 2, 5, {0, 0, 0, 0, 200}, 1.621532363611, SPRT_CONTINUE},
+    {SPRT_NORMALIZED, 0, 2, 5, {0, 0, 0, 0, 400}, 3.243060760548, SPRT_H1},
+    {SPRT_LOGISTIC, 0, 2, 5, {0, 0, 0, 0, 200}, 1.147990324880, SPRT_CONTINUE},
+    {SPRT_NORMALIZED, 0, 2, 3, {0, 0, 100}, 0.573983371151, SPRT_CONTINUE},
+    // Lopsided: fastchess's NaN case (fishtest asserts on it: its iteration has no root),
+    // the same in the logistic model and as W/D/L, and with ordinary bounds.
+    {SPRT_NORMALIZED, 0, 2, 5, {144, 3, 1, 0, 0}, -1.199499473668, SPRT_CONTINUE},
+    {SPRT_NORMALIZED, -1500, -500, 5, {144, 3, 1, 0, 0}, -6.721260399622, SPRT_H0},
+    {SPRT_LOGISTIC, -1500, -500, 5, {144, 3, 1, 0, 0}, 4.867799477446, SPRT_H1},
+    {SPRT_NORMALIZED, -1500, -500, 3, {292, 3, 1}, -21.454729461461, SPRT_H0},
+    // fishtest fails here too; the global maximum (profile method), not a local one.
+    {SPRT_NORMALIZED, 300, 302, 5, {0, 2, 50, 0, 0}, -0.414825459667, SPRT_CONTINUE},
+};
+
+/// Every LLR matches the reference to 1e-6 and leads to the expected decision.
+static void test_llr_golden(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof LLR_CASES / sizeof LLR_CASES[0]; i++) {
+        const LlrCase *c = &LLR_CASES[i];
+        SprtParams p = {c->elo0, c->elo1, 0.05, 0.05, c->model};
+        double llr = NAN, lower, upper;
+        bool approx = true;
+        assert_int_equal(sprt_llr(c->counts, c->k, &p, &llr, &approx), STATS_OK);
+        sprt_bounds(p.alpha, p.beta, &lower, &upper);
+        if (!(fabs(llr - c->llr) <= 1e-6) || approx ||
+            sprt_decide(llr, lower, upper) != c->decision) {
+            print_error("case %zu: llr %.12f (expected %.12f), approximate %d, decision %s\n", i,
+                        llr, c->llr, approx, sprt_decision_name(sprt_decide(llr, lower, upper)));
+            fail();
+        }
+    }
+}
+
+/// No games: LLR exactly 0 and the test continues, for both models and both kinds.
+static void test_no_games(void **state)
+{
+    (void)state;
+    MatchResults r = {.has_wdl = true, .has_ptnml = true};
+    for (int model = 0; model < SPRT_MODEL_NB; model++)
+        for (int kinds = 0; kinds < 2; kinds++) {
+            SprtParams p = DEFAULT_SPRT;
+            SprtResult s;
+            p.model = (SprtModel)model;
+            r.has_ptnml = kinds;
+            assert_int_equal(sprt_evaluate(&r, &p, &s), STATS_OK);
+            assert_true(s.llr == 0);
+            assert_int_equal(s.decision, SPRT_CONTINUE);
+        }
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_true(e.elo == 0 && e.elo_error == 0 && e.nelo == 0 && e.los == 0.5);
+}
+
+/// The data's own Elo in the model of p: regularised mean and deviation of the scores.
+static double own_elo(const uint64_t *counts, int k, SprtModel model)
+{
+    double n = 0, mu = 0, var = 0, c[STATS_PENTA_NB];
+    for (int i = 0; i < k; i++) {
+        c[i] = counts[i] ? (double)counts[i] : 1e-3;
+        n += c[i];
+    }
+    for (int i = 0; i < k; i++)
+        mu += c[i] / n * i / (k - 1);
+    for (int i = 0; i < k; i++)
+        var += c[i] / n * (i / (k - 1.0) - mu) * (i / (k - 1.0) - mu);
+    if (model == SPRT_LOGISTIC)
+        return -400 * log10(1 / mu - 1);
+    return (mu - 0.5) / sqrt(var) * 800 / log(10.0) / (k == 5 ? sqrt(2.0) : 1);
+}
+
+/// However lopsided the counts (all wins, all draws, all losses, from one pair up to the
+/// cap) and wide the bounds, the LLR is finite, and positive when the data's own Elo is
+/// above both bounds, negative when below both.
+static void test_extremes_finite(void **state)
+{
+    (void)state;
+    static const double BOUNDS[][2] = {{0, 2},       {-1500, -500},  {-3000, 3000},
+                                       {2500, 3000}, {-3000, -2999}, {300, 302}};
+    static const uint64_t N[] = {1, 3, 1000, 100000, STATS_COUNT_MAX};
+    for (size_t b = 0; b < sizeof BOUNDS / sizeof BOUNDS[0]; b++)
+        for (size_t n = 0; n < sizeof N / sizeof N[0]; n++)
+            for (int model = 0; model < SPRT_MODEL_NB; model++)
+                for (int k = 3; k <= 5; k += 2)
+                    for (int cell = 0; cell < k; cell += (k - 1) / 2) {
+                        SprtParams p = {BOUNDS[b][0], BOUNDS[b][1], 0.05, 0.05, (SprtModel)model};
+                        uint64_t counts[STATS_PENTA_NB] = {0};
+                        double llr;
+                        counts[cell] = N[n];
+                        assert_int_equal(sprt_llr(counts, k, &p, &llr, NULL), STATS_OK);
+                        assert_true(isfinite(llr));
+                        double own = own_elo(counts, k, p.model);
+                        if (own > p.elo1 + 1)
+                            assert_true(llr > 0);
+                        if (own < p.elo0 - 1)
+                            assert_true(llr < 0);
+                    }
+}
+
+/// The decision is H1 from the upper bound up, H0 from the lower bound down.
+static void test_decide(void **state)
+{
+    (void)state;
+    assert_int_equal(sprt_decide(2.0, -2.0, 2.0), SPRT_H1);
+    assert_int_equal(sprt_decide(-2.0, -2.0, 2.0), SPRT_H0);
+    assert_int_equal(sprt_decide(1.99, -2.0, 2.0), SPRT_CONTINUE);
+    assert_int_equal(sprt_decide(-1.99, -2.0, 2.0), SPRT_CONTINUE);
+}
+
+/// The formatter writes fastchess's block for the worked example, digit for digit.
+static void test_format_worked_example(void **state)
+{
+    (void)state;
+    MatchResults r = worked_example();
+    char buf[1024];
+    assert_int_equal(stats_format(&r, &DEFAULT_SPRT, buf, sizeof buf), STATS_OK);
+    assert_string_equal(buf, "Elo: -9.20 +/- 20.93, nElo: -11.50 +/- 26.11\n"
+                             "LOS: 19.41 %, DrawRatio: 42.35 %, PairsRatio: 0.88\n"
+                             "Games: 680, Wins: 248, Losses: 266, Draws: 166, Points: 331.0 "
+                             "(48.68 %)\n"
+                             "Ptnml(0-2): [43, 61, 144, 55, 37], WL/DD Ratio: 4.76\n"
+                             "LLR: -0.14 (-4.8%) (-2.94, 2.94) [0.00, 2.00]\n");
+}
+
+/// With only W/D/L there is no Ptnml line and no PairsRatio; without SPRT no LLR line.
+static void test_format_wdl_only(void **state)
+{
+    (void)state;
+    MatchResults r = worked_example();
+    r.has_ptnml = false;
+    char buf[1024];
+    assert_int_equal(stats_format(&r, NULL, buf, sizeof buf), STATS_OK);
+    assert_string_equal(buf, "Elo: -9.20 +/- 22.74, nElo: -10.58 +/- 26.11\n"
+                             "LOS: 21.35 %, DrawRatio: 24.41 %\n"
+                             "Games: 680, Wins: 248, Losses: 266, Draws: 166, Points: 331.0 "
+                             "(48.68 %)\n");
+}
+
+/// The LLR percentage is relative to the bound the LLR heads to, as fastchess prints it.
+static void test_format_llr_percent(void **state)
+{
+    (void)state;
+    MatchResults r = {.has_ptnml = true, .ptnml = {585, 735, 1655, 814, 486}};
+    SprtParams p = {0, 5, 0.05, 0.05, SPRT_NORMALIZED};
+    char buf[1024];
+    assert_int_equal(stats_format(&r, &p, buf, sizeof buf), STATS_OK);
+    assert_non_null(strstr(buf, "LLR: -2.96 (-100.5%) (-2.94, 2.94) [0.00, 5.00]\n"));
+}
+
+/// A buffer too small is reported, and what was written is still a terminated string.
+static void test_format_small_buffer(void **state)
+{
+    (void)state;
+    MatchResults r = worked_example();
+    char buf[40];
+    memset(buf, 'x', sizeof buf);
+    assert_int_equal(stats_format(&r, &DEFAULT_SPRT, buf, sizeof buf), STATS_ERR_BUFFER);
+    assert_int_equal(strlen(buf), sizeof buf - 1);
+    assert_int_equal(stats_format(&r, &DEFAULT_SPRT, buf, 0), STATS_ERR_BUFFER);
+}
+
+/// W/D/L and Ptnml must describe the same games; counts past the cap are refused.
+static void test_results_check(void **state)
+{
+    (void)state;
+    MatchResults r = worked_example();
+    assert_int_equal(stats_results_check(&r), STATS_OK);
+    r.wins++, r.losses--; // same total, but no split of the pairs gives it
+    assert_int_equal(stats_results_check(&r), STATS_ERR_COUNTS);
+    r = worked_example();
+    r.draws += 2;
+    assert_int_equal(stats_results_check(&r), STATS_ERR_COUNTS);
+    r = worked_example();
+    r.has_wdl = false;
+    r.ptnml[0] = STATS_COUNT_MAX + 1;
+    assert_int_equal(stats_results_check(&r), STATS_ERR_COUNTS);
+    r.has_ptnml = false;
+    assert_int_equal(stats_results_check(&r), STATS_ERR_COUNTS);
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_ERR_COUNTS);
+}
+
+/// Out-of-range SPRT parameters are an error, not a NaN.
+static void test_params_check(void **state)
+{
+    (void)state;
+    static const SprtParams BAD[] = {
+        {0, 2, 0, 0.05, SPRT_NORMALIZED},      {0, 2, 0.05, 1, SPRT_NORMALIZED},
+        {0, 2, 0.5, 0.5, SPRT_NORMALIZED},     {2, 2, 0.05, 0.05, SPRT_NORMALIZED},
+        {3, 2, 0.05, 0.05, SPRT_LOGISTIC},     {0, 3001, 0.05, 0.05, SPRT_LOGISTIC},
+        {NAN, 2, 0.05, 0.05, SPRT_NORMALIZED}, {0, 2, 0.05, 0.05, SPRT_MODEL_NB},
+    };
+    uint64_t counts[3] = {1, 2, 3};
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        double llr;
+        assert_int_equal(sprt_params_check(&BAD[i]), STATS_ERR_PARAMS);
+        assert_int_equal(sprt_llr(counts, 3, &BAD[i], &llr, NULL), STATS_ERR_PARAMS);
+    }
+    assert_int_equal(sprt_params_check(&DEFAULT_SPRT), STATS_OK);
+    double llr;
+    assert_int_equal(sprt_llr(counts, 4, &DEFAULT_SPRT, &llr, NULL), STATS_ERR_COUNTS);
+}
+
+/// Every status and name has a text, and an unknown status says so.
+static void test_names(void **state)
+{
+    (void)state;
+    for (int st = 0; st < STATS_STATUS_NB; st++)
+        assert_true(strlen(stats_strerror((StatsStatus)st)) > 0);
+    assert_string_equal(stats_strerror(STATS_STATUS_NB), "unknown statistics status");
+    assert_string_equal(sprt_model_name(SPRT_LOGISTIC), "logistic");
+    assert_string_equal(sprt_decision_name(SPRT_H1), "H1 accepted");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_elo_pentanomial),
+        cmocka_unit_test(test_elo_trinomial),
+        cmocka_unit_test(test_elo_strong),
+        cmocka_unit_test(test_llr_golden),
+        cmocka_unit_test(test_no_games),
+        cmocka_unit_test(test_extremes_finite),
+        cmocka_unit_test(test_decide),
+        cmocka_unit_test(test_format_worked_example),
+        cmocka_unit_test(test_format_wdl_only),
+        cmocka_unit_test(test_format_llr_percent),
+        cmocka_unit_test(test_format_small_buffer),
+        cmocka_unit_test(test_results_check),
+        cmocka_unit_test(test_params_check),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
+}
