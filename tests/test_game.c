@@ -100,7 +100,9 @@ static void test_openings_file(void **state)
         "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1\n"
         "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNQ w - -\n"
         "4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1\n"
-        "garbage\n";
+        "garbage\n"
+        "startpos moves h2e2 h9g7\n"
+        "startpos moves h2e2 h2e3\n";
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     char log_path[] = "/tmp/xq-openings-log-XXXXXX";
@@ -110,8 +112,9 @@ static void test_openings_file(void **state)
     Openings o;
     char why[256];
     assert_int_equal(openings_load(&o, path, log, why, sizeof why), OPENINGS_OK);
-    assert_int_equal(o.count, 2);
-    assert_string_equal(o.fens[0],
+    assert_int_equal(o.count, 3);
+    assert_int_equal(o.items[2].move_count, 2);
+    assert_string_equal(o.items[0].fen,
                         "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1");
     rewind(log);
     char buf[2048] = "";
@@ -120,6 +123,7 @@ static void test_openings_file(void **state)
     assert_non_null(strstr(buf, ":5: unknown character 'Q'"));
     assert_non_null(strstr(buf, ":6: the generals face each other"));
     assert_non_null(strstr(buf, ":7: "));
+    assert_non_null(strstr(buf, ":9: opening move 2 'h2e3': illegal move"));
     fclose(log);
     openings_free(&o);
     unlink(log_path);
@@ -142,10 +146,11 @@ static void test_openings_order(void **state)
     assert_true(openings_default_count >= 200);
     Openings o;
     assert_int_equal(openings_load_default(&o), OPENINGS_OK);
+    assert_int_equal(o.count, openings_default_count);
     for (int i = 0; i < o.count; i++) {
-        char fen[BOARD_FEN_MAX], why[160];
-        if (!openings_parse_line(o.fens[i], fen, why, sizeof why))
-            fail_msg("default opening %d: %s", i, why);
+        // Every default opening is given as moves from the start position (MaxQi can play it).
+        assert_string_equal(o.items[i].fen, BOARD_START_FEN);
+        assert_true(o.items[i].move_count >= 2);
     }
     int *seen = calloc((size_t)o.count, sizeof *seen);
     assert_non_null(seen);
@@ -184,7 +189,11 @@ static void test_builtin_game_and_pgn(void **state)
     assert_non_null(rec);
     snprintf(rec->names[0], PLAYER_NAME_MAX, "a");
     snprintf(rec->names[1], PLAYER_NAME_MAX, "b");
-    assert_int_equal(game_play(p, 1, &cfg, openings_default_fens[0], NULL, rec), 0);
+    Opening op;
+    char why[160];
+    assert_true(openings_parse_line(openings_default_lines[0], &op, why, sizeof why));
+    assert_int_equal(game_play(p, 1, &cfg, &op, NULL, rec), 0);
+    assert_int_equal(rec->book_plies, op.move_count);
     assert_true(rec->outcome != OUTCOME_NONE);
     assert_true(rec->term != TERM_NONE && rec->term <= TERM_PLY_LIMIT);
     assert_true(rec->ply_count <= 80);
@@ -213,6 +222,7 @@ static void test_builtin_game_and_pgn(void **state)
     snprintf(tag, sizeof tag, "[PlyCount \"%d\"]", rec->ply_count);
     assert_non_null(strstr(text, tag));
     assert_non_null(strstr(text, game_termination_name(rec->term)));
+    assert_non_null(strstr(text, "{book}"));
     free(text);
     free(rec);
     player_free(p[0]);
@@ -232,7 +242,10 @@ static void test_game_ends_by_mate(void **state)
     cfg.rules = rules_config_default(RULES_SEED);
     cfg.tc[0].depth = cfg.tc[1].depth = 3;
     GameRecord *rec = calloc(1, sizeof *rec);
-    assert_int_equal(game_play(p, 0, &cfg, "4k4/R8/9/9/9/9/9/9/9/1R1K5 w", NULL, rec), 0);
+    Opening op;
+    char why[160];
+    assert_true(openings_parse_line("4k4/R8/9/9/9/9/9/9/9/1R1K5 w", &op, why, sizeof why));
+    assert_int_equal(game_play(p, 0, &cfg, &op, NULL, rec), 0);
     assert_int_equal(rec->outcome, OUTCOME_RED_WINS);
     assert_int_equal(rec->term, TERM_CHECKMATE);
     assert_int_equal(rec->ply_count, 1);

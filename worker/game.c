@@ -167,21 +167,30 @@ bool game_agrees_draw(const DrawAdjudication *da, const GameRecord *rec, int ful
     return true;
 }
 
-int game_play(Player *players[2], int red, const GameConfig *cfg, const char *start_fen,
+int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening *opening,
               const atomic_bool *stop, GameRecord *rec)
 {
     Board *b = malloc(sizeof *b);
     if (!b)
         return -1;
     rec->red = red;
-    rec->ply_count = 0;
+    rec->ply_count = rec->book_plies = 0;
     finish(rec, OUTCOME_NONE, TERM_NONE, NULL);
     char why[160];
-    if (board_set_fen(b, start_fen, why, sizeof why) != FEN_OK) {
+    if (board_set_fen(b, opening->fen, why, sizeof why) != FEN_OK) {
         free(b);
         return -1;
     }
     board_fen(b, rec->start_fen, sizeof rec->start_fen);
+    for (int i = 0; i < opening->move_count; i++) {
+        if (!movegen_is_legal(b, opening->moves[i])) {
+            free(b);
+            return -1;
+        }
+        board_make_move(b, opening->moves[i]);
+        rec->moves[rec->ply_count++] = (GameMove){opening->moves[i], 0, false, false, 0, 0};
+    }
+    rec->book_plies = rec->ply_count;
     char msg[GAME_DETAIL_MAX];
     for (int i = 0; i < 2; i++) {
         PlayerStatus st = player_new_game(players[i], &cfg->rules, msg, sizeof msg);

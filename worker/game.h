@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 
+#include "openings.h"
 #include "player.h"
 #include "rules.h"
 
@@ -75,6 +76,7 @@ typedef struct {
     Outcome outcome; // OUTCOME_RED_WINS / BLACK_WINS / DRAW; NONE if aborted
     Termination term;
     char detail[GAME_DETAIL_MAX]; // e.g. the illegal move text, the crash message
+    int book_plies;               // the first book_plies moves are the opening's, not the players'
     int ply_count;
     GameMove moves[GAME_MAX_PLIES];
 } GameRecord;
@@ -94,8 +96,8 @@ bool game_resigns(const ResignAdjudication *ra, const GameRecord *rec);
 /// Whether both sides' last movecount scores lie within +-score, from full move movenumber.
 bool game_agrees_draw(const DrawAdjudication *da, const GameRecord *rec, int fullmove);
 
-/// Plays one game from start_fen (already validated). players[i] is player i; red says
-/// which one has Red. stop (may be NULL) aborts between moves. Returns 0, or -1 if the
-/// start position is invalid.
-int game_play(Player *players[2], int red, const GameConfig *cfg, const char *start_fen,
+/// Plays one game from an opening (position and book moves, already validated). players[i]
+/// is player i; red says which one has Red once the book moves are played. stop (may be
+/// NULL) aborts between moves. Returns 0, or -1 if the opening is invalid.
+int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening *opening,
               const atomic_bool *stop, GameRecord *rec);

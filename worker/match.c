@@ -129,7 +129,7 @@ static void *match_thread(void *arg)
             memset(rec, 0, offsetof(GameRecord, moves));
             snprintf(rec->names[0], PLAYER_NAME_MAX, "%s", cfg->players[0].name);
             snprintf(rec->names[1], PLAYER_NAME_MAX, "%s", cfg->players[1].name);
-            game_play(players, red, &cfg->game, cfg->openings->fens[opening], s->interrupt, rec);
+            game_play(players, red, &cfg->game, &cfg->openings->items[opening], s->interrupt, rec);
             if (rec->term == TERM_ABORTED && !atomic_load(s->interrupt)) {
                 char full[GAME_DETAIL_MAX + 64];
                 snprintf(full, sizeof full, "game aborted: %s", rec->detail);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "move.h"
 #include "rng.h"
 
 const char *openings_strerror(OpeningsStatus st)
@@ -19,13 +20,51 @@ const char *openings_strerror(OpeningsStatus st)
     }
 }
 
-bool openings_parse_line(const char *line, char fen[BOARD_FEN_MAX], char *why, size_t why_len)
+/// Plays the `moves` part of a line on b, recording them in out.
+static bool parse_moves(Board *b, char *rest, Opening *out, char *why, size_t why_len)
 {
-    // EPD: board side castling ep [opcodes...]; FEN: the same with two counters. Anything
-    // after the fourth field that is not two numbers is taken as EPD opcodes.
+    char *save;
+    for (char *t = strtok_r(rest, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+        Move m;
+        if (out->move_count == OPENING_MAX_MOVES) {
+            snprintf(why, why_len, "more than %d opening moves", OPENING_MAX_MOVES);
+            return false;
+        }
+        MoveTextStatus st = move_parse_legal(b, t, 0, &m);
+        if (st != MOVE_TEXT_OK) {
+            snprintf(why, why_len, "opening move %d '%.12s': %s", out->move_count + 1, t,
+                     move_text_strerror(st));
+            return false;
+        }
+        board_make_move(b, m);
+        out->moves[out->move_count++] = m;
+    }
+    return true;
+}
+
+bool openings_parse_line(const char *line, Opening *out, char *why, size_t why_len)
+{
+    char buf[OPENINGS_LINE_MAX];
+    if (snprintf(buf, sizeof buf, "%s", line) >= (int)sizeof buf) {
+        snprintf(why, why_len, "line too long");
+        return false;
+    }
+    out->move_count = 0;
+    // Split off "moves ..." (a standalone word), then read the position part: EPD is board
+    // side castling ep [opcodes...]; FEN adds two counters; `startpos` is the start position.
+    char *moves = NULL;
+    for (char *p = buf; (p = strstr(p, "moves")) != NULL; p += 5) {
+        bool word_start = p == buf || isspace((unsigned char)p[-1]);
+        bool word_end = p[5] == '\0' || isspace((unsigned char)p[5]);
+        if (word_start && word_end) {
+            *p = '\0';
+            moves = p + 5;
+            break;
+        }
+    }
     char tok[6][128];
     int n = 0;
-    const char *p = line;
+    const char *p = buf;
     while (n < 6) {
         while (*p && isspace((unsigned char)*p))
             p++;
@@ -41,49 +80,53 @@ bool openings_parse_line(const char *line, char fen[BOARD_FEN_MAX], char *why, s
         n++;
         p += len;
     }
-    if (n < 2) {
-        snprintf(why, why_len, "expected at least a board and a side to move");
+    char fen[BOARD_FEN_INPUT_MAX];
+    if (n >= 1 && strcmp(tok[0], "startpos") == 0) {
+        snprintf(fen, sizeof fen, "%s", BOARD_START_FEN);
+    } else if (n < 2) {
+        snprintf(why, why_len, "expected a FEN, an EPD position or startpos");
         return false;
+    } else {
+        int used = n >= 4 ? 4 : n;
+        bool counters = n >= 6 && strspn(tok[4], "0123456789") == strlen(tok[4]) &&
+                        strspn(tok[5], "0123456789") == strlen(tok[5]);
+        if (counters)
+            used = 6;
+        int off = 0;
+        for (int i = 0; i < used; i++)
+            off += snprintf(fen + off, sizeof fen - (size_t)off, "%s%s", i ? " " : "", tok[i]);
     }
-    char buf[BOARD_FEN_INPUT_MAX];
-    int used = n >= 4 ? 4 : n;
-    bool counters = n >= 6 && strspn(tok[4], "0123456789") == strlen(tok[4]) &&
-                    strspn(tok[5], "0123456789") == strlen(tok[5]) &&
-                    tok[5][strlen(tok[5]) - 1] != ';';
-    if (counters)
-        used = 6;
-    int off = 0;
-    for (int i = 0; i < used; i++)
-        off += snprintf(buf + off, sizeof buf - (size_t)off, "%s%s", i ? " " : "", tok[i]);
     Board *b = malloc(sizeof *b);
     if (!b) {
         snprintf(why, why_len, "out of memory");
         return false;
     }
-    FenStatus st = board_set_fen(b, buf, why, why_len);
-    if (st == FEN_OK)
-        board_fen(b, fen, BOARD_FEN_MAX);
+    bool ok = board_set_fen(b, fen, why, why_len) == FEN_OK;
+    if (ok)
+        board_fen(b, out->fen, sizeof out->fen);
+    if (ok && moves)
+        ok = parse_moves(b, moves, out, why, why_len);
     free(b);
-    return st == FEN_OK;
+    return ok;
 }
 
-static OpeningsStatus push(Openings *o, int *cap, const char *fen)
+static OpeningsStatus push(Openings *o, int *cap, const Opening *op)
 {
     if (o->count == *cap) {
         int ncap = *cap ? *cap * 2 : 256;
-        void *grown = realloc(o->fens, (size_t)ncap * sizeof *o->fens);
+        void *grown = realloc(o->items, (size_t)ncap * sizeof *o->items);
         if (!grown)
             return OPENINGS_ERR_NOMEM;
-        o->fens = grown;
+        o->items = grown;
         *cap = ncap;
     }
-    snprintf(o->fens[o->count++], BOARD_FEN_MAX, "%s", fen);
+    o->items[o->count++] = *op;
     return OPENINGS_OK;
 }
 
 OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *why, size_t why_len)
 {
-    o->fens = NULL;
+    o->items = NULL;
     o->count = 0;
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -108,8 +151,9 @@ OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *wh
         const char *p = line + strspn(line, " \t\r\n");
         if (!*p || *p == '#')
             continue;
-        char fen[BOARD_FEN_MAX], detail[160];
-        if (!openings_parse_line(p, fen, detail, sizeof detail)) {
+        Opening op;
+        char detail[160];
+        if (!openings_parse_line(p, &op, detail, sizeof detail)) {
             if (warn)
                 fprintf(warn, "%s:%d: %s, skipped\n", path, lineno, detail);
             bad++;
@@ -117,7 +161,7 @@ OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *wh
         }
         if (o->count >= OPENINGS_MAX)
             break;
-        st = push(o, &cap, fen);
+        st = push(o, &cap, &op);
     }
     bool io_error = ferror(f);
     fclose(f);
@@ -134,19 +178,23 @@ OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *wh
 
 OpeningsStatus openings_load_default(Openings *o)
 {
-    o->fens = malloc((size_t)openings_default_count * sizeof *o->fens);
+    o->items = malloc((size_t)openings_default_count * sizeof *o->items);
     o->count = 0;
-    if (!o->fens)
+    if (!o->items)
         return OPENINGS_ERR_NOMEM;
-    for (int i = 0; i < openings_default_count; i++)
-        snprintf(o->fens[o->count++], BOARD_FEN_MAX, "%s", openings_default_fens[i]);
-    return OPENINGS_OK;
+    for (int i = 0; i < openings_default_count; i++) {
+        char why[160];
+        if (!openings_parse_line(openings_default_lines[i], &o->items[o->count], why, sizeof why))
+            continue; // cannot happen: the tests parse every default line
+        o->count++;
+    }
+    return o->count ? OPENINGS_OK : OPENINGS_ERR_EMPTY;
 }
 
 void openings_free(Openings *o)
 {
-    free(o->fens);
-    o->fens = NULL;
+    free(o->items);
+    o->items = NULL;
     o->count = 0;
 }
 

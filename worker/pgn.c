@@ -29,11 +29,15 @@ static void put_tag(FILE *out, const char *name, const char *value)
     fprintf(out, "\"]\n");
 }
 
-static void put_comment(FILE *out, const GameMove *m)
+static void put_comment(FILE *out, const GameMove *m, bool book)
 {
     char score[32];
+    if (book) {
+        fprintf(out, " {book}");
+        return;
+    }
     if (!m->has_score)
-        snprintf(score, sizeof score, "book");
+        snprintf(score, sizeof score, "n/a");
     else if (m->mate)
         snprintf(score, sizeof score, "%sM%d", m->score > 0 ? "+" : "-",
                  m->score > 0 ? m->score : -m->score);
@@ -94,7 +98,7 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
         char mv[MOVE_TEXT_MAX];
         move_text(rec->moves[i].move, 0, mv);
         col += fprintf(out, "%s", mv);
-        put_comment(out, &rec->moves[i]);
+        put_comment(out, &rec->moves[i], i < rec->book_plies);
         col += 24;
         if (!red_moves)
             fullmove++;
