@@ -223,10 +223,57 @@ static void test_builtin_game_and_pgn(void **state)
     assert_non_null(strstr(text, tag));
     assert_non_null(strstr(text, game_termination_name(rec->term)));
     assert_non_null(strstr(text, "{book}"));
+
+    // Read back: the same start, moves, book plies, result, termination and players.
+    FILE *rf = fmemopen(text, len, "r");
+    GameRecord *back = calloc(1, sizeof *back);
+    int lineno = 0;
+    assert_int_equal(pgn_read(rf, back, &lineno, why, sizeof why), 1);
+    assert_string_equal(back->start_fen, rec->start_fen);
+    assert_int_equal(back->ply_count, rec->ply_count);
+    assert_int_equal(back->book_plies, rec->book_plies);
+    for (int i = 0; i < rec->ply_count; i++) {
+        assert_int_equal(back->moves[i].move, rec->moves[i].move);
+        if (i >= rec->book_plies && !rec->moves[i].mate)
+            assert_int_equal(back->moves[i].score, rec->moves[i].score);
+        assert_int_equal(back->moves[i].depth, rec->moves[i].depth);
+    }
+    assert_int_equal(back->outcome, rec->outcome);
+    assert_int_equal(back->term, rec->term);
+    assert_string_equal(back->names[0], "b"); // player 1 had Red
+    assert_int_equal(pgn_read(rf, back, &lineno, why, sizeof why), 0);
+    fclose(rf);
+    free(back);
     free(text);
     free(rec);
     player_free(p[0]);
     player_free(p[1]);
+}
+
+/// A malformed game (illegal move) is reported with its line and skipped; the next game in
+/// the stream still reads.
+static void test_pgn_read_errors(void **state)
+{
+    (void)state;
+    const char *text = "[Event \"x\"]\n[Result \"1-0\"]\n\n1. h2e2 h9g7 2. h0h9 1-0\n\n"
+                       "[Event \"y\"]\n[Result \"0-1\"]\n\n1. h2e2 {+0.20/8 0.100s} h9g7 0-1\n\n"
+                       "[Event \"z\"]\n\n1. h2e2\n";
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    GameRecord *rec = calloc(1, sizeof *rec);
+    int lineno = 0;
+    char why[256] = "";
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "line 4: move 3 'h0h9': illegal move"));
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 1);
+    assert_int_equal(rec->ply_count, 2);
+    assert_int_equal(rec->outcome, OUTCOME_BLACK_WINS);
+    assert_int_equal(rec->moves[0].score, 20);
+    assert_int_equal(rec->moves[0].depth, 8);
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "without a result"));
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 0);
+    fclose(f);
+    free(rec);
 }
 
 /// A game from a position where Red mates at once ends in checkmate after one ply.
@@ -262,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_openings_file),
         cmocka_unit_test(test_openings_order),
         cmocka_unit_test(test_builtin_game_and_pgn),
+        cmocka_unit_test(test_pgn_read_errors),
         cmocka_unit_test(test_game_ends_by_mate),
     };
     return cmocka_run_group_tests_name("game", tests, NULL, NULL);

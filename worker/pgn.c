@@ -2,10 +2,12 @@
 #include "pgn.h"
 
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <time.h>
 
 #include "move.h"
+#include "movegen.h"
 
 const char *pgn_result(Outcome o)
 {
@@ -111,4 +113,212 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
     }
     fprintf(out, "%s\n\n", pgn_result(rec->outcome));
     return ferror(out) ? -1 : 0;
+}
+
+static Outcome outcome_of(const char *r)
+{
+    if (strcmp(r, "1-0") == 0)
+        return OUTCOME_RED_WINS;
+    if (strcmp(r, "0-1") == 0)
+        return OUTCOME_BLACK_WINS;
+    if (strcmp(r, "1/2-1/2") == 0)
+        return OUTCOME_DRAW;
+    return OUTCOME_NONE;
+}
+
+static bool is_result(const char *t)
+{
+    return !strcmp(t, "1-0") || !strcmp(t, "0-1") || !strcmp(t, "1/2-1/2") || !strcmp(t, "*");
+}
+
+/// Reads `[Name "value"]`; false if the line is not a tag.
+static bool parse_tag(const char *line, char *name, size_t nlen, char *value, size_t vlen)
+{
+    const char *p = line + 1, *q = strchr(p, ' ');
+    if (line[0] != '[' || !q || (size_t)(q - p) >= nlen || q[1] != '"')
+        return false;
+    memcpy(name, p, (size_t)(q - p));
+    name[q - p] = '\0';
+    size_t n = 0;
+    for (p = q + 2; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1])
+            p++;
+        if (n + 1 < vlen)
+            value[n++] = *p;
+    }
+    value[n] = '\0';
+    return *p == '"';
+}
+
+/// Copies src into dst[cap], cut to fit.
+static void copy_cut(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static void apply_tag(GameRecord *rec, const char *name, const char *value, Outcome *result)
+{
+    if (!strcmp(name, "White"))
+        copy_cut(rec->names[0], PLAYER_NAME_MAX, value);
+    else if (!strcmp(name, "Black"))
+        copy_cut(rec->names[1], PLAYER_NAME_MAX, value);
+    else if (!strcmp(name, "FEN"))
+        copy_cut(rec->start_fen, sizeof rec->start_fen, value);
+    else if (!strcmp(name, "Result"))
+        *result = outcome_of(value);
+    else if (!strcmp(name, "Termination")) {
+        for (int t = 0; t < TERM_NB; t++) {
+            const char *tn = game_termination_name((Termination)t);
+            size_t len = strlen(tn);
+            if (!strncmp(value, tn, len) && (value[len] == '\0' || value[len] == ':')) {
+                rec->term = (Termination)t;
+                const char *d = value + len;
+                if (*d == ':')
+                    d += d[1] == ' ' ? 2 : 1;
+                copy_cut(rec->detail, sizeof rec->detail, d);
+            }
+        }
+    }
+}
+
+/// Fills a move's score, depth and time from a `{+0.17/11 0.058s}` comment.
+static void apply_comment(GameMove *m, const char *c, bool *book)
+{
+    *book = strcmp(c, "book") == 0;
+    double score, secs;
+    int depth;
+    if (c[0] == '+' || c[0] == '-') {
+        if (c[1] == 'M' && sscanf(c + 2, "%lf/%d %lfs", &score, &depth, &secs) == 3) {
+            m->mate = true;
+            m->has_score = true;
+            m->score = (int)(c[0] == '-' ? -score : score);
+        } else if (sscanf(c, "%lf/%d %lfs", &score, &depth, &secs) == 3) {
+            m->has_score = true;
+            m->score = (int)(score * 100 + (score < 0 ? -0.5 : 0.5));
+        } else {
+            return;
+        }
+        m->depth = depth;
+        m->time_ms = (int64_t)(secs * 1000 + 0.5);
+    }
+}
+
+int pgn_read(FILE *in, GameRecord *rec, int *lineno, char *why, size_t why_len)
+{
+    char line[PGN_LINE_MAX];
+    memset(rec, 0, offsetof(GameRecord, moves));
+    rec->red = 0;
+    Outcome result = OUTCOME_NONE;
+    bool in_tags = false, in_moves = false, in_comment = false, done = false, bad = false;
+    Board *b = NULL;
+    char comment[256];
+    size_t clen = 0;
+    while (!done && fgets(line, sizeof line, in)) {
+        (*lineno)++;
+        if (!strchr(line, '\n') && !feof(in)) {
+            snprintf(why, why_len, "line %d: longer than %d bytes", *lineno, PGN_LINE_MAX);
+            bad = true;
+            int c;
+            while ((c = fgetc(in)) != EOF && c != '\n')
+                ;
+            continue;
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!in_moves && line[0] == '[') {
+            char name[64], value[512];
+            if (!parse_tag(line, name, sizeof name, value, sizeof value)) {
+                snprintf(why, why_len, "line %d: malformed tag", *lineno);
+                bad = true;
+                continue;
+            }
+            in_tags = true;
+            apply_tag(rec, name, value, &result);
+            continue;
+        }
+        if (!in_tags && !in_moves && line[0] == '\0')
+            continue;
+        if (!in_moves && line[0] == '\0')
+            continue;
+        if (!in_moves) {
+            in_moves = true;
+            b = malloc(sizeof *b);
+            const char *fen = rec->start_fen[0] ? rec->start_fen : BOARD_START_FEN;
+            char fen_why[160];
+            if (!b || board_set_fen(b, fen, fen_why, sizeof fen_why) != FEN_OK) {
+                snprintf(why, why_len, "line %d: bad FEN tag: %s", *lineno,
+                         b ? fen_why : "no memory");
+                bad = true;
+            } else {
+                board_fen(b, rec->start_fen, sizeof rec->start_fen);
+            }
+        }
+        for (char *p = line; *p && !done;) {
+            if (in_comment) {
+                char *end = strchr(p, '}');
+                size_t n = end ? (size_t)(end - p) : strlen(p);
+                if (clen + n < sizeof comment) {
+                    memcpy(comment + clen, p, n);
+                    clen += n;
+                }
+                if (!end)
+                    break;
+                comment[clen] = '\0';
+                in_comment = false;
+                p = end + 1;
+                if (rec->ply_count > 0 && !bad) {
+                    bool book;
+                    apply_comment(&rec->moves[rec->ply_count - 1], comment, &book);
+                    if (book && rec->book_plies == rec->ply_count - 1)
+                        rec->book_plies = rec->ply_count;
+                }
+                continue;
+            }
+            if (isspace((unsigned char)*p)) {
+                p++;
+                continue;
+            }
+            if (*p == '{') {
+                in_comment = true;
+                clen = 0;
+                p++;
+                continue;
+            }
+            char tok[32];
+            size_t n = strcspn(p, " \t{");
+            snprintf(tok, sizeof tok, "%.*s", (int)(n < sizeof tok ? n : sizeof tok - 1), p);
+            p += n;
+            if (is_result(tok)) {
+                if (outcome_of(tok) != result)
+                    result = outcome_of(tok);
+                done = true;
+                break;
+            }
+            if (isdigit((unsigned char)tok[0]))
+                continue; // move number
+            if (bad)
+                continue;
+            Move m;
+            MoveTextStatus st = move_parse_legal(b, tok, 0, &m);
+            if (st != MOVE_TEXT_OK || rec->ply_count >= GAME_MAX_PLIES ||
+                b->hist_len >= BOARD_HISTORY_MAX) {
+                snprintf(why, why_len, "line %d: move %d '%s': %s", *lineno, rec->ply_count + 1,
+                         tok, st != MOVE_TEXT_OK ? move_text_strerror(st) : "game too long");
+                bad = true;
+                continue;
+            }
+            board_make_move(b, m);
+            rec->moves[rec->ply_count++] = (GameMove){m, 0, false, false, 0, 0};
+        }
+    }
+    free(b);
+    if (!in_tags && !in_moves)
+        return 0;
+    if (!done && !bad) {
+        snprintf(why, why_len, "line %d: game without a result", *lineno);
+        bad = true;
+    }
+    rec->outcome = result;
+    return bad ? -1 : 1;
 }

@@ -17,3 +17,12 @@ typedef struct {
 const char *pgn_result(Outcome o);
 /// Writes one game; returns 0, or -1 if the stream reported an error.
 int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags);
+
+enum { PGN_LINE_MAX = 4096 };
+
+/// Reads the next game written in this format (tags, coordinate moves, comments): 1 when a
+/// game was read, 0 at the end of the input, -1 on a malformed game (why names the line and
+/// the fault; reading may go on with the next game). Moves are checked for legality from
+/// the FEN tag (or the start position); {book} comments mark book moves; names are taken as
+/// player 0 = Red.
+int pgn_read(FILE *in, GameRecord *rec, int *lineno, char *why, size_t why_len);
