@@ -70,5 +70,15 @@ check "stats bad alpha" 2 "--alpha must be in \(0, 1\), got '1.5'" "$xq" stats -
 check "stats wdl against ptnml" 2 "does not describe the pairs" \
     "$xq" stats --wdl 1,2,3 --ptnml 1,1,1,1,1
 
+check "play --help" 0 "-engine" "$xq" play --help
+check "play needs two engines" 2 "two -engine groups" "$xq" play -engine builtin -each tc=1+0.1
+check "play bad tc" 2 "tc=10[+]: expected" "$xq" play -engine builtin -engine builtin -each tc=10+
+check "play no time control" 2 "no time control" "$xq" play -engine builtin -engine builtin
+check "play unknown flag" 2 "unknown flag" "$xq" play -engine builtin -engine builtin -each depth=1 -bogus 3
+check "play unknown engine key" 2 "unknown engine setting 'colour'" "$xq" play -engine colour=red -engine builtin -each depth=1
+check "play missing openings" 2 "openings: /nonexistent" "$xq" play -engine builtin -engine builtin -each depth=1 -openings file=/nonexistent/book.epd
+check "play bad sprt" 2 "elo0 < elo1" "$xq" play -engine builtin -engine builtin -each depth=1 -sprt elo0=5 elo1=0
+check "play builtin pair" 0 "Games: 2, Wins" "$xq" play -engine builtin name=a -engine builtin name=b -each depth=2 -rounds 1 -repeat -maxplies 40
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

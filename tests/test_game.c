@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "game.h"
+#include "match.h"
 #include "movegen.h"
 #include "openings.h"
 #include "pgn.h"
@@ -276,6 +277,47 @@ static void test_pgn_read_errors(void **state)
     free(rec);
 }
 
+/// Each failing fake engine loses every game with the right reason, is restarted, and the
+/// match goes on to the end: crash, silence (time forfeit) and illegal moves.
+static void test_match_with_failing_engines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *mode;
+        Termination term;
+    } cases[] = {
+        {"crash", TERM_CRASH}, {"silent", TERM_TIME_FORFEIT}, {"illegal", TERM_ILLEGAL_MOVE}};
+    Openings o;
+    assert_int_equal(openings_load_default(&o), OPENINGS_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        MatchConfig cfg = {0};
+        cfg.players[0] = (PlayerConfig){.name = "builtin", .proto = PROTO_BUILTIN};
+        PlayerConfig *fake = &cfg.players[1];
+        *fake = (PlayerConfig){.name = "fake", .proto = PROTO_UCI, .cmd = "/bin/sh", .argc = 2};
+        snprintf(fake->args[0], PLAYER_TEXT_MAX, "%s/fake-engines/uci.sh", XQ_TEST_DATA);
+        snprintf(fake->args[1], PLAYER_TEXT_MAX, "%s", cases[i].mode);
+        cfg.game.rules = rules_config_default(RULES_ASIAN);
+        cfg.game.tc[0].depth = 1;
+        cfg.game.tc[1].movetime_ms = 100;
+        cfg.game.tc[1].margin_ms = 100;
+        cfg.openings = &o;
+        cfg.rounds = 2;
+        cfg.repeat = true;
+        cfg.concurrency = 1;
+        atomic_bool interrupt = false;
+        MatchTotals t;
+        char msg[512] = "";
+        MatchStatus st = match_run(&cfg, NULL, &interrupt, &t, msg, sizeof msg);
+        if (st != MATCH_OK)
+            fail_msg("%s: %s", cases[i].mode, msg);
+        assert_int_equal(t.games, 4);
+        assert_int_equal(t.wins, 4);
+        assert_int_equal(t.terms[cases[i].term], 4);
+        assert_int_equal(t.ptnml[4], 2);
+    }
+    openings_free(&o);
+}
+
 /// A game from a position where Red mates at once ends in checkmate after one ply.
 static void test_game_ends_by_mate(void **state)
 {
@@ -310,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_openings_order),
         cmocka_unit_test(test_builtin_game_and_pgn),
         cmocka_unit_test(test_pgn_read_errors),
+        cmocka_unit_test(test_match_with_failing_engines),
         cmocka_unit_test(test_game_ends_by_mate),
     };
     return cmocka_run_group_tests_name("game", tests, NULL, NULL);
