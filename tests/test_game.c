@@ -318,7 +318,8 @@ static void test_match_with_failing_engines(void **state)
     openings_free(&o);
 }
 
-/// A game from a position where Red mates at once ends in checkmate after one ply.
+/// A game from a position where Red mates at once ends in checkmate after one ply; a ply
+/// cap ends a game as a draw by "ply limit".
 static void test_game_ends_by_mate(void **state)
 {
     (void)state;
@@ -338,6 +339,14 @@ static void test_game_ends_by_mate(void **state)
     assert_int_equal(rec->outcome, OUTCOME_RED_WINS);
     assert_int_equal(rec->term, TERM_CHECKMATE);
     assert_int_equal(rec->ply_count, 1);
+
+    // The engine-side ply cap draws the game once that many plies are on the board.
+    cfg.max_plies = 6;
+    assert_true(openings_parse_line(BOARD_START_FEN, &op, why, sizeof why));
+    assert_int_equal(game_play(p, 0, &cfg, &op, NULL, rec), 0);
+    assert_int_equal(rec->outcome, OUTCOME_DRAW);
+    assert_int_equal(rec->term, TERM_PLY_LIMIT);
+    assert_int_equal(rec->ply_count, 6);
     free(rec);
     player_free(p[0]);
     player_free(p[1]);
