@@ -28,6 +28,7 @@ const char *match_strerror(MatchStatus st)
     case MATCH_ERR_PLAYER: return "an engine could not be started";
     case MATCH_ERR_NOMEM: return "out of memory";
     case MATCH_ERR_IO: return "cannot write the PGN file";
+    case MATCH_ABORTED: return "interrupted";
     default: return "unknown match status";
     }
 }
@@ -85,20 +86,42 @@ static void record(MatchState *s, GameRecord *rec, int round, double *pair_point
     pthread_mutex_unlock(&s->lock);
 }
 
-static bool start_player(MatchState *s, int i, Player **p)
+MatchStatus match_seat_start(const MatchConfig *cfg, int i, Player **p, char *msg, size_t msg_len)
 {
-    char msg[512];
+    char why[512];
     player_free(*p);
     *p = NULL;
-    PlayerStatus st = player_new(&s->cfg->players[i], p, msg, sizeof msg);
+    PlayerStatus st = player_new(&cfg->players[i], p, why, sizeof why);
     if (st != PLAYER_OK) {
-        char full[600];
-        snprintf(full, sizeof full, "%s: %s: %s", s->cfg->players[i].name, player_strerror(st),
-                 msg);
-        fail(s, MATCH_ERR_PLAYER, full);
-        return false;
+        snprintf(msg, msg_len, "%s: %s: %s", cfg->players[i].name, player_strerror(st), why);
+        return MATCH_ERR_PLAYER;
     }
-    return true;
+    return MATCH_OK;
+}
+
+MatchStatus match_play_game(const MatchConfig *cfg, Player *players[2], uint64_t pair, int g,
+                            const atomic_bool *stop, GameRecord *rec, char *msg, size_t msg_len)
+{
+    int opening = openings_pick(cfg->openings, pair, cfg->random_order, cfg->seed, cfg->start);
+    // Without repeat, colours alternate by round so both engines get each colour.
+    int red = cfg->repeat ? g : (int)(pair % 2);
+    memset(rec, 0, offsetof(GameRecord, moves));
+    snprintf(rec->names[0], PLAYER_NAME_MAX, "%s", cfg->players[0].name);
+    snprintf(rec->names[1], PLAYER_NAME_MAX, "%s", cfg->players[1].name);
+    if (game_play(players, red, &cfg->game, &cfg->openings->items[opening], stop, rec) != 0) {
+        snprintf(msg, msg_len, "opening %d is invalid", opening);
+        return MATCH_ERR_PLAYER;
+    }
+    if (rec->term == TERM_ABORTED) {
+        if (stop && atomic_load(stop))
+            return MATCH_ABORTED;
+        snprintf(msg, msg_len, "game aborted: %s", rec->detail);
+        return MATCH_ERR_PLAYER;
+    }
+    int failed = game_failed_player(rec);
+    if (failed >= 0)
+        return match_seat_start(cfg, failed, &players[failed], msg, msg_len);
+    return MATCH_OK;
 }
 
 static void *match_thread(void *arg)
@@ -106,44 +129,26 @@ static void *match_thread(void *arg)
     MatchState *s = arg;
     const MatchConfig *cfg = s->cfg;
     Player *players[2] = {NULL, NULL};
+    char msg[1024];
     GameRecord *rec = malloc(sizeof *rec);
-    if (!rec) {
-        fail(s, MATCH_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    if (!start_player(s, 0, &players[0]) || !start_player(s, 1, &players[1]))
-        goto done;
-    for (;;) {
-        if (atomic_load(&s->stop) || atomic_load(s->interrupt))
-            break;
+    MatchStatus st = rec ? MATCH_OK : MATCH_ERR_NOMEM;
+    for (int i = 0; i < 2 && st == MATCH_OK; i++)
+        st = match_seat_start(cfg, i, &players[i], msg, sizeof msg);
+    while (st == MATCH_OK && !atomic_load(&s->stop) && !atomic_load(s->interrupt)) {
         int pair = atomic_fetch_add(&s->next_pair, 1);
         if (pair >= s->pairs_total)
             break;
-        int opening =
-            openings_pick(cfg->openings, (uint64_t)pair, cfg->random_order, cfg->seed, cfg->start);
-        int games = cfg->repeat ? 2 : 1;
         double pair_points = 0;
-        for (int g = 0; g < games; g++) {
-            // Without repeat, colours alternate by round so both engines get each colour.
-            int red = cfg->repeat ? g : pair % 2;
-            memset(rec, 0, offsetof(GameRecord, moves));
-            snprintf(rec->names[0], PLAYER_NAME_MAX, "%s", cfg->players[0].name);
-            snprintf(rec->names[1], PLAYER_NAME_MAX, "%s", cfg->players[1].name);
-            game_play(players, red, &cfg->game, &cfg->openings->items[opening], s->interrupt, rec);
-            if (rec->term == TERM_ABORTED && !atomic_load(s->interrupt)) {
-                char full[GAME_DETAIL_MAX + 64];
-                snprintf(full, sizeof full, "game aborted: %s", rec->detail);
-                fail(s, MATCH_ERR_PLAYER, full);
-            }
-            if (rec->term == TERM_ABORTED || atomic_load(s->interrupt))
-                goto done;
-            record(s, rec, pair + 1, &pair_points, cfg->repeat ? g + 1 : 0);
-            int failed = game_failed_player(rec);
-            if (failed >= 0 && !start_player(s, failed, &players[failed]))
-                goto done;
+        for (int g = 0; g < (cfg->repeat ? 2 : 1) && st == MATCH_OK; g++) {
+            st = match_play_game(cfg, players, (uint64_t)pair, g, s->interrupt, rec, msg,
+                                 sizeof msg);
+            // A finished game counts even if restarting the failed engine then fails.
+            if ((st == MATCH_OK || st == MATCH_ERR_PLAYER) && rec->outcome != OUTCOME_NONE)
+                record(s, rec, pair + 1, &pair_points, cfg->repeat ? g + 1 : 0);
         }
     }
-done:
+    if (st != MATCH_OK && st != MATCH_ABORTED)
+        fail(s, st, st == MATCH_ERR_NOMEM ? "out of memory" : msg);
     player_free(players[0]);
     player_free(players[1]);
     free(rec);

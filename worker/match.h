@@ -42,9 +42,25 @@ typedef struct {
     const char *event, *site;
 } MatchConfig;
 
-typedef enum { MATCH_OK, MATCH_ERR_PLAYER, MATCH_ERR_NOMEM, MATCH_ERR_IO } MatchStatus;
+typedef enum {
+    MATCH_OK,
+    MATCH_ERR_PLAYER,
+    MATCH_ERR_NOMEM,
+    MATCH_ERR_IO,
+    MATCH_ABORTED
+} MatchStatus;
 
 const char *match_strerror(MatchStatus st);
+
+/// Starts (or restarts) player i of the match into *p.
+MatchStatus match_seat_start(const MatchConfig *cfg, int i, Player **p, char *msg, size_t msg_len);
+
+/// Plays game g (0, or 1 with repeat) of pair `pair`: the pair id fixes the opening and the
+/// colours, so a pair replayed anywhere is the same pair. A player that failed in the game
+/// (crash, stall, illegal move, time) is restarted afterwards. MATCH_ABORTED if stop was
+/// raised during the game (the record then is no result).
+MatchStatus match_play_game(const MatchConfig *cfg, Player *players[2], uint64_t pair, int g,
+                            const atomic_bool *stop, GameRecord *rec, char *msg, size_t msg_len);
 
 /// Runs the match until all rounds are played, a hook stops it, or *interrupt becomes true
 /// (games then in progress are abandoned, finished ones are kept). msg explains an error.
