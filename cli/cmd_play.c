@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "match.h"
 #include "stats.h"
+#include "summary.h"
 #include "timeman.h"
 
 typedef struct {
@@ -423,42 +424,11 @@ static void on_sigint(int sig)
     atomic_store(&interrupted, true);
 }
 
-/// The match so far as the statistics library sees it: W/D/L always, Ptnml with pairs.
-static MatchResults results_of(const PlayArgs *a, const MatchTotals *t)
-{
-    MatchResults r = {0};
-    r.has_wdl = true;
-    r.wins = (uint64_t)t->wins;
-    r.draws = (uint64_t)t->draws;
-    r.losses = (uint64_t)t->losses;
-    if (a->m.repeat) {
-        // Only finished pairs are in the pentanomial; W/D/L then covers the same games.
-        uint64_t pairs = 0;
-        for (int i = 0; i < STATS_PENTA_NB; i++)
-            pairs += r.ptnml[i] = (uint64_t)t->ptnml[i];
-        r.has_ptnml = pairs > 0 && 2 * pairs == (uint64_t)t->games;
-    }
-    return r;
-}
-
 static void print_summary(PlayArgs *a, const MatchTotals *t)
 {
     a->summarised_games = t->games;
-    MatchResults r = results_of(a, t);
-    char block[2048] = "";
-    if (t->games > 0)
-        stats_format(&r, a->sprt ? &a->sprt_params : NULL, block, sizeof block);
-    double mins = (timeman_now_ms() - a->start_ms) / 60000.0;
-    fprintf(a->log, "--------------------------------------------------\n");
-    fprintf(a->log, "Results of %s vs %s (%d games, %.1f games/min):\n", a->m.players[0].name,
-            a->m.players[1].name, t->games, mins > 0 ? t->games / mins : 0.0);
-    fprintf(a->log, "%s", block);
-    fprintf(a->log, "Terminations:");
-    for (int i = 1; i < TERM_NB; i++)
-        if (t->terms[i])
-            fprintf(a->log, " %s %d,", game_termination_name((Termination)i), t->terms[i]);
-    fprintf(a->log, "\n--------------------------------------------------\n");
-    fflush(a->log);
+    summary_print(a->log, a->m.players[0].name, a->m.players[1].name, t, a->m.repeat,
+                  a->sprt ? &a->sprt_params : NULL, (timeman_now_ms() - a->start_ms) / 60000.0);
 }
 
 static void on_game(void *ctx, const GameRecord *rec, int number, const MatchTotals *t)
@@ -479,7 +449,7 @@ static bool on_pair(void *ctx, const MatchTotals *t)
     PlayArgs *a = ctx;
     if (!a->sprt)
         return false;
-    MatchResults r = results_of(a, t);
+    MatchResults r = summary_results(t, a->m.repeat);
     SprtResult res;
     if (sprt_evaluate(&r, &a->sprt_params, &res) != STATS_OK)
         return false;
