@@ -10,6 +10,7 @@ int cmd_diffcheck(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_uci(int argc, char **argv);
 int cmd_play(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 
 /// Strict integer option parsing shared by the subcommands; false if not an integer in range.

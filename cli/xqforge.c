@@ -22,6 +22,7 @@ static const Command COMMANDS[] = {
     {"perft", "count the leaves of the legal move tree of a position", cmd_perft},
     {"diffcheck", "compare our legal moves with Fairy-Stockfish's along random games",
      cmd_diffcheck},
+    {"run", "run a job file over MPI ranks (or on this machine)", cmd_run},
     {"play", "play a match between two engines (fastchess-style)", cmd_play},
     {"stats", "Elo, LOS and SPRT verdict of match counts (fishtest's statistics)", cmd_stats},
     {"uci", "run the engine under the UCI protocol on stdin/stdout", cmd_uci},

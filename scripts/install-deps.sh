@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
     build-essential cmake pkg-config git bc
     libopenmpi-dev openmpi-bin libmsgpack-dev libcurl4-openssl-dev libcmocka-dev
-    libjansson-dev
+    libjansson-dev zlib1g-dev libinih-dev
     clang-format
     fairy-stockfish # the reference for perft and legal-move cross-checks
     sjaakii fairymax # xboard opponents (Sjaak II, MaxQi) for the external-player tests

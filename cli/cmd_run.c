@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: MIT
+// xqforge run JOBFILE: a job spread over MPI ranks. Rank 0 coordinates (hands out game
+// pairs in small batches, journals every result before it counts, keeps the statistics and
+// the PGN); every other rank is a worker playing pairs in threads. With one rank (no
+// mpirun) rank 0 also runs a worker thread, so the same job runs on a laptop.
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "commands.h"
+#include "job.h"
+#include "journal.h"
+#include "link.h"
+#include "match.h"
+#include "pgn.h"
+#include "summary.h"
+#include "timeman.h"
+#include "wire.h"
+
+enum { QUEUE_MAX = 2 * WIRE_MAX_PAIRS_PER_WORK, BENCH_DEPTH = 5, POLL_MS = 20 };
+
+typedef struct {
+    Link *link;
+    JobConfig job;
+    MatchConfig m;
+    Openings openings;
+    SprtParams sprt;
+    uint64_t job_id; // fingerprint of the job text and overrides
+    int concurrency;
+    uint64_t bench_signature, bench_nps;
+} Run;
+
+static atomic_bool interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&interrupted, true);
+}
+
+// ---------------------------------------------------------------------------------------
+// Records on the wire
+
+static void game_to_wire(const GameRecord *r, WireGame *w)
+{
+    w->red = (uint8_t)r->red;
+    w->outcome = (uint8_t)r->outcome;
+    w->term = (uint8_t)r->term;
+    snprintf(w->detail, sizeof w->detail, "%.*s", WIRE_MAX_TEXT, r->detail);
+    snprintf(w->start_fen, sizeof w->start_fen, "%s", r->start_fen);
+    w->book_plies = r->book_plies;
+    w->ply_count = r->ply_count;
+    for (int i = 0; i < r->ply_count; i++) {
+        const GameMove *m = &r->moves[i];
+        uint8_t flags =
+            (uint8_t)((m->has_score ? WIRE_MOVE_HAS_SCORE : 0) | (m->mate ? WIRE_MOVE_MATE : 0) |
+                      (i < r->book_plies ? WIRE_MOVE_BOOK : 0));
+        w->moves[i] = (WireGameMove){m->move, flags, (uint8_t)(m->depth > 255 ? 255 : m->depth),
+                                     m->score, (uint32_t)(m->time_ms > 0 ? m->time_ms : 0)};
+    }
+}
+
+static void wire_to_game(const WireGame *w, const Run *run, GameRecord *r)
+{
+    memset(r, 0, offsetof(GameRecord, moves));
+    snprintf(r->names[0], PLAYER_NAME_MAX, "%s", run->m.players[0].name);
+    snprintf(r->names[1], PLAYER_NAME_MAX, "%s", run->m.players[1].name);
+    r->red = w->red;
+    r->outcome = (Outcome)w->outcome;
+    r->term = (Termination)w->term;
+    snprintf(r->detail, sizeof r->detail, "%s", w->detail);
+    snprintf(r->start_fen, sizeof r->start_fen, "%s", w->start_fen);
+    r->book_plies = w->book_plies;
+    r->ply_count = w->ply_count;
+    for (int i = 0; i < w->ply_count; i++) {
+        const WireGameMove *m = &w->moves[i];
+        r->moves[i] = (GameMove){m->move,
+                                 m->score,
+                                 (m->flags & WIRE_MOVE_HAS_SCORE) != 0,
+                                 (m->flags & WIRE_MOVE_MATE) != 0,
+                                 m->depth,
+                                 m->time_ms};
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Worker
+
+typedef struct {
+    Run *run;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    uint64_t queue[QUEUE_MAX];
+    int qlen;
+    bool requested, no_more_work, failed;
+    atomic_bool abort; // the coordinator said stop now: abandon games in progress
+    int busy;
+    WireResult *out; // finished pairs not yet sent
+    uint64_t games_played;
+    char error[512];
+} Worker;
+
+static void *game_thread(void *arg)
+{
+    Worker *w = arg;
+    const MatchConfig *m = &w->run->m;
+    Player *players[2] = {NULL, NULL};
+    GameRecord *rec = malloc(sizeof *rec);
+    char msg[512] = "out of memory";
+    MatchStatus st = rec ? MATCH_OK : MATCH_ERR_NOMEM;
+    for (int i = 0; i < 2 && st == MATCH_OK; i++)
+        st = match_seat_start(m, i, &players[i], msg, sizeof msg);
+    WirePair *pair = st == MATCH_OK ? malloc(sizeof *pair) : NULL;
+    if (st == MATCH_OK && !pair)
+        st = MATCH_ERR_NOMEM;
+    while (st == MATCH_OK) {
+        pthread_mutex_lock(&w->lock);
+        while (w->qlen == 0 && !w->no_more_work && !atomic_load(&w->abort))
+            pthread_cond_wait(&w->cond, &w->lock);
+        if (w->qlen == 0 || atomic_load(&w->abort)) {
+            pthread_mutex_unlock(&w->lock);
+            break;
+        }
+        uint64_t id = w->queue[0];
+        memmove(w->queue, w->queue + 1, sizeof(uint64_t) * (size_t)--w->qlen);
+        w->busy++;
+        pthread_mutex_unlock(&w->lock);
+
+        pair->pair_id = id;
+        pair->opening =
+            (uint32_t)openings_pick(m->openings, id, m->random_order, m->seed, m->start);
+        pair->game_count = m->repeat ? 2 : 1;
+        for (int g = 0; g < pair->game_count && st == MATCH_OK; g++) {
+            st = match_play_game(m, players, id, g, &w->abort, rec, msg, sizeof msg);
+            if (st == MATCH_OK)
+                game_to_wire(rec, &pair->games[g]);
+        }
+        pthread_mutex_lock(&w->lock);
+        w->busy--;
+        if (st == MATCH_OK) {
+            // The communication thread sends finished pairs every few milliseconds.
+            while (w->out->pair_count == WIRE_MAX_PAIRS_PER_WORK && !atomic_load(&w->abort))
+                pthread_cond_wait(&w->cond, &w->lock);
+            if (w->out->pair_count < WIRE_MAX_PAIRS_PER_WORK) {
+                w->out->pairs[w->out->pair_count++] = *pair;
+                w->games_played += (uint64_t)pair->game_count;
+            }
+        }
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+    }
+    if (st != MATCH_OK && st != MATCH_ABORTED) {
+        pthread_mutex_lock(&w->lock);
+        w->failed = true;
+        snprintf(w->error, sizeof w->error, "%s", msg);
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+    }
+    free(pair);
+    free(rec);
+    player_free(players[0]);
+    player_free(players[1]);
+    return NULL;
+}
+
+static bool send_packed(Link *l, int dest, LinkTag tag, WireStatus ws, msgpack_sbuffer *buf)
+{
+    bool ok = ws == WIRE_OK && link_send(l, dest, tag, buf->data, buf->size) == LINK_OK;
+    msgpack_sbuffer_clear(buf);
+    return ok;
+}
+
+/// Takes one message for the worker (WORK or STOP); false when none is waiting.
+static bool worker_receive(Worker *w, WireMessage *msg)
+{
+    LinkTag tags[2] = {LINK_TAG_WORK, LINK_TAG_STOP};
+    for (int i = 0; i < 2; i++) {
+        int src;
+        LinkTag tag;
+        void *data;
+        size_t len;
+        if (link_poll(w->run->link, tags[i], &src, &tag, &data, &len) != LINK_OK)
+            continue;
+        char why[256];
+        WireStatus st = wire_unpack(data, len, msg, why, sizeof why);
+        free(data);
+        if (st == WIRE_OK)
+            return true;
+        fprintf(stderr, "rank %d: rejected a message from rank %d: %s (%s)\n",
+                link_rank(w->run->link), src, wire_strerror(st), why);
+    }
+    return false;
+}
+
+/// A worker rank's life: HELLO, then REQUEST/WORK/RESULT until told to stop, then BYE.
+static int worker_main(Run *run)
+{
+    Link *l = run->link;
+    Worker *w = calloc(1, sizeof *w);
+    WireResult *sending = wire_result_new();
+    if (!w || !sending || !(w->out = wire_result_new())) {
+        fprintf(stderr, "rank %d: out of memory\n", link_rank(l));
+        return 1;
+    }
+    w->run = run;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    msgpack_sbuffer buf;
+    msgpack_sbuffer_init(&buf);
+    WireHello hello = {(uint32_t)link_rank(l),
+                       "",
+                       1,
+                       (uint32_t)run->concurrency,
+                       run->bench_signature,
+                       run->bench_nps,
+                       XQFORGE_VERSION};
+    snprintf(hello.hostname, sizeof hello.hostname, "%.*s", WIRE_MAX_TEXT, link_host(l));
+    int rc = 0;
+    if (!send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_hello(&hello, &buf), &buf)) {
+        fprintf(stderr, "rank %d: cannot reach the coordinator\n", link_rank(l));
+        return 1;
+    }
+    pthread_t tid[256];
+    int threads = 0;
+    for (; threads < run->concurrency && threads < 256; threads++)
+        if (pthread_create(&tid[threads], NULL, game_thread, w) != 0)
+            break;
+    for (;;) {
+        WireRequest req = {(uint32_t)link_rank(l), 0};
+        pthread_mutex_lock(&w->lock);
+        int room = 2 * threads - w->qlen - w->busy;
+        if (!w->requested && !w->no_more_work && room > 0) {
+            req.pairs = (uint32_t)(room < WIRE_MAX_PAIRS_PER_WORK ? room : WIRE_MAX_PAIRS_PER_WORK);
+            w->requested = true;
+        }
+        bool have_results = w->out->pair_count > 0;
+        if (have_results) {
+            WireResult *t = sending;
+            sending = w->out;
+            w->out = t;
+            w->out->pair_count = 0;
+            pthread_cond_broadcast(&w->cond);
+        }
+        bool finished = w->no_more_work && w->busy == 0 && w->qlen == 0 && !have_results;
+        bool failed = w->failed;
+        pthread_mutex_unlock(&w->lock);
+        if (have_results) {
+            sending->job_id = run->job_id;
+            sending->rank = (uint32_t)link_rank(l);
+            sending->games_played = w->games_played;
+            if (!send_packed(l, 0, LINK_TAG_RESULT, wire_pack_result(sending, &buf), &buf)) {
+                fprintf(stderr, "rank %d: could not send results\n", link_rank(l));
+                rc = 1;
+                break;
+            }
+            sending->pair_count = 0;
+        }
+        if (req.pairs &&
+            !send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_request(&req, &buf), &buf)) {
+            rc = 1;
+            break;
+        }
+        if (failed) {
+            fprintf(stderr, "rank %d: %s\n", link_rank(l), w->error);
+            rc = 1;
+            break;
+        }
+        if (finished)
+            break;
+        WireMessage msg;
+        if (!worker_receive(w, &msg)) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        pthread_mutex_lock(&w->lock);
+        if (msg.kind == WIRE_WORK) {
+            for (int i = 0; i < msg.work.pair_count && w->qlen < QUEUE_MAX; i++)
+                w->queue[w->qlen++] = msg.work.pair_ids[i];
+            w->requested = false;
+        } else if (msg.kind == WIRE_STOP) {
+            w->no_more_work = true;
+            if (msg.stop.code != WIRE_STOP_DONE) {
+                atomic_store(&w->abort, true);
+                w->qlen = 0;
+            }
+        } else if (msg.kind == WIRE_REFUSE) {
+            fprintf(stderr, "rank %d refused: %s\n", link_rank(l), msg.refuse.reason);
+            w->no_more_work = true;
+            atomic_store(&w->abort, true);
+            w->qlen = 0;
+            rc = 1;
+        }
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        wire_message_destroy(&msg);
+    }
+    pthread_mutex_lock(&w->lock);
+    w->no_more_work = true;
+    atomic_store(&w->abort, true);
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    for (int i = 0; i < threads; i++)
+        pthread_join(tid[i], NULL);
+    WireBye bye = {(uint32_t)link_rank(l), w->games_played};
+    send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_bye(&bye, &buf), &buf);
+    msgpack_sbuffer_destroy(&buf);
+    wire_result_free(w->out);
+    wire_result_free(sending);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->cond);
+    free(w);
+    return rc;
+}
+
+static void *local_worker(void *arg)
+{
+    worker_main(arg);
+    return NULL;
+}
+
+// ---------------------------------------------------------------------------------------
+// Coordinator
+
+typedef struct {
+    Run *run;
+    Journal *journal;
+    FILE *pgn;
+    uint8_t *done, *assigned; // per pair
+    int pairs_total, pairs_done, next;
+    MatchTotals totals;
+    int workers_live, workers_seen;
+    bool stopping;
+    int64_t start_ms, last_progress_ms;
+    int games_at_start; // replayed from the journal
+    WireResult *one;    // scratch: a single-pair result for the journal
+    msgpack_sbuffer buf;
+} Coord;
+
+static void count_pair(Coord *c, const WirePair *p)
+{
+    double points = 0;
+    for (int g = 0; g < p->game_count; g++) {
+        const WireGame *wg = &p->games[g];
+        double pts = wg->outcome == WIRE_OUTCOME_DRAW                           ? 0.5
+                     : (wg->outcome == WIRE_OUTCOME_RED_WINS) == (wg->red == 0) ? 1.0
+                                                                                : 0.0;
+        c->totals.games++;
+        c->totals.wins += pts == 1.0;
+        c->totals.draws += pts == 0.5;
+        c->totals.losses += pts == 0.0;
+        if (wg->term < TERM_NB)
+            c->totals.terms[wg->term]++;
+        points += pts;
+    }
+    if (p->game_count == 2)
+        c->totals.ptnml[(int)(points * 2 + 0.5)]++;
+    c->done[p->pair_id] = 1;
+    c->pairs_done++;
+}
+
+static int replay_record(void *ctx, uint64_t key, const void *payload, size_t len)
+{
+    Coord *c = ctx;
+    WireMessage msg;
+    char why[256];
+    if (wire_unpack(payload, len, &msg, why, sizeof why) != WIRE_OK || msg.kind != WIRE_RESULT) {
+        fprintf(stderr, "xqforge run: journal record %llu is not a result (%s)\n",
+                (unsigned long long)key, why);
+        return 1;
+    }
+    for (int i = 0; i < msg.result->pair_count; i++) {
+        const WirePair *p = &msg.result->pairs[i];
+        if (p->pair_id < (uint64_t)c->pairs_total && !c->done[p->pair_id])
+            count_pair(c, p);
+    }
+    wire_message_destroy(&msg);
+    return 0;
+}
+
+static bool sprt_decided(Coord *c)
+{
+    if (!c->run->job.sprt.enabled)
+        return false;
+    MatchResults r = summary_results(&c->totals, c->run->m.repeat);
+    SprtResult res;
+    if (sprt_evaluate(&r, &c->run->sprt, &res) != STATS_OK || res.decision == SPRT_CONTINUE)
+        return false;
+    printf("\nSPRT: %s (LLR %.2f, bounds %.2f %.2f)\n", sprt_decision_name(res.decision), res.llr,
+           res.lower, res.upper);
+    return true;
+}
+
+static void progress(Coord *c, bool force)
+{
+    int64_t now = timeman_now_ms();
+    if (!force && now - c->last_progress_ms < 1000)
+        return;
+    c->last_progress_ms = now;
+    double mins = (now - c->start_ms) / 60000.0;
+    int played = c->totals.games - c->games_at_start;
+    double rate = mins > 0 ? played / mins : 0;
+    int left = (c->pairs_total - c->pairs_done) * (c->run->m.repeat ? 2 : 1);
+    MatchResults r = summary_results(&c->totals, c->run->m.repeat);
+    EloEstimate e = {0};
+    stats_elo(&r, &e);
+    char llr[64] = "";
+    SprtResult s;
+    if (c->run->job.sprt.enabled && sprt_evaluate(&r, &c->run->sprt, &s) == STATS_OK)
+        snprintf(llr, sizeof llr, ", LLR %.2f (%.2f, %.2f)", s.llr, s.lower, s.upper);
+    printf("%s%d/%d games, %.1f games/min, ETA %.0f min, Elo %.1f +/- %.1f%s, %d workers%s",
+           isatty(STDOUT_FILENO) ? "\r" : "", c->totals.games,
+           c->pairs_total * (c->run->m.repeat ? 2 : 1), rate, rate > 0 ? left / rate : 0.0, e.elo,
+           e.elo_error, llr, c->workers_live, isatty(STDOUT_FILENO) ? "   " : "\n");
+    fflush(stdout);
+}
+
+static void stop_workers(Coord *c, WireStopCode code, const char *why)
+{
+    WireStop stop = {(uint32_t)code, ""};
+    snprintf(stop.text, sizeof stop.text, "%s", why);
+    for (int r = 0; r < link_size(c->run->link); r++)
+        send_packed(c->run->link, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
+}
+
+static void on_request(Coord *c, int src, const WireRequest *req)
+{
+    WireWork work = {c->run->job_id, 0, {0}};
+    while (!c->stopping && work.pair_count < (int)req->pairs && c->next < c->pairs_total) {
+        int p = c->next++;
+        if (!c->done[p] && !c->assigned[p]) {
+            c->assigned[p] = 1;
+            work.pair_ids[work.pair_count++] = (uint64_t)p;
+        }
+    }
+    if (work.pair_count > 0) {
+        send_packed(c->run->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
+        return;
+    }
+    WireStop stop = {c->stopping ? WIRE_STOP_INTERRUPTED : WIRE_STOP_DONE, "no more work"};
+    send_packed(c->run->link, src, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
+}
+
+static void on_result(Coord *c, int src, const WireResult *res)
+{
+    for (int i = 0; i < res->pair_count; i++) {
+        const WirePair *p = &res->pairs[i];
+        if (p->pair_id >= (uint64_t)c->pairs_total || c->done[p->pair_id]) {
+            fprintf(stderr,
+                    "\nxqforge run: rank %d sent pair %llu again or out of range; ignored\n", src,
+                    (unsigned long long)p->pair_id);
+            continue;
+        }
+        // Journal first: a result counts only once it is durable.
+        c->one->job_id = res->job_id;
+        c->one->rank = res->rank;
+        c->one->pair_count = 1;
+        c->one->pairs[0] = *p;
+        c->one->games_played = res->games_played;
+        if (wire_pack_result(c->one, &c->buf) != WIRE_OK ||
+            journal_append(c->journal, p->pair_id, c->buf.data, c->buf.size) != JOURNAL_OK) {
+            fprintf(stderr, "\nxqforge run: journal: %s; stopping\n",
+                    journal_last_error(c->journal));
+            msgpack_sbuffer_clear(&c->buf);
+            c->stopping = true;
+            stop_workers(c, WIRE_STOP_ERROR, "coordinator cannot write its journal");
+            return;
+        }
+        msgpack_sbuffer_clear(&c->buf);
+        count_pair(c, p);
+        if (c->pgn) {
+            GameRecord *rec = malloc(sizeof *rec);
+            for (int g = 0; rec && g < p->game_count; g++) {
+                wire_to_game(&p->games[g], c->run, rec);
+                PgnTags tags = {c->run->job.name, "xqforge cluster", (int)p->pair_id + 1, NULL,
+                                rules_set_name(c->run->m.game.rules.set)};
+                char tc[64];
+                game_format_tc(&c->run->m.game.tc[0], tc, sizeof tc);
+                tags.time_control = tc;
+                pgn_write(c->pgn, rec, &tags);
+            }
+            fflush(c->pgn);
+            free(rec);
+        }
+    }
+    if (!c->stopping && sprt_decided(c)) {
+        c->stopping = true;
+        stop_workers(c, WIRE_STOP_INTERRUPTED, "SPRT concluded");
+    }
+}
+
+/// Takes one message for the coordinator (CONTROL or RESULT); false when none is waiting.
+static bool coord_receive(Coord *c, int *src, WireMessage *msg)
+{
+    LinkTag tags[2] = {LINK_TAG_RESULT, LINK_TAG_CONTROL};
+    for (int i = 0; i < 2; i++) {
+        LinkTag tag;
+        void *data;
+        size_t len;
+        LinkStatus ls = link_poll(c->run->link, tags[i], src, &tag, &data, &len);
+        if (ls == LINK_ERR_TOO_BIG || ls == LINK_ERR_BAD_TAG)
+            fprintf(stderr, "\nxqforge run: %s\n", link_strerror(ls));
+        if (ls != LINK_OK)
+            continue;
+        char why[256];
+        WireStatus st = wire_unpack(data, len, msg, why, sizeof why);
+        free(data);
+        if (st == WIRE_OK)
+            return true;
+        fprintf(stderr, "\nxqforge run: rejected a message from rank %d: %s (%s)\n", *src,
+                wire_strerror(st), why);
+    }
+    return false;
+}
+
+static int coordinator_main(Run *run, const char *dir, bool resume)
+{
+    Coord *c = calloc(1, sizeof *c);
+    if (!c)
+        return 1;
+    c->run = run;
+    c->pairs_total = run->m.rounds;
+    c->done = calloc((size_t)c->pairs_total, 1);
+    c->assigned = calloc((size_t)c->pairs_total, 1);
+    c->one = wire_result_new();
+    msgpack_sbuffer_init(&c->buf);
+    int rc = 1;
+    if (!c->done || !c->assigned || !c->one)
+        goto fail;
+    char path[JOB_TEXT_MAX * 2 + 2], why[512];
+    snprintf(path, sizeof path, "%s/%s", dir, run->job.output.journal);
+    if (!resume && access(path, F_OK) == 0) {
+        fprintf(stderr, "xqforge run: %s exists: add --resume to continue that run, or remove it\n",
+                path);
+        goto fail;
+    }
+    JournalReplayStats js;
+    JournalStatus jst =
+        journal_open(&c->journal, path, run->job_id, replay_record, c, &js, why, sizeof why);
+    if (jst != JOURNAL_OK) {
+        fprintf(stderr, "xqforge run: journal %s: %s (%s)\n", path, journal_strerror(jst), why);
+        goto fail;
+    }
+    if (!js.created)
+        printf(
+            "Resuming: %d pairs already played (%llu duplicate records, %llu torn bytes dropped)\n",
+            c->pairs_done, (unsigned long long)js.duplicates, (unsigned long long)js.torn_bytes);
+    if (run->job.output.pgn[0]) {
+        snprintf(path, sizeof path, "%s/%s", dir, run->job.output.pgn);
+        if (!(c->pgn = fopen(path, "a")))
+            fprintf(stderr, "xqforge run: cannot open %s: %s (no PGN)\n", path, strerror(errno));
+    }
+    c->games_at_start = c->totals.games;
+    c->start_ms = timeman_now_ms();
+    c->workers_live = 0;
+    int expected = link_size(run->link) == 1 ? 1 : link_size(run->link) - 1;
+    printf("Job %s: %s vs %s, %d %s, %d worker rank%s\n", run->job.name, run->m.players[0].name,
+           run->m.players[1].name, c->pairs_total, run->m.repeat ? "game pairs" : "games", expected,
+           expected == 1 ? "" : "s");
+    if (c->pairs_done == c->pairs_total || sprt_decided(c))
+        c->stopping = true;
+    int byes = 0;
+    while (byes < expected) {
+        if (atomic_load(&interrupted) && !c->stopping) {
+            c->stopping = true;
+            printf("\nInterrupted: finishing, keeping every result that arrives\n");
+            stop_workers(c, WIRE_STOP_INTERRUPTED, "interrupted");
+        }
+        int src;
+        WireMessage msg;
+        if (!coord_receive(c, &src, &msg)) {
+            progress(c, false);
+            struct timespec ts = {0, POLL_MS * 1000000L};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        switch (msg.kind) {
+        case WIRE_HELLO:
+            if (msg.hello.bench_signature != run->bench_signature) {
+                WireRefuse ref;
+                snprintf(
+                    ref.reason, sizeof ref.reason,
+                    "bench signature %llu differs from the coordinator's %llu: rebuild the same "
+                    "xqforge everywhere",
+                    (unsigned long long)msg.hello.bench_signature,
+                    (unsigned long long)run->bench_signature);
+                fprintf(stderr, "\nrank %d (%s) refused: %s\n", src, msg.hello.hostname,
+                        ref.reason);
+                send_packed(run->link, src, LINK_TAG_STOP, wire_pack_refuse(&ref, &c->buf),
+                            &c->buf);
+            } else {
+                c->workers_live++;
+                c->workers_seen++;
+                printf("rank %d on %s joined: %u games at once, bench %llu nodes/s\n", src,
+                       msg.hello.hostname, msg.hello.concurrency,
+                       (unsigned long long)msg.hello.bench_nps);
+            }
+            break;
+        case WIRE_REQUEST: on_request(c, src, &msg.request); break;
+        case WIRE_RESULT: on_result(c, src, msg.result); break;
+        case WIRE_BYE:
+            byes++;
+            c->workers_live--;
+            break;
+        default:
+            fprintf(stderr, "\nxqforge run: unexpected %s from rank %d\n", wire_kind_name(msg.kind),
+                    src);
+        }
+        wire_message_destroy(&msg);
+        if (!c->stopping && c->pairs_done == c->pairs_total)
+            c->stopping = true;
+    }
+    progress(c, true);
+    printf("\n");
+    summary_print(stdout, run->m.players[0].name, run->m.players[1].name, &c->totals, run->m.repeat,
+                  run->job.sprt.enabled ? &run->sprt : NULL,
+                  (timeman_now_ms() - c->start_ms) / 60000.0);
+    rc = atomic_load(&interrupted) ? 130 : 0;
+    goto out;
+fail:
+    stop_workers(c, WIRE_STOP_ERROR, "the coordinator could not start");
+out:
+    if (c->pgn)
+        fclose(c->pgn);
+    journal_close(c->journal);
+    msgpack_sbuffer_destroy(&c->buf);
+    wire_result_free(c->one);
+    free(c->done);
+    free(c->assigned);
+    free(c);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------
+// The command
+
+static void run_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: [mpirun -np N] xqforge run JOBFILE [--set SECTION.KEY=VALUE]... [--resume]\n\n"
+            "Runs a job file (see jobs/) over MPI ranks: rank 0 coordinates, the others\n"
+            "play game pairs; with one rank, rank 0 plays too. Results are journaled before\n"
+            "they count; --resume continues a stopped run exactly where it stopped.\n");
+}
+
+/// FNV-1a over the job file's bytes and the overrides: the journal of another job is refused.
+static uint64_t fingerprint(const char *path, char **sets, int n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    FILE *f = fopen(path, "rb");
+    for (int ch; f && (ch = fgetc(f)) != EOF;)
+        h = (h ^ (uint64_t)ch) * 0x100000001b3ull;
+    if (f)
+        fclose(f);
+    for (int i = 0; i < n; i++)
+        for (const char *p = sets[i]; *p; p++)
+            h = (h ^ (uint64_t)(unsigned char)*p) * 0x100000001b3ull;
+    return h;
+}
+
+static int prepare(Run *run, const char *path, char **sets, int n_sets, char *why, size_t why_len)
+{
+    JobStatus js = job_load(path, (const char *const *)sets, n_sets, &run->job, why, why_len);
+    if (js != JOB_OK)
+        return 2;
+    const JobConfig *job = &run->job;
+    if (job->player_count != 2) {
+        snprintf(why, why_len, "%s: run supports two engines so far (found %d)", path,
+                 job->player_count);
+        return 2;
+    }
+    for (int i = 0; i < 2; i++)
+        run->m.players[i] = job->players[i].cfg;
+    job_game_config(job, 0, 1, &run->m.game);
+    OpeningsStatus os = job->openings_file[0] ? openings_load(&run->openings, job->openings_file,
+                                                              stderr, why, why_len)
+                                              : openings_load_default(&run->openings);
+    if (os != OPENINGS_OK) {
+        if (!job->openings_file[0])
+            snprintf(why, why_len, "%s", openings_strerror(os));
+        return 2;
+    }
+    run->m.openings = &run->openings;
+    run->m.random_order = job->openings_random;
+    run->m.seed = job->seed;
+    run->m.start = job->openings_start;
+    run->m.rounds = job->rounds;
+    run->m.repeat = job->repeat;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    run->concurrency = job->concurrency > 0 ? job->concurrency : (int)(cores > 0 ? cores : 1);
+    run->sprt =
+        (SprtParams){job->sprt.elo0, job->sprt.elo1, job->sprt.alpha, job->sprt.beta,
+                     job->sprt.model == JOB_SPRT_LOGISTIC ? SPRT_LOGISTIC : SPRT_NORMALIZED};
+    run->job_id = fingerprint(path, sets, n_sets);
+    // Every rank proves it runs the same engine: a short bench, its node count the signature.
+    Engine *e = engine_new();
+    BenchResult br = {0, 0};
+    if (!e || bench_run(e, BENCH_DEPTH, NULL, NULL, &br) != 0) {
+        snprintf(why, why_len, "cannot run the bench");
+        engine_free(e);
+        return 1;
+    }
+    engine_free(e);
+    run->bench_signature = br.nodes;
+    run->bench_nps = br.time_ms > 0 ? br.nodes * 1000 / (uint64_t)br.time_ms : br.nodes;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *path = NULL;
+    char *sets[64];
+    int n_sets = 0;
+    bool resume = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            run_usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--resume")) {
+            resume = true;
+        } else if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < 64) {
+            sets[n_sets++] = argv[++i];
+        } else if (argv[i][0] != '-' && !path) {
+            path = argv[i];
+        } else {
+            fprintf(stderr, "xqforge run: unexpected argument '%s'\n", argv[i]);
+            run_usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (!path) {
+        run_usage(stderr);
+        return EXIT_USAGE;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    Run *run = calloc(1, sizeof *run);
+    if (!run)
+        return 1;
+    char why[1024];
+    Link *link;
+    if (link_init(&argc, &argv, WIRE_MAX_MESSAGE, &link, why, sizeof why) != LINK_OK) {
+        fprintf(stderr, "xqforge run: MPI: %s\n", why);
+        free(run);
+        return 1;
+    }
+    run->link = link;
+    int rank = link_rank(link), rc = prepare(run, path, sets, n_sets, why, sizeof why);
+    if (rc != 0 && rank == 0)
+        fprintf(stderr, "xqforge run: %s\n", why);
+    if (!link_all_ok(link, rc == 0)) {
+        if (rc == 0)
+            rc = 1; // another rank failed and said why
+    } else {
+        struct sigaction sa = {0};
+        sa.sa_handler = on_signal;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        if (rank == 0) {
+            const char *dir = run->job.output.dir[0] ? run->job.output.dir : ".";
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+                fprintf(stderr, "xqforge run: cannot create %s: %s\n", dir, strerror(errno));
+                rc = 1;
+            } else {
+                pthread_t local;
+                bool local_worker_started =
+                    link_size(link) == 1 && pthread_create(&local, NULL, local_worker, run) == 0;
+                if (link_size(link) == 1 && !local_worker_started) {
+                    fprintf(stderr, "xqforge run: cannot start the local worker\n");
+                    rc = 1;
+                } else {
+                    rc = coordinator_main(run, dir, resume);
+                }
+                if (local_worker_started)
+                    pthread_join(local, NULL);
+            }
+        } else {
+            rc = worker_main(run);
+        }
+    }
+    openings_free(&run->openings);
+    link_finalize(link);
+    free(run);
+    return rc;
+}

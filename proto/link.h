@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// The MPI link: the only module that includes mpi.h. A private communicator, named tags,
+// matched probes for variable-size messages with a size cap, and polling without
+// busy-waiting (a blocking MPI_Recv spins a whole core in Open MPI).
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+    LINK_TAG_CONTROL = 1,
+    LINK_TAG_WORK,
+    LINK_TAG_RESULT,
+    LINK_TAG_STOP,
+    LINK_TAG_NB
+} LinkTag;
+
+typedef enum {
+    LINK_OK,
+    LINK_NONE,        // no message waiting
+    LINK_ERR_MPI,     // an MPI call failed (the message names it)
+    LINK_ERR_TOO_BIG, // a message above the cap arrived and was discarded
+    LINK_ERR_BAD_TAG, // a message with a tag we do not use arrived and was discarded
+    LINK_ERR_NOMEM,
+    LINK_STATUS_NB
+} LinkStatus;
+
+typedef struct Link Link;
+
+const char *link_strerror(LinkStatus st);
+
+/// Initialises MPI (thread level MULTIPLE, checked) and duplicates the world communicator.
+/// Works without mpirun too (a singleton of one rank).
+LinkStatus link_init(int *argc, char ***argv, size_t max_message, Link **out, char *why,
+                     size_t why_len);
+void link_finalize(Link *l);
+int link_rank(const Link *l);
+int link_size(const Link *l);
+const char *link_host(const Link *l);
+
+LinkStatus link_send(Link *l, int dest, LinkTag tag, const void *data, size_t len);
+/// Takes one waiting message, if any (from any rank; tag LINK_TAG_NB for any tag). *data is
+/// malloc'd; the caller frees it.
+LinkStatus link_poll(Link *l, LinkTag tag, int *source, LinkTag *got_tag, void **data, size_t *len);
+/// Like link_poll, but waits (sleeping between probes) up to timeout_ms (-1: forever).
+LinkStatus link_wait(Link *l, LinkTag tag, int timeout_ms, int *source, LinkTag *got_tag,
+                     void **data, size_t *len);
+/// Collective: true on every rank when ok is true on every rank (a job that fails to load on
+/// one rank stops everywhere).
+bool link_all_ok(Link *l, bool ok);
+/// Ends the whole MPI job abnormally (only main() may decide this).
+void link_abort(Link *l, int code);

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: MIT
+// The coordinator's write-ahead journal: round trips, duplicate keys, torn tails cut at every
+// length, damage in the middle refused with its offset, foreign headers refused untouched,
+// and failing appends (a full disk through RLIMIT_FSIZE, a read-only descriptor).
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "journal.h"
+
+enum { SEEN_MAX = 64, SEEN_HEAD = 64 };
+
+static const uint64_t FP = 0x5851464f52474531ULL; // the job fingerprint of every test
+
+typedef struct {
+    uint64_t key;
+    size_t len;
+    uint32_t crc;            // CRC-32 of the whole payload
+    uint8_t head[SEEN_HEAD]; // its first bytes
+} Seen;
+
+typedef struct {
+    Seen rec[SEEN_MAX];
+    int n;
+    int stop_at; // the callback fails on this record (-1: never)
+} Collect;
+
+typedef struct {
+    char dir[64];
+    char path[128];
+    struct rlimit fsize; // restored by the teardown
+} Fixture;
+
+static int collect_fn(void *ctx, uint64_t key, const void *payload, size_t len)
+{
+    Collect *c = ctx;
+    if (c->n >= SEEN_MAX || c->n == c->stop_at)
+        return 1;
+    Seen *s = &c->rec[c->n++];
+    s->key = key;
+    s->len = len;
+    s->crc = (uint32_t)crc32(0L, len ? payload : Z_NULL, (uInt)len);
+    memset(s->head, 0, sizeof s->head);
+    memcpy(s->head, payload, len < SEEN_HEAD ? len : SEEN_HEAD);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    Fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/xqjournal-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/run.xqj", f->dir);
+    getrlimit(RLIMIT_FSIZE, &f->fsize);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    Fixture *f = *state;
+    char tmp[160];
+    setrlimit(RLIMIT_FSIZE, &f->fsize);
+    unlink(f->path);
+    snprintf(tmp, sizeof tmp, "%s.new", f->path);
+    unlink(tmp);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static Journal *open_ok(const char *path, Collect *c, JournalReplayStats *stats)
+{
+    Journal *j = NULL;
+    char why[256];
+    if (c) {
+        memset(c, 0, sizeof *c);
+        c->stop_at = -1;
+    }
+    JournalStatus st = journal_open(&j, path, FP, collect_fn, c, stats, why, sizeof why);
+    if (st != JOURNAL_OK)
+        print_error("journal_open: %s (%s)\n", journal_strerror(st), why);
+    assert_int_equal(st, JOURNAL_OK);
+    assert_non_null(j);
+    return j;
+}
+
+static void append_text(Journal *j, uint64_t key, const char *text)
+{
+    assert_int_equal(journal_append(j, key, text, strlen(text)), JOURNAL_OK);
+}
+
+static void assert_seen(const Collect *c, int i, uint64_t key, const char *text)
+{
+    assert_true(i < c->n);
+    assert_int_equal(c->rec[i].key, key);
+    assert_int_equal(c->rec[i].len, strlen(text));
+    assert_memory_equal(c->rec[i].head, text, strlen(text));
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    return (uint64_t)sb.st_size;
+}
+
+/// Reads the whole file (at most cap bytes) into buf; returns its size.
+static size_t file_read(const char *path, uint8_t *buf, size_t cap)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    size_t n = fread(buf, 1, cap, fp);
+    fclose(fp);
+    return n;
+}
+
+static void file_write(const char *path, const uint8_t *buf, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(buf, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/// A journal of three records; off[i] is where record i starts, off[3] the end.
+static void make_three(const char *path, uint64_t off[4])
+{
+    Journal *j = open_ok(path, NULL, NULL);
+    const char *text[3] = {"pair 1: 1-0 0-1", "pair 2: 1/2-1/2 1-0", "pair 3: the last one"};
+    off[0] = journal_size(j);
+    for (int i = 0; i < 3; i++) {
+        append_text(j, (uint64_t)i + 1, text[i]);
+        off[i + 1] = journal_size(j);
+    }
+    journal_close(j);
+    assert_int_equal(file_size(path), off[3]);
+}
+
+/// Records appended to a new journal come back on reopen in order with the same keys and
+/// payloads, and the stats count them.
+static void test_roundtrip(void **state)
+{
+    Fixture *f = *state;
+    JournalReplayStats stats;
+    Journal *j = open_ok(f->path, NULL, &stats);
+    assert_true(stats.created);
+    assert_int_equal(stats.records, 0);
+    assert_int_equal(stats.bytes, JOURNAL_HEADER_SIZE);
+    assert_int_equal(file_size(f->path), JOURNAL_HEADER_SIZE);
+    append_text(j, 42, "first");
+    append_text(j, 7, "second result");
+    append_text(j, UINT64_MAX, "third");
+    uint64_t size = journal_size(j);
+    assert_int_equal(size, JOURNAL_HEADER_SIZE + 3 * JOURNAL_RECORD_HEAD + 5 + 13 + 5);
+    journal_close(j);
+
+    Collect c;
+    j = open_ok(f->path, &c, &stats);
+    assert_false(stats.created);
+    assert_int_equal(c.n, 3);
+    assert_seen(&c, 0, 42, "first");
+    assert_seen(&c, 1, 7, "second result");
+    assert_seen(&c, 2, UINT64_MAX, "third");
+    assert_int_equal(stats.records, 3);
+    assert_int_equal(stats.duplicates, 0);
+    assert_int_equal(stats.torn_bytes, 0);
+    assert_int_equal(stats.bytes, size);
+    assert_int_equal(journal_size(j), size);
+    journal_close(j);
+}
+
+/// A key recorded twice is replayed once, with its first payload, and counted as duplicate.
+static void test_duplicates(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    append_text(j, 1, "one (first)");
+    append_text(j, 0, "zero (first)");
+    append_text(j, 1, "one (again)");
+    append_text(j, 3, "three");
+    append_text(j, 0, "zero (again)");
+    journal_close(j);
+
+    Collect c;
+    JournalReplayStats stats;
+    j = open_ok(f->path, &c, &stats);
+    assert_int_equal(c.n, 3);
+    assert_seen(&c, 0, 1, "one (first)");
+    assert_seen(&c, 1, 0, "zero (first)");
+    assert_seen(&c, 2, 3, "three");
+    assert_int_equal(stats.records, 5);
+    assert_int_equal(stats.duplicates, 2);
+    journal_close(j);
+}
+
+/// The last record cut at every length from 1 byte to all but one is dropped and truncated
+/// away, the earlier records survive, and appending after the cut works.
+static void test_torn_tail_every_cut(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    uint8_t whole[256];
+    assert_int_equal(file_read(f->path, whole, sizeof whole), off[3]);
+
+    for (uint64_t keep = 1; keep < off[3] - off[2]; keep++) {
+        file_write(f->path, whole, (size_t)(off[2] + keep));
+        Collect c;
+        JournalReplayStats stats;
+        Journal *j = open_ok(f->path, &c, &stats);
+        assert_int_equal(c.n, 2);
+        assert_seen(&c, 0, 1, "pair 1: 1-0 0-1");
+        assert_seen(&c, 1, 2, "pair 2: 1/2-1/2 1-0");
+        assert_int_equal(stats.torn_bytes, keep);
+        assert_int_equal(stats.bytes, off[2]);
+        assert_int_equal(file_size(f->path), off[2]);
+        append_text(j, 3, "pair 3: the last one");
+        journal_close(j);
+
+        uint8_t again[256];
+        assert_int_equal(file_read(f->path, again, sizeof again), off[3]);
+        assert_memory_equal(again, whole, (size_t)off[3]);
+        j = open_ok(f->path, &c, &stats);
+        assert_int_equal(c.n, 3);
+        assert_int_equal(stats.torn_bytes, 0);
+        journal_close(j);
+    }
+}
+
+/// A whole last record with a bad CRC, or a tail of zeros (size written, data not), is cut.
+static void test_damaged_tail_cut(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    uint8_t buf[8192] = {0};
+    size_t n = file_read(f->path, buf, sizeof buf);
+    buf[off[3] - 1] ^= 0x01; // the last payload byte
+    file_write(f->path, buf, n);
+    Collect c;
+    JournalReplayStats stats;
+    Journal *j = open_ok(f->path, &c, &stats);
+    assert_int_equal(c.n, 2);
+    assert_int_equal(stats.torn_bytes, off[3] - off[2]);
+    assert_int_equal(file_size(f->path), off[2]);
+    journal_close(j);
+
+    memset(buf + off[2], 0, sizeof buf - off[2]);
+    file_write(f->path, buf, off[2] + 4096);
+    j = open_ok(f->path, &c, &stats);
+    assert_int_equal(c.n, 2);
+    assert_int_equal(stats.torn_bytes, 4096);
+    assert_int_equal(file_size(f->path), off[2]);
+    journal_close(j);
+}
+
+/// Opens a journal that must be refused with `want`, the file unchanged and nothing replayed;
+/// `mention` must appear in the message.
+static void assert_refused(const char *path, uint64_t fp, JournalStatus want, const char *mention)
+{
+    uint8_t before[512], after[512];
+    size_t n = file_read(path, before, sizeof before);
+    Journal *j = (Journal *)&j; // must become NULL
+    Collect c = {.stop_at = -1};
+    char why[256];
+    JournalStatus st = journal_open(&j, path, fp, collect_fn, &c, NULL, why, sizeof why);
+    assert_int_equal(st, want);
+    assert_null(j);
+    assert_int_equal(c.n, 0);
+    if (!strstr(why, mention)) {
+        print_error("message \"%s\" does not mention \"%s\"\n", why, mention);
+        fail();
+    }
+    assert_int_equal(file_read(path, after, sizeof after), n);
+    assert_memory_equal(after, before, n);
+}
+
+/// A damaged CRC in the middle is an error naming the record's byte offset, and the file is
+/// left as it was.
+static void test_corrupt_middle(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    uint8_t buf[256];
+    size_t n = file_read(f->path, buf, sizeof buf);
+    buf[off[1] + JOURNAL_RECORD_HEAD + 3] ^= 0x40; // a payload byte of record 2
+    file_write(f->path, buf, n);
+    char mention[64];
+    snprintf(mention, sizeof mention, "byte %llu ", (unsigned long long)off[1]);
+    assert_refused(f->path, FP, JOURNAL_ERR_CORRUPT, mention);
+}
+
+/// A length field above JOURNAL_RECORD_MAX is corruption in the middle and a torn tail at
+/// the end.
+static void test_length_above_cap(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    uint8_t whole[256], buf[256];
+    size_t n = file_read(f->path, whole, sizeof whole);
+
+    memcpy(buf, whole, n);
+    put_le32(buf + off[1], JOURNAL_RECORD_MAX + 1);
+    file_write(f->path, buf, n);
+    char mention[64];
+    snprintf(mention, sizeof mention, "byte %llu ", (unsigned long long)off[1]);
+    assert_refused(f->path, FP, JOURNAL_ERR_CORRUPT, mention);
+
+    memcpy(buf, whole, n);
+    put_le32(buf + off[2], JOURNAL_RECORD_MAX + 1);
+    file_write(f->path, buf, n);
+    Collect c;
+    JournalReplayStats stats;
+    Journal *j = open_ok(f->path, &c, &stats);
+    assert_int_equal(c.n, 2);
+    assert_int_equal(stats.torn_bytes, off[3] - off[2]);
+    journal_close(j);
+}
+
+/// A record longer than JOURNAL_RECORD_MAX is corruption even when its CRC matches, and a bad
+/// record with more bytes after it than one torn append can leave is never cut as a tail.
+static void test_oversized_record(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    uint8_t whole[256];
+    size_t n = file_read(f->path, whole, sizeof whole);
+    size_t len = JOURNAL_RECORD_MAX + 1;
+    size_t zeros = JOURNAL_RECORD_MAX + ((size_t)1 << 20); // past any torn append's reach
+    uint8_t *big = calloc(1, zeros);
+    assert_non_null(big);
+    put_le32(big, (uint32_t)len); // key 0, then the CRC of key and payload (all zeros)
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), big + 4, 8);
+    crc = crc32(crc, big + JOURNAL_RECORD_HEAD, (uInt)len);
+    put_le32(big + 12, (uint32_t)crc);
+    memcpy(big + JOURNAL_RECORD_HEAD + len, whole + off[2], (size_t)(off[3] - off[2]));
+
+    FILE *fp = fopen(f->path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(whole, 1, (size_t)off[2], fp), off[2]);
+    assert_int_equal(fwrite(big, 1, JOURNAL_RECORD_HEAD + len + (off[3] - off[2]), fp),
+                     JOURNAL_RECORD_HEAD + len + (off[3] - off[2]));
+    assert_int_equal(fclose(fp), 0);
+    char why[256];
+    Journal *j = NULL;
+    assert_int_equal(journal_open(&j, f->path, FP, NULL, NULL, NULL, why, sizeof why),
+                     JOURNAL_ERR_CORRUPT);
+    char mention[64];
+    snprintf(mention, sizeof mention, "byte %llu ", (unsigned long long)off[2]);
+    assert_non_null(strstr(why, mention));
+
+    memset(big, 0, zeros); // a bad record, then 9 MiB of zeros
+    put_le32(big, UINT32_MAX);
+    fp = fopen(f->path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(whole, 1, n, fp), n);
+    assert_int_equal(fwrite(big, 1, zeros, fp), zeros);
+    assert_int_equal(fclose(fp), 0);
+    uint64_t size = file_size(f->path);
+    assert_int_equal(journal_open(&j, f->path, FP, NULL, NULL, NULL, why, sizeof why),
+                     JOURNAL_ERR_CORRUPT);
+    assert_non_null(strstr(why, "torn append"));
+    assert_int_equal(file_size(f->path), size);
+    free(big);
+}
+
+/// Bad magic, a damaged header, another format version, another job's fingerprint and a
+/// short file are refused without changing the file.
+static void test_header_refused(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    uint8_t whole[256], buf[256];
+    size_t n = file_read(f->path, whole, sizeof whole);
+
+    assert_refused(f->path, FP + 1, JOURNAL_ERR_FINGERPRINT, "another job");
+
+    memcpy(buf, whole, n);
+    buf[0] = 'Y';
+    file_write(f->path, buf, n);
+    assert_refused(f->path, FP, JOURNAL_ERR_HEADER, "bad magic");
+
+    memcpy(buf, whole, n);
+    buf[17] ^= 0x10; // the fingerprint, its CRC left stale
+    file_write(f->path, buf, n);
+    assert_refused(f->path, FP, JOURNAL_ERR_HEADER, "checksum");
+
+    memcpy(buf, whole, n);
+    put_le32(buf + 12, JOURNAL_VERSION + 1);
+    put_le32(buf + 24, (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, 24));
+    file_write(f->path, buf, n);
+    assert_refused(f->path, FP, JOURNAL_ERR_VERSION, "version 2");
+
+    file_write(f->path, whole, 12);
+    assert_refused(f->path, FP, JOURNAL_ERR_HEADER, "too short");
+}
+
+/// Finds this process's descriptor of path (the journal's own).
+static int find_fd(const char *path)
+{
+    struct stat want, sb;
+    assert_int_equal(stat(path, &want), 0);
+    for (int fd = 3; fd < 1024; fd++)
+        if (fstat(fd, &sb) == 0 && sb.st_dev == want.st_dev && sb.st_ino == want.st_ino)
+            return fd;
+    fail_msg("the journal's descriptor was not found");
+    return -1;
+}
+
+/// A full disk (RLIMIT_FSIZE makes the write stop part way) fails the append with its errno,
+/// the partial record is cut back, and the journal works again once there is room.
+static void test_append_full_disk(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    append_text(j, 1, "fits");
+    uint64_t size = journal_size(j);
+
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = f->fsize;
+    small.rlim_cur = (rlim_t)size + 10; // room for 10 bytes of the next record
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    char big[100];
+    memset(big, 'x', sizeof big);
+    assert_int_equal(journal_append(j, 2, big, sizeof big), JOURNAL_ERR_IO);
+    assert_int_equal(journal_last_errno(j), EFBIG);
+    assert_non_null(strstr(journal_last_error(j), "write"));
+    assert_int_equal(journal_size(j), size);
+    assert_int_equal(file_size(f->path), size);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &f->fsize), 0);
+    signal(SIGXFSZ, SIG_DFL);
+
+    append_text(j, 3, "after");
+    journal_close(j);
+    Collect c;
+    j = open_ok(f->path, &c, NULL);
+    assert_int_equal(c.n, 2);
+    assert_seen(&c, 0, 1, "fits");
+    assert_seen(&c, 1, 3, "after");
+    journal_close(j);
+}
+
+/// An append through a read-only descriptor fails with EBADF, later appends are refused
+/// until a reopen, and the reopened journal holds exactly the earlier records.
+static void test_append_readonly_fd(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    append_text(j, 1, "kept");
+    int fd = find_fd(f->path);
+    int ro = open(f->path, O_RDONLY | O_CLOEXEC);
+    assert_true(ro >= 0);
+    assert_int_equal(dup2(ro, fd), fd); // the journal now writes to a read-only descriptor
+    close(ro);
+
+    assert_int_equal(journal_append(j, 2, "lost", 4), JOURNAL_ERR_IO);
+    assert_int_equal(journal_last_errno(j), EBADF);
+    assert_int_equal(journal_append(j, 3, "refused", 7), JOURNAL_ERR_FAILED);
+    journal_close(j);
+
+    Collect c;
+    JournalReplayStats stats;
+    j = open_ok(f->path, &c, &stats);
+    assert_int_equal(c.n, 1);
+    assert_seen(&c, 0, 1, "kept");
+    assert_int_equal(stats.torn_bytes, 0);
+    journal_close(j);
+}
+
+/// A zero-length payload is stored and replayed as such, also as the last record.
+static void test_zero_length(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    assert_int_equal(journal_append(j, 5, NULL, 0), JOURNAL_OK);
+    append_text(j, 6, "x");
+    assert_int_equal(journal_append(j, 7, "", 0), JOURNAL_OK);
+    journal_close(j);
+    Collect c;
+    JournalReplayStats stats;
+    j = open_ok(f->path, &c, &stats);
+    assert_int_equal(c.n, 3);
+    assert_seen(&c, 0, 5, "");
+    assert_seen(&c, 1, 6, "x");
+    assert_seen(&c, 2, 7, "");
+    assert_int_equal(stats.torn_bytes, 0);
+    journal_close(j);
+}
+
+/// A 1 MiB payload round-trips byte for byte; one above JOURNAL_RECORD_MAX is refused.
+static void test_large_payload(void **state)
+{
+    Fixture *f = *state;
+    size_t len = (size_t)1 << 20;
+    uint8_t *big = malloc(JOURNAL_RECORD_MAX + 1);
+    assert_non_null(big);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < JOURNAL_RECORD_MAX + 1; i++) {
+        x = x * 1103515245u + 12345u;
+        big[i] = (uint8_t)(x >> 16);
+    }
+    Journal *j = open_ok(f->path, NULL, NULL);
+    assert_int_equal(journal_append(j, 9, big, len), JOURNAL_OK);
+    append_text(j, 10, "small");
+    assert_int_equal(journal_append(j, 11, big, JOURNAL_RECORD_MAX + 1), JOURNAL_ERR_TOO_LARGE);
+    journal_close(j);
+
+    Collect c;
+    j = open_ok(f->path, &c, NULL);
+    assert_int_equal(c.n, 2);
+    assert_int_equal(c.rec[0].key, 9);
+    assert_int_equal(c.rec[0].len, len);
+    assert_int_equal(c.rec[0].crc, (uint32_t)crc32(0L, big, (uInt)len));
+    assert_seen(&c, 1, 10, "small");
+    journal_close(j);
+    free(big);
+}
+
+/// A second open of a journal in use is refused, and a callback's failure stops the replay.
+static void test_locked_and_callback(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    append_text(j, 1, "a");
+    append_text(j, 2, "b");
+    Journal *k = NULL;
+    assert_int_equal(journal_open(&k, f->path, FP, NULL, NULL, NULL, NULL, 0), JOURNAL_ERR_LOCKED);
+    assert_null(k);
+    journal_close(j);
+
+    Collect c = {.stop_at = 1};
+    assert_int_equal(journal_open(&k, f->path, FP, collect_fn, &c, NULL, NULL, 0),
+                     JOURNAL_ERR_CALLBACK);
+    assert_null(k);
+    assert_int_equal(c.n, 1);
+}
+
+/// Every status has its own message.
+static void test_strerror(void **state)
+{
+    (void)state;
+    for (int i = 0; i < JOURNAL_STATUS_NB; i++) {
+        const char *s = journal_strerror((JournalStatus)i);
+        assert_non_null(s);
+        assert_null(strstr(s, "unknown"));
+        for (int k = 0; k < i; k++)
+            assert_string_not_equal(s, journal_strerror((JournalStatus)k));
+    }
+    assert_non_null(strstr(journal_strerror(JOURNAL_STATUS_NB), "unknown"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_tail_every_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_tail_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_length_above_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oversized_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_append_full_disk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_append_readonly_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_zero_length, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_payload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_locked_and_callback, setup, teardown),
+        cmocka_unit_test(test_strerror),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,907 @@
+// SPDX-License-Identifier: MIT
+// Job files through libinih. The file is read into memory (size capped) and handed to
+// ini_parse_stream line by line by our own reader, which counts lines (the handler then
+// knows where it is), refuses lines longer than inih's buffer instead of letting inih cut
+// them, strips indentation (so an indented line is never a multi-line continuation) and
+// checks section headers, so that even an empty [engine NAME] section registers its engine.
+// Engine settings are kept as entries and applied at the end, [time] then [each] then the
+// engine's own section, so that the order of sections in the file does not matter.
+#include "job.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ini.h>
+
+#include "match.h"
+
+enum {
+    ENTRIES_MAX = 1024, // engine settings in [time], [each] and [engine NAME] sections
+    INI_NAME_MAX = 49,  // inih's MAX_NAME and MAX_SECTION are 50 bytes with the NUL
+    ENGINE_NAME_MAX = 40,
+    TARGET_TIME = -2,
+    TARGET_EACH = -1
+};
+
+typedef enum {
+    SEC_JOB,
+    SEC_ENGINE,
+    SEC_EACH,
+    SEC_TIME,
+    SEC_OPENINGS,
+    SEC_ADJUDICATION,
+    SEC_SPRT,
+    SEC_OUTPUT,
+    SEC_REPORT,
+    SEC_NB
+} Section;
+
+static const char *const SECTION_NAMES[SEC_NB] = {
+    "job", "engine", "each", "time", "openings", "adjudication", "sprt", "output", "report"};
+static const char *const KIND_NAMES[JOB_KIND_NB] = {"sprt", "match", "spsa", "texel", "book"};
+static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
+static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put"};
+static const char *const TIME_KEYS[] = {"tc", "st", "depth", "nodes", "timemargin", NULL};
+
+/// Where a setting came from: a file line, or an override (line 0).
+typedef struct {
+    int line;
+    const char *override;
+} Origin;
+
+typedef struct {
+    int target; // engine index, TARGET_EACH or TARGET_TIME
+    Origin at;
+    char key[INI_NAME_MAX + 1];
+    char value[JOB_LINE_MAX + 1];
+} Entry;
+
+typedef struct {
+    const char *path;
+    Origin at;
+    JobConfig *job;
+    JobStatus st;
+    char *why;
+    size_t why_len;
+    // The file, fed to inih by line_reader
+    const char *buf;
+    size_t pos, len;
+    // Engines, in order of appearance, and their settings
+    char engines[JOB_PLAYERS_MAX][ENGINE_NAME_MAX + 1];
+    int engine_lines[JOB_PLAYERS_MAX];
+    Entry entries[ENTRIES_MAX];
+    int entry_count;
+    bool has_kind, has_rounds;
+    PlayerConfig scratch; // checks an engine setting where it is written
+    TimeControl scratch_tc;
+} Ctx;
+
+const char *job_strerror(JobStatus st)
+{
+    static const char *const text[JOB_STATUS_NB] = {"ok",
+                                                    "cannot read the job file",
+                                                    "job file too large",
+                                                    "syntax error",
+                                                    "unknown section or key",
+                                                    "bad value",
+                                                    "missing setting",
+                                                    "bad override",
+                                                    "not supported yet",
+                                                    "out of memory"};
+    return (unsigned)st < JOB_STATUS_NB ? text[st] : "unknown job status";
+}
+
+const char *job_kind_name(JobKind k) { return (unsigned)k < JOB_KIND_NB ? KIND_NAMES[k] : "?"; }
+
+/// Records the first error as "where: [section] key: message"; later ones are dropped.
+__attribute__((format(printf, 5, 6))) static bool fail(Ctx *c, JobStatus st, const char *section,
+                                                       const char *key, const char *fmt, ...)
+{
+    if (c->st != JOB_OK)
+        return false;
+    c->st = st;
+    char where[JOB_TEXT_MAX + 64], what[512];
+    if (c->at.override)
+        snprintf(where, sizeof where, "override '%s'", c->at.override);
+    else if (c->at.line > 0)
+        snprintf(where, sizeof where, "%s:%d", c->path, c->at.line);
+    else
+        snprintf(where, sizeof where, "%s", c->path);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (section && key)
+        snprintf(c->why, c->why_len, "%s: [%s] %s: %s", where, section, key, what);
+    else if (section)
+        snprintf(c->why, c->why_len, "%s: [%s] %s", where, section, what);
+    else
+        snprintf(c->why, c->why_len, "%s: %s", where, what);
+    return false;
+}
+
+// ---- Values -------------------------------------------------------------------------------
+
+static bool parse_long(const char *v, long lo, long hi, long *out, char *why, size_t len)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE || isspace((unsigned char)*v)) {
+        snprintf(why, len, "'%s' is not an integer", v);
+        return false;
+    }
+    if (n < lo || n > hi) {
+        snprintf(why, len, "%ld is out of range %ld..%ld", n, lo, hi);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
+static bool parse_double(const char *v, double lo, double hi, double *out, char *why, size_t len)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end != '\0' || errno == ERANGE || !isfinite(d) || isspace((unsigned char)*v)) {
+        snprintf(why, len, "'%s' is not a number", v);
+        return false;
+    }
+    if (d < lo || d > hi) {
+        snprintf(why, len, "%g is out of range %g..%g", d, lo, hi);
+        return false;
+    }
+    *out = d;
+    return true;
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
+                                                                                "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (!strcmp(v, yes[i]) || !strcmp(v, no[i])) {
+            *out = !strcmp(v, yes[i]);
+            return true;
+        }
+    }
+    return false;
+}
+
+static int parse_name(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return i;
+    return -1;
+}
+
+static bool copy_text(char *dst, size_t cap, const char *v, char *why, size_t len)
+{
+    if (snprintf(dst, cap, "%s", v) >= (int)cap) {
+        snprintf(why, len, "value longer than %zu characters", cap - 1);
+        return false;
+    }
+    return true;
+}
+
+// ---- Engine settings: the words of `xqforge play -engine` ----------------------------------
+
+static bool set_option(PlayerConfig *pc, const char *name, const char *v, char *why, size_t len)
+{
+    if (!name[0]) {
+        snprintf(why, len, "option. needs a name (option.NAME)");
+        return false;
+    }
+    PlayerOption *o = NULL;
+    for (int i = 0; i < pc->option_count && !o; i++)
+        if (!strcmp(pc->options[i].name, name))
+            o = &pc->options[i]; // a later setting replaces an earlier one
+    if (!o) {
+        if (pc->option_count == PLAYER_OPTIONS_MAX) {
+            snprintf(why, len, "more than %d options", PLAYER_OPTIONS_MAX);
+            return false;
+        }
+        o = &pc->options[pc->option_count++];
+    }
+    return copy_text(o->name, sizeof o->name, name, why, len) &&
+           copy_text(o->value, sizeof o->value, v, why, len);
+}
+
+static bool set_args(PlayerConfig *pc, const char *v, char *why, size_t len)
+{
+    char buf[PLAYER_TEXT_MAX];
+    if (!copy_text(buf, sizeof buf, v, why, len))
+        return false;
+    pc->argc = 0;
+    for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (pc->argc == PLAYER_ARGS_MAX) {
+            snprintf(why, len, "more than %d args", PLAYER_ARGS_MAX);
+            return false;
+        }
+        snprintf(pc->args[pc->argc++], PLAYER_TEXT_MAX, "%s", t);
+    }
+    return true;
+}
+
+static bool set_time(TimeControl *tc, const char *key, const char *v, char *why, size_t len)
+{
+    long n;
+    double s;
+    if (!strcmp(key, "tc")) {
+        if (game_parse_tc(v, tc))
+            return true;
+        snprintf(why, len,
+                 "'%s' is not a time control: expected base+inc in seconds (10+0.1), "
+                 "moves/base+inc (40/60+0.5) or inf",
+                 v);
+        return false;
+    }
+    if (!strcmp(key, "st")) {
+        if (!parse_double(v, 0.001, 1e6, &s, why, len))
+            return false;
+        tc->movetime_ms = (int64_t)(s * 1000 + 0.5);
+        return true;
+    }
+    if (!strcmp(key, "depth") && parse_long(v, 1, 100, &n, why, len))
+        return tc->depth = (int)n, true;
+    if (!strcmp(key, "nodes") && parse_long(v, 1, 2000000000L, &n, why, len))
+        return tc->nodes = (uint64_t)n, true;
+    if (!strcmp(key, "timemargin") && parse_long(v, 0, 600000, &n, why, len))
+        return tc->margin_ms = n, true;
+    return false;
+}
+
+bool job_engine_set(PlayerConfig *pc, TimeControl *tc, const char *key, const char *v, char *why,
+                    size_t len)
+{
+    long n;
+    bool b;
+    if (!strcmp(key, "builtin")) {
+        if (v[0] && (!parse_bool(v, &b) || !b)) {
+            snprintf(why, len, "'%s': builtin takes no value (or true)", v);
+            return false;
+        }
+        return pc->proto = PROTO_BUILTIN, true;
+    }
+    if (!strcmp(key, "cmd")) {
+        if (pc->proto == PROTO_BUILTIN)
+            pc->proto = PROTO_UCI;
+        return copy_text(pc->cmd, sizeof pc->cmd, v, why, len);
+    }
+    if (!strcmp(key, "name"))
+        return copy_text(pc->name, sizeof pc->name, v, why, len);
+    if (!strcmp(key, "dir"))
+        return copy_text(pc->workdir, sizeof pc->workdir, v, why, len);
+    if (!strcmp(key, "params"))
+        return copy_text(pc->weights_file, sizeof pc->weights_file, v, why, len);
+    if (!strcmp(key, "proto")) {
+        if (player_proto_parse(v, &pc->proto))
+            return true;
+        snprintf(why, len, "'%s': expected uci, ucci, xboard or builtin", v);
+        return false;
+    }
+    if (!strcmp(key, "args"))
+        return set_args(pc, v, why, len);
+    if (!strncmp(key, "option.", 7))
+        return set_option(pc, key + 7, v, why, len);
+    if (!strcmp(key, "ranks") && parse_long(v, 0, 1, &n, why, len))
+        return pc->rank_base = (int)n, true;
+    if (!strcmp(key, "startup") && parse_long(v, 1, 600000, &n, why, len))
+        return pc->startup_timeout_ms = (int)n, true;
+    if (!strcmp(key, "ping") && parse_long(v, 1, 600000, &n, why, len))
+        return pc->ping_timeout_ms = (int)n, true;
+    if (!strcmp(key, "ranks") || !strcmp(key, "startup") || !strcmp(key, "ping"))
+        return false; // parse_long said why
+    if (parse_name(key, TIME_KEYS, 5) >= 0)
+        return set_time(tc, key, v, why, len);
+    snprintf(why, len, "unknown engine setting");
+    return false;
+}
+
+// ---- Sections -----------------------------------------------------------------------------
+
+/// "[engine NAME]" or "[engine.NAME]" (name in *name), or one of the other section names.
+static int section_parse(const char *raw, char *name, size_t cap)
+{
+    while (isspace((unsigned char)*raw))
+        raw++;
+    size_t n = strlen(raw);
+    while (n && isspace((unsigned char)raw[n - 1]))
+        n--;
+    name[0] = '\0';
+    if (n > 6 && !strncmp(raw, "engine", 6) && (raw[6] == ' ' || raw[6] == '.')) {
+        const char *s = raw + 7;
+        while (*s == ' ')
+            s++;
+        snprintf(name, cap, "%.*s", (int)(n - (size_t)(s - raw)), s);
+        return SEC_ENGINE;
+    }
+    for (int i = 0; i < SEC_NB; i++)
+        if (i != SEC_ENGINE && strlen(SECTION_NAMES[i]) == n && !strncmp(raw, SECTION_NAMES[i], n))
+            return i;
+    return -1;
+}
+
+static int engine_find(const Ctx *c, const char *name)
+{
+    for (int i = 0; i < c->job->player_count; i++)
+        if (!strcmp(c->engines[i], name))
+            return i;
+    return -1;
+}
+
+/// Registers a new engine; its name must be unique and usable in an override.
+static bool engine_add(Ctx *c, const char *name)
+{
+    char sec[JOB_LINE_MAX + 16];
+    snprintf(sec, sizeof sec, "engine %s", name);
+    if (!name[0] || strlen(name) > ENGINE_NAME_MAX)
+        return fail(c, JOB_ERR_VALUE, sec, NULL, "an engine name has 1..%d characters",
+                    ENGINE_NAME_MAX);
+    for (const char *s = name; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_-+", *s))
+            return fail(c, JOB_ERR_VALUE, sec, NULL,
+                        "an engine name has only letters, digits, '_', '-' and '+'");
+    int i = engine_find(c, name);
+    if (i >= 0)
+        return fail(c, JOB_ERR_VALUE, sec, NULL, "duplicate engine name (first on line %d)",
+                    c->engine_lines[i]);
+    if (c->job->player_count == JOB_PLAYERS_MAX)
+        return fail(c, JOB_ERR_VALUE, sec, NULL, "more than %d engines", JOB_PLAYERS_MAX);
+    i = c->job->player_count++;
+    snprintf(c->engines[i], sizeof c->engines[i], "%s", name);
+    c->engine_lines[i] = c->at.line;
+    return true;
+}
+
+// ---- Keys ---------------------------------------------------------------------------------
+
+/// Keeps an engine setting for later, after checking it on a scratch player.
+static bool engine_entry(Ctx *c, int target, const char *sec, const char *key, const char *v)
+{
+    char why[512];
+    if (!strcmp(key, "name"))
+        return fail(c, JOB_ERR_KEY, sec, key, "an engine's name is its section's: [engine NAME]");
+    if (target == TARGET_TIME && parse_name(key, TIME_KEYS, 5) < 0)
+        return fail(c, JOB_ERR_KEY, sec, key, "unknown key (tc, st, depth, nodes, timemargin)");
+    c->scratch.option_count = 0;
+    if (!job_engine_set(&c->scratch, &c->scratch_tc, key, v, why, sizeof why))
+        return fail(c, strstr(why, "unknown") ? JOB_ERR_KEY : JOB_ERR_VALUE, sec, key, "%s", why);
+    if (c->entry_count == ENTRIES_MAX)
+        return fail(c, JOB_ERR_VALUE, sec, key, "more than %d engine settings", ENTRIES_MAX);
+    Entry *e = &c->entries[c->entry_count++];
+    e->target = target;
+    e->at = c->at;
+    snprintf(e->key, sizeof e->key, "%s", key);
+    snprintf(e->value, sizeof e->value, "%s", v);
+    return true;
+}
+
+/// A key whose value is one of names; sets *out to its index.
+static bool set_enum(Ctx *c, const char *sec, const char *key, const char *v,
+                     const char *const *names, int n, int *out)
+{
+    int i = parse_name(v, names, n);
+    if (i < 0) {
+        char list[256] = "";
+        for (int k = 0; k < n; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
+                     names[k]);
+        return fail(c, JOB_ERR_VALUE, sec, key, "'%s': expected one of %s", v, list);
+    }
+    *out = i;
+    return true;
+}
+
+static bool set_long(Ctx *c, const char *sec, const char *key, const char *v, long lo, long hi,
+                     long *out)
+{
+    char why[256];
+    return parse_long(v, lo, hi, out, why, sizeof why) ||
+           fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
+}
+
+static bool set_int(Ctx *c, const char *sec, const char *key, const char *v, long lo, long hi,
+                    int *out)
+{
+    long n;
+    if (!set_long(c, sec, key, v, lo, hi, &n))
+        return false;
+    *out = (int)n;
+    return true;
+}
+
+static bool set_dbl(Ctx *c, const char *sec, const char *key, const char *v, double lo, double hi,
+                    double *out)
+{
+    char why[256];
+    return parse_double(v, lo, hi, out, why, sizeof why) ||
+           fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
+}
+
+static bool set_bool(Ctx *c, const char *sec, const char *key, const char *v, bool *out)
+{
+    return parse_bool(v, out) ||
+           fail(c, JOB_ERR_VALUE, sec, key, "'%s': expected true/false, yes/no or on/off", v);
+}
+
+static bool set_text(Ctx *c, const char *sec, const char *key, const char *v, char *dst, size_t cap)
+{
+    char why[256];
+    return copy_text(dst, cap, v, why, sizeof why) || fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
+}
+
+static bool unknown(Ctx *c, const char *sec, const char *key)
+{
+    return fail(c, JOB_ERR_KEY, sec, key, "unknown key");
+}
+
+static bool key_job(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "job";
+    int i = 0;
+    if (!strcmp(key, "kind")) {
+        if (!set_enum(c, s, key, v, KIND_NAMES, JOB_KIND_NB, &i))
+            return false;
+        if (i != JOB_SPRT && i != JOB_MATCH)
+            return fail(c, JOB_ERR_UNSUPPORTED, s, key, "kind '%s' is not supported yet", v);
+        c->has_kind = true;
+        return j->kind = (JobKind)i, true;
+    }
+    if (!strcmp(key, "name"))
+        return set_text(c, s, key, v, j->name, sizeof j->name);
+    if (!strcmp(key, "rules")) {
+        RuleSet set;
+        if (!rules_set_parse(v, &set))
+            return fail(c, JOB_ERR_VALUE, s, key, "'%s': expected seed or asian", v);
+        int counting = j->rules.counting_default;
+        j->rules = rules_config_default(set);
+        j->rules.counting_default = counting;
+        return true;
+    }
+    if (!strcmp(key, "counting"))
+        return set_int(c, s, key, v, 1, 1000, &j->rules.counting_default);
+    if (!strcmp(key, "rounds"))
+        return c->has_rounds = true, set_int(c, s, key, v, 1, 100000000, &j->rounds);
+    if (!strcmp(key, "repeat"))
+        return set_bool(c, s, key, v, &j->repeat);
+    if (!strcmp(key, "concurrency"))
+        return set_int(c, s, key, v, 0, MATCH_MAX_CONCURRENCY, &j->concurrency);
+    return unknown(c, s, key);
+}
+
+static bool key_openings(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "openings";
+    long n;
+    int i = 0;
+    if (!strcmp(key, "file")) {
+        if (!v[0])
+            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a path or 'default'");
+        return set_text(c, s, key, strcmp(v, "default") ? v : "", j->openings_file,
+                        sizeof j->openings_file);
+    }
+    if (!strcmp(key, "order")) {
+        static const char *const orders[] = {"sequential", "random"};
+        if (!set_enum(c, s, key, v, orders, 2, &i))
+            return false;
+        return j->openings_random = i == 1, true;
+    }
+    if (!strcmp(key, "start") && set_long(c, s, key, v, 1, 100000000, &n))
+        return j->openings_start = (int)n - 1, true;
+    if (!strcmp(key, "seed") && set_long(c, s, key, v, 0, 2000000000L, &n))
+        return j->seed = (uint64_t)n, true;
+    if (!strcmp(key, "start") || !strcmp(key, "seed"))
+        return false;
+    return unknown(c, s, key);
+}
+
+static bool key_adjudication(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "adjudication";
+    if (!strcmp(key, "draw"))
+        return set_bool(c, s, key, v, &j->draw.enabled);
+    if (!strcmp(key, "draw_movenumber"))
+        return set_int(c, s, key, v, 0, 100000, &j->draw.movenumber);
+    if (!strcmp(key, "draw_movecount"))
+        return set_int(c, s, key, v, 1, 100000, &j->draw.movecount);
+    if (!strcmp(key, "draw_score"))
+        return set_int(c, s, key, v, 0, 100000, &j->draw.score);
+    if (!strcmp(key, "resign"))
+        return set_bool(c, s, key, v, &j->resign.enabled);
+    if (!strcmp(key, "resign_movecount"))
+        return set_int(c, s, key, v, 1, 100000, &j->resign.movecount);
+    if (!strcmp(key, "resign_score"))
+        return set_int(c, s, key, v, 0, 100000, &j->resign.score);
+    if (!strcmp(key, "resign_twosided"))
+        return set_bool(c, s, key, v, &j->resign.twosided);
+    if (!strcmp(key, "maxplies"))
+        return set_int(c, s, key, v, 0, GAME_MAX_PLIES, &j->max_plies);
+    return unknown(c, s, key);
+}
+
+static bool key_sprt(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "sprt";
+    int i = 0;
+    if (!strcmp(key, "elo0"))
+        return set_dbl(c, s, key, v, -1000, 1000, &j->sprt.elo0);
+    if (!strcmp(key, "elo1"))
+        return set_dbl(c, s, key, v, -1000, 1000, &j->sprt.elo1);
+    if (!strcmp(key, "alpha"))
+        return set_dbl(c, s, key, v, 1e-9, 0.5, &j->sprt.alpha);
+    if (!strcmp(key, "beta"))
+        return set_dbl(c, s, key, v, 1e-9, 0.5, &j->sprt.beta);
+    if (!strcmp(key, "model")) {
+        if (!set_enum(c, s, key, v, MODEL_NAMES, JOB_SPRT_MODEL_NB, &i))
+            return false;
+        return j->sprt.model = (JobSprtModel)i, true;
+    }
+    return unknown(c, s, key);
+}
+
+static bool key_output(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "output";
+    if (!strcmp(key, "dir")) {
+        if (!v[0])
+            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory ('.' for here)");
+        return set_text(c, s, key, v, j->output.dir, sizeof j->output.dir);
+    }
+    char *dst = !strcmp(key, "pgn")       ? j->output.pgn
+                : !strcmp(key, "journal") ? j->output.journal
+                : !strcmp(key, "result")  ? j->output.result
+                                          : NULL;
+    if (!dst)
+        return unknown(c, s, key);
+    if (!v[0] && dst != j->output.pgn)
+        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
+    return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
+}
+
+static bool set_urls(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    char buf[JOB_TEXT_MAX];
+    if (!set_text(c, "report", key, v, buf, sizeof buf))
+        return false;
+    j->report.url_count = 0;
+    for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (j->report.url_count == JOB_URLS_MAX)
+            return fail(c, JOB_ERR_VALUE, "report", key, "more than %d URLs", JOB_URLS_MAX);
+        if (strncmp(t, "http://", 7) && strncmp(t, "https://", 8))
+            return fail(c, JOB_ERR_VALUE, "report", key, "'%s' is not an http:// or https:// URL",
+                        t);
+        snprintf(j->report.urls[j->report.url_count++], JOB_TEXT_MAX, "%s", t);
+    }
+    return true;
+}
+
+static bool key_report(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "report";
+    int i = 0;
+    if (!strcmp(key, "urls"))
+        return set_urls(c, key, v);
+    if (!strcmp(key, "method")) {
+        if (!set_enum(c, s, key, v, METHOD_NAMES, JOB_REPORT_METHOD_NB, &i))
+            return false;
+        return j->report.method = (JobReportMethod)i, true;
+    }
+    if (!strcmp(key, "token_env")) {
+        for (const char *p = v; *p; p++)
+            if (!isalnum((unsigned char)*p) && *p != '_')
+                return fail(c, JOB_ERR_VALUE, s, key, "'%s' is not an environment variable name",
+                            v);
+        return set_text(c, s, key, v, j->report.token_env, sizeof j->report.token_env);
+    }
+    if (!strcmp(key, "token_file"))
+        return set_text(c, s, key, v, j->report.token_file, sizeof j->report.token_file);
+    if (!strcmp(key, "interval"))
+        return set_int(c, s, key, v, 1, 86400, &j->report.interval_s);
+    return unknown(c, s, key);
+}
+
+/// One key = value in a section (a file line or an override).
+static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
+{
+    char name[JOB_TEXT_MAX], sec[JOB_TEXT_MAX + 16];
+    int id = section_parse(section, name, sizeof name);
+    switch (id) {
+    case SEC_JOB: return key_job(c, key, v);
+    case SEC_ENGINE:
+        snprintf(sec, sizeof sec, "engine %s", name);
+        return engine_entry(c, engine_find(c, name), sec, key, v);
+    case SEC_EACH: return engine_entry(c, TARGET_EACH, "each", key, v);
+    case SEC_TIME: return engine_entry(c, TARGET_TIME, "time", key, v);
+    case SEC_OPENINGS: return key_openings(c, key, v);
+    case SEC_ADJUDICATION: return key_adjudication(c, key, v);
+    case SEC_SPRT: return key_sprt(c, key, v);
+    case SEC_OUTPUT: return key_output(c, key, v);
+    case SEC_REPORT: return key_report(c, key, v);
+    default:
+        if (!section[0])
+            return fail(c, JOB_ERR_KEY, NULL, NULL, "%s: key before any [section]", key);
+        return fail(c, JOB_ERR_KEY, section, key, "unknown section");
+    }
+}
+
+// ---- The file -----------------------------------------------------------------------------
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+    Ctx *c = user;
+    return c->st == JOB_OK && key_set(c, section, name, value);
+}
+
+/// A section header: known, and an engine's registers it.
+static bool header_check(Ctx *c, const char *line)
+{
+    const char *end = strchr(line, ']');
+    if (!end)
+        return true; // inih reports the syntax error
+    char raw[JOB_LINE_MAX + 1], name[JOB_LINE_MAX + 1];
+    snprintf(raw, sizeof raw, "%.*s", (int)(end - line - 1), line + 1);
+    int id = section_parse(raw, name, sizeof name);
+    if (id < 0)
+        return fail(c, JOB_ERR_KEY, raw, NULL, "unknown section");
+    if (strlen(raw) > INI_NAME_MAX)
+        return fail(c, JOB_ERR_VALUE, raw, NULL, "section name longer than %d characters",
+                    INI_NAME_MAX);
+    return id != SEC_ENGINE || engine_add(c, name);
+}
+
+/// inih's fgets: the next line of the buffer, indentation removed, checked for length.
+static char *line_reader(char *str, int num, void *stream)
+{
+    Ctx *c = stream;
+    if (c->st != JOB_OK || c->pos >= c->len)
+        return NULL;
+    const char *line = c->buf + c->pos, *nl = memchr(line, '\n', c->len - c->pos);
+    size_t n = nl ? (size_t)(nl - line) : c->len - c->pos;
+    c->pos += n + (nl != NULL);
+    c->at.line++;
+    if (n > JOB_LINE_MAX || n + 2 > (size_t)num) {
+        fail(c, JOB_ERR_SYNTAX, NULL, NULL, "line too long (%zu characters, at most %d)", n,
+             JOB_LINE_MAX);
+        return NULL;
+    }
+    while (n && (*line == ' ' || *line == '\t'))
+        line++, n--;
+    memcpy(str, line, n);
+    str[n] = '\n';
+    str[n + 1] = '\0';
+    if (*line == '[' && !header_check(c, str))
+        return NULL;
+    size_t key = strcspn(str, "=:");
+    if (*line != '[' && *line != '#' && *line != ';' && str[key] && key > INI_NAME_MAX)
+        return fail(c, JOB_ERR_SYNTAX, NULL, NULL, "key longer than %d characters", INI_NAME_MAX),
+               NULL;
+    return str;
+}
+
+/// Reads the whole file, refusing more than JOB_FILE_MAX bytes and NUL bytes.
+static JobStatus read_file(Ctx *c, char **out, size_t *len)
+{
+    FILE *f = fopen(c->path, "rb");
+    if (!f)
+        return fail(c, JOB_ERR_IO, NULL, NULL, "cannot open: %s", strerror(errno)), JOB_ERR_IO;
+    char *buf = malloc(JOB_FILE_MAX + 1);
+    if (!buf) {
+        fclose(f);
+        return fail(c, JOB_ERR_NOMEM, NULL, NULL, "out of memory"), JOB_ERR_NOMEM;
+    }
+    size_t n = fread(buf, 1, JOB_FILE_MAX + 1, f);
+    bool err = ferror(f);
+    fclose(f);
+    if (err || n > JOB_FILE_MAX || memchr(buf, '\0', n)) {
+        free(buf);
+        if (err)
+            return fail(c, JOB_ERR_IO, NULL, NULL, "read error"), JOB_ERR_IO;
+        if (n > JOB_FILE_MAX)
+            return fail(c, JOB_ERR_TOO_BIG, NULL, NULL, "larger than %d bytes", JOB_FILE_MAX),
+                   JOB_ERR_TOO_BIG;
+        return fail(c, JOB_ERR_SYNTAX, NULL, NULL, "not a text file (NUL byte)"), JOB_ERR_SYNTAX;
+    }
+    *out = buf;
+    *len = n;
+    return JOB_OK;
+}
+
+static void parse_file(Ctx *c)
+{
+    char *buf;
+    if (read_file(c, &buf, &c->len) != JOB_OK)
+        return;
+    c->buf = buf;
+    int bad = ini_parse_stream(line_reader, c, on_key, c);
+    if (bad > 0 && (c->st == JOB_OK || bad < c->at.line)) {
+        // inih's own error (no '=' or no ']') came first
+        c->st = JOB_OK;
+        c->at.line = bad;
+        fail(c, JOB_ERR_SYNTAX, NULL, NULL, "expected 'key = value' or '[section]'");
+    }
+    free(buf);
+    c->buf = NULL;
+}
+
+// ---- Overrides ----------------------------------------------------------------------------
+
+/// "section.key=value", or "engine.NAME.key=value" (a new NAME adds an engine).
+static void apply_override(Ctx *c, const char *text)
+{
+    c->at = (Origin){0, text};
+    const char *eq = strchr(text, '='), *dot = strchr(text, '.');
+    if (!eq || !dot || dot > eq || strlen(text) > JOB_LINE_MAX) {
+        fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "expected section.key=value (at most %d characters)",
+             JOB_LINE_MAX);
+        return;
+    }
+    char section[JOB_LINE_MAX + 1], key[JOB_LINE_MAX + 1];
+    snprintf(section, sizeof section, "%.*s", (int)(dot - text), text);
+    const char *k = dot + 1;
+    if (!strcmp(section, "engine")) {
+        const char *dot2 = strchr(k, '.');
+        if (!dot2 || dot2 > eq) {
+            fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "expected engine.NAME.key=value");
+            return;
+        }
+        snprintf(section, sizeof section, "engine %.*s", (int)(dot2 - k), k);
+        if (engine_find(c, section + 7) < 0 && !engine_add(c, section + 7))
+            return;
+        k = dot2 + 1;
+    }
+    snprintf(key, sizeof key, "%.*s", (int)(eq - k), k);
+    if (!key[0] || strlen(key) > INI_NAME_MAX) {
+        fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "a key has 1..%d characters", INI_NAME_MAX);
+        return;
+    }
+    key_set(c, section, key, eq + 1);
+}
+
+// ---- Validation ---------------------------------------------------------------------------
+
+/// Applies the settings of target to player i: time, each, then its own section.
+static bool apply_entries(Ctx *c, int i, int target)
+{
+    JobPlayer *p = &c->job->players[i];
+    char why[512], sec[64];
+    for (int k = 0; k < c->entry_count; k++) {
+        const Entry *e = &c->entries[k];
+        if (e->target != target)
+            continue;
+        if (!job_engine_set(&p->cfg, &p->tc, e->key, e->value, why, sizeof why)) {
+            c->at = e->at;
+            snprintf(sec, sizeof sec, "%s%s", target >= 0 ? "engine " : "",
+                     target == TARGET_TIME   ? "time"
+                     : target == TARGET_EACH ? "each"
+                                             : c->engines[i]);
+            return fail(c, JOB_ERR_VALUE, sec, e->key, "%s", why);
+        }
+    }
+    return true;
+}
+
+static bool build_player(Ctx *c, int i)
+{
+    JobPlayer *p = &c->job->players[i];
+    char sec[64];
+    snprintf(sec, sizeof sec, "engine %s", c->engines[i]);
+    snprintf(p->cfg.name, sizeof p->cfg.name, "%s", c->engines[i]);
+    p->tc.margin_ms = 100;
+    if (!apply_entries(c, i, TARGET_TIME) || !apply_entries(c, i, TARGET_EACH) ||
+        !apply_entries(c, i, i))
+        return false;
+    c->at = (Origin){c->engine_lines[i], NULL};
+    if (p->cfg.proto != PROTO_BUILTIN && !p->cfg.cmd[0])
+        return fail(c, JOB_ERR_MISSING, sec, "cmd", "proto %s needs cmd = PATH",
+                    player_proto_name(p->cfg.proto));
+    const TimeControl *tc = &p->tc;
+    if (!tc->base_ms && !tc->inc_ms && !tc->movetime_ms && !tc->depth && !tc->nodes)
+        return fail(c, JOB_ERR_MISSING, sec, NULL,
+                    "no time control: give tc, st, depth or nodes (here, in [each] or [time])");
+    return true;
+}
+
+static bool validate(Ctx *c)
+{
+    JobConfig *j = c->job;
+    c->at = (Origin){0, NULL};
+    if (!c->has_kind)
+        return fail(c, JOB_ERR_MISSING, "job", "kind", "missing (sprt or match)");
+    if (j->player_count < 2)
+        return fail(c, JOB_ERR_MISSING, "engine NAME", NULL,
+                    "at least two engines are needed (found %d)", j->player_count);
+    for (int i = 0; i < j->player_count; i++)
+        if (!build_player(c, i))
+            return false;
+    c->at = (Origin){0, NULL};
+    if (!c->has_rounds)
+        return fail(c, JOB_ERR_MISSING, "job", "rounds", "missing");
+    j->sprt.enabled = j->kind == JOB_SPRT;
+    if (j->sprt.enabled && j->player_count != 2)
+        return fail(c, JOB_ERR_VALUE, "job", "kind",
+                    "sprt needs exactly two engines (found %d); use kind = match", j->player_count);
+    if (j->sprt.enabled && !(j->sprt.elo0 < j->sprt.elo1))
+        return fail(c, JOB_ERR_VALUE, "sprt", "elo1", "elo0 (%g) must be below elo1 (%g)",
+                    j->sprt.elo0, j->sprt.elo1);
+    if (j->sprt.enabled && !(j->sprt.alpha + j->sprt.beta < 1))
+        return fail(c, JOB_ERR_VALUE, "sprt", "beta", "alpha + beta must be below 1");
+    if (j->report.token_env[0] && j->report.token_file[0])
+        return fail(c, JOB_ERR_VALUE, "report", "token_file",
+                    "give token_env or token_file, "
+                    "not both");
+    return true;
+}
+
+// ---- Loading ------------------------------------------------------------------------------
+
+static void job_defaults(JobConfig *j)
+{
+    memset(j, 0, sizeof *j);
+    j->kind = JOB_MATCH;
+    j->rules = rules_config_default(RULES_SEED);
+    j->draw = (DrawAdjudication){false, 40, 8, 10};
+    j->resign = (ResignAdjudication){false, false, 3, 600};
+    j->seed = 1;
+    j->repeat = true;
+    j->sprt.elo0 = 0;
+    j->sprt.elo1 = 2;
+    j->sprt.alpha = j->sprt.beta = 0.05;
+    snprintf(j->output.dir, sizeof j->output.dir, ".");
+    snprintf(j->output.pgn, sizeof j->output.pgn, "games.pgn");
+    snprintf(j->output.journal, sizeof j->output.journal, "journal.xqj");
+    snprintf(j->output.result, sizeof j->output.result, "result.json");
+    j->report.interval_s = 60;
+}
+
+JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,
+                   char *why, size_t why_len)
+{
+    char spare[8];
+    Ctx *c = calloc(1, sizeof *c);
+    if (!why || !why_len)
+        why = spare, why_len = sizeof spare;
+    why[0] = '\0';
+    if (!c) {
+        snprintf(why, why_len, "%s: out of memory", path);
+        return JOB_ERR_NOMEM;
+    }
+    job_defaults(out);
+    c->path = path;
+    c->job = out;
+    c->why = why;
+    c->why_len = why_len;
+    parse_file(c);
+    for (int i = 0; i < n_overrides && c->st == JOB_OK; i++)
+        apply_override(c, overrides[i]);
+    if (c->st == JOB_OK)
+        validate(c);
+    JobStatus st = c->st;
+    free(c);
+    return st;
+}
+
+void job_game_config(const JobConfig *job, int a, int b, GameConfig *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rules = job->rules;
+    out->tc[0] = job->players[a].tc;
+    out->tc[1] = job->players[b].tc;
+    out->draw = job->draw;
+    out->resign = job->resign;
+    out->max_plies = job->max_plies;
+}

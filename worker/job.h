@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// Job files: what a cluster run does, as a commented INI file (read with libinih) plus
+// command-line overrides ("section.key=value", "engine.NAME.key=value"). Engines take the
+// same settings, with the same meanings, as `xqforge play -engine`. Every error names the
+// file (or the override), the line and the key. Sections and keys: jobs/README.md and the
+// comment block at the top of every example in jobs/.
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "game.h"
+#include "player.h"
+
+enum {
+    JOB_PLAYERS_MAX = 8,
+    JOB_FILE_MAX = 1 << 20, // bytes; larger files are refused before parsing
+    JOB_LINE_MAX = 198,     // characters a line (libinih's buffer, less newline and NUL)
+    JOB_TEXT_MAX = 1024,    // names, paths, URLs
+    JOB_URLS_MAX = 4
+};
+
+typedef enum { JOB_SPRT, JOB_MATCH, JOB_SPSA, JOB_TEXEL, JOB_BOOK, JOB_KIND_NB } JobKind;
+/// The same order as SprtModel (coordinator/stats.h), so a cast converts.
+typedef enum { JOB_SPRT_NORMALIZED, JOB_SPRT_LOGISTIC, JOB_SPRT_MODEL_NB } JobSprtModel;
+typedef enum { JOB_REPORT_POST, JOB_REPORT_PUT, JOB_REPORT_METHOD_NB } JobReportMethod;
+
+typedef struct {
+    PlayerConfig cfg;
+    TimeControl tc;
+} JobPlayer;
+
+typedef struct {
+    JobKind kind;
+    char name[JOB_TEXT_MAX];
+    JobPlayer players[JOB_PLAYERS_MAX];
+    int player_count;
+    // Game rules and adjudication (GameConfig without the time controls)
+    RulesConfig rules;
+    DrawAdjudication draw;
+    ResignAdjudication resign;
+    int max_plies; // 0: none
+    // Openings
+    char openings_file[JOB_TEXT_MAX]; // empty: the embedded default set
+    bool openings_random;
+    int openings_start; // 0-based (the file says 1-based, as play's start=)
+    uint64_t seed;
+    // Limits
+    int rounds; // rounds; with repeat each round is a game pair
+    bool repeat;
+    int concurrency; // 0: one game per core
+    // SPRT (enabled exactly when kind is JOB_SPRT)
+    struct {
+        bool enabled;
+        double elo0, elo1, alpha, beta;
+        JobSprtModel model;
+    } sprt;
+    struct {
+        char dir[JOB_TEXT_MAX];
+        char pgn[JOB_TEXT_MAX];     // file name in dir; empty: no PGN
+        char journal[JOB_TEXT_MAX]; // file name in dir
+        char result[JOB_TEXT_MAX];  // file name in dir (JSON)
+    } output;
+    struct {
+        char urls[JOB_URLS_MAX][JOB_TEXT_MAX];
+        int url_count; // 0: no reporting
+        JobReportMethod method;
+        char token_env[JOB_TEXT_MAX];  // environment variable holding the token
+        char token_file[JOB_TEXT_MAX]; // or a file holding it
+        int interval_s;
+    } report;
+} JobConfig;
+
+typedef enum {
+    JOB_OK,
+    JOB_ERR_IO,       // the file cannot be read
+    JOB_ERR_TOO_BIG,  // over JOB_FILE_MAX bytes
+    JOB_ERR_SYNTAX,   // not INI, or a line too long
+    JOB_ERR_KEY,      // unknown section or key
+    JOB_ERR_VALUE,    // a bad or out-of-range value
+    JOB_ERR_MISSING,  // a mandatory setting is missing
+    JOB_ERR_OVERRIDE, // an override is not section.key=value
+    JOB_ERR_UNSUPPORTED,
+    JOB_ERR_NOMEM,
+    JOB_STATUS_NB
+} JobStatus;
+
+const char *job_strerror(JobStatus st);
+const char *job_kind_name(JobKind k);
+
+/// Loads path, then applies overrides[0..n_overrides) in order, and validates the whole.
+/// On failure why says "file:line: [section] key: what is wrong" (or "override N 'text':
+/// ..."). JobConfig is large (about 1.4 MB): allocate it on the heap.
+JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,
+                   char *why, size_t why_len);
+
+/// One engine setting (the key=value words of `xqforge play -engine`) applied to a player
+/// and its time control; false with why on an unknown key or a bad value.
+bool job_engine_set(PlayerConfig *pc, TimeControl *tc, const char *key, const char *value,
+                    char *why, size_t why_len);
+
+/// The game settings for a game between players a and b of the job.
+void job_game_config(const JobConfig *job, int a, int b, GameConfig *out);
