@@ -4,6 +4,8 @@
 // the PGN); every other rank is a worker playing pairs in threads. With one rank (no
 // mpirun) rank 0 also runs a worker thread, so the same job runs on a laptop.
 #include <errno.h>
+#include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -520,6 +522,60 @@ static bool coord_receive(Coord *c, int *src, WireMessage *msg)
     return false;
 }
 
+static json_t *finite_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+/// The final result, machine-readable, written atomically (temp file + rename).
+static void write_result(Coord *c, const char *dir, bool interrupted_run)
+{
+    const Run *run = c->run;
+    if (!run->job.output.result[0])
+        return;
+    MatchResults r = summary_results(&c->totals, run->m.repeat);
+    EloEstimate e = {0};
+    stats_elo(&r, &e);
+    json_t *o = json_object(), *terms = json_object(), *ptnml = json_array();
+    for (int i = 1; i < TERM_NB; i++)
+        if (c->totals.terms[i])
+            json_object_set_new(terms, game_termination_name((Termination)i),
+                                json_integer(c->totals.terms[i]));
+    for (int i = 0; i < 5; i++)
+        json_array_append_new(ptnml, json_integer(c->totals.ptnml[i]));
+    json_object_set_new(o, "schema", json_integer(1));
+    json_object_set_new(o, "job", json_string(run->job.name));
+    json_object_set_new(o, "new", json_string(run->m.players[0].name));
+    json_object_set_new(o, "base", json_string(run->m.players[1].name));
+    json_object_set_new(o, "rules", json_string(rules_set_name(run->m.game.rules.set)));
+    json_object_set_new(o, "pairs_total", json_integer(c->pairs_total));
+    json_object_set_new(o, "pairs_done", json_integer(c->pairs_done));
+    json_object_set_new(o, "games", json_integer(c->totals.games));
+    json_object_set_new(o, "wins", json_integer(c->totals.wins));
+    json_object_set_new(o, "draws", json_integer(c->totals.draws));
+    json_object_set_new(o, "losses", json_integer(c->totals.losses));
+    json_object_set_new(o, "ptnml", run->m.repeat ? ptnml : (json_decref(ptnml), json_null()));
+    json_object_set_new(o, "terminations", terms);
+    json_object_set_new(o, "elo", finite_or_null(e.elo));
+    json_object_set_new(o, "elo_error", finite_or_null(e.elo_error));
+    json_object_set_new(o, "nelo", finite_or_null(e.nelo));
+    json_object_set_new(o, "los", finite_or_null(e.los));
+    if (run->job.sprt.enabled) {
+        SprtResult s;
+        if (sprt_evaluate(&r, &run->sprt, &s) == STATS_OK) {
+            json_object_set_new(o, "llr", finite_or_null(s.llr));
+            json_object_set_new(o, "lower", json_real(s.lower));
+            json_object_set_new(o, "upper", json_real(s.upper));
+            json_object_set_new(o, "decision", json_string(sprt_decision_name(s.decision)));
+        }
+    }
+    json_object_set_new(o, "interrupted", json_boolean(interrupted_run));
+    json_object_set_new(o, "version", json_string(XQFORGE_VERSION));
+    char path[JOB_TEXT_MAX * 2 + 8], tmp[JOB_TEXT_MAX * 2 + 16];
+    snprintf(path, sizeof path, "%s/%s", dir, run->job.output.result);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (json_dump_file(o, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || rename(tmp, path) != 0)
+        fprintf(stderr, "xqforge run: cannot write %s\n", path);
+    json_decref(o);
+}
+
 static int coordinator_main(Run *run, const char *dir, bool resume)
 {
     Coord *c = calloc(1, sizeof *c);
@@ -622,6 +678,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     summary_print(stdout, run->m.players[0].name, run->m.players[1].name, &c->totals, run->m.repeat,
                   run->job.sprt.enabled ? &run->sprt : NULL,
                   (timeman_now_ms() - c->start_ms) / 60000.0);
+    write_result(c, dir, atomic_load(&interrupted));
     rc = atomic_load(&interrupted) ? 130 : 0;
     goto out;
 fail:
