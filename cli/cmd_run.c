@@ -770,6 +770,27 @@ static int prepare(Run *run, const char *path, char **sets, int n_sets, char *wh
     return 0;
 }
 
+/// mkdir -p: creates the directory and its missing parents.
+static int make_dirs(const char *path)
+{
+    char buf[JOB_TEXT_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -1;
+        if (!c)
+            return 0;
+        *p = c;
+    }
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *path = NULL;
@@ -809,6 +830,11 @@ int cmd_run(int argc, char **argv)
     }
     run->link = link;
     int rank = link_rank(link), rc = prepare(run, path, sets, n_sets, why, sizeof why);
+    if (rc == 0 && rank == 0 &&
+        make_dirs(run->job.output.dir[0] ? run->job.output.dir : ".") != 0) {
+        snprintf(why, sizeof why, "cannot create %.900s: %s", run->job.output.dir, strerror(errno));
+        rc = 1;
+    }
     if (rc != 0 && rank == 0)
         fprintf(stderr, "xqforge run: %s\n", why);
     if (!link_all_ok(link, rc == 0)) {
@@ -821,10 +847,7 @@ int cmd_run(int argc, char **argv)
         sigaction(SIGTERM, &sa, NULL);
         if (rank == 0) {
             const char *dir = run->job.output.dir[0] ? run->job.output.dir : ".";
-            if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-                fprintf(stderr, "xqforge run: cannot create %s: %s\n", dir, strerror(errno));
-                rc = 1;
-            } else {
+            {
                 pthread_t local;
                 bool local_worker_started =
                     link_size(link) == 1 && pthread_create(&local, NULL, local_worker, run) == 0;

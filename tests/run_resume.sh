@@ -3,7 +3,8 @@
 # Nothing lost, nothing counted twice: a job run under MPI (3 ranks) is killed with SIGKILL
 # part-way, resumed with --resume, and must end with exactly the totals of an uninterrupted
 # run of the same job (node-limited games are deterministic; pair ids fix openings and
-# colours). Also: a plain rerun refuses to overwrite the journal.
+# colours). Also: a plain rerun refuses to overwrite the journal, and a job that cannot
+# write its output stops everywhere with a clear error.
 set -u
 xq=$1 job=$2
 work=$(mktemp -d)
@@ -37,5 +38,11 @@ grep -q "add --resume" "$work/b2.log" || fail "a rerun without --resume did not 
 grep -q "Resuming" "$work/b3.log" || fail "the resumed run did not replay the journal"
 got=$(grep -E '^(Games|Ptnml)' "$work/b3.log")
 [[ $got == "$want" ]] || fail "resumed totals differ: want '$want' got '$got'"
+# A job whose output cannot be written stops on every rank with a message, never hangs.
+if timeout 60 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir=/proc/xqforge-no >"$work/c.log" 2>&1; then
+    fail "a run with an unwritable output directory succeeded"
+fi
+grep -q "cannot create /proc/xqforge-no" "$work/c.log" || fail "no clear error: $(tail -3 "$work/c.log")"
+
 echo "resume after SIGKILL: $(grep Resuming "$work/b3.log")"
 echo "1 passed, 0 failed"
