@@ -274,6 +274,18 @@ static inline bool is_capture(const Board *b, Move m)
     return board_piece(b, move_to(m)) != NO_PIECE;
 }
 
+/// Whether a stored bound settles the node for this window.
+static inline bool tt_cuts(Bound bound, int score, int alpha, int beta)
+{
+    return bound == BOUND_EXACT || (bound == BOUND_LOWER && score >= beta) ||
+           (bound == BOUND_UPPER && score <= alpha);
+}
+
+static inline Bound bound_of(int best, int alpha_orig, int beta)
+{
+    return best >= beta ? BOUND_LOWER : best > alpha_orig ? BOUND_EXACT : BOUND_UPPER;
+}
+
 static void update_pv(Stack *ss, Move m)
 {
     ss->pv[0] = m;
@@ -404,8 +416,7 @@ static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply)
     bool tt_hit = tt_probe(tt, b->key, &hit);
     if (tt_hit) {
         int v = score_from_tt(hit.score, ply);
-        if (hit.bound == BOUND_EXACT || (hit.bound == BOUND_LOWER && v >= beta) ||
-            (hit.bound == BOUND_UPPER && v <= alpha))
+        if (tt_cuts(hit.bound, v, alpha, beta))
             return v;
     }
     int best = -VALUE_INFINITE, stand = 0;
@@ -447,7 +458,7 @@ static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply)
     }
     if (b->in_check && searched == 0)
         return -VALUE_MATE + ply; // mated (stalemate cannot happen in check)
-    Bound bound = best >= beta ? BOUND_LOWER : best > alpha_orig ? BOUND_EXACT : BOUND_UPPER;
+    Bound bound = bound_of(best, alpha_orig, beta);
     tt_store(tt, b->key, best_move, score_to_tt(best, ply), b->in_check ? 0 : stand, -1, bound);
     return best;
 }
@@ -502,9 +513,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
     bool tt_hit = tt_probe(&e->tt, b->key, &hit);
     Move tt_move = tt_hit ? hit.move : MOVE_NONE;
     int tt_score = tt_hit ? score_from_tt(hit.score, ply) : 0;
-    if (tt_hit && !pv_node && hit.depth >= depth &&
-        (hit.bound == BOUND_EXACT || (hit.bound == BOUND_LOWER && tt_score >= beta) ||
-         (hit.bound == BOUND_UPPER && tt_score <= alpha)))
+    if (tt_hit && !pv_node && hit.depth >= depth && tt_cuts(hit.bound, tt_score, alpha, beta))
         return tt_score;
 
     // Step 4. Static evaluation.
@@ -627,7 +636,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
         }
     }
 
-    Bound bound = best >= beta ? BOUND_LOWER : best > alpha_orig ? BOUND_EXACT : BOUND_UPPER;
+    Bound bound = bound_of(best, alpha_orig, beta);
     if (!(root && t->excluded_n))
         tt_store(&e->tt, b->key, best_move, score_to_tt(best, ply), in_check ? 0 : eval, depth,
                  bound);
