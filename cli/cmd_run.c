@@ -3,6 +3,7 @@
 // pairs in small batches, journals every result before it counts, keeps the statistics and
 // the PGN); every other rank is a worker playing pairs in threads. With one rank (no
 // mpirun) rank 0 also runs a worker thread, so the same job runs on a laptop.
+#define _GNU_SOURCE // RUSAGE_THREAD
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -341,8 +344,9 @@ typedef struct {
     int workers_live, workers_seen;
     bool stopping;
     int64_t start_ms, last_progress_ms;
-    int games_at_start; // replayed from the journal
-    WireResult *one;    // scratch: a single-pair result for the journal
+    double cpu_at_start; // the coordinator thread's CPU seconds before coordinating
+    int games_at_start;  // replayed from the journal
+    WireResult *one;     // scratch: a single-pair result for the journal
     msgpack_sbuffer buf;
 } Coord;
 
@@ -576,6 +580,15 @@ static void write_result(Coord *c, const char *dir, bool interrupted_run)
     json_decref(o);
 }
 
+static double thread_cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return 0;
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static int coordinator_main(Run *run, const char *dir, bool resume)
 {
     Coord *c = calloc(1, sizeof *c);
@@ -615,6 +628,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     }
     c->games_at_start = c->totals.games;
     c->start_ms = timeman_now_ms();
+    c->cpu_at_start = thread_cpu_seconds();
     c->workers_live = 0;
     int expected = link_size(run->link) == 1 ? 1 : link_size(run->link) - 1;
     printf("Job %s: %s vs %s, %d %s, %d worker rank%s\n", run->job.name, run->m.players[0].name,
@@ -678,6 +692,10 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     summary_print(stdout, run->m.players[0].name, run->m.players[1].name, &c->totals, run->m.repeat,
                   run->job.sprt.enabled ? &run->sprt : NULL,
                   (timeman_now_ms() - c->start_ms) / 60000.0);
+    double cpu = thread_cpu_seconds() - c->cpu_at_start;
+    double wall = (timeman_now_ms() - c->start_ms) / 1000.0;
+    printf("coordinator CPU %.2f s in %.1f s (%.2f%% of one core)\n", cpu, wall,
+           wall > 0 ? 100 * cpu / wall : 0.0);
     write_result(c, dir, atomic_load(&interrupted));
     rc = atomic_load(&interrupted) ? 130 : 0;
     goto out;
@@ -750,8 +768,17 @@ static int prepare(Run *run, const char *path, char **sets, int n_sets, char *wh
     run->m.start = job->openings_start;
     run->m.rounds = job->rounds;
     run->m.repeat = job->repeat;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    run->concurrency = job->concurrency > 0 ? job->concurrency : (int)(cores > 0 ? cores : 1);
+    // Default: one game per core, counting the engines' own search threads.
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), threads = 1;
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < job->players[i].cfg.option_count; k++)
+            if (!strcasecmp(job->players[i].cfg.options[k].name, "Threads"))
+                threads = strtol(job->players[i].cfg.options[k].value, NULL, 10) > threads
+                              ? strtol(job->players[i].cfg.options[k].value, NULL, 10)
+                              : threads;
+    long auto_games = (cores > 0 ? cores : 1) / (threads > 0 ? threads : 1);
+    run->concurrency =
+        job->concurrency > 0 ? job->concurrency : (int)(auto_games > 0 ? auto_games : 1);
     run->sprt =
         (SprtParams){job->sprt.elo0, job->sprt.elo1, job->sprt.alpha, job->sprt.beta,
                      job->sprt.model == JOB_SPRT_LOGISTIC ? SPRT_LOGISTIC : SPRT_NORMALIZED};
