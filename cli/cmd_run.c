@@ -25,16 +25,28 @@
 #include "link.h"
 #include "match.h"
 #include "pgn.h"
+#include "rating.h"
 #include "summary.h"
 #include "timeman.h"
 #include "wire.h"
 
 enum { QUEUE_MAX = 2 * WIRE_MAX_PAIRS_PER_WORK, BENCH_DEPTH = 5, POLL_MS = 20 };
 
+enum { PAIRINGS_MAX = JOB_PLAYERS_MAX * (JOB_PLAYERS_MAX - 1) / 2 };
+
+/// One pairing of the job's engines (a gauntlet or round robin has several): its match
+/// configuration with the two engines as players 0 and 1.
+typedef struct {
+    int a, b; // engine indices in the job
+    MatchConfig m;
+} Pairing;
+
 typedef struct {
     Link *link;
     JobConfig job;
-    MatchConfig m;
+    MatchConfig m; // the first pairing's: shared settings (openings, rounds, repeat)
+    Pairing pairings[PAIRINGS_MAX];
+    int pairing_count;
     Openings openings;
     SprtParams sprt;
     uint64_t job_id; // fingerprint of the job text and overrides
@@ -72,11 +84,11 @@ static void game_to_wire(const GameRecord *r, WireGame *w)
     }
 }
 
-static void wire_to_game(const WireGame *w, const Run *run, GameRecord *r)
+static void wire_to_game(const WireGame *w, const MatchConfig *m, GameRecord *r)
 {
     memset(r, 0, offsetof(GameRecord, moves));
-    snprintf(r->names[0], PLAYER_NAME_MAX, "%s", run->m.players[0].name);
-    snprintf(r->names[1], PLAYER_NAME_MAX, "%s", run->m.players[1].name);
+    snprintf(r->names[0], PLAYER_NAME_MAX, "%s", m->players[0].name);
+    snprintf(r->names[1], PLAYER_NAME_MAX, "%s", m->players[1].name);
     r->red = w->red;
     r->outcome = (Outcome)w->outcome;
     r->term = (Termination)w->term;
@@ -85,13 +97,13 @@ static void wire_to_game(const WireGame *w, const Run *run, GameRecord *r)
     r->book_plies = w->book_plies;
     r->ply_count = w->ply_count;
     for (int i = 0; i < w->ply_count; i++) {
-        const WireGameMove *m = &w->moves[i];
-        r->moves[i] = (GameMove){m->move,
-                                 m->score,
-                                 (m->flags & WIRE_MOVE_HAS_SCORE) != 0,
-                                 (m->flags & WIRE_MOVE_MATE) != 0,
-                                 m->depth,
-                                 m->time_ms};
+        const WireGameMove *wm = &w->moves[i];
+        r->moves[i] = (GameMove){wm->move,
+                                 wm->score,
+                                 (wm->flags & WIRE_MOVE_HAS_SCORE) != 0,
+                                 (wm->flags & WIRE_MOVE_MATE) != 0,
+                                 wm->depth,
+                                 wm->time_ms};
     }
 }
 
@@ -115,16 +127,12 @@ typedef struct {
 static void *game_thread(void *arg)
 {
     Worker *w = arg;
-    const MatchConfig *m = &w->run->m;
-    Player *players[2] = {NULL, NULL};
+    const Run *run = w->run;
+    Player *seats[JOB_PLAYERS_MAX] = {NULL};
     GameRecord *rec = malloc(sizeof *rec);
+    WirePair *pair = malloc(sizeof *pair);
     char msg[512] = "out of memory";
-    MatchStatus st = rec ? MATCH_OK : MATCH_ERR_NOMEM;
-    for (int i = 0; i < 2 && st == MATCH_OK; i++)
-        st = match_seat_start(m, i, &players[i], msg, sizeof msg);
-    WirePair *pair = st == MATCH_OK ? malloc(sizeof *pair) : NULL;
-    if (st == MATCH_OK && !pair)
-        st = MATCH_ERR_NOMEM;
+    MatchStatus st = rec && pair ? MATCH_OK : MATCH_ERR_NOMEM;
     while (st == MATCH_OK) {
         pthread_mutex_lock(&w->lock);
         while (w->qlen == 0 && !w->no_more_work && !atomic_load(&w->abort))
@@ -138,15 +146,25 @@ static void *game_thread(void *arg)
         w->busy++;
         pthread_mutex_unlock(&w->lock);
 
+        // Pair id = round * pairings + pairing: every pairing plays each round's opening.
+        const Pairing *pg = &run->pairings[id % (uint64_t)run->pairing_count];
+        uint64_t round = id / (uint64_t)run->pairing_count;
+        const MatchConfig *m = &pg->m;
+        Player *two[2] = {seats[pg->a], seats[pg->b]};
+        for (int i = 0; i < 2 && st == MATCH_OK; i++)
+            if (!two[i])
+                st = match_seat_start(m, i, &two[i], msg, sizeof msg);
         pair->pair_id = id;
         pair->opening =
-            (uint32_t)openings_pick(m->openings, id, m->random_order, m->seed, m->start);
+            (uint32_t)openings_pick(m->openings, round, m->random_order, m->seed, m->start);
         pair->game_count = m->repeat ? 2 : 1;
         for (int g = 0; g < pair->game_count && st == MATCH_OK; g++) {
-            st = match_play_game(m, players, id, g, &w->abort, rec, msg, sizeof msg);
+            st = match_play_game(m, two, round, g, &w->abort, rec, msg, sizeof msg);
             if (st == MATCH_OK)
                 game_to_wire(rec, &pair->games[g]);
         }
+        seats[pg->a] = two[0];
+        seats[pg->b] = two[1];
         pthread_mutex_lock(&w->lock);
         w->busy--;
         if (st == MATCH_OK) {
@@ -170,8 +188,8 @@ static void *game_thread(void *arg)
     }
     free(pair);
     free(rec);
-    player_free(players[0]);
-    player_free(players[1]);
+    for (int i = 0; i < JOB_PLAYERS_MAX; i++)
+        player_free(seats[i]);
     return NULL;
 }
 
@@ -340,7 +358,9 @@ typedef struct {
     FILE *pgn;
     uint8_t *done, *assigned; // per pair
     int pairs_total, pairs_done, next;
-    MatchTotals totals;
+    MatchTotals tot[PAIRINGS_MAX]; // per pairing; tot[0] is the match of a two-engine job
+    int games_all;
+    RatingTable rating;
     int workers_live, workers_seen;
     bool stopping;
     int64_t start_ms, last_progress_ms;
@@ -352,22 +372,27 @@ typedef struct {
 
 static void count_pair(Coord *c, const WirePair *p)
 {
+    int pi = (int)(p->pair_id % (uint64_t)c->run->pairing_count);
+    const Pairing *pg = &c->run->pairings[pi];
+    MatchTotals *t = &c->tot[pi];
     double points = 0;
     for (int g = 0; g < p->game_count; g++) {
         const WireGame *wg = &p->games[g];
         double pts = wg->outcome == WIRE_OUTCOME_DRAW                           ? 0.5
                      : (wg->outcome == WIRE_OUTCOME_RED_WINS) == (wg->red == 0) ? 1.0
                                                                                 : 0.0;
-        c->totals.games++;
-        c->totals.wins += pts == 1.0;
-        c->totals.draws += pts == 0.5;
-        c->totals.losses += pts == 0.0;
+        t->games++;
+        t->wins += pts == 1.0;
+        t->draws += pts == 0.5;
+        t->losses += pts == 0.0;
         if (wg->term < TERM_NB)
-            c->totals.terms[wg->term]++;
+            t->terms[wg->term]++;
+        rating_add(&c->rating, pg->a, pg->b, pts);
         points += pts;
+        c->games_all++;
     }
     if (p->game_count == 2)
-        c->totals.ptnml[(int)(points * 2 + 0.5)]++;
+        t->ptnml[(int)(points * 2 + 0.5)]++;
     c->done[p->pair_id] = 1;
     c->pairs_done++;
 }
@@ -395,7 +420,7 @@ static bool sprt_decided(Coord *c)
 {
     if (!c->run->job.sprt.enabled)
         return false;
-    MatchResults r = summary_results(&c->totals, c->run->m.repeat);
+    MatchResults r = summary_results(&c->tot[0], c->run->m.repeat);
     SprtResult res;
     if (sprt_evaluate(&r, &c->run->sprt, &res) != STATS_OK || res.decision == SPRT_CONTINUE)
         return false;
@@ -411,20 +436,25 @@ static void progress(Coord *c, bool force)
         return;
     c->last_progress_ms = now;
     double mins = (now - c->start_ms) / 60000.0;
-    int played = c->totals.games - c->games_at_start;
+    int played = c->games_all - c->games_at_start;
     double rate = mins > 0 ? played / mins : 0;
-    int left = (c->pairs_total - c->pairs_done) * (c->run->m.repeat ? 2 : 1);
-    MatchResults r = summary_results(&c->totals, c->run->m.repeat);
-    EloEstimate e = {0};
-    stats_elo(&r, &e);
-    char llr[64] = "";
-    SprtResult s;
-    if (c->run->job.sprt.enabled && sprt_evaluate(&r, &c->run->sprt, &s) == STATS_OK)
-        snprintf(llr, sizeof llr, ", LLR %.2f (%.2f, %.2f)", s.llr, s.lower, s.upper);
-    printf("%s%d/%d games, %.1f games/min, ETA %.0f min, Elo %.1f +/- %.1f%s, %d workers%s",
-           isatty(STDOUT_FILENO) ? "\r" : "", c->totals.games,
-           c->pairs_total * (c->run->m.repeat ? 2 : 1), rate, rate > 0 ? left / rate : 0.0, e.elo,
-           e.elo_error, llr, c->workers_live, isatty(STDOUT_FILENO) ? "   " : "\n");
+    int per_pair = c->run->m.repeat ? 2 : 1;
+    int left = (c->pairs_total - c->pairs_done) * per_pair;
+    char elo[160] = "";
+    if (c->run->pairing_count == 1) {
+        MatchResults r = summary_results(&c->tot[0], c->run->m.repeat);
+        EloEstimate e = {0};
+        stats_elo(&r, &e);
+        SprtResult sr;
+        int n = snprintf(elo, sizeof elo, ", Elo %.1f +/- %.1f", e.elo, e.elo_error);
+        if (c->run->job.sprt.enabled && sprt_evaluate(&r, &c->run->sprt, &sr) == STATS_OK)
+            snprintf(elo + n, sizeof elo - (size_t)n, ", LLR %.2f (%.2f, %.2f)", sr.llr, sr.lower,
+                     sr.upper);
+    }
+    printf("%s%d/%d games, %.1f games/min, ETA %.0f min%s, %d workers%s",
+           isatty(STDOUT_FILENO) ? "\r" : "", c->games_all, c->pairs_total * per_pair, rate,
+           rate > 0 ? left / rate : 0.0, elo, c->workers_live,
+           isatty(STDOUT_FILENO) ? "   " : "\n");
     fflush(stdout);
 }
 
@@ -484,7 +514,9 @@ static void on_result(Coord *c, int src, const WireResult *res)
         if (c->pgn) {
             GameRecord *rec = malloc(sizeof *rec);
             for (int g = 0; rec && g < p->game_count; g++) {
-                wire_to_game(&p->games[g], c->run, rec);
+                wire_to_game(&p->games[g],
+                             &c->run->pairings[p->pair_id % (uint64_t)c->run->pairing_count].m,
+                             rec);
                 PgnTags tags = {c->run->job.name, "xqforge cluster", (int)p->pair_id + 1, NULL,
                                 rules_set_name(c->run->m.game.rules.set)};
                 char tc[64];
@@ -526,6 +558,32 @@ static bool coord_receive(Coord *c, int *src, WireMessage *msg)
     return false;
 }
 
+/// The joint rating of all engines (Bradley-Terry over every game), best first.
+static void print_ratings(Coord *c)
+{
+    RatingResult rr;
+    if (!rating_fit(&c->rating, &rr)) {
+        printf("Joint rating: not every engine is linked to the others by games yet\n");
+        return;
+    }
+    int order[RATING_MAX_PLAYERS], n = c->run->job.player_count;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && rr.elo[order[j]] > rr.elo[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    printf("Joint rating (Bradley-Terry over all games, Elo relative to the field):\n");
+    printf("Rank Name                            Elo     +/-    Games   Points\n");
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        printf("%4d %-28s %7.1f %7.1f %8llu %8.1f\n", k + 1, c->run->job.players[i].cfg.name,
+               rr.elo[i], rr.elo_error[i], (unsigned long long)rr.games[i], rr.points[i]);
+    }
+}
+
 static json_t *finite_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 /// The final result, machine-readable, written atomically (temp file + rename).
@@ -534,16 +592,17 @@ static void write_result(Coord *c, const char *dir, bool interrupted_run)
     const Run *run = c->run;
     if (!run->job.output.result[0])
         return;
-    MatchResults r = summary_results(&c->totals, run->m.repeat);
+    const MatchTotals *tt = &c->tot[0];
+    MatchResults r = summary_results(tt, run->m.repeat);
     EloEstimate e = {0};
     stats_elo(&r, &e);
     json_t *o = json_object(), *terms = json_object(), *ptnml = json_array();
     for (int i = 1; i < TERM_NB; i++)
-        if (c->totals.terms[i])
+        if (tt->terms[i])
             json_object_set_new(terms, game_termination_name((Termination)i),
-                                json_integer(c->totals.terms[i]));
+                                json_integer(tt->terms[i]));
     for (int i = 0; i < 5; i++)
-        json_array_append_new(ptnml, json_integer(c->totals.ptnml[i]));
+        json_array_append_new(ptnml, json_integer(tt->ptnml[i]));
     json_object_set_new(o, "schema", json_integer(1));
     json_object_set_new(o, "job", json_string(run->job.name));
     json_object_set_new(o, "new", json_string(run->m.players[0].name));
@@ -551,10 +610,26 @@ static void write_result(Coord *c, const char *dir, bool interrupted_run)
     json_object_set_new(o, "rules", json_string(rules_set_name(run->m.game.rules.set)));
     json_object_set_new(o, "pairs_total", json_integer(c->pairs_total));
     json_object_set_new(o, "pairs_done", json_integer(c->pairs_done));
-    json_object_set_new(o, "games", json_integer(c->totals.games));
-    json_object_set_new(o, "wins", json_integer(c->totals.wins));
-    json_object_set_new(o, "draws", json_integer(c->totals.draws));
-    json_object_set_new(o, "losses", json_integer(c->totals.losses));
+    json_object_set_new(o, "games", json_integer(tt->games));
+    json_object_set_new(o, "wins", json_integer(tt->wins));
+    json_object_set_new(o, "draws", json_integer(tt->draws));
+    json_object_set_new(o, "losses", json_integer(tt->losses));
+    if (run->pairing_count > 1) {
+        RatingResult rr;
+        json_t *ratings = json_array();
+        bool fitted = rating_fit(&c->rating, &rr);
+        for (int i = 0; i < run->job.player_count; i++) {
+            json_t *p = json_object();
+            json_object_set_new(p, "name", json_string(run->job.players[i].cfg.name));
+            json_object_set_new(p, "elo", fitted ? finite_or_null(rr.elo[i]) : json_null());
+            json_object_set_new(p, "elo_error",
+                                fitted ? finite_or_null(rr.elo_error[i]) : json_null());
+            json_object_set_new(p, "games", json_integer((json_int_t)rr.games[i]));
+            json_object_set_new(p, "points", json_real(rr.points[i]));
+            json_array_append_new(ratings, p);
+        }
+        json_object_set_new(o, "ratings", ratings);
+    }
     json_object_set_new(o, "ptnml", run->m.repeat ? ptnml : (json_decref(ptnml), json_null()));
     json_object_set_new(o, "terminations", terms);
     json_object_set_new(o, "elo", finite_or_null(e.elo));
@@ -595,7 +670,8 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     if (!c)
         return 1;
     c->run = run;
-    c->pairs_total = run->m.rounds;
+    c->pairs_total = run->m.rounds * run->pairing_count;
+    rating_init(&c->rating, run->job.player_count);
     c->done = calloc((size_t)c->pairs_total, 1);
     c->assigned = calloc((size_t)c->pairs_total, 1);
     c->one = wire_result_new();
@@ -626,14 +702,19 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         if (!(c->pgn = fopen(path, "a")))
             fprintf(stderr, "xqforge run: cannot open %s: %s (no PGN)\n", path, strerror(errno));
     }
-    c->games_at_start = c->totals.games;
+    c->games_at_start = c->games_all;
     c->start_ms = timeman_now_ms();
     c->cpu_at_start = thread_cpu_seconds();
     c->workers_live = 0;
     int expected = link_size(run->link) == 1 ? 1 : link_size(run->link) - 1;
-    printf("Job %s: %s vs %s, %d %s, %d worker rank%s\n", run->job.name, run->m.players[0].name,
-           run->m.players[1].name, c->pairs_total, run->m.repeat ? "game pairs" : "games", expected,
-           expected == 1 ? "" : "s");
+    if (run->pairing_count == 1)
+        printf("Job %s: %s vs %s, %d %s, %d worker rank%s\n", run->job.name, run->m.players[0].name,
+               run->m.players[1].name, c->pairs_total, run->m.repeat ? "game pairs" : "games",
+               expected, expected == 1 ? "" : "s");
+    else
+        printf("Job %s: %d engines, %s, %d pairings x %d rounds, %d worker rank%s\n", run->job.name,
+               run->job.player_count, run->job.round_robin ? "round robin" : "gauntlet",
+               run->pairing_count, run->m.rounds, expected, expected == 1 ? "" : "s");
     if (c->pairs_done == c->pairs_total || sprt_decided(c))
         c->stopping = true;
     int byes = 0;
@@ -689,9 +770,13 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     }
     progress(c, true);
     printf("\n");
-    summary_print(stdout, run->m.players[0].name, run->m.players[1].name, &c->totals, run->m.repeat,
-                  run->job.sprt.enabled ? &run->sprt : NULL,
-                  (timeman_now_ms() - c->start_ms) / 60000.0);
+    for (int i = 0; i < run->pairing_count; i++)
+        summary_print(stdout, run->pairings[i].m.players[0].name,
+                      run->pairings[i].m.players[1].name, &c->tot[i], run->m.repeat,
+                      run->job.sprt.enabled ? &run->sprt : NULL,
+                      (timeman_now_ms() - c->start_ms) / 60000.0);
+    if (run->job.player_count > 2)
+        print_ratings(c);
     double cpu = thread_cpu_seconds() - c->cpu_at_start;
     double wall = (timeman_now_ms() - c->start_ms) / 1000.0;
     printf("coordinator CPU %.2f s in %.1f s (%.2f%% of one core)\n", cpu, wall,
@@ -746,14 +831,6 @@ static int prepare(Run *run, const char *path, char **sets, int n_sets, char *wh
     if (js != JOB_OK)
         return 2;
     const JobConfig *job = &run->job;
-    if (job->player_count != 2) {
-        snprintf(why, why_len, "%s: run supports two engines so far (found %d)", path,
-                 job->player_count);
-        return 2;
-    }
-    for (int i = 0; i < 2; i++)
-        run->m.players[i] = job->players[i].cfg;
-    job_game_config(job, 0, 1, &run->m.game);
     OpeningsStatus os = job->openings_file[0] ? openings_load(&run->openings, job->openings_file,
                                                               stderr, why, why_len)
                                               : openings_load_default(&run->openings);
@@ -762,12 +839,29 @@ static int prepare(Run *run, const char *path, char **sets, int n_sets, char *wh
             snprintf(why, why_len, "%s", openings_strerror(os));
         return 2;
     }
-    run->m.openings = &run->openings;
-    run->m.random_order = job->openings_random;
-    run->m.seed = job->seed;
-    run->m.start = job->openings_start;
-    run->m.rounds = job->rounds;
-    run->m.repeat = job->repeat;
+    // The pairings: two engines play each other; more play a gauntlet (the first engine
+    // against each other one) or a round robin.
+    run->pairing_count = 0;
+    for (int a = 0; a < job->player_count; a++) {
+        for (int b = a + 1; b < job->player_count; b++) {
+            if (a > 0 && !job->round_robin)
+                continue;
+            Pairing *pg = &run->pairings[run->pairing_count++];
+            pg->a = a;
+            pg->b = b;
+            MatchConfig *m = &pg->m;
+            m->players[0] = job->players[a].cfg;
+            m->players[1] = job->players[b].cfg;
+            job_game_config(job, a, b, &m->game);
+            m->openings = &run->openings;
+            m->random_order = job->openings_random;
+            m->seed = job->seed;
+            m->start = job->openings_start;
+            m->rounds = job->rounds;
+            m->repeat = job->repeat;
+        }
+    }
+    run->m = run->pairings[0].m;
     // Default: one game per core, counting the engines' own search threads.
     long cores = sysconf(_SC_NPROCESSORS_ONLN), threads = 1;
     for (int i = 0; i < 2; i++)

@@ -475,6 +475,11 @@ static bool key_job(Ctx *c, const char *key, const char *v)
         return set_bool(c, s, key, v, &j->repeat);
     if (!strcmp(key, "concurrency"))
         return set_int(c, s, key, v, 0, MATCH_MAX_CONCURRENCY, &j->concurrency);
+    if (!strcmp(key, "tournament")) {
+        if (strcmp(v, "gauntlet") && strcmp(v, "roundrobin"))
+            return fail(c, JOB_ERR_VALUE, s, key, "'%s': expected gauntlet or roundrobin", v);
+        return j->round_robin = v[0] == 'r', true;
+    }
     return unknown(c, s, key);
 }
 
