@@ -26,6 +26,7 @@
 #include "match.h"
 #include "pgn.h"
 #include "rating.h"
+#include "schedule.h"
 #include "summary.h"
 #include "timeman.h"
 #include "wire.h"
@@ -356,8 +357,8 @@ typedef struct {
     Run *run;
     Journal *journal;
     FILE *pgn;
-    uint8_t *done, *assigned; // per pair
-    int pairs_total, pairs_done, next;
+    Schedule sched;
+    int pairs_total, pairs_done;
     MatchTotals tot[PAIRINGS_MAX]; // per pairing; tot[0] is the match of a two-engine job
     int games_all;
     RatingTable rating;
@@ -393,7 +394,7 @@ static void count_pair(Coord *c, const WirePair *p)
     }
     if (p->game_count == 2)
         t->ptnml[(int)(points * 2 + 0.5)]++;
-    c->done[p->pair_id] = 1;
+    schedule_finish(&c->sched, p->pair_id);
     c->pairs_done++;
 }
 
@@ -409,7 +410,7 @@ static int replay_record(void *ctx, uint64_t key, const void *payload, size_t le
     }
     for (int i = 0; i < msg.result->pair_count; i++) {
         const WirePair *p = &msg.result->pairs[i];
-        if (p->pair_id < (uint64_t)c->pairs_total && !c->done[p->pair_id])
+        if (p->pair_id < (uint64_t)c->pairs_total && !schedule_is_done(&c->sched, p->pair_id))
             count_pair(c, p);
     }
     wire_message_destroy(&msg);
@@ -469,13 +470,10 @@ static void stop_workers(Coord *c, WireStopCode code, const char *why)
 static void on_request(Coord *c, int src, const WireRequest *req)
 {
     WireWork work = {c->run->job_id, 0, {0}};
-    while (!c->stopping && work.pair_count < (int)req->pairs && c->next < c->pairs_total) {
-        int p = c->next++;
-        if (!c->done[p] && !c->assigned[p]) {
-            c->assigned[p] = 1;
-            work.pair_ids[work.pair_count++] = (uint64_t)p;
-        }
-    }
+    if (!c->stopping)
+        work.pair_count = schedule_take(
+            &c->sched, work.pair_ids,
+            (int)req->pairs < WIRE_MAX_PAIRS_PER_WORK ? (int)req->pairs : WIRE_MAX_PAIRS_PER_WORK);
     if (work.pair_count > 0) {
         send_packed(c->run->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
         return;
@@ -488,7 +486,7 @@ static void on_result(Coord *c, int src, const WireResult *res)
 {
     for (int i = 0; i < res->pair_count; i++) {
         const WirePair *p = &res->pairs[i];
-        if (p->pair_id >= (uint64_t)c->pairs_total || c->done[p->pair_id]) {
+        if (p->pair_id >= (uint64_t)c->pairs_total || schedule_is_done(&c->sched, p->pair_id)) {
             fprintf(stderr,
                     "\nxqforge run: rank %d sent pair %llu again or out of range; ignored\n", src,
                     (unsigned long long)p->pair_id);
@@ -672,12 +670,11 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     c->run = run;
     c->pairs_total = run->m.rounds * run->pairing_count;
     rating_init(&c->rating, run->job.player_count);
-    c->done = calloc((size_t)c->pairs_total, 1);
-    c->assigned = calloc((size_t)c->pairs_total, 1);
+    int sched_ok = schedule_init(&c->sched, (uint64_t)c->pairs_total) == 0;
     c->one = wire_result_new();
     msgpack_sbuffer_init(&c->buf);
     int rc = 1;
-    if (!c->done || !c->assigned || !c->one)
+    if (!sched_ok || !c->one)
         goto fail;
     char path[JOB_TEXT_MAX * 2 + 2], why[512];
     snprintf(path, sizeof path, "%s/%s", dir, run->job.output.journal);
@@ -792,8 +789,7 @@ out:
     journal_close(c->journal);
     msgpack_sbuffer_destroy(&c->buf);
     wire_result_free(c->one);
-    free(c->done);
-    free(c->assigned);
+    schedule_destroy(&c->sched);
     free(c);
     return rc;
 }
