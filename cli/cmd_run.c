@@ -31,7 +31,12 @@
 #include "timeman.h"
 #include "wire.h"
 
-enum { QUEUE_MAX = 2 * WIRE_MAX_PAIRS_PER_WORK, BENCH_DEPTH = 5, POLL_MS = 20 };
+enum {
+    QUEUE_MAX = 2 * WIRE_MAX_PAIRS_PER_WORK,
+    BENCH_DEPTH = 5,
+    POLL_MS = 20,
+    SUMMARY_EVERY = 100
+};
 
 enum { PAIRINGS_MAX = JOB_PLAYERS_MAX * (JOB_PLAYERS_MAX - 1) / 2 };
 
@@ -508,7 +513,17 @@ static void on_result(Coord *c, int src, const WireResult *res)
             return;
         }
         msgpack_sbuffer_clear(&c->buf);
+        int before = c->games_all;
         count_pair(c, p);
+        // The summary block now and then (every SUMMARY_EVERY games), as fastchess does.
+        if (before / SUMMARY_EVERY != c->games_all / SUMMARY_EVERY) {
+            printf("\n");
+            for (int k = 0; k < c->run->pairing_count; k++)
+                summary_print(stdout, c->run->pairings[k].m.players[0].name,
+                              c->run->pairings[k].m.players[1].name, &c->tot[k], c->run->m.repeat,
+                              c->run->job.sprt.enabled ? &c->run->sprt : NULL,
+                              (timeman_now_ms() - c->start_ms) / 60000.0);
+        }
         if (c->pgn) {
             GameRecord *rec = malloc(sizeof *rec);
             for (int g = 0; rec && g < p->game_count; g++) {
