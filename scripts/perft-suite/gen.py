@@ -94,7 +94,7 @@ def check_entry(grp, fen, comment, expect):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/perftgen/perft.epd"
+    out = sys.argv[1] if len(sys.argv) > 1 else "perft.epd"
     entries = collect()
     lines = [
         "# xqforge perft suite: xiangqi positions with perft node counts.",
