@@ -693,9 +693,10 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         goto fail;
     char path[JOB_TEXT_MAX * 2 + 2], why[512];
     snprintf(path, sizeof path, "%s/%s", dir, run->job.output.journal);
-    if (!resume && access(path, F_OK) == 0) {
-        fprintf(stderr, "xqforge run: %s exists: add --resume to continue that run, or remove it\n",
-                path);
+    // Rerunning the same job resumes it (the journal's fingerprint refuses any other job);
+    // --resume insists on a journal being there.
+    if (resume && access(path, F_OK) != 0) {
+        fprintf(stderr, "xqforge run: --resume: no journal at %s\n", path);
         goto fail;
     }
     JournalReplayStats js;

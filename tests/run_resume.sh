@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Nothing lost, nothing counted twice: a job run under MPI (3 ranks) is killed with SIGKILL
-# part-way, resumed with --resume, and must end with exactly the totals of an uninterrupted
+# part-way, run again (which resumes it), and must end with exactly the totals of an uninterrupted
 # run of the same job (node-limited games are deterministic; pair ids fix openings and
-# colours). Also: a plain rerun refuses to overwrite the journal, and a job that cannot
-# write its output stops everywhere with a clear error.
+# colours). Also: another job's journal is refused, --resume needs a journal, and a job that
+# cannot write its output stops everywhere with a clear error.
 set -u
 xq=$1 job=$2
 work=$(mktemp -d)
@@ -30,10 +30,15 @@ kill -KILL $pid 2>/dev/null
 pkill -KILL -f "output.dir=$work/b" 2>/dev/null
 wait $pid 2>/dev/null
 
-"$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b2.log" 2>&1
-grep -q "add --resume" "$work/b2.log" || fail "a rerun without --resume did not refuse: $(cat "$work/b2.log")"
+# Another job (different settings) must not touch this journal.
+"$xq" run "$job" "${sets[@]}" --set job.rounds=25 --set output.dir="$work/b" >"$work/b2.log" 2>&1 &&
+    fail "a different job accepted the journal"
+grep -q "another job" "$work/b2.log" || fail "no clear refusal of another job's journal: $(tail -3 "$work/b2.log")"
+"$xq" run "$job" "${sets[@]}" --set output.dir="$work/none" --resume >"$work/b4.log" 2>&1 &&
+    fail "--resume without a journal succeeded"
 
-"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" --resume >"$work/b3.log" 2>&1 ||
+# Rerunning the same job resumes it.
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b3.log" 2>&1 ||
     fail "resumed run failed: $(tail -5 "$work/b3.log")"
 grep -q "Resuming" "$work/b3.log" || fail "the resumed run did not replay the journal"
 got=$(grep -E '^(Games|Ptnml)' "$work/b3.log")
