@@ -9,7 +9,7 @@ packages=(
     libjansson-dev zlib1g-dev libinih-dev
     clang-format
     fairy-stockfish # the reference for perft and legal-move cross-checks
-    sjaakii fairymax # xboard opponents (Sjaak II, MaxQi) for the external-player tests
+    sjaakii fairymax hoichess # xboard opponents (Sjaak II, MaxQi, HoiXiangqi) for the player tests
 )
 missing=()
 for p in "${packages[@]}"; do
