@@ -206,24 +206,27 @@ static bool send_packed(Link *l, int dest, LinkTag tag, WireStatus ws, msgpack_s
     return ok;
 }
 
-/// Takes one message for the worker (WORK or STOP); false when none is waiting.
-static bool worker_receive(Worker *w, WireMessage *msg)
+/// Takes one message with one of two tags, decoded and validated; false when none is
+/// waiting. A message that fails validation is logged with its reason and dropped.
+static bool receive(Link *l, LinkTag first, LinkTag second, int *src, WireMessage *msg)
 {
-    LinkTag tags[2] = {LINK_TAG_WORK, LINK_TAG_STOP};
+    LinkTag tags[2] = {first, second};
     for (int i = 0; i < 2; i++) {
-        int src;
         LinkTag tag;
         void *data;
         size_t len;
-        if (link_poll(w->run->link, tags[i], &src, &tag, &data, &len) != LINK_OK)
+        LinkStatus ls = link_poll(l, tags[i], src, &tag, &data, &len);
+        if (ls == LINK_ERR_TOO_BIG || ls == LINK_ERR_BAD_TAG)
+            fprintf(stderr, "\nrank %d: %s\n", link_rank(l), link_strerror(ls));
+        if (ls != LINK_OK)
             continue;
         char why[256];
         WireStatus st = wire_unpack(data, len, msg, why, sizeof why);
         free(data);
         if (st == WIRE_OK)
             return true;
-        fprintf(stderr, "rank %d: rejected a message from rank %d: %s (%s)\n",
-                link_rank(w->run->link), src, wire_strerror(st), why);
+        fprintf(stderr, "\nrank %d: rejected a message from rank %d: %s (%s)\n", link_rank(l), *src,
+                wire_strerror(st), why);
     }
     return false;
 }
@@ -304,7 +307,8 @@ static int worker_main(Run *run)
         if (finished)
             break;
         WireMessage msg;
-        if (!worker_receive(w, &msg)) {
+        int src;
+        if (!receive(l, LINK_TAG_WORK, LINK_TAG_STOP, &src, &msg)) {
             struct timespec ts = {0, 2000000};
             nanosleep(&ts, NULL);
             continue;
@@ -547,30 +551,6 @@ static void on_result(Coord *c, int src, const WireResult *res)
     }
 }
 
-/// Takes one message for the coordinator (CONTROL or RESULT); false when none is waiting.
-static bool coord_receive(Coord *c, int *src, WireMessage *msg)
-{
-    LinkTag tags[2] = {LINK_TAG_RESULT, LINK_TAG_CONTROL};
-    for (int i = 0; i < 2; i++) {
-        LinkTag tag;
-        void *data;
-        size_t len;
-        LinkStatus ls = link_poll(c->run->link, tags[i], src, &tag, &data, &len);
-        if (ls == LINK_ERR_TOO_BIG || ls == LINK_ERR_BAD_TAG)
-            fprintf(stderr, "\nxqforge run: %s\n", link_strerror(ls));
-        if (ls != LINK_OK)
-            continue;
-        char why[256];
-        WireStatus st = wire_unpack(data, len, msg, why, sizeof why);
-        free(data);
-        if (st == WIRE_OK)
-            return true;
-        fprintf(stderr, "\nxqforge run: rejected a message from rank %d: %s (%s)\n", *src,
-                wire_strerror(st), why);
-    }
-    return false;
-}
-
 /// The joint rating of all engines (Bradley-Terry over every game), best first.
 static void print_ratings(Coord *c)
 {
@@ -739,7 +719,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         }
         int src;
         WireMessage msg;
-        if (!coord_receive(c, &src, &msg)) {
+        if (!receive(run->link, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &msg)) {
             progress(c, false);
             struct timespec ts = {0, POLL_MS * 1000000L};
             nanosleep(&ts, NULL);
