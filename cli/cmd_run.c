@@ -325,11 +325,12 @@ static int worker_main(Run *run)
                 w->qlen = 0;
             }
         } else if (msg.kind == WIRE_REFUSE) {
+            // Not a failure of the job (it goes on without this rank): exit 0, or mpirun would
+            // end every rank.
             fprintf(stderr, "rank %d refused: %s\n", link_rank(l), msg.refuse.reason);
             w->no_more_work = true;
             atomic_store(&w->abort, true);
             w->qlen = 0;
-            rc = 1;
         }
         pthread_cond_broadcast(&w->cond);
         pthread_mutex_unlock(&w->lock);
@@ -367,6 +368,8 @@ typedef struct {
     Journal *journal;
     FILE *pgn;
     Schedule sched;
+    int32_t *owner;  // per pair: the rank it was handed to
+    uint8_t *member; // per rank: admitted after its HELLO
     int pairs_total, pairs_done;
     MatchTotals tot[PAIRINGS_MAX]; // per pairing; tot[0] is the match of a two-engine job
     int games_all;
@@ -479,10 +482,17 @@ static void stop_workers(Coord *c, WireStopCode code, const char *why)
 static void on_request(Coord *c, int src, const WireRequest *req)
 {
     WireWork work = {c->run->job_id, 0, {0}};
+    if (!c->member[src]) {
+        fprintf(stderr, "\nxqforge run: request from rank %d, which is not admitted; ignored\n",
+                src);
+        return;
+    }
     if (!c->stopping)
         work.pair_count = schedule_take(
             &c->sched, work.pair_ids,
             (int)req->pairs < WIRE_MAX_PAIRS_PER_WORK ? (int)req->pairs : WIRE_MAX_PAIRS_PER_WORK);
+    for (int i = 0; i < work.pair_count; i++)
+        c->owner[work.pair_ids[i]] = src;
     if (work.pair_count > 0) {
         send_packed(c->run->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
         return;
@@ -666,10 +676,14 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     c->pairs_total = run->m.rounds * run->pairing_count;
     rating_init(&c->rating, run->job.player_count);
     int sched_ok = schedule_init(&c->sched, (uint64_t)c->pairs_total) == 0;
+    c->owner = malloc(sizeof *c->owner * (size_t)(c->pairs_total > 0 ? c->pairs_total : 1));
+    c->member = calloc((size_t)link_size(run->link), 1);
+    for (int p = 0; c->owner && p < c->pairs_total; p++)
+        c->owner[p] = -1;
     c->one = wire_result_new();
     msgpack_sbuffer_init(&c->buf);
     int rc = 1;
-    if (!sched_ok || !c->one)
+    if (!sched_ok || !c->one || !c->owner || !c->member)
         goto fail;
     char path[JOB_TEXT_MAX * 2 + 2], why[512];
     snprintf(path, sizeof path, "%s/%s", dir, run->job.output.journal);
@@ -740,6 +754,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
                 send_packed(run->link, src, LINK_TAG_STOP, wire_pack_refuse(&ref, &c->buf),
                             &c->buf);
             } else {
+                c->member[src] = 1;
                 c->workers_live++;
                 c->workers_seen++;
                 printf("rank %d on %s joined: %u games at once, bench %llu nodes/s\n", src,
@@ -751,7 +766,21 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         case WIRE_RESULT: on_result(c, src, msg.result); break;
         case WIRE_BYE:
             byes++;
-            c->workers_live--;
+            if (c->member[src]) {
+                c->member[src] = 0;
+                c->workers_live--;
+                // Pairs it took but did not finish go out again to the others.
+                int released = 0;
+                for (int p = 0; p < c->pairs_total; p++)
+                    if (c->owner[p] == src && !schedule_is_done(&c->sched, (uint64_t)p)) {
+                        schedule_release(&c->sched, (uint64_t)p);
+                        c->owner[p] = -1;
+                        released++;
+                    }
+                if (released && !c->stopping)
+                    printf("\nrank %d left with %d pairs unplayed: they go to the others\n", src,
+                           released);
+            }
             break;
         default:
             fprintf(stderr, "\nxqforge run: unexpected %s from rank %d\n", wire_kind_name(msg.kind),
@@ -786,6 +815,8 @@ out:
     msgpack_sbuffer_destroy(&c->buf);
     wire_result_free(c->one);
     schedule_destroy(&c->sched);
+    free(c->owner);
+    free(c->member);
     free(c);
     return rc;
 }
@@ -872,7 +903,13 @@ static int prepare(Run *run, const char *path, char **sets, int n_sets, char *wh
     // Every rank proves it runs the same engine: a short bench, its node count the signature.
     Engine *e = engine_new();
     BenchResult br = {0, 0};
-    if (!e || bench_run(e, BENCH_DEPTH, NULL, NULL, &br) != 0) {
+    // XQFORGE_BENCH_DEPTH changes the bench (and so the signature) of one rank: the way the
+    // tests make a worker that the coordinator must refuse.
+    const char *depth_env = getenv("XQFORGE_BENCH_DEPTH");
+    long depth = BENCH_DEPTH;
+    if (depth_env && !cli_parse_int(depth_env, 1, 20, &depth))
+        depth = BENCH_DEPTH;
+    if (!e || bench_run(e, (int)depth, NULL, NULL, &br) != 0) {
         snprintf(why, why_len, "cannot run the bench");
         engine_free(e);
         return 1;

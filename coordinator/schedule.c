@@ -32,6 +32,15 @@ int schedule_take(Schedule *s, uint64_t *ids, int max)
     return n;
 }
 
+void schedule_release(Schedule *s, uint64_t id)
+{
+    if (id < s->total && s->state[id] == HANDED_OUT) {
+        s->state[id] = TO_PLAY;
+        if (id < s->next)
+            s->next = id;
+    }
+}
+
 bool schedule_finish(Schedule *s, uint64_t id)
 {
     if (id >= s->total || s->state[id] == DONE)

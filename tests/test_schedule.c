@@ -65,12 +65,33 @@ static void test_unhanded_result(void **state)
     schedule_destroy(&s);
 }
 
+/// A pair released by a departed worker goes out again, before later pairs; a done pair
+/// cannot be released.
+static void test_release(void **state)
+{
+    (void)state;
+    Schedule s;
+    assert_int_equal(schedule_init(&s, 5), 0);
+    uint64_t ids[5];
+    assert_int_equal(schedule_take(&s, ids, 3), 3);
+    assert_true(schedule_finish(&s, 0));
+    schedule_release(&s, 0); // done: stays done
+    schedule_release(&s, 2);
+    assert_int_equal(schedule_take(&s, ids, 5), 3);
+    assert_int_equal(ids[0], 2);
+    assert_int_equal(ids[1], 3);
+    assert_int_equal(ids[2], 4);
+    assert_true(schedule_is_done(&s, 0));
+    schedule_destroy(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_pair_once),
         cmocka_unit_test(test_resume_and_duplicates),
         cmocka_unit_test(test_unhanded_result),
+        cmocka_unit_test(test_release),
     };
     return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
 }
