@@ -49,7 +49,7 @@ typedef struct {
     // Limits
     int rounds; // rounds; with repeat each round is a game pair
     bool repeat;
-    int concurrency; // 0: one game per core
+    int concurrency;  // 0: one game per core
     bool round_robin; // with more than two engines: every pairing; else the first engine
                       // against each other one (a gauntlet)
     // SPRT (enabled exactly when kind is JOB_SPRT)
