@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Nothing lost, nothing counted twice: a job run under MPI (3 ranks) is killed with SIGKILL
-# part-way, run again (which resumes it), and must end with exactly the totals of an uninterrupted
+# Nothing lost, nothing counted twice: in a job run under MPI (3 ranks) a worker rank is killed
+# with SIGKILL part-way (Open MPI then ends the job), the job is run again (which resumes it), and must end with exactly the totals of an uninterrupted
 # run of the same job (node-limited games are deterministic; pair ids fix openings and
 # colours). Also: another job's journal is refused, --resume needs a journal, and a job that
 # cannot write its output stops everywhere with a clear error.
@@ -19,16 +19,24 @@ fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
 want=$(grep -E '^(Games|Ptnml)' "$work/a.log")
 [[ -n $want ]] || fail "no summary in the uninterrupted run"
 
-# Kill the whole job hard once some results are journaled.
+# Once some results are journaled...
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b1.log" 2>&1 &
 pid=$!
 for _ in $(seq 200); do
     [[ -s $work/b/journal.xqj ]] && [[ $(stat -c %s "$work/b/journal.xqj") -gt 2000 ]] && break
     sleep 0.05
 done
-kill -KILL $pid 2>/dev/null
-pkill -KILL -f "output.dir=$work/b" 2>/dev/null
+# Kill one worker rank (rank 1): Open MPI then ends the whole job, as on a real cluster.
+killed=""
+for p in $(pgrep -f "output.dir=$work/b"); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+        kill -KILL "$p" && killed=$p
+    fi
+done
+[[ -n $killed ]] || { kill -KILL $pid; pkill -KILL -f "output.dir=$work/b"; }
 wait $pid 2>/dev/null
+pkill -KILL -f "output.dir=$work/b" 2>/dev/null
+[[ -n $killed ]] || fail "could not find worker rank 1 to kill"
 
 # Another job (different settings) must not touch this journal.
 "$xq" run "$job" "${sets[@]}" --set job.rounds=25 --set output.dir="$work/b" >"$work/b2.log" 2>&1 &&
