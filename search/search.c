@@ -28,6 +28,7 @@ struct Engine {
     Weights weights;
     RulesConfig rules;
     int threads, hash_mb, multipv, overhead_ms;
+    unsigned features; // SEARCH_FEATURE_* bits switched on (all by default)
     atomic_bool stop;
     SearchThread **workers;
     Board root;
@@ -51,6 +52,13 @@ struct SearchThread {
 };
 
 static int reductions[64][64];
+
+/// Option names of the search features, for switching one off to measure what it is worth.
+static const char *const FEATURE_NAMES[SEARCH_FEATURE_NB] = {
+    "ReverseFutility",    "NullMove",       "LateMovePruning", "Futility",     "SeePruning",
+    "LateMoveReductions", "CheckExtension", "Aspiration",      "KillerHistory"};
+
+static inline bool on(const Engine *e, SearchFeature f) { return (e->features >> f) & 1; }
 
 static void init_reductions(void)
 {
@@ -116,6 +124,7 @@ Engine *engine_new(void)
     e->hash_mb = 16;
     e->multipv = 1;
     e->overhead_ms = 30;
+    e->features = SEARCH_FEATURE_ALL;
     atomic_init(&e->stop, false);
     board_set_fen(&e->root, BOARD_START_FEN, NULL, 0);
     if (tt_resize(&e->tt, (size_t)e->hash_mb) != 0 || alloc_workers(e, 1) != ENGINE_OK) {
@@ -191,6 +200,17 @@ EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
         int counting = e->rules.counting_default;
         e->rules = rules_config_default(set);
         e->rules.counting_default = counting;
+        return ENGINE_OK;
+    }
+    for (int f = 0; f < SEARCH_FEATURE_NB; f++) {
+        if (!name_is(name, FEATURE_NAMES[f]))
+            continue;
+        if (value && (name_is(value, "true") || name_is(value, "on") || !strcmp(value, "1")))
+            e->features |= 1u << f;
+        else if (value && (name_is(value, "false") || name_is(value, "off") || !strcmp(value, "0")))
+            e->features &= ~(1u << f);
+        else
+            return ENGINE_ERR_VALUE;
         return ENGINE_OK;
     }
     if (name_is(name, "CountingDefault")) {
@@ -356,6 +376,8 @@ static void picker_generate(Picker *p)
         int s;
         if (board_piece(b, move_to(m)) != NO_PIECE)
             s = capture_score(b, m);
+        else if (!on(p->t->engine, SEARCH_KILLER_HISTORY))
+            s = 0;
         else if (p->ss && m == p->ss->killers[0])
             s = SCORE_KILLER + 1;
         else if (p->ss && m == p->ss->killers[1])
@@ -526,14 +548,15 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 
     if (!pv_node && !in_check) {
         // Step 5. Reverse futility pruning.
-        if (depth <= 7 && eval - (90 - 30 * improving) * depth >= beta &&
-            abs(beta) < VALUE_MATE_IN_MAX)
+        if (on(e, SEARCH_REVERSE_FUTILITY) && depth <= 7 &&
+            eval - (90 - 30 * improving) * depth >= beta && abs(beta) < VALUE_MATE_IN_MAX)
             return eval;
 
         // Step 6. Null move, only with a chariot, horse or cannon (zugzwang is real in
         // soldier and defender endings).
         const Bitboard *own = b->pieces[b->side];
-        if (null_ok && depth >= 3 && eval >= beta && (own[CHARIOT] | own[HORSE] | own[CANNON])) {
+        if (on(e, SEARCH_NULL_MOVE) && null_ok && depth >= 3 && eval >= beta &&
+            (own[CHARIOT] | own[HORSE] | own[CANNON])) {
             int r = 3 + depth / 4 + (eval - beta > 200);
             board_make_null(b);
             ss->move = MOVE_NONE;
@@ -561,11 +584,14 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 
         // Step 8. Pruning of late quiet moves and losing captures at low depth.
         if (!root && !in_check && best > -VALUE_MATE_IN_MAX && searched > 0) {
-            if (!capture && depth <= 4 && quiet_n >= 3 + depth * depth / (2 - improving))
+            if (on(e, SEARCH_LATE_MOVE_PRUNING) && !capture && depth <= 4 &&
+                quiet_n >= 3 + depth * depth / (2 - improving))
                 continue;
-            if (!capture && depth <= 5 && eval + 120 + 90 * depth <= alpha)
+            if (on(e, SEARCH_FUTILITY) && !capture && depth <= 5 &&
+                eval + 120 + 90 * depth <= alpha)
                 continue;
-            if (capture && depth <= 5 && score < SCORE_GOOD_CAPTURE && !see_ge(b, m, -90 * depth))
+            if (on(e, SEARCH_SEE_PRUNING) && capture && depth <= 5 && score < SCORE_GOOD_CAPTURE &&
+                !see_ge(b, m, -90 * depth))
                 continue;
         }
 
@@ -573,12 +599,13 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
         board_make_move(b, m);
         ss->move = m;
         bool gives_check = b->in_check;
-        int ext = gives_check && ply < 2 * t->root_depth ? 1 : 0;
+        int ext = on(e, SEARCH_CHECK_EXTENSION) && gives_check && ply < 2 * t->root_depth ? 1 : 0;
         int new_depth = depth - 1 + ext;
         int v;
 
         // Step 9. Late-move reductions, then principal variation search.
-        if (depth >= 3 && searched >= 1 + pv_node * 2 && !capture && !gives_check) {
+        if (on(e, SEARCH_LATE_MOVE_REDUCTIONS) && depth >= 3 && searched >= 1 + pv_node * 2 &&
+            !capture && !gives_check) {
             int r = reductions[depth < 64 ? depth : 63][searched < 64 ? searched : 63];
             r -= pv_node;
             r += !improving;
@@ -707,7 +734,8 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
         for (int pv_idx = 0; pv_idx < multipv; pv_idx++) {
             int prev_score = pv_idx < prev_n ? prev[pv_idx].score : 0;
             int delta = 30, alpha = -VALUE_INFINITE, beta = VALUE_INFINITE;
-            if (depth >= 4 && pv_idx < prev_n && abs(prev_score) < VALUE_MATE_IN_MAX) {
+            if (on(e, SEARCH_ASPIRATION) && depth >= 4 && pv_idx < prev_n &&
+                abs(prev_score) < VALUE_MATE_IN_MAX) {
                 alpha = prev_score - delta;
                 beta = prev_score + delta;
             }

@@ -29,6 +29,22 @@ enum {
     ENGINE_MAX_GAME_PLIES = BOARD_HISTORY_MAX - 2 * MAX_PLY
 };
 
+/// Search features that can be switched off (option name = value true/false), to measure in a
+/// match what each is worth. All are on by default.
+typedef enum {
+    SEARCH_REVERSE_FUTILITY,     // "ReverseFutility"
+    SEARCH_NULL_MOVE,            // "NullMove"
+    SEARCH_LATE_MOVE_PRUNING,    // "LateMovePruning"
+    SEARCH_FUTILITY,             // "Futility"
+    SEARCH_SEE_PRUNING,          // "SeePruning"
+    SEARCH_LATE_MOVE_REDUCTIONS, // "LateMoveReductions"
+    SEARCH_CHECK_EXTENSION,      // "CheckExtension"
+    SEARCH_ASPIRATION,           // "Aspiration"
+    SEARCH_KILLER_HISTORY,       // "KillerHistory": killer and history move ordering
+    SEARCH_FEATURE_NB
+} SearchFeature;
+#define SEARCH_FEATURE_ALL ((1u << SEARCH_FEATURE_NB) - 1)
+
 typedef struct {
     int depth, seldepth;
     int multipv; // 1-based line number
@@ -69,7 +85,8 @@ Engine *engine_new(void);
 void engine_free(Engine *e);
 
 /// Options by UCI name: Threads, Hash, MultiPV, Move Overhead, Rules (seed|asian),
-/// CountingDefault, Clear Hash, and every evaluation weight by its params.def name.
+/// CountingDefault, Clear Hash, the search features (SearchFeature, true/false), and every
+/// evaluation weight by its params.def name.
 EngineStatus engine_set_option(Engine *e, const char *name, const char *value);
 int engine_threads(const Engine *e);
 int engine_multipv(const Engine *e);

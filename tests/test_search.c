@@ -161,6 +161,32 @@ static void test_multipv_and_threads(void **state)
     engine_free(e);
 }
 
+/// Every search feature can be switched off and on by name; switching one off changes the
+/// search (its node count) and switching it back restores it; bad values are refused.
+static void test_feature_switches(void **state)
+{
+    (void)state;
+    static const char *names[] = {"ReverseFutility", "NullMove",   "LateMovePruning",
+                                  "Futility",        "SeePruning", "LateMoveReductions",
+                                  "CheckExtension",  "Aspiration", "KillerHistory"};
+    const char *fen = "r1bakab1r/9/1cn3nc1/p1p1p3p/6p2/2P6/P3P1P1P/1CN3NC1/9/R1BAKAB1R w - - 0 4";
+    Engine *e = engine_new();
+    assert_non_null(e);
+    SearchResult all = search_depth(e, fen, 8);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        assert_int_equal(engine_set_option(e, names[i], "false"), ENGINE_OK);
+        engine_new_game(e);
+        SearchResult off = search_depth(e, fen, 8);
+        if (off.nodes == all.nodes)
+            fail_msg("switching %s off did not change the search", names[i]);
+        assert_int_equal(engine_set_option(e, names[i], "true"), ENGINE_OK);
+        assert_int_equal(engine_set_option(e, names[i], "maybe"), ENGINE_ERR_VALUE);
+    }
+    engine_new_game(e);
+    assert_int_equal(search_depth(e, fen, 8).nodes, all.nodes);
+    engine_free(e);
+}
+
 typedef struct {
     const char *fen;
     SearchResult r;
@@ -254,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_multipv_and_threads),
         cmocka_unit_test(test_engines_are_independent),
         cmocka_unit_test(test_time_budget),
+        cmocka_unit_test(test_feature_switches),
         cmocka_unit_test(test_bench_positions),
     };
     return cmocka_run_group_tests_name("search", tests, NULL, NULL);
