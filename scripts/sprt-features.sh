@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Is each search feature worth having? For every feature, an SPRT of the engine with it
+# (all features on) against the engine without it, at fixed nodes per move, asian rules,
+# the embedded openings: H1 accepted = the feature gains at least elo1.
+# Usage: scripts/sprt-features.sh [NODES] [ELO1] [MAX_PAIRS] [CONCURRENCY]
+#        (defaults 5000, 10, 2000, cores)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+xq=${XQ:-$here/build/xqforge}
+nodes=${1:-5000} elo1=${2:-10} pairs=${3:-2000} conc=${4:-$(nproc)}
+for f in ReverseFutility NullMove LateMovePruning Futility SeePruning LateMoveReductions \
+    CheckExtension Aspiration KillerHistory; do
+    out=$("$xq" play -engine builtin name=with -engine builtin name=without "option.$f=false" \
+        -each nodes="$nodes" -rounds "$pairs" -repeat -concurrency "$conc" -rules asian \
+        -openings order=random -srand 7 -resign movecount=3 score=1000 -maxplies 400 \
+        -sprt elo0=0 elo1="$elo1" -ratinginterval 1000000 2>&1)
+    verdict=$(grep -o 'SPRT: [^(]*' <<<"$out" | tail -n 1)
+    printf '%-20s %-16s %s | %s\n' "$f" "${verdict:-SPRT: no verdict}" \
+        "$(grep -E '^Elo:' <<<"$out" | tail -n 1)" "$(grep -E '^Games:' <<<"$out" | tail -n 1 | cut -d, -f1-4)"
+done
