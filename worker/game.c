@@ -203,9 +203,19 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
     }
     Clock clock = {{cfg->tc[0].base_ms, cfg->tc[1].base_ms}, {0, 0}};
     for (;;) {
+        // Each position is judged once: rules first (RULES.md: a rule-decided result takes
+        // precedence), then, after a player's move, the scores.
         GameEnd end = rules_game_end(b, &cfg->rules);
         if (end.outcome != OUTCOME_NONE) {
             finish(rec, end.outcome, from_rule(end.reason), NULL);
+            break;
+        }
+        if (rec->ply_count > rec->book_plies && game_resigns(&cfg->resign, rec)) {
+            finish(rec, loss_for((Color)(b->side ^ 1)), TERM_RESIGN_ADJ, NULL);
+            break;
+        }
+        if (rec->ply_count > rec->book_plies && game_agrees_draw(&cfg->draw, rec, b->fullmove)) {
+            finish(rec, OUTCOME_DRAW, TERM_DRAW_ADJ, NULL);
             break;
         }
         if ((cfg->max_plies && rec->ply_count >= cfg->max_plies) ||
@@ -275,20 +285,6 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
         GameMove *gm = &rec->moves[rec->ply_count++];
         *gm = (GameMove){pm.move, pm.score, pm.has_score, pm.mate, pm.depth, spent};
         board_make_move(b, pm.move);
-        // Rules first (RULES.md: a rule-decided result takes precedence), then scores.
-        end = rules_game_end(b, &cfg->rules);
-        if (end.outcome != OUTCOME_NONE) {
-            finish(rec, end.outcome, from_rule(end.reason), NULL);
-            break;
-        }
-        if (game_resigns(&cfg->resign, rec)) {
-            finish(rec, loss_for(side), TERM_RESIGN_ADJ, NULL);
-            break;
-        }
-        if (game_agrees_draw(&cfg->draw, rec, b->fullmove)) {
-            finish(rec, OUTCOME_DRAW, TERM_DRAW_ADJ, NULL);
-            break;
-        }
     }
     free(b);
     return 0;
