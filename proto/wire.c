@@ -59,9 +59,9 @@ const char *wire_strerror(WireStatus s)
 const char *wire_kind_name(WireKind k)
 {
     static const char *const names[WIRE_KIND_NB] = {
-        [WIRE_HELLO] = "hello", [WIRE_REFUSE] = "refuse", [WIRE_REQUEST] = "request",
-        [WIRE_WORK] = "work",   [WIRE_RESULT] = "result", [WIRE_STOP] = "stop",
-        [WIRE_BYE] = "bye",
+        [WIRE_HELLO] = "hello", [WIRE_REFUSE] = "refuse",    [WIRE_REQUEST] = "request",
+        [WIRE_WORK] = "work",   [WIRE_RESULT] = "result",    [WIRE_STOP] = "stop",
+        [WIRE_BYE] = "bye",     [WIRE_BOOK] = "book result",
     };
     return (unsigned)k < WIRE_KIND_NB ? names[k] : "unknown";
 }
@@ -70,12 +70,18 @@ WireResult *wire_result_new(void) { return calloc(1, sizeof(WireResult)); }
 
 void wire_result_free(WireResult *r) { free(r); }
 
+WireBookResult *wire_book_result_new(void) { return calloc(1, sizeof(WireBookResult)); }
+
+void wire_book_result_free(WireBookResult *r) { free(r); }
+
 void wire_message_destroy(WireMessage *m)
 {
     if (!m)
         return;
     if (m->kind == WIRE_RESULT)
         wire_result_free(m->result);
+    if (m->kind == WIRE_BOOK)
+        wire_book_result_free(m->book);
     m->kind = WIRE_KIND_NB;
     m->result = NULL;
 }
@@ -233,6 +239,34 @@ static WireStatus check_stop(Ctx *c, const WireStop *m)
 
 static WireStatus check_bye(Ctx *c, const WireBye *m) { return check_rank(c, m->rank); }
 
+/// Book candidates: a start FEN, moves on the board, at most the caps.
+static WireStatus check_book_result(Ctx *c, const WireBookResult *m)
+{
+    WireStatus st = check_rank(c, m->rank);
+    if (st)
+        return st;
+    if (m->candidate_count < 0 || m->candidate_count > WIRE_MAX_BOOK_CANDS)
+        return fail(c, WIRE_ERR_FIELD, "candidate count %d out of range", m->candidate_count);
+    for (int i = 0; i < m->candidate_count; i++) {
+        const WireBookCandidate *k = &m->candidates[i];
+        st = check_text(c, "start fen", k->start_fen, sizeof k->start_fen, true);
+        if (st)
+            return st;
+        if (k->path_len < 0 || k->path_len > WIRE_MAX_BOOK_PATH)
+            return fail(c, WIRE_ERR_FIELD, "candidate %d: path of %d moves", i, k->path_len);
+        for (int p = 0; p < k->path_len; p++) {
+            int from = move_from(k->path[p].move), to = move_to(k->path[p].move);
+            if (from >= SQUARE_NB || to >= SQUARE_NB || from == to)
+                return fail(c, WIRE_ERR_FIELD, "candidate %d move %d: %u is not a move", i, p,
+                            k->path[p].move);
+        }
+    }
+    if (m->candidates_done < (uint64_t)m->candidate_count)
+        return fail(c, WIRE_ERR_FIELD, "candidates done %llu below the %d sent",
+                    (unsigned long long)m->candidates_done, m->candidate_count);
+    return WIRE_OK;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Packing. msgpack-c writes every integer, string and container header in its shortest form,
 // which is the only form wire_scan accepts.
@@ -368,6 +402,33 @@ static WireStatus body_bye(msgpack_packer *pk, const WireBye *m)
     return WIRE_OK;
 }
 
+static WireStatus body_book_result(msgpack_packer *pk, const WireBookResult *m)
+{
+    WireStatus st = pack_envelope(pk, WIRE_BOOK, 7);
+    if (st)
+        return st;
+    PACK(msgpack_pack_uint64(pk, m->job_id));
+    PACK(msgpack_pack_uint32(pk, m->rank));
+    PACK(msgpack_pack_uint64(pk, m->unit_id));
+    PACK(msgpack_pack_array(pk, (size_t)m->candidate_count));
+    for (int i = 0; i < m->candidate_count; i++) {
+        const WireBookCandidate *k = &m->candidates[i];
+        PACK(msgpack_pack_array(pk, 3));
+        PACK(pack_text(pk, k->start_fen));
+        PACK(msgpack_pack_array(pk, (size_t)k->path_len));
+        for (int p = 0; p < k->path_len; p++) {
+            PACK(msgpack_pack_array(pk, 2));
+            PACK(msgpack_pack_uint16(pk, k->path[p].move));
+            PACK(msgpack_pack_int32(pk, k->path[p].score));
+        }
+        PACK(msgpack_pack_int32(pk, k->score));
+    }
+    PACK(msgpack_pack_uint64(pk, m->candidates_done));
+    PACK(msgpack_pack_uint64(pk, m->nodes));
+    PACK(msgpack_pack_uint64(pk, m->busy_ms));
+    return WIRE_OK;
+}
+
 /// Checks, packs, and refuses a result past the size cap (a valid message never is: the
 /// largest possible RESULT is about 2.7 MB).
 #define WIRE_PACK_BODY(check, body, m, out)                                                        \
@@ -425,6 +486,11 @@ WireStatus wire_pack_bye(const WireBye *m, msgpack_sbuffer *out)
     WIRE_PACK_BODY(check_bye, body_bye, m, out);
 }
 
+WireStatus wire_pack_book(const WireBookResult *m, msgpack_sbuffer *out)
+{
+    WIRE_PACK_BODY(check_book_result, body_book_result, m, out);
+}
+
 WireStatus wire_pack(const WireMessage *m, msgpack_sbuffer *out)
 {
     if (!m)
@@ -437,6 +503,7 @@ WireStatus wire_pack(const WireMessage *m, msgpack_sbuffer *out)
     case WIRE_RESULT: return wire_pack_result(m->result, out);
     case WIRE_STOP: return wire_pack_stop(&m->stop, out);
     case WIRE_BYE: return wire_pack_bye(&m->bye, out);
+    case WIRE_BOOK: return wire_pack_book(m->book, out);
     default: return WIRE_ERR_INVALID;
     }
 }
@@ -719,10 +786,43 @@ static WireStatus decode_bye(Ctx *c, const msgpack_object *f, WireBye *m)
     return check_bye(c, m);
 }
 
+static WireStatus decode_book_candidate(Ctx *c, const msgpack_object *o, WireBookCandidate *k)
+{
+    const msgpack_object *f = NULL, *path = NULL;
+    int n = 0;
+    GET(get_array(c, o, "candidate", 3, 3, &f, &n));
+    GET(get_text(c, &f[0], "start fen", k->start_fen, sizeof k->start_fen));
+    GET(get_array(c, &f[1], "path", 0, WIRE_MAX_BOOK_PATH, &path, &k->path_len));
+    for (int p = 0; p < k->path_len; p++) {
+        const msgpack_object *mf = NULL;
+        uint64_t move = 0;
+        GET(get_array(c, &path[p], "path move", 2, 2, &mf, &n));
+        GET(get_uint(c, &mf[0], "move", UINT16_MAX, &move));
+        k->path[p].move = (Move)move;
+        GET(get_i32(c, &mf[1], "score", &k->path[p].score));
+    }
+    return get_i32(c, &f[2], "score", &k->score);
+}
+
+static WireStatus decode_book_result(Ctx *c, const msgpack_object *f, WireBookResult *m)
+{
+    const msgpack_object *cands = NULL;
+    GET(get_uint(c, &f[0], "job id", UINT64_MAX, &m->job_id));
+    GET(get_u32(c, &f[1], "rank", &m->rank));
+    GET(get_uint(c, &f[2], "unit id", UINT64_MAX, &m->unit_id));
+    GET(get_array(c, &f[3], "candidates", 0, WIRE_MAX_BOOK_CANDS, &cands, &m->candidate_count));
+    for (int i = 0; i < m->candidate_count; i++)
+        GET(decode_book_candidate(c, &cands[i], &m->candidates[i]));
+    GET(get_uint(c, &f[4], "candidates done", UINT64_MAX, &m->candidates_done));
+    GET(get_uint(c, &f[5], "nodes", UINT64_MAX, &m->nodes));
+    GET(get_uint(c, &f[6], "busy time", UINT64_MAX, &m->busy_ms));
+    return check_book_result(c, m);
+}
+
 /// Body field counts per kind (the layouts of proto/README.md).
 static const uint32_t body_fields[WIRE_KIND_NB] = {
     [WIRE_HELLO] = 7,  [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 2,
-    [WIRE_RESULT] = 6, [WIRE_STOP] = 2,   [WIRE_BYE] = 2,
+    [WIRE_RESULT] = 6, [WIRE_STOP] = 2,   [WIRE_BYE] = 2,     [WIRE_BOOK] = 7,
 };
 
 /// The envelope ["XQ", version, kind, body]; magic and version come first so that a later
@@ -751,6 +851,11 @@ static WireStatus decode_message(Ctx *c, const msgpack_object *o, WireMessage *o
     case WIRE_WORK: out->kind = kind; return decode_work(c, f, &out->work);
     case WIRE_STOP: out->kind = kind; return decode_stop(c, f, &out->stop);
     case WIRE_BYE: out->kind = kind; return decode_bye(c, f, &out->bye);
+    case WIRE_BOOK:
+        if (!(out->book = wire_book_result_new()))
+            return fail(c, WIRE_ERR_NOMEM, "no memory for a book result");
+        out->kind = kind;
+        return decode_book_result(c, f, out->book);
     default: break;
     }
     out->result = wire_result_new();

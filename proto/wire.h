@@ -17,7 +17,7 @@
 #define WIRE_MAGIC "XQ"
 
 enum {
-    WIRE_VERSION = 1,             // bumped on any change to a body layout
+    WIRE_VERSION = 2,             // bumped on any change to a body layout
     WIRE_MAX_MESSAGE = 4 << 20,   // bytes, checked before parsing and after packing
     WIRE_MAX_PAIRS_PER_WORK = 64, // pair ids in a WORK, pair results in a RESULT
     WIRE_MAX_GAMES_PER_PAIR = 2,  // a pair result holds 1 or 2 games
@@ -28,6 +28,8 @@ enum {
     WIRE_MAX_THREADS = 65535,     // threads and concurrency in a HELLO
     WIRE_TERM_LIMIT = 32,         // termination codes are < 32 (TERM_NB today is 16)
     WIRE_MAX_RANK = 0x7fffffff,   // MPI ranks are ints
+    WIRE_MAX_BOOK_CANDS = 256,    // candidates in a BOOK message (one work unit)
+    WIRE_MAX_BOOK_PATH = 64,      // moves from a candidate's start position
 };
 
 typedef enum {
@@ -38,6 +40,7 @@ typedef enum {
     WIRE_RESULT,  // worker -> coordinator: the played pairs and counters
     WIRE_STOP,    // coordinator -> worker: stop playing, with a reason
     WIRE_BYE,     // worker -> coordinator: I am leaving
+    WIRE_BOOK,    // worker -> coordinator: the candidates of one book work unit
     WIRE_KIND_NB
 } WireKind;
 
@@ -143,7 +146,33 @@ typedef struct {
     uint64_t games_played;
 } WireBye;
 
-/// A decoded message. Only `result` owns memory; release with wire_message_destroy.
+typedef struct {
+    Move move;     // from | to << 7, both on the board, from != to
+    int32_t score; // the shallow search's score of the move, mover's view
+} WireBookMove;
+
+/// A book candidate: a start position, the moves played from it, and the verification
+/// search's score of the position reached. The coordinator replays the moves itself.
+typedef struct {
+    char start_fen[WIRE_MAX_FEN + 1];
+    int path_len; // 0..WIRE_MAX_BOOK_PATH
+    WireBookMove path[WIRE_MAX_BOOK_PATH];
+    int32_t score; // Red's view, cp
+} WireBookCandidate;
+
+/// About 170 KB: allocate with wire_book_result_new. In a book job WORK's ids are work-unit
+/// ids; a BOOK message reports one unit, all of its candidates in the order generated.
+typedef struct {
+    uint64_t job_id;
+    uint32_t rank;
+    uint64_t unit_id;
+    int candidate_count; // 0..WIRE_MAX_BOOK_CANDS
+    WireBookCandidate candidates[WIRE_MAX_BOOK_CANDS];
+    // The worker's running totals since its HELLO (candidates >= the candidates here).
+    uint64_t candidates_done, nodes, busy_ms;
+} WireBookResult;
+
+/// A decoded message. Only `result` and `book` own memory; release with wire_message_destroy.
 typedef struct {
     WireKind kind; // WIRE_KIND_NB when nothing was decoded
     union {
@@ -154,12 +183,16 @@ typedef struct {
         WireResult *result;
         WireStop stop;
         WireBye bye;
+        WireBookResult *book;
     };
 } WireMessage;
 
 /// A zeroed result on the heap, or NULL. wire_result_free(NULL) is a no-op.
 WireResult *wire_result_new(void);
 void wire_result_free(WireResult *r);
+/// A zeroed book result on the heap, or NULL. wire_book_result_free(NULL) is a no-op.
+WireBookResult *wire_book_result_new(void);
+void wire_book_result_free(WireBookResult *r);
 
 /// Appends one message to `out`. The struct is checked against the rules wire_unpack enforces
 /// first (WIRE_ERR_INVALID, nothing appended); on WIRE_ERR_PACK `out` may hold a partial
@@ -171,6 +204,7 @@ WireStatus wire_pack_work(const WireWork *m, msgpack_sbuffer *out);
 WireStatus wire_pack_result(const WireResult *m, msgpack_sbuffer *out);
 WireStatus wire_pack_stop(const WireStop *m, msgpack_sbuffer *out);
 WireStatus wire_pack_bye(const WireBye *m, msgpack_sbuffer *out);
+WireStatus wire_pack_book(const WireBookResult *m, msgpack_sbuffer *out);
 /// Packs the message of out->kind's type.
 WireStatus wire_pack(const WireMessage *m, msgpack_sbuffer *out);
 

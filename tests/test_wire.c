@@ -90,6 +90,31 @@ static WireResult *make_result(int pairs, int games, int plies)
     return r;
 }
 
+/// A book unit of n candidates: paths of every length up to the cap, extreme scores.
+static WireBookResult *make_book(int n)
+{
+    WireBookResult *r = wire_book_result_new();
+    assert_non_null(r);
+    r->job_id = 42;
+    r->rank = 3;
+    r->unit_id = UINT64_MAX;
+    r->candidate_count = n;
+    for (int i = 0; i < n; i++) {
+        WireBookCandidate *k = &r->candidates[i];
+        snprintf(k->start_fen, sizeof k->start_fen, "%s",
+                 "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1");
+        k->path_len = i % (WIRE_MAX_BOOK_PATH + 1);
+        for (int p = 0; p < k->path_len; p++)
+            k->path[p] = (WireBookMove){move_make((p * 7 + i) % SQUARE_NB, (p * 7 + i + 1) % 90),
+                                        p % 2 ? INT32_MIN : p * 13 - 40};
+        k->score = i % 3 == 0 ? INT32_MAX : -i;
+    }
+    r->candidates_done = (uint64_t)n + 7;
+    r->nodes = 1ull << 50;
+    r->busy_ms = 99;
+    return r;
+}
+
 static void assert_game_equal(const WireGame *a, const WireGame *b)
 {
     assert_int_equal(a->red, b->red);
@@ -209,6 +234,51 @@ static void test_roundtrip_result(void **state)
     wire_result_free(NULL);
 }
 
+/// A book unit with the most candidates and every path length decodes field for field, an
+/// empty unit too, and each rule on a candidate is enforced by the packer and on receipt.
+static void test_roundtrip_book(void **state)
+{
+    (void)state;
+    WireMessage m = {.kind = WIRE_BOOK, .book = make_book(WIRE_MAX_BOOK_CANDS)}, d;
+    roundtrip(&m, &d);
+    const WireBookResult *a = m.book, *b = d.book;
+    assert_int_equal(a->unit_id, b->unit_id);
+    assert_int_equal(a->candidate_count, b->candidate_count);
+    for (int i = 0; i < a->candidate_count; i++) {
+        assert_string_equal(a->candidates[i].start_fen, b->candidates[i].start_fen);
+        assert_int_equal(a->candidates[i].score, b->candidates[i].score);
+        assert_int_equal(a->candidates[i].path_len, b->candidates[i].path_len);
+        assert_memory_equal(a->candidates[i].path, b->candidates[i].path,
+                            sizeof(WireBookMove) * (size_t)a->candidates[i].path_len);
+    }
+    assert_int_equal(a->candidates_done, b->candidates_done);
+    assert_int_equal(a->nodes, b->nodes);
+    assert_int_equal(a->busy_ms, b->busy_ms);
+    wire_message_destroy(&d);
+    m.book->candidate_count = 0;
+    roundtrip(&m, &d);
+    assert_int_equal(d.book->candidate_count, 0);
+    wire_message_destroy(&d);
+    msgpack_sbuffer b2;
+    msgpack_sbuffer_init(&b2);
+    m.book->candidate_count = 2;
+    m.book->candidates[1].path_len = 1;
+    m.book->candidates[1].path[0].move = move_make(SQ_A0, SQ_A0);
+    assert_int_equal(wire_pack(&m, &b2), WIRE_ERR_INVALID);
+    m.book->candidates[1].path[0].move = move_make(SQ_A0, SQ_A0 + 9);
+    m.book->candidates[1].start_fen[0] = '\0';
+    assert_int_equal(wire_pack(&m, &b2), WIRE_ERR_INVALID);
+    m.book->candidates[1].start_fen[0] = 'r';
+    m.book->candidates_done = 1;
+    assert_int_equal(wire_pack(&m, &b2), WIRE_ERR_INVALID);
+    m.book->candidates_done = 2;
+    assert_int_equal(wire_pack(&m, &b2), WIRE_OK);
+    assert_int_equal(b2.size > 0, 1);
+    msgpack_sbuffer_destroy(&b2);
+    wire_book_result_free(m.book);
+    wire_book_result_free(NULL);
+}
+
 /// The largest result the caps allow (64 pairs, 2 games of 1200 plies, full strings) packs
 /// under WIRE_MAX_MESSAGE and round-trips.
 static void test_roundtrip_largest(void **state)
@@ -237,6 +307,7 @@ static void pack_samples(msgpack_sbuffer bufs[WIRE_KIND_NB], int plies)
         {.kind = WIRE_RESULT, .result = make_result(2, 2, plies)},
         {.kind = WIRE_STOP, .stop = {.code = WIRE_STOP_DONE, .text = "all pairs played"}},
         {.kind = WIRE_BYE, .bye = {.rank = 9, .games_played = 1000}},
+        {.kind = WIRE_BOOK, .book = make_book(3)},
     };
     make_hello(&m[WIRE_HELLO].hello);
     for (int k = 0; k < WIRE_KIND_NB; k++) {
@@ -244,6 +315,7 @@ static void pack_samples(msgpack_sbuffer bufs[WIRE_KIND_NB], int plies)
         assert_int_equal(wire_pack(&m[k], &bufs[k]), WIRE_OK);
     }
     wire_result_free(m[WIRE_RESULT].result);
+    wire_book_result_free(m[WIRE_BOOK].book);
 }
 
 static void free_samples(msgpack_sbuffer bufs[WIRE_KIND_NB])
@@ -533,8 +605,8 @@ static void test_envelope(void **state)
     assert_int_equal(unpack_status("\x01", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("\x90", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("", 0), WIRE_ERR_MALFORMED);
-    // A version-2 envelope of another length still reads as "version", not "magic".
-    static const char v2[] = "\x95\xa2XQ\x02\x00\x90\xc0";
+    // A version-3 envelope of another length still reads as "version", not "magic".
+    static const char v2[] = "\x95\xa2XQ\x03\x00\x90\xc0";
     assert_int_equal(unpack_status(v2, sizeof v2 - 1), WIRE_ERR_VERSION);
     msgpack_sbuffer_destroy(&b);
 }
@@ -558,10 +630,10 @@ static void test_trailing_and_encoding(void **state)
     }
     free_samples(bufs);
     // REQUEST [5, 2] with the 5 as uint8 (0xcc 0x05) instead of a fixint.
-    static const char ok[] = "\x94\xa2XQ\x01\x02\x92\x05\x02";
-    static const char wide[] = "\x94\xa2XQ\x01\x02\x92\xcc\x05\x02";
-    static const char wide_str[] = "\x94\xd9\x02XQ\x01\x02\x92\x05\x02";
-    static const char reserved[] = "\x94\xa2XQ\x01\x02\x92\xc1\x02";
+    static const char ok[] = "\x94\xa2XQ\x02\x02\x92\x05\x02";
+    static const char wide[] = "\x94\xa2XQ\x02\x02\x92\xcc\x05\x02";
+    static const char wide_str[] = "\x94\xd9\x02XQ\x02\x02\x92\x05\x02";
+    static const char reserved[] = "\x94\xa2XQ\x02\x02\x92\xc1\x02";
     assert_int_equal(unpack_status(ok, sizeof ok - 1), WIRE_OK);
     assert_int_equal(unpack_status(wide, sizeof wide - 1), WIRE_ERR_MALFORMED);
     assert_int_equal(unpack_status(wide_str, sizeof wide_str - 1), WIRE_ERR_MALFORMED);
@@ -679,19 +751,13 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip_small),
-        cmocka_unit_test(test_roundtrip_result),
-        cmocka_unit_test(test_roundtrip_largest),
-        cmocka_unit_test(test_truncation),
-        cmocka_unit_test(test_oversized),
-        cmocka_unit_test(test_wrong_types),
-        cmocka_unit_test(test_field_ranges),
-        cmocka_unit_test(test_envelope),
-        cmocka_unit_test(test_trailing_and_encoding),
-        cmocka_unit_test(test_text_caps),
-        cmocka_unit_test(test_fuzz_random),
-        cmocka_unit_test(test_fuzz_mutations),
-        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_roundtrip_small),   cmocka_unit_test(test_roundtrip_result),
+        cmocka_unit_test(test_roundtrip_largest), cmocka_unit_test(test_roundtrip_book),
+        cmocka_unit_test(test_truncation),        cmocka_unit_test(test_oversized),
+        cmocka_unit_test(test_wrong_types),       cmocka_unit_test(test_field_ranges),
+        cmocka_unit_test(test_envelope),          cmocka_unit_test(test_trailing_and_encoding),
+        cmocka_unit_test(test_text_caps),         cmocka_unit_test(test_fuzz_random),
+        cmocka_unit_test(test_fuzz_mutations),    cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,11 +38,13 @@ typedef enum {
     SEC_SPRT,
     SEC_OUTPUT,
     SEC_REPORT,
+    SEC_BOOK,
     SEC_NB
 } Section;
 
-static const char *const SECTION_NAMES[SEC_NB] = {
-    "job", "engine", "each", "time", "openings", "adjudication", "sprt", "output", "report"};
+static const char *const SECTION_NAMES[SEC_NB] = {"job",      "engine",       "each", "time",
+                                                  "openings", "adjudication", "sprt", "output",
+                                                  "report",   "book"};
 static const char *const KIND_NAMES[JOB_KIND_NB] = {"sprt", "match", "spsa", "texel", "book"};
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put"};
@@ -451,7 +453,7 @@ static bool key_job(Ctx *c, const char *key, const char *v)
     if (!strcmp(key, "kind")) {
         if (!set_enum(c, s, key, v, KIND_NAMES, JOB_KIND_NB, &i))
             return false;
-        if (i != JOB_SPRT && i != JOB_MATCH)
+        if (i != JOB_SPRT && i != JOB_MATCH && i != JOB_BOOK)
             return fail(c, JOB_ERR_UNSUPPORTED, s, key, "kind '%s' is not supported yet", v);
         c->has_kind = true;
         return j->kind = (JobKind)i, true;
@@ -620,6 +622,56 @@ static bool key_report(Ctx *c, const char *key, const char *v)
     return unknown(c, s, key);
 }
 
+static bool key_book(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "book";
+    long n;
+    if (!strcmp(key, "positions"))
+        return set_int(c, s, key, v, 1, 100000000, &j->book.positions);
+    if (!strcmp(key, "plies_min"))
+        return set_int(c, s, key, v, 0, 60, &j->book.plies_min);
+    if (!strcmp(key, "plies_max"))
+        return set_int(c, s, key, v, 0, 60, &j->book.plies_max);
+    if (!strcmp(key, "multipv"))
+        return set_int(c, s, key, v, 1, 64, &j->book.multipv);
+    if (!strcmp(key, "select_depth"))
+        return set_int(c, s, key, v, 1, 30, &j->book.select_depth);
+    if (!strcmp(key, "margin"))
+        return set_int(c, s, key, v, 0, 10000, &j->book.margin);
+    if (!strcmp(key, "temperature"))
+        return set_dbl(c, s, key, v, 0, 10000, &j->book.temperature);
+    if (!strcmp(key, "verify_depth"))
+        return set_int(c, s, key, v, 1, 40, &j->book.verify_depth);
+    if (!strcmp(key, "score_min"))
+        return set_int(c, s, key, v, -10000, 10000, &j->book.score_min);
+    if (!strcmp(key, "score_max"))
+        return set_int(c, s, key, v, -10000, 10000, &j->book.score_max);
+    if (!strcmp(key, "either_side"))
+        return set_bool(c, s, key, v, &j->book.either_side);
+    if (!strcmp(key, "unit"))
+        return set_int(c, s, key, v, 1, 256, &j->book.unit);
+    if (!strcmp(key, "max_candidates") && set_long(c, s, key, v, 0, 4000000000000L, &n))
+        return j->book.max_candidates = n, true;
+    if (!strcmp(key, "hash"))
+        return set_int(c, s, key, v, 1, 4096, &j->book.hash_mb);
+    if (!strcmp(key, "seed") && set_long(c, s, key, v, 0, 2000000000L, &n))
+        return j->book.seed = (uint64_t)n, true;
+    if (!strcmp(key, "max_candidates") || !strcmp(key, "seed"))
+        return false;
+    char *dst = !strcmp(key, "seed_book")  ? j->book.seed_book
+                : !strcmp(key, "existing") ? j->book.existing
+                : !strcmp(key, "epd")      ? j->book.epd
+                : !strcmp(key, "moves")    ? j->book.moves
+                : !strcmp(key, "html")     ? j->book.html
+                                           : NULL;
+    if (!dst)
+        return unknown(c, s, key);
+    if (!v[0] && dst == j->book.epd)
+        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
+    return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
+}
+
 /// One key = value in a section (a file line or an override).
 static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
 {
@@ -637,6 +689,7 @@ static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
     case SEC_SPRT: return key_sprt(c, key, v);
     case SEC_OUTPUT: return key_output(c, key, v);
     case SEC_REPORT: return key_report(c, key, v);
+    case SEC_BOOK: return key_book(c, key, v);
     default:
         if (!section[0])
             return fail(c, JOB_ERR_KEY, NULL, NULL, "%s: key before any [section]", key);
@@ -821,12 +874,30 @@ static bool build_player(Ctx *c, int i)
     return true;
 }
 
+/// A book job needs no engines (it runs the builtin search) and no rounds.
+static bool validate_book(Ctx *c)
+{
+    const JobConfig *j = c->job;
+    if (j->player_count > 0)
+        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
+                    "a book job searches with the builtin engine: remove the engine sections");
+    if (j->book.plies_min > j->book.plies_max)
+        return fail(c, JOB_ERR_VALUE, "book", "plies_max", "plies_min (%d) is above plies_max (%d)",
+                    j->book.plies_min, j->book.plies_max);
+    if (j->book.score_min > j->book.score_max)
+        return fail(c, JOB_ERR_VALUE, "book", "score_max", "score_min (%d) is above score_max (%d)",
+                    j->book.score_min, j->book.score_max);
+    return true;
+}
+
 static bool validate(Ctx *c)
 {
     JobConfig *j = c->job;
     c->at = (Origin){0, NULL};
     if (!c->has_kind)
         return fail(c, JOB_ERR_MISSING, "job", "kind", "missing (sprt or match)");
+    if (j->kind == JOB_BOOK)
+        return validate_book(c);
     if (j->player_count < 2)
         return fail(c, JOB_ERR_MISSING, "engine NAME", NULL,
                     "at least two engines are needed (found %d)", j->player_count);
@@ -871,6 +942,21 @@ static void job_defaults(JobConfig *j)
     snprintf(j->output.journal, sizeof j->output.journal, "journal.xqj");
     snprintf(j->output.result, sizeof j->output.result, "result.json");
     j->report.interval_s = 60;
+    j->book.positions = 1000;
+    j->book.plies_min = 6;
+    j->book.plies_max = 10;
+    j->book.multipv = 6;
+    j->book.select_depth = 3;
+    j->book.margin = 40;
+    j->book.verify_depth = 7;
+    j->book.score_min = -60;
+    j->book.score_max = 60;
+    j->book.unit = 16;
+    j->book.hash_mb = 4;
+    j->book.seed = 1;
+    snprintf(j->book.epd, sizeof j->book.epd, "book.epd");
+    snprintf(j->book.moves, sizeof j->book.moves, "book.xqb");
+    snprintf(j->book.html, sizeof j->book.html, "book.html");
 }
 
 JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,

@@ -72,6 +72,26 @@ typedef struct {
         char token_file[JOB_TEXT_MAX]; // or a file holding it
         int interval_s;
     } report;
+    // Opening book generation (kind = book): the [book] section, jobs/README.md
+    struct {
+        int positions;             // accepted positions to reach
+        int plies_min, plies_max;  // random plies played from the start position
+        int multipv, select_depth; // the shallow search that proposes moves
+        int margin;                // cp below the best line that a move may be
+        double temperature;        // cp; 0: uniform within the margin, else softmax
+        int verify_depth;          // the search that judges a candidate
+        int score_min, score_max;  // the window, cp from Red's view
+        bool either_side;          // also accept the mirrored band (-max..-min)
+        int unit;                  // candidates per work unit
+        int64_t max_candidates;    // give up after this many (0: 100 x positions)
+        int hash_mb;               // per generator thread
+        uint64_t seed;
+        char seed_book[JOB_TEXT_MAX]; // start positions (empty: the start position)
+        char existing[JOB_TEXT_MAX];  // positions that must not be emitted again
+        char epd[JOB_TEXT_MAX];       // file names in output.dir
+        char moves[JOB_TEXT_MAX];     // empty: no weighted move book
+        char html[JOB_TEXT_MAX];      // empty: no HTML report
+    } book;
 } JobConfig;
 
 typedef enum {
