@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+#include "spsa.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *spsa_strerror(SpsaStatus st)
+{
+    switch (st) {
+    case SPSA_OK: return "ok";
+    case SPSA_ERR_RANGE: return "parameter out of range";
+    case SPSA_ERR_CONFIG: return "bad SPSA settings";
+    default: return "unknown SPSA status";
+    }
+}
+
+void spsa_config_init(SpsaConfig *cfg, int64_t iterations)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->iterations = iterations;
+    cfg->a_ratio = 0.1;
+    cfg->alpha = 0.602;
+    cfg->gamma = 0.101;
+}
+
+SpsaStatus spsa_config_check(const SpsaConfig *cfg, char *why, size_t why_len)
+{
+    if (cfg->count < 1 || cfg->count > SPSA_PARAMS_MAX) {
+        snprintf(why, why_len, "%d parameters (1..%d)", cfg->count, SPSA_PARAMS_MAX);
+        return SPSA_ERR_CONFIG;
+    }
+    if (cfg->iterations < 1) {
+        snprintf(why, why_len, "%lld iterations: play at least one game pair",
+                 (long long)cfg->iterations);
+        return SPSA_ERR_CONFIG;
+    }
+    if (!(cfg->a_ratio >= 0 && cfg->a_ratio <= 10) || !(cfg->alpha > 0 && cfg->alpha <= 2) ||
+        !(cfg->gamma > 0 && cfg->gamma <= 2)) {
+        snprintf(why, why_len, "a_ratio %g (0..10), alpha %g (0..2], gamma %g (0..2]", cfg->a_ratio,
+                 cfg->alpha, cfg->gamma);
+        return SPSA_ERR_CONFIG;
+    }
+    for (int i = 0; i < cfg->count; i++) {
+        const SpsaParam *p = &cfg->params[i];
+        if (!(p->min < p->max) || !(p->start >= p->min && p->start <= p->max) || !(p->c_end > 0) ||
+            !(p->r_end > 0) || !isfinite(p->c_end) || !isfinite(p->r_end)) {
+            snprintf(why, why_len,
+                     "%s: need min < max, min <= start <= max, c_end > 0, r_end > 0 "
+                     "(start %g, min %g, max %g, c_end %g, r_end %g)",
+                     p->name, p->start, p->min, p->max, p->c_end, p->r_end);
+            return SPSA_ERR_RANGE;
+        }
+    }
+    return SPSA_OK;
+}
+
+static double big_a(const SpsaConfig *cfg) { return cfg->a_ratio * (double)cfg->iterations; }
+
+double spsa_c_k(const SpsaConfig *cfg, int i, int64_t k)
+{
+    double c = cfg->params[i].c_end * pow((double)cfg->iterations, cfg->gamma);
+    return c / pow((double)(k + 1), cfg->gamma);
+}
+
+double spsa_r_k(const SpsaConfig *cfg, int i, int64_t k)
+{
+    const SpsaParam *p = &cfg->params[i];
+    double A = big_a(cfg), n = (double)cfg->iterations;
+    double a = p->r_end * p->c_end * p->c_end * pow(A + n, cfg->alpha);
+    double ck = spsa_c_k(cfg, i, k);
+    return a / pow(A + (double)k + 1, cfg->alpha) / (ck * ck);
+}
+
+void spsa_theta_init(const SpsaConfig *cfg, double *theta)
+{
+    for (int i = 0; i < cfg->count; i++)
+        theta[i] = cfg->params[i].start;
+}
+
+/// splitmix64: a tiny counter-based generator, so a step needs no stored generator state.
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
+
+static double clip(const SpsaParam *p, double x)
+{
+    return x < p->min ? p->min : x > p->max ? p->max : x;
+}
+
+int32_t spsa_round_stochastic(double x, double u)
+{
+    double f = floor(x);
+    return (int32_t)f + (u < x - f ? 1 : 0);
+}
+
+void spsa_step_make(const SpsaConfig *cfg, const double *theta, int64_t k, uint64_t seed,
+                    uint64_t id, SpsaStep *out)
+{
+    uint64_t s = seed ^ (id * 0xD1B54A32D192ED03ull);
+    splitmix(&s);
+    out->id = id;
+    out->k = k;
+    out->count = cfg->count;
+    for (int i = 0; i < cfg->count; i++) {
+        const SpsaParam *p = &cfg->params[i];
+        out->flip[i] = (splitmix(&s) & 1) ? 1 : -1;
+        out->c_k[i] = spsa_c_k(cfg, i, k);
+        out->r_k[i] = spsa_r_k(cfg, i, k);
+        double up = clip(p, theta[i] + out->c_k[i] * out->flip[i]);
+        double down = clip(p, theta[i] - out->c_k[i] * out->flip[i]);
+        out->plus[i] = spsa_round_stochastic(up, uniform(&s));
+        out->minus[i] = spsa_round_stochastic(down, uniform(&s));
+    }
+}
+
+void spsa_step_apply(const SpsaConfig *cfg, const SpsaStep *step, int w_minus_l, double *theta)
+{
+    for (int i = 0; i < cfg->count && i < step->count; i++)
+        theta[i] = clip(&cfg->params[i],
+                        theta[i] + step->r_k[i] * step->c_k[i] * w_minus_l * step->flip[i]);
+}
