@@ -155,7 +155,22 @@ static WireStatus check_work(Ctx *c, const WireWork *m)
 {
     if (m->pair_count < 1 || m->pair_count > WIRE_MAX_PAIRS_PER_WORK)
         return fail(c, WIRE_ERR_FIELD, "pair count %d out of range", m->pair_count);
-    return check_distinct(c, m->pair_ids, m->pair_count, sizeof m->pair_ids[0]);
+    WireStatus st = check_distinct(c, m->pair_ids, m->pair_count, sizeof m->pair_ids[0]);
+    if (st)
+        return st;
+    const WireSpsaStep *s = &m->spsa;
+    if (s->count < 0 || s->count > WIRE_MAX_SPSA_PARAMS)
+        return fail(c, WIRE_ERR_FIELD, "spsa: %d parameters", s->count);
+    for (int i = 0; i < s->count; i++) {
+        if (s->param[i] > WIRE_MAX_PARAM_ID)
+            return fail(c, WIRE_ERR_FIELD, "spsa: parameter id %u out of range",
+                        (unsigned)s->param[i]);
+        for (int j = 0; j < i; j++)
+            if (s->param[i] == s->param[j])
+                return fail(c, WIRE_ERR_FIELD, "spsa: parameter id %u repeated",
+                            (unsigned)s->param[i]);
+    }
+    return WIRE_OK;
 }
 
 /// A move joins two different points of the board; the book bit marks exactly the opening's
@@ -325,13 +340,25 @@ static WireStatus body_request(msgpack_packer *pk, const WireRequest *m)
 
 static WireStatus body_work(msgpack_packer *pk, const WireWork *m)
 {
-    WireStatus st = pack_envelope(pk, WIRE_WORK, 2);
+    WireStatus st = pack_envelope(pk, WIRE_WORK, 3);
     if (st)
         return st;
     PACK(msgpack_pack_uint64(pk, m->job_id));
     PACK(msgpack_pack_array(pk, (size_t)m->pair_count));
     for (int i = 0; i < m->pair_count; i++)
         PACK(msgpack_pack_uint64(pk, m->pair_ids[i]));
+    const WireSpsaStep *s = &m->spsa;
+    if (s->count == 0)
+        return msgpack_pack_nil(pk) ? WIRE_ERR_PACK : WIRE_OK;
+    PACK(msgpack_pack_array(pk, 4));
+    PACK(msgpack_pack_uint64(pk, s->id));
+    const void *cols[3] = {s->param, s->plus, s->minus};
+    for (int k = 0; k < 3; k++) {
+        PACK(msgpack_pack_array(pk, (size_t)s->count));
+        for (int i = 0; i < s->count; i++)
+            PACK(k == 0 ? msgpack_pack_uint16(pk, ((const uint16_t *)cols[k])[i])
+                        : msgpack_pack_int32(pk, ((const int32_t *)cols[k])[i]));
+    }
     return WIRE_OK;
 }
 
@@ -709,6 +736,31 @@ static WireStatus decode_work(Ctx *c, const msgpack_object *f, WireWork *m)
     GET(get_array(c, &f[1], "pair ids", 1, WIRE_MAX_PAIRS_PER_WORK, &ids, &m->pair_count));
     for (int i = 0; i < m->pair_count; i++)
         GET(get_uint(c, &ids[i], "pair id", UINT64_MAX, &m->pair_ids[i]));
+    m->spsa.count = 0;
+    if (f[2].type != MSGPACK_OBJECT_NIL) {
+        const msgpack_object *sf = NULL, *col = NULL;
+        int n = 0, count = 0;
+        GET(get_array(c, &f[2], "spsa step", 4, 4, &sf, &n));
+        GET(get_uint(c, &sf[0], "spsa step id", UINT64_MAX, &m->spsa.id));
+        for (int k = 0; k < 3; k++) {
+            static const char *const names[3] = {"spsa ids", "spsa plus", "spsa minus"};
+            GET(get_array(c, &sf[1 + k], names[k], 1, WIRE_MAX_SPSA_PARAMS, &col, &n));
+            if (k > 0 && n != count)
+                return fail(c, WIRE_ERR_FIELD, "%s: %d values for %d ids", names[k], n, count);
+            count = n;
+            for (int i = 0; i < n; i++) {
+                uint64_t id = 0;
+                if (k == 0) {
+                    GET(get_uint(c, &col[i], names[k], WIRE_MAX_PARAM_ID, &id));
+                    m->spsa.param[i] = (uint16_t)id;
+                } else {
+                    GET(get_i32(c, &col[i], names[k],
+                                k == 1 ? &m->spsa.plus[i] : &m->spsa.minus[i]));
+                }
+            }
+        }
+        m->spsa.count = count;
+    }
     return check_work(c, m);
 }
 
@@ -821,7 +873,7 @@ static WireStatus decode_book_result(Ctx *c, const msgpack_object *f, WireBookRe
 
 /// Body field counts per kind (the layouts of proto/README.md).
 static const uint32_t body_fields[WIRE_KIND_NB] = {
-    [WIRE_HELLO] = 7,  [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 2,
+    [WIRE_HELLO] = 7,  [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 3,
     [WIRE_RESULT] = 6, [WIRE_STOP] = 2,   [WIRE_BYE] = 2,     [WIRE_BOOK] = 7,
 };
 

@@ -17,7 +17,7 @@
 #define WIRE_MAGIC "XQ"
 
 enum {
-    WIRE_VERSION = 2,             // bumped on any change to a body layout
+    WIRE_VERSION = 3,             // bumped on any change to a body layout
     WIRE_MAX_MESSAGE = 4 << 20,   // bytes, checked before parsing and after packing
     WIRE_MAX_PAIRS_PER_WORK = 64, // pair ids in a WORK, pair results in a RESULT
     WIRE_MAX_GAMES_PER_PAIR = 2,  // a pair result holds 1 or 2 games
@@ -28,6 +28,8 @@ enum {
     WIRE_MAX_THREADS = 65535,     // threads and concurrency in a HELLO
     WIRE_TERM_LIMIT = 32,         // termination codes are < 32 (TERM_NB today is 16)
     WIRE_MAX_RANK = 0x7fffffff,   // MPI ranks are ints
+    WIRE_MAX_SPSA_PARAMS = 512,   // tuned weights in one SPSA step
+    WIRE_MAX_PARAM_ID = 4095,     // engine weight ids (the table has a few hundred)
     WIRE_MAX_BOOK_CANDS = 256,    // candidates in a BOOK message (one work unit)
     WIRE_MAX_BOOK_PATH = 64,      // moves from a candidate's start position
 };
@@ -94,10 +96,20 @@ typedef struct {
     uint32_t pairs; // 1..WIRE_MAX_PAIRS_PER_WORK
 } WireRequest;
 
+/// An SPSA step attached to a WORK: every pair of the WORK plays "plus" (the pair's first
+/// player) with the weights `plus` against "minus" with `minus`. count 0: no step.
+typedef struct {
+    uint64_t id;
+    int count;                            // 0..WIRE_MAX_SPSA_PARAMS
+    uint16_t param[WIRE_MAX_SPSA_PARAMS]; // engine weight ids, distinct
+    int32_t plus[WIRE_MAX_SPSA_PARAMS], minus[WIRE_MAX_SPSA_PARAMS];
+} WireSpsaStep;
+
 typedef struct {
     uint64_t job_id;
     int pair_count; // 1..WIRE_MAX_PAIRS_PER_WORK, ids distinct
     uint64_t pair_ids[WIRE_MAX_PAIRS_PER_WORK];
+    WireSpsaStep spsa;
 } WireWork;
 
 typedef struct {

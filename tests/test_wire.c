@@ -200,6 +200,28 @@ static void test_roundtrip_small(void **state)
     assert_int_equal(d.work.job_id, m.work.job_id);
     assert_int_equal(d.work.pair_count, 64);
     assert_memory_equal(d.work.pair_ids, m.work.pair_ids, sizeof m.work.pair_ids);
+    assert_int_equal(d.work.spsa.count, 0);
+
+    // A WORK carrying an SPSA step: ids, and both sides' values (negative ones too).
+    m.work.spsa.id = 12345;
+    m.work.spsa.count = WIRE_MAX_SPSA_PARAMS;
+    for (int i = 0; i < WIRE_MAX_SPSA_PARAMS; i++) {
+        m.work.spsa.param[i] = (uint16_t)(i * 7);
+        m.work.spsa.plus[i] = i - 300;
+        m.work.spsa.minus[i] = -i * 1000;
+    }
+    roundtrip(&m, &d);
+    assert_int_equal(d.work.spsa.id, 12345);
+    assert_int_equal(d.work.spsa.count, WIRE_MAX_SPSA_PARAMS);
+    assert_memory_equal(d.work.spsa.param, m.work.spsa.param, sizeof m.work.spsa.param);
+    assert_memory_equal(d.work.spsa.plus, m.work.spsa.plus, sizeof m.work.spsa.plus);
+    assert_memory_equal(d.work.spsa.minus, m.work.spsa.minus, sizeof m.work.spsa.minus);
+    // A repeated parameter id is refused on packing.
+    m.work.spsa.param[1] = m.work.spsa.param[0];
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    assert_int_equal(wire_pack(&m, &sb), WIRE_ERR_INVALID);
+    msgpack_sbuffer_destroy(&sb);
 
     m = (WireMessage){.kind = WIRE_STOP, .stop = {.code = WIRE_STOP_INTERRUPTED}};
     roundtrip(&m, &d);
@@ -368,7 +390,7 @@ static void test_oversized(void **state)
     static const char str32[] = "\xdb\x7f\xff\xff\xff"
                                 "abc";
     // Inside a real envelope: a WORK whose id list declares 2^32 - 1 entries.
-    static const char work[] = "\x94\xa2XQ\x01\x03\x92\x01\xdd\xff\xff\xff\xff\x01\x02";
+    static const char work[] = "\x94\xa2XQ\x03\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
     const struct {
         const char *data;
         size_t len;
@@ -605,8 +627,8 @@ static void test_envelope(void **state)
     assert_int_equal(unpack_status("\x01", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("\x90", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("", 0), WIRE_ERR_MALFORMED);
-    // A version-3 envelope of another length still reads as "version", not "magic".
-    static const char v2[] = "\x95\xa2XQ\x03\x00\x90\xc0";
+    // A version-4 envelope of another length still reads as "version", not "magic".
+    static const char v2[] = "\x95\xa2XQ\x04\x00\x90\xc0";
     assert_int_equal(unpack_status(v2, sizeof v2 - 1), WIRE_ERR_VERSION);
     msgpack_sbuffer_destroy(&b);
 }
@@ -630,10 +652,10 @@ static void test_trailing_and_encoding(void **state)
     }
     free_samples(bufs);
     // REQUEST [5, 2] with the 5 as uint8 (0xcc 0x05) instead of a fixint.
-    static const char ok[] = "\x94\xa2XQ\x02\x02\x92\x05\x02";
-    static const char wide[] = "\x94\xa2XQ\x02\x02\x92\xcc\x05\x02";
-    static const char wide_str[] = "\x94\xd9\x02XQ\x02\x02\x92\x05\x02";
-    static const char reserved[] = "\x94\xa2XQ\x02\x02\x92\xc1\x02";
+    static const char ok[] = "\x94\xa2XQ\x03\x02\x92\x05\x02";
+    static const char wide[] = "\x94\xa2XQ\x03\x02\x92\xcc\x05\x02";
+    static const char wide_str[] = "\x94\xd9\x02XQ\x03\x02\x92\x05\x02";
+    static const char reserved[] = "\x94\xa2XQ\x03\x02\x92\xc1\x02";
     assert_int_equal(unpack_status(ok, sizeof ok - 1), WIRE_OK);
     assert_int_equal(unpack_status(wide, sizeof wide - 1), WIRE_ERR_MALFORMED);
     assert_int_equal(unpack_status(wide_str, sizeof wide_str - 1), WIRE_ERR_MALFORMED);
