@@ -481,7 +481,7 @@ static void stop_workers(Coord *c, WireStopCode code, const char *why)
 
 static void on_request(Coord *c, int src, const WireRequest *req)
 {
-    WireWork work = {c->run->job_id, 0, {0}};
+    WireWork work = {.job_id = c->run->job_id};
     if (!c->member[src]) {
         fprintf(stderr, "\nxqforge run: request from rank %d, which is not admitted; ignored\n",
                 src);

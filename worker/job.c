@@ -39,15 +39,17 @@ typedef enum {
     SEC_OUTPUT,
     SEC_REPORT,
     SEC_BOOK,
+    SEC_SPSA,
+    SEC_TEXEL,
     SEC_NB
 } Section;
 
 static const char *const SECTION_NAMES[SEC_NB] = {"job",      "engine",       "each", "time",
                                                   "openings", "adjudication", "sprt", "output",
-                                                  "report",   "book"};
+                                                  "report",   "book",         "spsa", "texel"};
 static const char *const KIND_NAMES[JOB_KIND_NB] = {"sprt", "match", "spsa", "texel", "book"};
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
-static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put"};
+static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
 static const char *const TIME_KEYS[] = {"tc", "st", "depth", "nodes", "timemargin", NULL};
 
 /// Where a setting came from: a file line, or an override (line 0).
@@ -453,8 +455,6 @@ static bool key_job(Ctx *c, const char *key, const char *v)
     if (!strcmp(key, "kind")) {
         if (!set_enum(c, s, key, v, KIND_NAMES, JOB_KIND_NB, &i))
             return false;
-        if (i != JOB_SPRT && i != JOB_MATCH && i != JOB_BOOK)
-            return fail(c, JOB_ERR_UNSUPPORTED, s, key, "kind '%s' is not supported yet", v);
         c->has_kind = true;
         return j->kind = (JobKind)i, true;
     }
@@ -596,6 +596,33 @@ static bool set_urls(Ctx *c, const char *key, const char *v)
     return true;
 }
 
+/// The [report] keys of delivery: CA, timeouts, retries, spool.
+static bool key_report_delivery(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "report";
+    if (!strcmp(key, "ca_file"))
+        return set_text(c, s, key, v, j->report.ca_file, sizeof j->report.ca_file);
+    if (!strcmp(key, "connect_timeout"))
+        return set_int(c, s, key, v, 1, 600, &j->report.connect_timeout_s);
+    if (!strcmp(key, "timeout"))
+        return set_int(c, s, key, v, 1, 3600, &j->report.timeout_s);
+    if (!strcmp(key, "attempts"))
+        return set_int(c, s, key, v, 1, 100, &j->report.attempts);
+    if (!strcmp(key, "backoff"))
+        return set_dbl(c, s, key, v, 0.001, 3600, &j->report.backoff_s);
+    if (!strcmp(key, "backoff_max"))
+        return set_dbl(c, s, key, v, 0.001, 86400, &j->report.backoff_max_s);
+    if (!strcmp(key, "final_wait"))
+        return set_dbl(c, s, key, v, 0, 86400, &j->report.final_wait_s);
+    if (!strcmp(key, "spool")) {
+        if (!v[0])
+            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory");
+        return set_text(c, s, key, v, j->report.spool, sizeof j->report.spool);
+    }
+    return unknown(c, s, key);
+}
+
 static bool key_report(Ctx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
@@ -619,7 +646,7 @@ static bool key_report(Ctx *c, const char *key, const char *v)
         return set_text(c, s, key, v, j->report.token_file, sizeof j->report.token_file);
     if (!strcmp(key, "interval"))
         return set_int(c, s, key, v, 1, 86400, &j->report.interval_s);
-    return unknown(c, s, key);
+    return key_report_delivery(c, key, v);
 }
 
 static bool key_book(Ctx *c, const char *key, const char *v)
@@ -672,6 +699,147 @@ static bool key_book(Ctx *c, const char *key, const char *v)
     return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
 }
 
+/// Adds weight ids to the SPSA list (once each): "all", "psq" (piece-square weights),
+/// "eval" (every weight but piece-square ones) or weight names.
+static bool spsa_add_names(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    char buf[JOB_LINE_MAX + 1], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", v);
+    bool any = false;
+    for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+        any = true;
+        bool group = !strcmp(w, "all") || !strcmp(w, "psq") || !strcmp(w, "eval");
+        int one = group ? -1 : params_find(w);
+        if (!group && one < 0)
+            return fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", w);
+        for (int id = 0; id < PARAM_NB; id++) {
+            if (group ? (!strcmp(w, "psq") && !params_is_psq(id)) ||
+                            (!strcmp(w, "eval") && params_is_psq(id))
+                      : id != one)
+                continue;
+            int k = 0;
+            while (k < j->spsa.param_count && j->spsa.params[k].id != id)
+                k++;
+            if (k < j->spsa.param_count)
+                continue; // listed already
+            if (k >= JOB_SPSA_PARAMS_MAX)
+                return fail(c, JOB_ERR_VALUE, "spsa", key, "more than %d parameters",
+                            JOB_SPSA_PARAMS_MAX);
+            const ParamInfo *pi = &params_info[id];
+            j->spsa.params[j->spsa.param_count++] =
+                (JobSpsaParam){id, false, 0, pi->min, pi->max, pi->step, NAN};
+        }
+    }
+    return any || fail(c, JOB_ERR_VALUE, "spsa", key, "empty: give all, psq, eval or names");
+}
+
+/// `param = NAME, start, min, max, c_end, r_end` as fishtest writes them.
+static bool spsa_add_line(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    char name[64];
+    double x[5];
+    int used = 0;
+    if (sscanf(v, " %63[^, \t] , %lf , %lf , %lf , %lf , %lf %n", name, &x[0], &x[1], &x[2], &x[3],
+               &x[4], &used) != 6 ||
+        v[used])
+        return fail(c, JOB_ERR_VALUE, "spsa", key,
+                    "'%s': expected NAME, start, min, max, c_end, r_end", v);
+    int id = params_find(name);
+    if (id < 0)
+        return fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", name);
+    const ParamInfo *pi = &params_info[id];
+    if (!(x[1] < x[2]) || x[0] < x[1] || x[0] > x[2] || x[1] < pi->min || x[2] > pi->max ||
+        !(x[3] > 0) || !(x[4] > 0))
+        return fail(c, JOB_ERR_VALUE, "spsa", key,
+                    "%s: need %d <= min < max <= %d, min <= start <= max, c_end > 0, r_end > 0",
+                    name, pi->min, pi->max);
+    int k = 0;
+    while (k < j->spsa.param_count && j->spsa.params[k].id != id)
+        k++;
+    if (k >= JOB_SPSA_PARAMS_MAX)
+        return fail(c, JOB_ERR_VALUE, "spsa", key, "more than %d parameters", JOB_SPSA_PARAMS_MAX);
+    j->spsa.params[k] = (JobSpsaParam){id, true, x[0], x[1], x[2], x[3], x[4]};
+    if (k == j->spsa.param_count)
+        j->spsa.param_count++;
+    return true;
+}
+
+static bool key_spsa(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "spsa";
+    if (!strcmp(key, "params"))
+        return spsa_add_names(c, key, v);
+    if (!strcmp(key, "param"))
+        return spsa_add_line(c, key, v);
+    if (!strcmp(key, "a_ratio"))
+        return set_dbl(c, s, key, v, 0, 10, &j->spsa.a_ratio);
+    if (!strcmp(key, "alpha"))
+        return set_dbl(c, s, key, v, 0.001, 2, &j->spsa.alpha);
+    if (!strcmp(key, "gamma"))
+        return set_dbl(c, s, key, v, 0.001, 2, &j->spsa.gamma);
+    if (!strcmp(key, "r_end"))
+        return set_dbl(c, s, key, v, 1e-9, 10, &j->spsa.r_end);
+    char *dst = !strcmp(key, "weights")      ? j->spsa.weights
+                : !strcmp(key, "trajectory") ? j->spsa.trajectory
+                                             : NULL;
+    if (!dst)
+        return unknown(c, s, key);
+    if (!v[0])
+        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
+    return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
+}
+
+static bool texel_params(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    char buf[JOB_LINE_MAX + 1], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", v);
+    if (!j->texel.has_params)
+        memset(j->texel.tuned, 0, sizeof j->texel.tuned);
+    j->texel.has_params = true;
+    for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+        bool all = !strcmp(w, "all"), psq = !strcmp(w, "psq"), ev = !strcmp(w, "eval");
+        int one = all || psq || ev ? -1 : params_find(w);
+        if (!all && !psq && !ev && one < 0)
+            return fail(c, JOB_ERR_VALUE, "texel", key, "'%s' is not an engine weight", w);
+        for (int id = 0; id < PARAM_NB; id++)
+            if (all || (psq && params_is_psq(id)) || (ev && !params_is_psq(id)) || id == one)
+                j->texel.tuned[id] = true;
+    }
+    return true;
+}
+
+static bool key_texel(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "texel";
+    if (!strcmp(key, "params"))
+        return texel_params(c, key, v);
+    if (!strcmp(key, "epochs"))
+        return set_int(c, s, key, v, 1, 1000000, &j->texel.epochs);
+    if (!strcmp(key, "threads"))
+        return set_int(c, s, key, v, 0, 1024, &j->texel.threads);
+    if (!strcmp(key, "lr"))
+        return set_dbl(c, s, key, v, 1e-6, 1000, &j->texel.lr);
+    if (!strcmp(key, "l2"))
+        return set_dbl(c, s, key, v, 0, 1e6, &j->texel.l2);
+    if (!strcmp(key, "k"))
+        return set_dbl(c, s, key, v, 0, 100, &j->texel.k);
+    char *dst = !strcmp(key, "data")      ? j->texel.data
+                : !strcmp(key, "start")   ? j->texel.start
+                : !strcmp(key, "weights") ? j->texel.weights
+                : !strcmp(key, "loss")    ? j->texel.loss
+                                          : NULL;
+    if (!dst)
+        return unknown(c, s, key);
+    if (!v[0] && dst != j->texel.start)
+        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
+    return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
+}
+
 /// One key = value in a section (a file line or an override).
 static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
 {
@@ -690,6 +858,8 @@ static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
     case SEC_OUTPUT: return key_output(c, key, v);
     case SEC_REPORT: return key_report(c, key, v);
     case SEC_BOOK: return key_book(c, key, v);
+    case SEC_SPSA: return key_spsa(c, key, v);
+    case SEC_TEXEL: return key_texel(c, key, v);
     default:
         if (!section[0])
             return fail(c, JOB_ERR_KEY, NULL, NULL, "%s: key before any [section]", key);
@@ -890,14 +1060,60 @@ static bool validate_book(Ctx *c)
     return true;
 }
 
+/// An SPSA job: one builtin engine (it plays itself), game pairs, at least one parameter.
+static bool validate_spsa(Ctx *c)
+{
+    JobConfig *j = c->job;
+    if (j->player_count != 1)
+        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
+                    "an spsa job tunes one builtin engine against itself (found %d engines)",
+                    j->player_count);
+    if (!build_player(c, 0))
+        return false;
+    c->at = (Origin){0, NULL};
+    if (j->players[0].cfg.proto != PROTO_BUILTIN)
+        return fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
+                    "spsa sets weights in-process: the engine must be builtin");
+    if (!c->has_rounds)
+        return fail(c, JOB_ERR_MISSING, "job", "rounds", "missing (game pairs = iterations)");
+    if (!j->repeat)
+        return fail(c, JOB_ERR_VALUE, "job", "repeat", "spsa plays game pairs: repeat = true");
+    if (j->spsa.param_count == 0)
+        return fail(c, JOB_ERR_MISSING, "spsa", "params",
+                    "no parameters: give params = all|psq|eval|NAME... or param = NAME, start, "
+                    "min, max, c_end, r_end");
+    for (int i = 0; i < j->spsa.param_count; i++)
+        if (isnan(j->spsa.params[i].r_end))
+            j->spsa.params[i].r_end = j->spsa.r_end;
+    return true;
+}
+
+/// A Texel job reads a dataset; it plays no games, so it has no engines and no rounds.
+static bool validate_texel(Ctx *c)
+{
+    const JobConfig *j = c->job;
+    if (j->player_count > 0)
+        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
+                    "a texel job fits the builtin evaluation: remove the engine sections "
+                    "(start weights: [texel] start = FILE)");
+    if (!j->texel.data[0])
+        return fail(c, JOB_ERR_MISSING, "texel", "data", "missing: the dataset file");
+    return true;
+}
+
 static bool validate(Ctx *c)
 {
     JobConfig *j = c->job;
     c->at = (Origin){0, NULL};
     if (!c->has_kind)
-        return fail(c, JOB_ERR_MISSING, "job", "kind", "missing (sprt or match)");
+        return fail(c, JOB_ERR_MISSING, "job", "kind",
+                    "missing (sprt, match, spsa, texel or book)");
     if (j->kind == JOB_BOOK)
         return validate_book(c);
+    if (j->kind == JOB_SPSA)
+        return validate_spsa(c);
+    if (j->kind == JOB_TEXEL)
+        return validate_texel(c);
     if (j->player_count < 2)
         return fail(c, JOB_ERR_MISSING, "engine NAME", NULL,
                     "at least two engines are needed (found %d)", j->player_count);
@@ -942,6 +1158,13 @@ static void job_defaults(JobConfig *j)
     snprintf(j->output.journal, sizeof j->output.journal, "journal.xqj");
     snprintf(j->output.result, sizeof j->output.result, "result.json");
     j->report.interval_s = 60;
+    j->report.connect_timeout_s = 10;
+    j->report.timeout_s = 60;
+    j->report.attempts = 5;
+    j->report.backoff_s = 1;
+    j->report.backoff_max_s = 60;
+    j->report.final_wait_s = 30;
+    snprintf(j->report.spool, sizeof j->report.spool, "spool");
     j->book.positions = 1000;
     j->book.plies_min = 6;
     j->book.plies_max = 10;
@@ -955,6 +1178,18 @@ static void job_defaults(JobConfig *j)
     j->book.hash_mb = 4;
     j->book.seed = 1;
     snprintf(j->book.epd, sizeof j->book.epd, "book.epd");
+    j->spsa.a_ratio = 0.1;
+    j->spsa.alpha = 0.602;
+    j->spsa.gamma = 0.101;
+    j->spsa.r_end = 0.002;
+    snprintf(j->spsa.weights, sizeof j->spsa.weights, "spsa-weights.txt");
+    snprintf(j->spsa.trajectory, sizeof j->spsa.trajectory, "spsa.csv");
+    j->texel.epochs = 200;
+    j->texel.lr = 2.0;
+    for (int id = 0; id < PARAM_NB; id++)
+        j->texel.tuned[id] = true;
+    snprintf(j->texel.weights, sizeof j->texel.weights, "texel-weights.txt");
+    snprintf(j->texel.loss, sizeof j->texel.loss, "texel-loss.csv");
     snprintf(j->book.moves, sizeof j->book.moves, "book.xqb");
     snprintf(j->book.html, sizeof j->book.html, "book.html");
 }

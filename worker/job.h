@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "game.h"
+#include "params.h"
 #include "player.h"
 
 enum {
@@ -18,13 +19,27 @@ enum {
     JOB_FILE_MAX = 1 << 20, // bytes; larger files are refused before parsing
     JOB_LINE_MAX = 198,     // characters a line (libinih's buffer, less newline and NUL)
     JOB_TEXT_MAX = 1024,    // names, paths, URLs
-    JOB_URLS_MAX = 4
+    JOB_URLS_MAX = 4,
+    JOB_SPSA_PARAMS_MAX = 512
 };
+
+/// One tuned weight of an SPSA job (fishtest's `name, start, min, max, c_end, r_end`).
+typedef struct {
+    int id;                               // the engine weight (params.h)
+    bool has_start;                       // false: start from the engine's configured value
+    double start, min, max, c_end, r_end; // r_end NAN: the section's r_end
+} JobSpsaParam;
 
 typedef enum { JOB_SPRT, JOB_MATCH, JOB_SPSA, JOB_TEXEL, JOB_BOOK, JOB_KIND_NB } JobKind;
 /// The same order as SprtModel (coordinator/stats.h), so a cast converts.
 typedef enum { JOB_SPRT_NORMALIZED, JOB_SPRT_LOGISTIC, JOB_SPRT_MODEL_NB } JobSprtModel;
-typedef enum { JOB_REPORT_POST, JOB_REPORT_PUT, JOB_REPORT_METHOD_NB } JobReportMethod;
+/// The same order as UploadMethod (coordinator/upload.h), so a cast converts.
+typedef enum {
+    JOB_REPORT_POST,
+    JOB_REPORT_PUT,
+    JOB_REPORT_MULTIPART,
+    JOB_REPORT_METHOD_NB
+} JobReportMethod;
 
 typedef struct {
     PlayerConfig cfg;
@@ -70,7 +85,13 @@ typedef struct {
         JobReportMethod method;
         char token_env[JOB_TEXT_MAX];  // environment variable holding the token
         char token_file[JOB_TEXT_MAX]; // or a file holding it
-        int interval_s;
+        int interval_s;                // report.json/html refreshed (and uploaded) this often
+        char ca_file[JOB_TEXT_MAX];    // extra CA bundle for https (empty: the system's)
+        int connect_timeout_s, timeout_s;
+        int attempts;                      // per upload and pass, retries included
+        double backoff_s, backoff_max_s;   // first retry wait, doubling up to the cap
+        double final_wait_s;               // the end of a run waits this long for delivery
+        char spool[JOB_TEXT_MAX];          // undelivered reports, relative to output.dir
     } report;
     // Opening book generation (kind = book): the [book] section, jobs/README.md
     struct {
@@ -92,6 +113,27 @@ typedef struct {
         char moves[JOB_TEXT_MAX];     // empty: no weighted move book
         char html[JOB_TEXT_MAX];      // empty: no HTML report
     } book;
+    // SPSA (kind = spsa): the [spsa] section. Exactly one builtin engine, whose weights give
+    // the start of parameters listed by `params`; it plays itself as "plus" and "minus".
+    struct {
+        JobSpsaParam params[JOB_SPSA_PARAMS_MAX];
+        int param_count;
+        double a_ratio, alpha, gamma;
+        double r_end;                  // for parameters taken from the weight table
+        char weights[JOB_TEXT_MAX];    // tuned weights file name in the output dir
+        char trajectory[JOB_TEXT_MAX]; // CSV of theta over iterations, in the output dir
+    } spsa;
+    // Texel fitting (kind = texel): the [texel] section.
+    struct {
+        char data[JOB_TEXT_MAX];  // dataset file (xqforge texel extract)
+        char start[JOB_TEXT_MAX]; // start weights file (empty: the engine's defaults)
+        bool tuned[PARAM_NB];     // per weight id: fitted (else held at its start value)
+        bool has_params;          // a `params` line was given (else every weight is fitted)
+        int epochs, threads;
+        double lr, l2, k;           // k 0: fitted
+        char weights[JOB_TEXT_MAX]; // output file names in the output dir
+        char loss[JOB_TEXT_MAX];
+    } texel;
 } JobConfig;
 
 typedef enum {
