@@ -346,12 +346,83 @@ static void test_override_errors(void **state)
 /// Planned kinds parse but are refused as not supported yet; an SPRT needs two engines.
 static void test_unsupported_kind(void **state)
 {
-    expect_file_error(state, "[job]\nkind = spsa\n", JOB_ERR_UNSUPPORTED,
-                      ":9: [job] kind: kind 'spsa' is not supported yet");
+    expect_file_error(state, "[job]\nkind = spsa\n", JOB_ERR_VALUE,
+                      ": [engine NAME] an spsa job tunes one builtin engine against itself "
+                      "(found 2 engines)");
     expect_file_error(state, "[job]\nkind = perft\n", JOB_ERR_VALUE,
                       ":9: [job] kind: 'perft': expected one of sprt, match");
     expect_file_error(state, "[engine c]\n", JOB_ERR_VALUE,
                       ": [job] kind: sprt needs exactly two engines (found 3)");
+}
+
+static JobStatus load_text(Fixture *f, const char *text)
+{
+    write_text(f, text, "");
+    return job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why);
+}
+
+/// An SPSA job: table groups and names add each weight once with the table's range and step,
+/// fishtest lines set everything, r_end defaults to the section's; faults are named.
+static void test_spsa_section(void **state)
+{
+    Fixture *f = *state;
+    static const char *const head = "[job]\nkind = spsa\nrounds = 50\n[engine e]\n"
+                                    "[time]\nnodes = 500\n[spsa]\nr_end = 0.005\n";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "%sparams = horse_mg chariot_eg horse_mg\n"
+             "param = cannon_mg, 300, 200, 400, 10, 0.003\n",
+             head);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    const JobConfig *j = f->job;
+    assert_int_equal(j->kind, JOB_SPSA);
+    assert_int_equal(j->spsa.param_count, 3);
+    assert_int_equal(j->spsa.params[0].id, params_find("horse_mg"));
+    assert_false(j->spsa.params[0].has_start);
+    assert_true(j->spsa.params[0].c_end == params_info[params_find("horse_mg")].step);
+    assert_true(j->spsa.params[0].r_end == 0.005);
+    assert_true(j->spsa.params[2].has_start && j->spsa.params[2].start == 300);
+    assert_true(j->spsa.params[2].r_end == 0.003);
+    snprintf(text, sizeof text, "%sparams = psq\n", head);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    int psq = 0;
+    for (int id = 0; id < PARAM_NB; id++)
+        psq += params_is_psq(id);
+    assert_int_equal(f->job->spsa.param_count, psq);
+
+    snprintf(text, sizeof text, "%sparams = horse_mgx\n", head);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, ":9: [spsa] params: 'horse_mgx' is not an engine weight"));
+    snprintf(text, sizeof text, "%sparam = horse_mg, 900, 100, 600, 10, 0.002\n", head);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[spsa] param: horse_mg: need"));
+    snprintf(text, sizeof text, "%sparam = horse_mg, 300, 200\n", head);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "expected NAME, start, min, max, c_end, r_end"));
+    snprintf(text, sizeof text, "%s", head);
+    assert_int_equal(load_text(f, text), JOB_ERR_MISSING);
+    assert_non_null(strstr(f->why, "[spsa] params: no parameters"));
+    snprintf(text, sizeof text, "%sparams = all\n[job]\nrepeat = false\n", head);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "repeat = true"));
+}
+
+/// A Texel job: no engines, a dataset; `params` limits the fitted weights.
+static void test_texel_section(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load_text(f, "[job]\nkind = texel\n[texel]\ndata = x.xqd\nepochs = 5\n"
+                                  "params = horse_mg psq\n"),
+                     JOB_OK);
+    assert_int_equal(f->job->kind, JOB_TEXEL);
+    assert_int_equal(f->job->texel.epochs, 5);
+    assert_true(f->job->texel.tuned[params_find("horse_mg")]);
+    assert_false(f->job->texel.tuned[params_find("horse_eg")]);
+    assert_int_equal(load_text(f, "[job]\nkind = texel\n[texel]\nepochs = 5\n"), JOB_ERR_MISSING);
+    assert_non_null(strstr(f->why, "[texel] data: missing"));
+    assert_int_equal(load_text(f, "[job]\nkind = texel\n[engine a]\n[texel]\ndata = x\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "remove the engine sections"));
 }
 
 /// job_engine_set gives the words of `xqforge play -engine` the same meanings.
@@ -399,6 +470,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_override_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsupported_kind, setup, teardown),
         cmocka_unit_test(test_engine_set),
+        cmocka_unit_test_setup_teardown(test_spsa_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_texel_section, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
