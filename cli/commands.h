@@ -3,6 +3,8 @@
 // 0 success, 1 failure while running, 2 bad usage or bad input.
 #pragma once
 
+#include <stdbool.h>
+
 enum { EXIT_USAGE = 2 };
 
 int cmd_perft(int argc, char **argv);
@@ -12,6 +14,12 @@ int cmd_uci(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_book(int argc, char **argv);
+
+/// `xqforge run` of a job of kind = book (cli/cmd_book.c): book_job_is says whether the job
+/// (with its overrides) is one, book_run runs it as cmd_run would.
+bool book_job_is(const char *path, char **sets, int n_sets);
+int book_run(int *argc, char ***argv, const char *path, char **sets, int n_sets, bool resume);
 
 /// Strict integer option parsing shared by the subcommands; false if not an integer in range.
 int cli_parse_int(const char *text, long lo, long hi, long *out);

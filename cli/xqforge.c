@@ -24,6 +24,7 @@ static const Command COMMANDS[] = {
      cmd_diffcheck},
     {"run", "run a job file over MPI ranks (or on this machine)", cmd_run},
     {"play", "play a match between two engines (fastchess-style)", cmd_play},
+    {"book", "probe a weighted move book written by a book job", cmd_book},
     {"stats", "Elo, LOS and SPRT verdict of match counts (fishtest's statistics)", cmd_stats},
     {"uci", "run the engine under the UCI protocol on stdin/stdout", cmd_uci},
 };

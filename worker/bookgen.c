@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+#include "bookgen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "movegen.h"
+#include "rng.h"
+#include "search.h"
+
+enum { CACHE_SIZE = 1 << 16 }; // verified positions remembered per generator
+
+typedef struct {
+    uint64_t key;
+    int score;
+    bool used;
+} CacheSlot;
+
+/// The lines of the last completed iteration of a MultiPV search.
+typedef struct {
+    int depth, n;
+    Move move[ENGINE_MAX_MULTIPV];
+    int score[ENGINE_MAX_MULTIPV];
+} Lines;
+
+struct Bookgen {
+    const BookgenConfig *cfg;
+    Engine *engine;
+    Board *board, *scratch;
+    CacheSlot *cache;
+};
+
+const char *bookgen_strerror(BookgenStatus st)
+{
+    static const char *const text[BOOKGEN_STATUS_NB] = {"ok", "book setting out of range",
+                                                        "out of memory",
+                                                        "the engine refused an option", "aborted"};
+    return (unsigned)st < BOOKGEN_STATUS_NB ? text[st] : "unknown bookgen status";
+}
+
+static bool config_ok(const BookgenConfig *c)
+{
+    return c->plies_min >= 0 && c->plies_min <= c->plies_max && c->plies_max <= BOOKGEN_MAX_PLIES &&
+           c->multipv >= 1 && c->multipv <= ENGINE_MAX_MULTIPV && c->select_depth >= 1 &&
+           c->verify_depth >= 1 && c->margin >= 0 && c->temperature >= 0 && c->unit >= 1 &&
+           c->unit <= BOOKGEN_MAX_UNIT && c->hash_mb >= 1;
+}
+
+BookgenStatus bookgen_new(const BookgenConfig *cfg, Bookgen **out)
+{
+    *out = NULL;
+    if (!config_ok(cfg))
+        return BOOKGEN_ERR_CONFIG;
+    Bookgen *g = calloc(1, sizeof *g);
+    if (!g)
+        return BOOKGEN_ERR_NOMEM;
+    g->cfg = cfg;
+    g->engine = engine_new();
+    g->board = malloc(sizeof *g->board);
+    g->scratch = malloc(sizeof *g->scratch);
+    g->cache = calloc(CACHE_SIZE, sizeof *g->cache);
+    if (!g->engine || !g->board || !g->scratch || !g->cache) {
+        bookgen_free(g);
+        return BOOKGEN_ERR_NOMEM;
+    }
+    char hash[16];
+    snprintf(hash, sizeof hash, "%d", cfg->hash_mb);
+    if (engine_set_option(g->engine, "Hash", hash) != ENGINE_OK ||
+        engine_set_option(g->engine, "Rules", rules_set_name(cfg->rules)) != ENGINE_OK) {
+        bookgen_free(g);
+        return BOOKGEN_ERR_ENGINE;
+    }
+    *out = g;
+    return BOOKGEN_OK;
+}
+
+void bookgen_free(Bookgen *g)
+{
+    if (!g)
+        return;
+    engine_free(g->engine);
+    free(g->board);
+    free(g->scratch);
+    free(g->cache);
+    free(g);
+}
+
+static void on_info(void *ctx, const SearchInfo *info)
+{
+    Lines *l = ctx;
+    if (info->depth != l->depth) {
+        l->depth = info->depth;
+        l->n = 0;
+    }
+    if (info->pv_len > 0 && l->n < ENGINE_MAX_MULTIPV) {
+        l->move[l->n] = info->pv[0];
+        l->score[l->n++] = info->score;
+    }
+}
+
+static BookgenStatus search_depth(Engine *e, const Board *b, int multipv, int depth, Lines *lines,
+                                  uint64_t *nodes, SearchResult *res)
+{
+    char mpv[16];
+    snprintf(mpv, sizeof mpv, "%d", multipv);
+    if (engine_set_option(e, "MultiPV", mpv) != ENGINE_OK || engine_set_position(e, b) != ENGINE_OK)
+        return BOOKGEN_ERR_ENGINE;
+    SearchLimits lim;
+    limits_init(&lim);
+    lim.depth = depth;
+    if (lines)
+        memset(lines, 0, sizeof *lines);
+    *res = engine_search(e, &lim, lines ? on_info : NULL, lines);
+    if (nodes)
+        *nodes += res->nodes;
+    return BOOKGEN_OK;
+}
+
+/// Picks among the lines within the margin of the best: uniformly, or with weights
+/// exp((score - best) / temperature).
+static Move pick(const BookgenConfig *c, const Lines *l, Rng *r, int *score)
+{
+    int best = l->score[0], n = 0;
+    double w[ENGINE_MAX_MULTIPV], total = 0;
+    for (int i = 0; i < l->n; i++) {
+        if (l->score[i] < best - c->margin)
+            break; // lines come best first
+        w[n] = c->temperature > 0 ? exp((l->score[i] - best) / c->temperature) : 1.0;
+        total += w[n++];
+    }
+    // 53 random bits: the same choice on every machine.
+    double x = (double)(rng_next(r) >> 11) / 9007199254740992.0 * total;
+    int i = 0;
+    while (i < n - 1 && x >= w[i])
+        x -= w[i++];
+    *score = l->score[i];
+    return l->move[i];
+}
+
+/// The EPD position part of a FEN (board, side, "- -"): the position without counters, so a
+/// verification depends on the position alone.
+static void epd_position(const Board *b, char *out, size_t len)
+{
+    char fen[BOARD_FEN_MAX];
+    board_fen(b, fen, sizeof fen);
+    char *sp = strchr(fen, ' ');
+    snprintf(out, len, "%.*s %c - -", sp ? (int)(sp - fen) : (int)strlen(fen), fen,
+             b->side == BLACK ? 'b' : 'w');
+}
+
+BookgenStatus bookgen_verify(Bookgen *g, const char *fen, int *score, uint64_t *nodes)
+{
+    if (board_set_fen(g->scratch, fen, NULL, 0) != FEN_OK)
+        return BOOKGEN_ERR_CONFIG;
+    char pos[BOARD_FEN_MAX];
+    epd_position(g->scratch, pos, sizeof pos);
+    board_set_fen(g->scratch, pos, NULL, 0);
+    CacheSlot *slot = &g->cache[g->scratch->key & (CACHE_SIZE - 1)];
+    if (slot->used && slot->key == g->scratch->key) {
+        *score = slot->score;
+        return BOOKGEN_OK;
+    }
+    engine_new_game(g->engine);
+    SearchResult res;
+    BookgenStatus st =
+        search_depth(g->engine, g->scratch, 1, g->cfg->verify_depth, NULL, nodes, &res);
+    if (st)
+        return st;
+    // No legal move: the side to move has lost.
+    int stm = res.best == MOVE_NONE ? -VALUE_MATE : res.score;
+    *score = g->scratch->side == RED ? stm : -stm;
+    *slot = (CacheSlot){g->scratch->key, *score, true};
+    return BOOKGEN_OK;
+}
+
+static uint64_t mix(uint64_t seed, uint64_t unit, int i)
+{
+    uint64_t z = seed ^ (unit * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)i * 0xD1B54A32D192ED03ull);
+    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
+    return z ^ (z >> 29);
+}
+
+/// Sets the board to a start position: the start position, or a seed-book entry.
+static void start_board(const BookgenConfig *c, Board *b, Rng *r)
+{
+    if (!c->starts || c->starts->count == 0) {
+        board_set_fen(b, BOARD_START_FEN, NULL, 0);
+        return;
+    }
+    const Opening *o = &c->starts->items[rng_below(r, (uint32_t)c->starts->count)];
+    board_set_fen(b, o->fen, NULL, 0); // validated when loaded
+    for (int i = 0; i < o->move_count; i++)
+        board_make_move(b, o->moves[i]);
+    char fen[BOARD_FEN_MAX];
+    board_fen(b, fen, sizeof fen); // history off: a game starts here
+    board_set_fen(b, fen, NULL, 0);
+}
+
+static BookgenStatus candidate(Bookgen *g, uint64_t unit, int i, BookgenCandidate *out,
+                               uint64_t *nodes)
+{
+    const BookgenConfig *c = g->cfg;
+    Rng r;
+    rng_seed(&r, mix(c->seed, unit, i));
+    Board *b = g->board;
+    start_board(c, b, &r);
+    board_fen(b, out->start_fen, sizeof out->start_fen);
+    int plies = c->plies_min + (int)rng_below(&r, (uint32_t)(c->plies_max - c->plies_min + 1));
+    out->path_len = 0;
+    engine_new_game(g->engine);
+    for (int p = 0; p < plies; p++) {
+        Lines lines;
+        SearchResult res;
+        BookgenStatus st =
+            search_depth(g->engine, b, c->multipv, c->select_depth, &lines, nodes, &res);
+        if (st)
+            return st;
+        if (lines.n == 0)
+            break; // no legal move: the verification scores the loss
+        int score = 0;
+        Move m = pick(c, &lines, &r, &score);
+        out->path[out->path_len] = m;
+        out->path_scores[out->path_len++] = score;
+        board_make_move(b, m);
+    }
+    char fen[BOARD_FEN_MAX];
+    board_fen(b, fen, sizeof fen);
+    return bookgen_verify(g, fen, &out->score, nodes);
+}
+
+BookgenStatus bookgen_unit(Bookgen *g, uint64_t unit, const atomic_bool *abort,
+                           BookgenCandidate *out, uint64_t *nodes)
+{
+    uint64_t spare = 0;
+    for (int i = 0; i < g->cfg->unit; i++) {
+        if (abort && atomic_load(abort))
+            return BOOKGEN_ABORTED;
+        BookgenStatus st = candidate(g, unit, i, &out[i], nodes ? nodes : &spare);
+        if (st)
+            return st;
+    }
+    return BOOKGEN_OK;
+}
+
+bool bookgen_replay(const char *start_fen, const Move *path, int n, BookgenLine *out, char *why,
+                    size_t why_len)
+{
+    Board *b = malloc(sizeof *b);
+    if (!b) {
+        snprintf(why, why_len, "out of memory");
+        return false;
+    }
+    bool ok = n >= 0 && n <= BOOKGEN_MAX_PLIES;
+    if (!ok)
+        snprintf(why, why_len, "%d moves, at most %d", n, BOOKGEN_MAX_PLIES);
+    else
+        ok = board_set_fen(b, start_fen, why, why_len) == FEN_OK;
+    for (int i = 0; ok && i < n; i++) {
+        out->keys[i] = b->key;
+        ok = move_from(path[i]) < SQUARE_NB && move_to(path[i]) < SQUARE_NB &&
+             movegen_is_legal(b, path[i]);
+        if (!ok)
+            snprintf(why, why_len, "move %d (%u) is illegal", i + 1, (unsigned)path[i]);
+        else
+            board_make_move(b, path[i]);
+    }
+    if (ok) {
+        out->key = b->key;
+        out->black_to_move = b->side == BLACK;
+        out->ply = 2 * (b->fullmove - 1) + out->black_to_move;
+        epd_position(b, out->epd, sizeof out->epd);
+    }
+    free(b);
+    return ok;
+}

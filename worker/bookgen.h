@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// Opening-book candidates. A work unit is a number; its candidates are a pure function of the
+// configuration, the seed and that number (the random generator is seeded from them and every
+// search starts from a cleared engine), so a unit gives the same candidates on any rank, in any
+// order, before or after a restart. A candidate: a start position (the start position or a
+// seed-book entry), a few plies each chosen at random among the moves of a shallow MultiPV
+// search that lie within a margin of the best (uniformly, or by softmax of the scores), then
+// the verification search's score of the position reached. The coordinator judges the window.
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "board.h"
+#include "openings.h"
+#include "rules.h"
+
+enum { BOOKGEN_MAX_PLIES = 60, BOOKGEN_MAX_UNIT = 256 };
+
+typedef struct {
+    int plies_min, plies_max; // 0..BOOKGEN_MAX_PLIES
+    int multipv, select_depth;
+    int margin;         // cp below the best line
+    double temperature; // cp; 0: uniform within the margin
+    int verify_depth;
+    int hash_mb;
+    int unit; // candidates per unit, 1..BOOKGEN_MAX_UNIT
+    uint64_t seed;
+    RuleSet rules;
+    const Openings *starts; // NULL or empty: the start position
+} BookgenConfig;
+
+typedef struct {
+    char start_fen[BOARD_FEN_MAX];
+    int path_len;
+    Move path[BOOKGEN_MAX_PLIES];
+    int path_scores[BOOKGEN_MAX_PLIES]; // shallow score of each move played, mover's view
+    int score;                          // verification score, Red's view
+} BookgenCandidate;
+
+/// A replayed candidate: what the coordinator derives from the moves itself.
+typedef struct {
+    uint64_t key;            // of the position reached
+    char epd[BOARD_FEN_MAX]; // its EPD position: board, side, "- -"
+    bool black_to_move;
+    int ply;                          // plies from the start of the game, by the FEN's move number
+    uint64_t keys[BOOKGEN_MAX_PLIES]; // the key before each move of the path
+} BookgenLine;
+
+typedef enum {
+    BOOKGEN_OK,
+    BOOKGEN_ERR_CONFIG, // a setting out of range
+    BOOKGEN_ERR_NOMEM,
+    BOOKGEN_ERR_ENGINE, // the engine refused an option
+    BOOKGEN_ABORTED,
+    BOOKGEN_STATUS_NB
+} BookgenStatus;
+
+typedef struct Bookgen Bookgen;
+
+const char *bookgen_strerror(BookgenStatus st);
+
+/// A generator for one thread: its own engine and a cache of verified positions. The config
+/// (and its starts) must outlive it.
+BookgenStatus bookgen_new(const BookgenConfig *cfg, Bookgen **out);
+void bookgen_free(Bookgen *g);
+
+/// Generates the cfg->unit candidates of unit `unit` into out[0..cfg->unit); stops early with
+/// BOOKGEN_ABORTED when *abort becomes true. *nodes (may be NULL) grows by the nodes searched.
+BookgenStatus bookgen_unit(Bookgen *g, uint64_t unit, const atomic_bool *abort,
+                           BookgenCandidate *out, uint64_t *nodes);
+
+/// Replays moves from start_fen, each checked legal; false with why on a bad FEN or move.
+bool bookgen_replay(const char *start_fen, const Move *path, int n, BookgenLine *out, char *why,
+                    size_t why_len);
+
+/// The verification search of one position (from its EPD position, no history), Red's view;
+/// what bookgen_unit scores candidates with, for tests that re-search a sample.
+BookgenStatus bookgen_verify(Bookgen *g, const char *fen, int *score, uint64_t *nodes);
