@@ -76,6 +76,16 @@ void player_free(Player *p)
     free(p);
 }
 
+PlayerStatus player_set_weights(Player *p, const uint16_t *ids, const int32_t *values, int n,
+                                char *msg, size_t msg_len)
+{
+    if (p->proto != PROTO_BUILTIN) {
+        snprintf(msg, msg_len, "weights can be set in-process only for the builtin engine");
+        return PLAYER_ERR_CONFIG;
+    }
+    return builtin_player_set_weights(p->impl, ids, values, n, msg, msg_len);
+}
+
 PlayerStatus player_new_game(Player *p, const RulesConfig *rules, char *msg, size_t msg_len)
 {
     return p->proto == PROTO_BUILTIN ? builtin_player_new_game(p->impl, rules, msg, msg_len)

@@ -85,6 +85,11 @@ bool player_proto_parse(const char *name, Protocol *out);
 PlayerStatus player_new(const PlayerConfig *cfg, Player **out, char *msg, size_t msg_len);
 void player_free(Player *p);
 
+/// Sets engine weights in-process (SPSA plays every pair with new values, no restart):
+/// weight ids[i] (params.h) to values[i], each clipped to the weight's range. Builtin
+/// players only: others get PLAYER_ERR_CONFIG.
+PlayerStatus player_set_weights(Player *p, const uint16_t *ids, const int32_t *values, int n,
+                                char *msg, size_t msg_len);
 /// A new game is about to start (ucinewgame / new); rules tells the engine the rule set.
 PlayerStatus player_new_game(Player *p, const RulesConfig *rules, char *msg, size_t msg_len);
 

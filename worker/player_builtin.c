@@ -38,6 +38,21 @@ PlayerStatus builtin_player_new(const PlayerConfig *cfg, void **impl, char *msg,
 
 void builtin_player_free(void *impl) { engine_free(impl); }
 
+PlayerStatus builtin_player_set_weights(void *impl, const uint16_t *ids, const int32_t *values,
+                                        int n, char *msg, size_t msg_len)
+{
+    Weights *w = engine_weights(impl);
+    for (int i = 0; i < n; i++) {
+        if (ids[i] >= PARAM_NB) {
+            snprintf(msg, msg_len, "weight id %u is not in this engine's table", (unsigned)ids[i]);
+            return PLAYER_ERR_CONFIG;
+        }
+        const ParamInfo *pi = &params_info[ids[i]];
+        w->v[ids[i]] = values[i] < pi->min ? pi->min : values[i] > pi->max ? pi->max : values[i];
+    }
+    return PLAYER_OK;
+}
+
 PlayerStatus builtin_player_new_game(void *impl, const RulesConfig *rules, char *msg,
                                      size_t msg_len)
 {

@@ -12,6 +12,8 @@ struct Player {
 
 PlayerStatus builtin_player_new(const PlayerConfig *cfg, void **impl, char *msg, size_t msg_len);
 void builtin_player_free(void *impl);
+PlayerStatus builtin_player_set_weights(void *impl, const uint16_t *ids, const int32_t *values,
+                                        int n, char *msg, size_t msg_len);
 PlayerStatus builtin_player_new_game(void *impl, const RulesConfig *rules, char *msg,
                                      size_t msg_len);
 PlayerStatus builtin_player_go(void *impl, const Board *game, const PlayerLimits *limits,
