@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -26,11 +27,11 @@
 #include "match.h"
 #include "pgn.h"
 #include "rating.h"
+#include "report.h"
 #include "schedule.h"
-#include "search.h"
-#include "spsa_tuner.h"
 #include "summary.h"
 #include "timeman.h"
+#include "upload.h"
 #include "wire.h"
 
 enum {
@@ -60,8 +61,6 @@ typedef struct {
     uint64_t job_id; // fingerprint of the job text and overrides
     int concurrency;
     uint64_t bench_signature, bench_nps;
-    SpsaConfig *spsa;     // kind = spsa: the tuned parameters (NULL otherwise)
-    Weights spsa_weights; // kind = spsa: the engine's configured weights (the base)
 } Run;
 
 static atomic_bool interrupted;
@@ -120,18 +119,11 @@ static void wire_to_game(const WireGame *w, const MatchConfig *m, GameRecord *r)
 // ---------------------------------------------------------------------------------------
 // Worker
 
-/// An SPSA step shared by the queued pairs of one WORK; freed by the last of them.
-typedef struct {
-    WireSpsaStep s;
-    int refs;
-} SharedStep;
-
 typedef struct {
     Run *run;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     uint64_t queue[QUEUE_MAX];
-    SharedStep *qstep[QUEUE_MAX]; // the step of each queued pair, or NULL
     int qlen;
     bool requested, no_more_work, failed;
     atomic_bool abort; // the coordinator said stop now: abandon games in progress
@@ -140,15 +132,6 @@ typedef struct {
     uint64_t games_played;
     char error[512];
 } Worker;
-
-/// Drops the queued pairs (the coordinator gives them to others), freeing their steps.
-static void queue_clear(Worker *w)
-{
-    for (int i = 0; i < w->qlen; i++)
-        if (w->qstep[i] && --w->qstep[i]->refs == 0)
-            free(w->qstep[i]);
-    w->qlen = 0;
-}
 
 static void *game_thread(void *arg)
 {
@@ -168,9 +151,7 @@ static void *game_thread(void *arg)
             break;
         }
         uint64_t id = w->queue[0];
-        SharedStep *step = w->qstep[0];
-        memmove(w->queue, w->queue + 1, sizeof(uint64_t) * (size_t)(w->qlen - 1));
-        memmove(w->qstep, w->qstep + 1, sizeof(SharedStep *) * (size_t)--w->qlen);
+        memmove(w->queue, w->queue + 1, sizeof(uint64_t) * (size_t)--w->qlen);
         w->busy++;
         pthread_mutex_unlock(&w->lock);
 
@@ -182,17 +163,6 @@ static void *game_thread(void *arg)
         for (int i = 0; i < 2 && st == MATCH_OK; i++)
             if (!two[i])
                 st = match_seat_start(m, i, &two[i], msg, sizeof msg);
-        // SPSA: plus and minus are the same engine with the step's two weight sets.
-        for (int i = 0; step && i < 2 && st == MATCH_OK; i++)
-            if (player_set_weights(two[i], step->s.param, i == 0 ? step->s.plus : step->s.minus,
-                                   step->s.count, msg, sizeof msg) != PLAYER_OK)
-                st = MATCH_ERR_PLAYER;
-        if (step) {
-            pthread_mutex_lock(&w->lock);
-            if (--step->refs == 0)
-                free(step);
-            pthread_mutex_unlock(&w->lock);
-        }
         pair->pair_id = id;
         pair->opening =
             (uint32_t)openings_pick(m->openings, round, m->random_order, m->seed, m->start);
@@ -348,27 +318,14 @@ static int worker_main(Run *run)
         }
         pthread_mutex_lock(&w->lock);
         if (msg.kind == WIRE_WORK) {
-            SharedStep *step = NULL;
-            if (msg.work.spsa.count > 0 && !(step = malloc(sizeof *step))) {
-                w->failed = true;
-                snprintf(w->error, sizeof w->error, "out of memory for an SPSA step");
-            } else if (step) {
-                *step = (SharedStep){msg.work.spsa, 0};
-            }
-            for (int i = 0; i < msg.work.pair_count && w->qlen < QUEUE_MAX && !w->failed; i++) {
-                w->qstep[w->qlen] = step;
-                if (step)
-                    step->refs++;
+            for (int i = 0; i < msg.work.pair_count && w->qlen < QUEUE_MAX; i++)
                 w->queue[w->qlen++] = msg.work.pair_ids[i];
-            }
-            if (step && step->refs == 0)
-                free(step);
             w->requested = false;
         } else if (msg.kind == WIRE_STOP) {
             w->no_more_work = true;
             if (msg.stop.code != WIRE_STOP_DONE) {
                 atomic_store(&w->abort, true);
-                queue_clear(w);
+                w->qlen = 0;
             }
         } else if (msg.kind == WIRE_REFUSE) {
             // Not a failure of the job (it goes on without this rank): exit 0, or mpirun would
@@ -376,7 +333,7 @@ static int worker_main(Run *run)
             fprintf(stderr, "rank %d refused: %s\n", link_rank(l), msg.refuse.reason);
             w->no_more_work = true;
             atomic_store(&w->abort, true);
-            queue_clear(w);
+            w->qlen = 0;
         }
         pthread_cond_broadcast(&w->cond);
         pthread_mutex_unlock(&w->lock);
@@ -389,7 +346,6 @@ static int worker_main(Run *run)
     pthread_mutex_unlock(&w->lock);
     for (int i = 0; i < threads; i++)
         pthread_join(tid[i], NULL);
-    queue_clear(w);
     WireBye bye = {(uint32_t)link_rank(l), w->games_played};
     send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_bye(&bye, &buf), &buf);
     msgpack_sbuffer_destroy(&buf);
@@ -410,6 +366,26 @@ static void *local_worker(void *arg)
 // ---------------------------------------------------------------------------------------
 // Coordinator
 
+/// What the report needs beyond the totals: per-worker counts, the history's next sample,
+/// the delivery settings and thread.
+typedef struct {
+    char host[WIRE_MAX_TEXT + 1];
+    uint64_t games, pairs; // received from this rank
+} ReportWorker;
+
+typedef struct {
+    Report *report; // NULL: no report (out of memory)
+    ReportWorker *workers; // per rank
+    char dir[JOB_TEXT_MAX];
+    char spool[UPLOAD_TEXT_MAX];
+    UploadTarget target; // url_count 0: no upload
+    Uploader *uploader;
+    uint64_t version;
+    int64_t last_ms;
+    int next_sample; // games at which the history takes its next point
+    time_t started_unix;
+} RunReport;
+
 typedef struct {
     Run *run;
     Journal *journal;
@@ -428,12 +404,8 @@ typedef struct {
     int games_at_start;  // replayed from the journal
     WireResult *one;     // scratch: a single-pair result for the journal
     msgpack_sbuffer buf;
-    SpsaTuner *spsa; // kind = spsa
-    FILE *spsa_csv;
+    RunReport rep;
 } Coord;
-
-/// Journal keys: pair ids for results; SPSA steps under this bit with their step id.
-#define KEY_SPSA_STEP (1ull << 63)
 
 static void count_pair(Coord *c, const WirePair *p)
 {
@@ -458,9 +430,6 @@ static void count_pair(Coord *c, const WirePair *p)
     }
     if (p->game_count == 2)
         t->ptnml[(int)(points * 2 + 0.5)]++;
-    // SPSA: plus (player 0) scored points of game_count; W - L = 2 * points - games.
-    if (c->spsa)
-        spsa_tuner_pair_done(c->spsa, p->pair_id, (int)lround(2 * points) - p->game_count);
     schedule_finish(&c->sched, p->pair_id);
     c->pairs_done++;
 }
@@ -470,13 +439,6 @@ static int replay_record(void *ctx, uint64_t key, const void *payload, size_t le
     Coord *c = ctx;
     WireMessage msg;
     char why[256];
-    if (key & KEY_SPSA_STEP) {
-        if (c->spsa && spsa_tuner_replay_step(c->spsa, payload, len, why, sizeof why))
-            return 0;
-        fprintf(stderr, "xqforge run: journal record %llu: %s\n", (unsigned long long)key,
-                c->spsa ? why : "an SPSA step in a journal of another kind of job");
-        return 1;
-    }
     if (wire_unpack(payload, len, &msg, why, sizeof why) != WIRE_OK || msg.kind != WIRE_RESULT) {
         fprintf(stderr, "xqforge run: journal record %llu is not a result (%s)\n",
                 (unsigned long long)key, why);
@@ -541,35 +503,6 @@ static void stop_workers(Coord *c, WireStopCode code, const char *why)
         send_packed(c->run->link, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
 }
 
-/// Makes an SPSA step for the pairs of a WORK and journals it before the WORK is sent, so
-/// that a resumed run applies the results of these pairs with this very step.
-static bool spsa_attach(Coord *c, WireWork *work)
-{
-    const SpsaStep *st = spsa_tuner_step(c->spsa, work->pair_ids, work->pair_count);
-    size_t len = 0;
-    void *rec = st ? spsa_tuner_encode(st, work->pair_ids, work->pair_count, &len) : NULL;
-    if (!rec || journal_append(c->journal, KEY_SPSA_STEP | st->id, rec, len) != JOURNAL_OK) {
-        fprintf(stderr, "\nxqforge run: SPSA step: %s; stopping\n",
-                rec ? journal_last_error(c->journal) : "out of memory");
-        free(rec);
-        for (int i = 0; i < work->pair_count; i++)
-            schedule_release(&c->sched, work->pair_ids[i]);
-        c->stopping = true;
-        stop_workers(c, WIRE_STOP_ERROR, "coordinator cannot journal an SPSA step");
-        return false;
-    }
-    free(rec);
-    const SpsaConfig *cfg = spsa_tuner_config(c->spsa);
-    work->spsa.id = st->id;
-    work->spsa.count = cfg->count;
-    for (int i = 0; i < cfg->count; i++) {
-        work->spsa.param[i] = (uint16_t)cfg->params[i].id;
-        work->spsa.plus[i] = st->plus[i];
-        work->spsa.minus[i] = st->minus[i];
-    }
-    return true;
-}
-
 static void on_request(Coord *c, int src, const WireRequest *req)
 {
     WireWork work = {.job_id = c->run->job_id};
@@ -584,8 +517,6 @@ static void on_request(Coord *c, int src, const WireRequest *req)
             (int)req->pairs < WIRE_MAX_PAIRS_PER_WORK ? (int)req->pairs : WIRE_MAX_PAIRS_PER_WORK);
     for (int i = 0; i < work.pair_count; i++)
         c->owner[work.pair_ids[i]] = src;
-    if (work.pair_count > 0 && c->spsa && !spsa_attach(c, &work))
-        return;
     if (work.pair_count > 0) {
         send_packed(c->run->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
         return;
@@ -760,51 +691,385 @@ static double thread_cpu_seconds(void)
            (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/// The tuner, with its trajectory CSV rewritten from the start: replaying the journal
-/// writes the rows of the iterations already applied again.
-static int spsa_begin(Coord *c, const char *dir)
+// ---------------------------------------------------------------------------------------
+// The report (report.json, report.html) and its delivery (issue 6): history sampled per game
+// pair, refreshed every [report] interval and at the end, spooled and uploaded by its own
+// thread. The Report is the coordinator's: other job kinds add plots and facts to
+// c->rep.report (coordinator/report.h).
+
+static const char *report_state(const Coord *c, bool final, bool interrupted_run)
 {
-    const Run *run = c->run;
-    if (!(c->spsa = spsa_tuner_new(run->spsa, run->job.seed, (uint64_t)c->pairs_total))) {
-        fprintf(stderr, "xqforge run: out of memory for SPSA\n");
-        return 1;
-    }
-    char path[JOB_TEXT_MAX * 2 + 2];
-    snprintf(path, sizeof path, "%s/%s", dir, run->job.spsa.trajectory);
-    if (!(c->spsa_csv = fopen(path, "w"))) {
-        fprintf(stderr, "xqforge run: cannot write %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    int64_t every = run->spsa->iterations / 500;
-    spsa_tuner_set_csv(c->spsa, c->spsa_csv, every > 0 ? every : 1);
-    return 0;
+    if (!final)
+        return "running";
+    if (interrupted_run)
+        return "interrupted";
+    MatchResults r = summary_results(&c->tot[0], c->run->m.repeat);
+    SprtResult s;
+    if (c->run->job.sprt.enabled && sprt_evaluate(&r, &c->run->sprt, &s) == STATS_OK &&
+        s.decision != SPRT_CONTINUE)
+        return sprt_decision_name(s.decision);
+    return "finished";
 }
 
-/// The tuned weights (the engine's weights with theta rounded in) and a table of changes.
-static void spsa_finish(Coord *c, const char *dir)
+/// Where a [report] path lies: absolute, or relative to the output directory.
+static void report_path(const Coord *c, const char *name, char *out, size_t len)
+{
+    if (name[0] == '/')
+        snprintf(out, len, "%s", name);
+    else
+        snprintf(out, len, "%.500s/%.500s", c->rep.dir, name);
+}
+
+static void report_begin(Coord *c, const char *dir)
 {
     const Run *run = c->run;
-    const SpsaConfig *cfg = run->spsa;
-    const double *theta = spsa_tuner_theta(c->spsa);
-    spsa_tuner_csv_row(c->spsa);
-    Weights w = run->spsa_weights;
-    printf("SPSA: %lld of %lld iterations applied\n", (long long)spsa_tuner_iterations(c->spsa),
-           (long long)cfg->iterations);
-    printf("%-28s %9s %9s %9s\n", "parameter", "start", "tuned", "change");
-    for (int i = 0; i < cfg->count; i++) {
-        w.v[cfg->params[i].id] = (int32_t)lround(theta[i]);
-        if (i < 40 || cfg->count <= 50)
-            printf("%-28s %9.2f %9.2f %+9.2f\n", cfg->params[i].name, cfg->params[i].start,
-                   theta[i], theta[i] - cfg->params[i].start);
+    RunReport *rp = &c->rep;
+    char run_id[32], title[JOB_TEXT_MAX + 32];
+    snprintf(rp->dir, sizeof rp->dir, "%s", dir);
+    snprintf(run_id, sizeof run_id, "%016llx", (unsigned long long)run->job_id);
+    snprintf(title, sizeof title, "%s: %s", job_kind_name(run->job.kind), run->job.name);
+    rp->report = report_new(run_id, title, XQFORGE_VERSION);
+    rp->workers = calloc((size_t)link_size(run->link), sizeof *rp->workers);
+    rp->started_unix = time(NULL);
+    if (!rp->report || !rp->workers) {
+        fprintf(stderr, "xqforge run: no report (out of memory)\n");
+        return;
     }
-    if (cfg->count > 50)
-        printf("... %d more in the trajectory file\n", cfg->count - 40);
-    char path[JOB_TEXT_MAX * 2 + 2];
-    snprintf(path, sizeof path, "%s/%s", dir, run->job.spsa.weights);
-    if (weights_save(&w, path) != PARAMS_OK)
-        fprintf(stderr, "xqforge run: cannot write %s\n", path);
-    else
-        printf("Tuned weights: %s (load with params = %s)\n", path, path);
+    Report *r = rp->report;
+    if (run->job.sprt.enabled) {
+        report_plot(r, "llr", REPORT_PLOT_LINE, "SPRT log-likelihood ratio", "games", "LLR");
+    }
+    report_plot(r, "elo", REPORT_PLOT_LINE, "Elo with its 95% interval", "games", "Elo");
+    report_plot_bound(r, "elo", "0", 0);
+    report_plot(r, "terminations", REPORT_PLOT_BARS, "Results by termination", "games", "");
+    const JobConfig *job = &run->job;
+    if (job->report.url_count > 0) {
+        UploadTarget *t = &rp->target;
+        for (int i = 0; i < job->report.url_count; i++)
+            snprintf(t->urls[i], sizeof t->urls[i], "%s", job->report.urls[i]);
+        t->url_count = job->report.url_count;
+        t->method = (UploadMethod)job->report.method;
+        snprintf(t->token_env, sizeof t->token_env, "%s", job->report.token_env);
+        snprintf(t->token_file, sizeof t->token_file, "%s", job->report.token_file);
+        snprintf(t->ca_file, sizeof t->ca_file, "%s", job->report.ca_file);
+        t->connect_timeout_s = job->report.connect_timeout_s;
+        t->timeout_s = job->report.timeout_s;
+        char spool[UPLOAD_TEXT_MAX];
+        report_path(c, job->report.spool, spool, sizeof spool);
+        UploadPolicy pol;
+        upload_policy_default(&pol, spool);
+        pol.attempts = job->report.attempts;
+        pol.backoff_s = job->report.backoff_s;
+        pol.backoff_max_s = job->report.backoff_max_s;
+        // A missing token is said now, not only at the first upload; reports still spool.
+        char why[512], token[UPLOAD_TOKEN_MAX];
+        if (upload_token_load(t, token, sizeof token, why, sizeof why) != UPLOAD_OK)
+            fprintf(stderr, "xqforge run: report upload: %s (reports are spooled)\n", why);
+        memset(token, 0, sizeof token);
+        if (!(rp->uploader = upload_start(&pol)))
+            fprintf(stderr, "xqforge run: cannot start the upload thread (reports are spooled)\n");
+        snprintf(rp->spool, sizeof rp->spool, "%s", spool);
+    }
+}
+
+static void report_note_hello(Coord *c, int src, const WireHello *h)
+{
+    if (c->rep.workers && src >= 0 && src < link_size(c->run->link))
+        snprintf(c->rep.workers[src].host, sizeof c->rep.workers[src].host, "%s", h->hostname);
+}
+
+static void report_note_result(Coord *c, int src, const WireResult *res)
+{
+    if (!c->rep.workers || src < 0 || src >= link_size(c->run->link))
+        return;
+    c->rep.workers[src].pairs += (uint64_t)res->pair_count;
+    for (int i = 0; i < res->pair_count; i++)
+        c->rep.workers[src].games += (uint64_t)res->pairs[i].game_count;
+}
+
+/// One history point per finished game pair (a game without repeat): LLR, Elo and its band.
+static void report_history(Coord *c)
+{
+    RunReport *rp = &c->rep;
+    if (!rp->report || c->games_all < rp->next_sample || c->games_all == 0)
+        return;
+    rp->next_sample = c->games_all + (c->run->m.repeat ? 2 : 1);
+    for (int k = 0; k < c->run->pairing_count && k < REPORT_SERIES_MAX; k++) {
+        MatchResults r = summary_results(&c->tot[k], c->run->m.repeat);
+        EloEstimate e = {0};
+        if (c->tot[k].games == 0 || stats_elo(&r, &e) != STATS_OK)
+            continue;
+        char name[2 * PLAYER_NAME_MAX + 8];
+        snprintf(name, sizeof name, "%s vs %s", c->run->pairings[k].m.players[0].name,
+                 c->run->pairings[k].m.players[1].name);
+        if (c->run->pairing_count == 1)
+            report_series_add_band(rp->report, "elo", "Elo", c->tot[k].games, e.elo,
+                                   e.elo - e.elo_error, e.elo + e.elo_error);
+        else
+            report_series_add(rp->report, "elo", name, c->tot[k].games, e.elo);
+    }
+    MatchResults r = summary_results(&c->tot[0], c->run->m.repeat);
+    SprtResult s;
+    if (c->run->job.sprt.enabled && sprt_evaluate(&r, &c->run->sprt, &s) == STATS_OK) {
+        report_series_add(rp->report, "llr", "LLR", c->tot[0].games, s.llr);
+        report_plot_bound(rp->report, "llr", "H1 accepted", s.upper);
+        report_plot_bound(rp->report, "llr", "H0 accepted", s.lower);
+    }
+}
+
+static json_t *engine_json(const Coord *c, int i)
+{
+    const JobPlayer *p = &c->run->job.players[i];
+    json_t *options = json_object(), *args = json_array();
+    for (int k = 0; k < p->cfg.option_count; k++)
+        json_object_set_new(options, p->cfg.options[k].name, json_string(p->cfg.options[k].value));
+    for (int k = 0; k < p->cfg.argc; k++)
+        json_array_append_new(args, json_string(p->cfg.args[k]));
+    char tc[64];
+    game_format_tc(&p->tc, tc, sizeof tc);
+    bool builtin = p->cfg.proto == PROTO_BUILTIN;
+    // A builtin engine's signature is the bench node count every rank proved it shares.
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:o}", "name", p->cfg.name, "proto",
+                     player_proto_name(p->cfg.proto), "cmd", p->cfg.cmd, "args", args, "options",
+                     options, "weights_file", p->cfg.weights_file, "time_control", tc, "signature",
+                     builtin ? json_integer((json_int_t)c->run->bench_signature) : json_null());
+}
+
+/// The job as resolved (file and overrides), without secrets: URLs lose user info and query,
+/// the token appears only as where it is read from.
+static json_t *job_json(const Coord *c)
+{
+    const JobConfig *j = &c->run->job;
+    json_t *engines = json_array(), *urls = json_array();
+    for (int i = 0; i < j->player_count; i++)
+        json_array_append_new(engines, engine_json(c, i));
+    for (int i = 0; i < j->report.url_count; i++) {
+        char u[JOB_TEXT_MAX];
+        upload_url_for_log(j->report.urls[i], u, sizeof u);
+        json_array_append_new(urls, json_string(u));
+    }
+    json_t *o = json_pack(
+        "{s:s, s:s, s:i, s:b, s:i, s:b, s:o, s:{s:s, s:b, s:i, s:I}, s:{s:{s:b, s:i, s:i, s:i}, "
+        "s:{s:b, s:b, s:i, s:i}, s:i}, s:{s:s, s:s, s:s, s:s}}",
+        "name", j->name, "kind", job_kind_name(j->kind), "rounds", j->rounds, "repeat", j->repeat,
+        "concurrency", c->run->concurrency, "round_robin", j->round_robin, "engines", engines,
+        "openings", "file", j->openings_file[0] ? j->openings_file : "default", "random",
+        j->openings_random, "start", j->openings_start + 1, "seed", (json_int_t)j->seed,
+        "adjudication", "draw", "enabled", j->draw.enabled, "movenumber", j->draw.movenumber,
+        "movecount", j->draw.movecount, "score", j->draw.score, "resign", "enabled",
+        j->resign.enabled, "twosided", j->resign.twosided, "movecount", j->resign.movecount,
+        "score", j->resign.score, "max_plies", j->max_plies, "output", "dir", j->output.dir, "pgn",
+        j->output.pgn, "journal", j->output.journal, "result", j->output.result);
+    if (!o)
+        return json_null();
+    json_object_set_new(o, "report",
+                        json_pack("{s:o, s:s, s:s, s:s, s:i, s:s}", "urls", urls, "method",
+                                  upload_method_name((UploadMethod)j->report.method), "token_env",
+                                  j->report.token_env, "token_file", j->report.token_file,
+                                  "interval", j->report.interval_s, "ca_file", j->report.ca_file));
+    if (j->sprt.enabled)
+        json_object_set_new(o, "sprt",
+                            json_pack("{s:f, s:f, s:f, s:f, s:s}", "elo0", j->sprt.elo0, "elo1",
+                                      j->sprt.elo1, "alpha", j->sprt.alpha, "beta", j->sprt.beta,
+                                      "model", sprt_model_name(c->run->sprt.model)));
+    return o;
+}
+
+static json_t *totals_json(const MatchTotals *t, bool pairs)
+{
+    json_t *terms = json_object(), *ptnml = json_array();
+    for (int i = 1; i < TERM_NB; i++)
+        if (t->terms[i])
+            json_object_set_new(terms, game_termination_name((Termination)i),
+                                json_integer(t->terms[i]));
+    for (int i = 0; i < STATS_PENTA_NB; i++)
+        json_array_append_new(ptnml, json_integer(t->ptnml[i]));
+    return json_pack("{s:i, s:i, s:i, s:i, s:o, s:o, s:i, s:i, s:i, s:i}", "games", t->games,
+                     "wins", t->wins, "draws", t->draws, "losses", t->losses, "ptnml",
+                     pairs ? ptnml : (json_decref(ptnml), json_null()), "terminations", terms,
+                     "crashes", t->terms[TERM_CRASH], "time_losses", t->terms[TERM_TIME_FORFEIT],
+                     "illegal_moves", t->terms[TERM_ILLEGAL_MOVE], "stalls", t->terms[TERM_STALL]);
+}
+
+static json_t *elo_json(const MatchTotals *t, bool pairs)
+{
+    MatchResults r = summary_results(t, pairs);
+    EloEstimate e = {0};
+    stats_elo(&r, &e);
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "elo", finite_or_null(e.elo), "error",
+                     finite_or_null(e.elo_error), "nelo", finite_or_null(e.nelo), "nelo_error",
+                     finite_or_null(e.nelo_error), "los", finite_or_null(e.los), "score",
+                     finite_or_null(e.score));
+}
+
+/// The facts of the page's summary tables (the record holds the same numbers).
+static void report_facts(Coord *c, const char *state, double minutes)
+{
+    Report *r = c->rep.report;
+    const MatchTotals *t = &c->tot[0];
+    MatchResults mr = summary_results(t, c->run->m.repeat);
+    EloEstimate e = {0};
+    stats_elo(&mr, &e);
+    char tc[64];
+    game_format_tc(&c->run->m.game.tc[0], tc, sizeof tc);
+    report_fact(r, "Result", "State", "%s", state);
+    if (c->run->pairing_count == 1) {
+        report_fact(r, "Result", "Engines", "%s vs %s", c->run->m.players[0].name,
+                    c->run->m.players[1].name);
+        report_fact(r, "Result", "Elo", "%.1f \u00b1 %.1f (nElo %.1f \u00b1 %.1f)", e.elo,
+                    e.elo_error, e.nelo, e.nelo_error);
+        report_fact(r, "Result", "LOS", "%.1f%%", 100 * e.los);
+        report_fact(r, "Result", "Games (W/D/L)", "%d (%d / %d / %d)", t->games, t->wins, t->draws,
+                    t->losses);
+        if (c->run->m.repeat)
+            report_fact(r, "Result", "Ptnml (0-2)", "%d, %d, %d, %d, %d", t->ptnml[0], t->ptnml[1],
+                        t->ptnml[2], t->ptnml[3], t->ptnml[4]);
+    } else {
+        report_fact(r, "Result", "Games", "%d in %d pairings", c->games_all, c->run->pairing_count);
+    }
+    SprtResult s;
+    if (c->run->job.sprt.enabled && sprt_evaluate(&mr, &c->run->sprt, &s) == STATS_OK) {
+        report_fact(r, "SPRT", "LLR", "%.2f (%.2f, %.2f)", s.llr, s.lower, s.upper);
+        report_fact(r, "SPRT", "Hypotheses", "[%g, %g] %s Elo, alpha %g, beta %g",
+                    c->run->sprt.elo0, c->run->sprt.elo1, sprt_model_name(c->run->sprt.model),
+                    c->run->sprt.alpha, c->run->sprt.beta);
+        report_fact(r, "SPRT", "Decision", "%s", sprt_decision_name(s.decision));
+    }
+    report_fact(r, "Run", "Rules", "%s", rules_set_name(c->run->m.game.rules.set));
+    report_fact(r, "Run", "Time control", "%s", tc);
+    report_fact(r, "Run", "Pairs", "%d of %d", c->pairs_done, c->pairs_total);
+    report_fact(r, "Run", "Duration", "%.1f min, %.1f games/min", minutes,
+                minutes > 0 ? (c->games_all - c->games_at_start) / minutes : 0.0);
+    report_fact(r, "Run", "Failures", "%d crashes, %d time losses, %d illegal moves, %d stalls",
+                t->terms[TERM_CRASH], t->terms[TERM_TIME_FORFEIT], t->terms[TERM_ILLEGAL_MOVE],
+                t->terms[TERM_STALL]);
+    for (int w = 0; c->rep.workers && w < link_size(c->run->link); w++)
+        if (c->rep.workers[w].pairs)
+            report_fact(r, "Workers", c->rep.workers[w].host[0] ? c->rep.workers[w].host : "?",
+                        "rank %d: %llu games", w, (unsigned long long)c->rep.workers[w].games);
+}
+
+/// Rebuilds the record from the run's state, writes it, and hands a copy to the uploader.
+static void report_refresh(Coord *c, bool final, bool interrupted_run)
+{
+    RunReport *rp = &c->rep;
+    Report *r = rp->report;
+    if (!r)
+        return;
+    rp->last_ms = timeman_now_ms();
+    double minutes = (rp->last_ms - c->start_ms) / 60000.0;
+    const char *state = report_state(c, final, interrupted_run);
+    bool pairs = c->run->m.repeat;
+    report_set_version(r, ++rp->version, final);
+    report_set(r, "state", json_string(state));
+    report_set(r, "job", job_json(c));
+    report_set(r, "rules", json_string(rules_set_name(c->run->m.game.rules.set)));
+    char tc[64];
+    game_format_tc(&c->run->m.game.tc[0], tc, sizeof tc);
+    report_set(r, "time_control", json_string(tc));
+    report_set(r, "pairs", json_pack("{s:i, s:i}", "total", c->pairs_total, "done", c->pairs_done));
+    report_set(r, "totals", totals_json(&c->tot[0], pairs));
+    report_set(r, "elo", elo_json(&c->tot[0], pairs));
+    MatchResults mr = summary_results(&c->tot[0], pairs);
+    SprtResult s;
+    if (c->run->job.sprt.enabled && sprt_evaluate(&mr, &c->run->sprt, &s) == STATS_OK)
+        report_set(r, "sprt",
+                   json_pack("{s:f, s:f, s:f, s:f, s:s, s:o, s:f, s:f, s:s}", "elo0",
+                             c->run->sprt.elo0, "elo1", c->run->sprt.elo1, "alpha",
+                             c->run->sprt.alpha, "beta", c->run->sprt.beta, "model",
+                             sprt_model_name(c->run->sprt.model), "llr", finite_or_null(s.llr),
+                             "lower", s.lower, "upper", s.upper, "decision",
+                             sprt_decision_name(s.decision)));
+    if (c->run->pairing_count > 1) {
+        json_t *list = json_array();
+        for (int k = 0; k < c->run->pairing_count; k++)
+            json_array_append_new(list, json_pack("{s:s, s:s, s:o, s:o}", "new",
+                                                  c->run->pairings[k].m.players[0].name, "base",
+                                                  c->run->pairings[k].m.players[1].name, "totals",
+                                                  totals_json(&c->tot[k], pairs), "elo",
+                                                  elo_json(&c->tot[k], pairs)));
+        report_set(r, "pairings", list);
+    }
+    json_t *workers = json_array();
+    for (int w = 0; rp->workers && w < link_size(c->run->link); w++)
+        if (rp->workers[w].pairs || rp->workers[w].host[0])
+            json_array_append_new(workers, json_pack("{s:i, s:s, s:I, s:I}", "rank", w, "host",
+                                                     rp->workers[w].host, "games",
+                                                     (json_int_t)rp->workers[w].games, "pairs",
+                                                     (json_int_t)rp->workers[w].pairs));
+    report_set(r, "workers", workers);
+    char started[32];
+    struct tm tm;
+    gmtime_r(&rp->started_unix, &tm);
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int played = c->games_all - c->games_at_start;
+    report_set(r, "timings",
+               json_pack("{s:s, s:f, s:i, s:f, s:f}", "started_at", started, "duration_s",
+                         minutes * 60, "games_this_session", played, "games_per_minute",
+                         minutes > 0 ? played / minutes : 0.0, "coordinator_cpu_s",
+                         thread_cpu_seconds() - c->cpu_at_start));
+    for (int i = 1; i < TERM_NB; i++)
+        if (c->tot[0].terms[i])
+            report_bar_set(r, "terminations", game_termination_name((Termination)i),
+                           c->tot[0].terms[i]);
+    report_facts(c, state, minutes);
+    char why[1024];
+    if (report_write(r, rp->dir, why, sizeof why) != REPORT_OK) {
+        fprintf(stderr, "\nxqforge run: report: %s\n", why);
+        return;
+    }
+    if (!rp->target.url_count)
+        return;
+    // POST sends the record; PUT and multipart the page too, and the PGN at the end.
+    char files[3][JOB_TEXT_MAX * 2 + 2];
+    const char *list[3] = {files[0], files[1], files[2]};
+    int n = rp->target.method == UPLOAD_POST ? 1 : 2;
+    snprintf(files[0], sizeof files[0], "%s/report.json", rp->dir);
+    snprintf(files[1], sizeof files[1], "%s/report.html", rp->dir);
+    snprintf(files[2], sizeof files[2], "%s/%s", rp->dir, c->run->job.output.pgn);
+    if (final && n == 2 && c->run->job.output.pgn[0] && access(files[2], R_OK) == 0)
+        n = 3;
+    if (c->pgn)
+        fflush(c->pgn);
+    if (upload_spool_add(rp->spool, &rp->target, report_run_id(r), rp->version, final, list, n, why,
+                         sizeof why) != UPLOAD_OK)
+        fprintf(stderr, "\nxqforge run: report not spooled: %s\n", why);
+    upload_kick(rp->uploader);
+}
+
+static void report_tick(Coord *c)
+{
+    if (c->rep.report &&
+        timeman_now_ms() - c->rep.last_ms >= 1000LL * c->run->job.report.interval_s)
+        report_refresh(c, false, false);
+}
+
+/// The final report, then up to final_wait seconds for its delivery; what is left stays in
+/// the spool (a dead server never fails the run).
+static void report_end(Coord *c, bool final, bool interrupted_run)
+{
+    RunReport *rp = &c->rep;
+    if (final) {
+        report_history(c);
+        report_refresh(c, true, interrupted_run);
+    }
+    if (rp->uploader) {
+        UploadStats st;
+        upload_stop(rp->uploader, final ? c->run->job.report.final_wait_s : 0, &st);
+        rp->uploader = NULL;
+        int left = upload_spool_count(rp->spool);
+        printf("Report upload: %d delivered, %d retries%s", st.delivered, st.retries,
+               left ? "" : "\n");
+        if (left)
+            printf(", %d kept in %s (deliver with: xqforge upload --spool %s)\n", left, rp->spool,
+                   rp->spool);
+    }
+    if (final && rp->report)
+        printf("Report: %s/report.html\n", rp->dir);
+    report_free(rp->report);
+    rp->report = NULL;
+    free(rp->workers);
+    rp->workers = NULL;
 }
 
 static int coordinator_main(Run *run, const char *dir, bool resume)
@@ -814,7 +1079,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         return 1;
     c->run = run;
     c->pairs_total = run->m.rounds * run->pairing_count;
-    rating_init(&c->rating, run->job.player_count < 2 ? 2 : run->job.player_count);
+    rating_init(&c->rating, run->job.player_count);
     int sched_ok = schedule_init(&c->sched, (uint64_t)c->pairs_total) == 0;
     c->owner = malloc(sizeof *c->owner * (size_t)(c->pairs_total > 0 ? c->pairs_total : 1));
     c->member = calloc((size_t)link_size(run->link), 1);
@@ -833,8 +1098,6 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         fprintf(stderr, "xqforge run: --resume: no journal at %s\n", path);
         goto fail;
     }
-    if (run->spsa && spsa_begin(c, dir) != 0)
-        goto fail;
     JournalReplayStats js;
     JournalStatus jst =
         journal_open(&c->journal, path, run->job_id, replay_record, c, &js, why, sizeof why);
@@ -855,6 +1118,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     c->start_ms = timeman_now_ms();
     c->cpu_at_start = thread_cpu_seconds();
     c->workers_live = 0;
+    report_begin(c, dir);
     int expected = link_size(run->link) == 1 ? 1 : link_size(run->link) - 1;
     if (run->pairing_count == 1)
         printf("Job %s: %s vs %s, %d %s, %d worker rank%s\n", run->job.name, run->m.players[0].name,
@@ -873,6 +1137,8 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
             printf("\nInterrupted: finishing, keeping every result that arrives\n");
             stop_workers(c, WIRE_STOP_INTERRUPTED, "interrupted");
         }
+        report_history(c);
+        report_tick(c);
         int src;
         WireMessage msg;
         if (!receive(run->link, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &msg)) {
@@ -899,13 +1165,17 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
                 c->member[src] = 1;
                 c->workers_live++;
                 c->workers_seen++;
+                report_note_hello(c, src, &msg.hello);
                 printf("rank %d on %s joined: %u games at once, bench %llu nodes/s\n", src,
                        msg.hello.hostname, msg.hello.concurrency,
                        (unsigned long long)msg.hello.bench_nps);
             }
             break;
         case WIRE_REQUEST: on_request(c, src, &msg.request); break;
-        case WIRE_RESULT: on_result(c, src, msg.result); break;
+        case WIRE_RESULT:
+            report_note_result(c, src, msg.result);
+            on_result(c, src, msg.result);
+            break;
         case WIRE_BYE:
             byes++;
             if (c->member[src]) {
@@ -945,23 +1215,20 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     double wall = (timeman_now_ms() - c->start_ms) / 1000.0;
     printf("coordinator CPU %.2f s in %.1f s (%.2f%% of one core)\n", cpu, wall,
            wall > 0 ? 100 * cpu / wall : 0.0);
-    if (c->spsa)
-        spsa_finish(c, dir);
     write_result(c, dir, atomic_load(&interrupted));
+    report_end(c, true, atomic_load(&interrupted));
     rc = atomic_load(&interrupted) ? 130 : 0;
     goto out;
 fail:
     stop_workers(c, WIRE_STOP_ERROR, "the coordinator could not start");
 out:
+    report_end(c, false, false); // after a failed start: stop the uploader, free
     if (c->pgn)
         fclose(c->pgn);
     journal_close(c->journal);
     msgpack_sbuffer_destroy(&c->buf);
     wire_result_free(c->one);
     schedule_destroy(&c->sched);
-    spsa_tuner_free(c->spsa);
-    if (c->spsa_csv)
-        fclose(c->spsa_csv);
     free(c->owner);
     free(c->member);
     free(c);
@@ -993,70 +1260,6 @@ static uint64_t fingerprint(const char *path, char **sets, int n)
         for (const char *p = sets[i]; *p; p++)
             h = (h ^ (uint64_t)(unsigned char)*p) * 0x100000001b3ull;
     return h;
-}
-
-/// SPSA: the engine plays itself as "plus" and "minus"; parameters without a start take the
-/// engine's configured value (its weights file and options), as the games would.
-static int spsa_prepare(Run *run, char *why, size_t why_len)
-{
-    const JobConfig *job = &run->job;
-    const PlayerConfig *pc = &job->players[0].cfg;
-    Pairing *pg = &run->pairings[0];
-    run->pairing_count = 1;
-    *pg = (Pairing){.a = 0, .b = 1};
-    MatchConfig *m = &pg->m;
-    m->players[0] = m->players[1] = *pc;
-    snprintf(m->players[0].name, sizeof m->players[0].name, "plus");
-    snprintf(m->players[1].name, sizeof m->players[1].name, "minus");
-    job_game_config(job, 0, 0, &m->game);
-    m->openings = &run->openings;
-    m->random_order = job->openings_random;
-    m->seed = job->seed;
-    m->start = job->openings_start;
-    m->rounds = job->rounds;
-    m->repeat = true;
-    Engine *e = engine_new();
-    if (!e) {
-        snprintf(why, why_len, "out of memory");
-        return 1;
-    }
-    ParamsStatus ps = pc->weights_file[0]
-                          ? weights_load(engine_weights(e), pc->weights_file, why, why_len)
-                          : PARAMS_OK;
-    for (int i = 0; ps == PARAMS_OK && i < pc->option_count; i++)
-        if (engine_set_option(e, pc->options[i].name, pc->options[i].value) != ENGINE_OK) {
-            snprintf(why, why_len, "engine %s: option %s=%s refused", pc->name, pc->options[i].name,
-                     pc->options[i].value);
-            ps = PARAMS_ERR_VALUE;
-        }
-    run->spsa_weights = *engine_weights(e);
-    engine_free(e);
-    if (ps != PARAMS_OK)
-        return 1;
-    if (!(run->spsa = malloc(sizeof *run->spsa))) {
-        snprintf(why, why_len, "out of memory");
-        return 1;
-    }
-    SpsaConfig *cfg = run->spsa;
-    spsa_config_init(cfg, job->rounds);
-    cfg->a_ratio = job->spsa.a_ratio;
-    cfg->alpha = job->spsa.alpha;
-    cfg->gamma = job->spsa.gamma;
-    cfg->count = job->spsa.param_count;
-    for (int i = 0; i < cfg->count; i++) {
-        const JobSpsaParam *jp = &job->spsa.params[i];
-        SpsaParam *sp = &cfg->params[i];
-        snprintf(sp->name, sizeof sp->name, "%s", params_info[jp->id].name);
-        sp->id = jp->id;
-        sp->start = jp->has_start ? jp->start : run->spsa_weights.v[jp->id];
-        sp->min = jp->min;
-        sp->max = jp->max;
-        sp->c_end = jp->c_end;
-        sp->r_end = jp->r_end;
-        if (sp->start < sp->min || sp->start > sp->max)
-            sp->start = sp->start < sp->min ? sp->min : sp->max;
-    }
-    return spsa_config_check(cfg, why, why_len) == SPSA_OK ? 0 : 2;
 }
 
 static int prepare(Run *run, const char *path, char **sets, int n_sets, char *why, size_t why_len)
@@ -1095,8 +1298,6 @@ static int prepare(Run *run, const char *path, char **sets, int n_sets, char *wh
             m->repeat = job->repeat;
         }
     }
-    if (job->kind == JOB_SPSA && spsa_prepare(run, why, why_len) != 0)
-        return 2;
     run->m = run->pairings[0].m;
     // Default: one game per core, counting the engines' own search threads.
     long cores = sysconf(_SC_NPROCESSORS_ONLN), threads = 1;
@@ -1230,7 +1431,6 @@ int cmd_run(int argc, char **argv)
         }
     }
     openings_free(&run->openings);
-    free(run->spsa);
     link_finalize(link);
     free(run);
     return rc;

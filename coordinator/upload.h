@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// Report delivery with libcurl, never lost. Every report version to deliver is first put in
+// a spool directory (one entry: its files and a meta.json naming the target; never the
+// token), then a spool pass tries each entry's URLs and removes the entry once every URL has
+// taken it. A pass retries connection failures, timeouts and HTTP 408/429/5xx with
+// exponential backoff and jitter (honouring Retry-After); other 4xx replies and TLS errors
+// are not retried and are logged with the reason. What is not delivered stays in the spool
+// for the next pass, the next run, or `xqforge upload --spool DIR`. A newer entry of the same
+// run supersedes an older progress entry (final entries are always kept). Each entry carries
+// an Idempotency-Key (run, version, content hash), the same on every retry.
+// Methods: POST sends report.json; PUT sends every file to URL/NAME (URL is a collection,
+// e.g. WebDAV); multipart POSTs every file as a form part named after the file.
+// TLS verification is always on (ca_file adds a CA bundle). The token is read from an
+// environment variable or a file when a request is made and only ever goes into the
+// Authorization header; log lines show URLs without user info or query.
+// Uploader runs passes in its own thread (each with its own CURL handle), so the caller
+// never waits on the network; a spool is drained by one process at a time (flock).
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+    UPLOAD_URLS_MAX = 4,
+    UPLOAD_FILES_MAX = 4,
+    UPLOAD_TEXT_MAX = 1024,
+    UPLOAD_TOKEN_MAX = 4096,
+    UPLOAD_META_MAX = 64 << 10,  // bytes of a meta.json
+    UPLOAD_BODY_MAX = 256 << 20, // bytes of a file to send
+};
+
+typedef enum { UPLOAD_POST, UPLOAD_PUT, UPLOAD_MULTIPART, UPLOAD_METHOD_NB } UploadMethod;
+
+typedef enum {
+    UPLOAD_OK,
+    UPLOAD_ERR_NOMEM,
+    UPLOAD_ERR_IO,        // the spool or a file could not be read or written
+    UPLOAD_ERR_TOKEN,     // token variable unset or empty, file unreadable, or a line break
+    UPLOAD_ERR_HTTP,      // the server refused (3xx, 4xx other than 408/429): not retried
+    UPLOAD_ERR_TLS,       // certificate or handshake failure: not retried
+    UPLOAD_ERR_TRANSIENT, // still failing after the last retry (or the grace time ran out)
+    UPLOAD_ERR_CURL,      // another libcurl failure (bad URL, ...): not retried
+    UPLOAD_ERR_SPOOL,     // a spool entry is malformed
+    UPLOAD_ERR_BUSY,      // another process is draining this spool
+    UPLOAD_ERR_ARG,
+    UPLOAD_STATUS_NB
+} UploadStatus;
+
+/// What the outcome of one request means.
+typedef enum {
+    UPLOAD_DONE,       // 2xx
+    UPLOAD_RETRY,      // worth another attempt later
+    UPLOAD_FAIL_HTTP,  // the server said no
+    UPLOAD_FAIL_TLS,   // certificate or handshake
+    UPLOAD_FAIL_OTHER, // anything else libcurl refuses
+    UPLOAD_VERDICT_NB
+} UploadVerdict;
+
+/// Where one report goes (the job's [report] section), stored in each spool entry.
+typedef struct {
+    char urls[UPLOAD_URLS_MAX][UPLOAD_TEXT_MAX];
+    int url_count;
+    UploadMethod method;
+    char token_env[UPLOAD_TEXT_MAX];  // variable holding the bearer token, or
+    char token_file[UPLOAD_TEXT_MAX]; // a file holding it; both empty: no token
+    char ca_file[UPLOAD_TEXT_MAX];    // extra CA bundle; empty: the system's
+    int connect_timeout_s, timeout_s;
+} UploadTarget;
+
+/// How a pass tries.
+typedef struct {
+    char spool_dir[UPLOAD_TEXT_MAX];
+    int attempts;             // per URL and file in one pass, >= 1
+    double backoff_s;         // the first wait; doubling per retry
+    double backoff_max_s;     // cap of the doubling
+    double retry_after_max_s; // cap of a server's Retry-After
+    FILE *log;                // one line per attempt outcome; NULL: silent
+} UploadPolicy;
+
+typedef struct {
+    int delivered, kept, superseded; // entries
+    int attempts, retries;           // requests, and the ones that were retries
+} UploadStats;
+
+typedef struct Uploader Uploader;
+
+const char *upload_strerror(UploadStatus st);
+const char *upload_method_name(UploadMethod m); // "post", "put", "multipart"
+
+/// Defaults: 5 attempts, 1 s doubling to 60 s, Retry-After up to 600 s, stderr.
+void upload_policy_default(UploadPolicy *p, const char *spool_dir);
+
+/// The meaning of a request's outcome: curl_code is a CURLcode, http_status the reply's
+/// status (0 when none).
+UploadVerdict upload_classify(int curl_code, long http_status);
+/// The wait before retry number `retry` (1-based): backoff_s doubled per retry, capped at
+/// backoff_max_s, with "equal jitter": between half and all of it, jitter in [0, 1).
+double upload_backoff(const UploadPolicy *p, int retry, double jitter);
+/// The token named by t (environment first, then file): trailing whitespace removed; an
+/// empty value or one with a control character is refused. buf is "" when t names none.
+UploadStatus upload_token_load(const UploadTarget *t, char *buf, size_t len, char *why,
+                               size_t why_len);
+/// url with user info, query and fragment removed: what logs show.
+void upload_url_for_log(const char *url, char *buf, size_t len);
+
+/// Puts a copy of files[0..n) (paths; files[0] is the report.json that POST sends) into a
+/// new entry of spool_dir, atomically (built under a hidden name, then renamed). run_id is
+/// letters, digits, '-' and '_'.
+UploadStatus upload_spool_add(const char *spool_dir, const UploadTarget *t, const char *run_id,
+                              uint64_t version, bool final, const char *const *files, int n,
+                              char *why, size_t why_len);
+/// One pass over the spool in this thread, oldest entry first. stats may be NULL.
+UploadStatus upload_spool_drain(const UploadPolicy *p, UploadStats *stats);
+/// Entries waiting in the spool (0 when it does not exist).
+int upload_spool_count(const char *spool_dir);
+
+/// Starts the thread (after curl_global_init); NULL on failure. It runs a pass at once (to
+/// deliver what earlier runs left) and whenever kicked.
+Uploader *upload_start(const UploadPolicy *p);
+/// Asks for a pass soon (after upload_spool_add); never blocks on the network.
+void upload_kick(Uploader *u);
+/// Runs a last pass, waiting at most grace_s seconds in all (a retry that would end later
+/// is given up and its entry stays), joins the thread and frees u. NULL: no-op.
+void upload_stop(Uploader *u, double grace_s, UploadStats *stats);
