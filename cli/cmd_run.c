@@ -29,6 +29,8 @@
 #include "rating.h"
 #include "report.h"
 #include "schedule.h"
+#include "search.h"
+#include "spsa_tuner.h"
 #include "summary.h"
 #include "timeman.h"
 #include "upload.h"
@@ -61,6 +63,8 @@ typedef struct {
     uint64_t job_id; // fingerprint of the job text and overrides
     int concurrency;
     uint64_t bench_signature, bench_nps;
+    SpsaConfig *spsa;     // kind = spsa: the tuned parameters (NULL otherwise)
+    Weights spsa_weights; // kind = spsa: the engine's configured weights (the base)
 } Run;
 
 static atomic_bool interrupted;
@@ -119,11 +123,18 @@ static void wire_to_game(const WireGame *w, const MatchConfig *m, GameRecord *r)
 // ---------------------------------------------------------------------------------------
 // Worker
 
+/// An SPSA step shared by the queued pairs of one WORK; freed by the last of them.
+typedef struct {
+    WireSpsaStep s;
+    int refs;
+} SharedStep;
+
 typedef struct {
     Run *run;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     uint64_t queue[QUEUE_MAX];
+    SharedStep *qstep[QUEUE_MAX]; // the step of each queued pair, or NULL
     int qlen;
     bool requested, no_more_work, failed;
     atomic_bool abort; // the coordinator said stop now: abandon games in progress
@@ -132,6 +143,15 @@ typedef struct {
     uint64_t games_played;
     char error[512];
 } Worker;
+
+/// Drops the queued pairs (the coordinator gives them to others), freeing their steps.
+static void queue_clear(Worker *w)
+{
+    for (int i = 0; i < w->qlen; i++)
+        if (w->qstep[i] && --w->qstep[i]->refs == 0)
+            free(w->qstep[i]);
+    w->qlen = 0;
+}
 
 static void *game_thread(void *arg)
 {
@@ -151,7 +171,9 @@ static void *game_thread(void *arg)
             break;
         }
         uint64_t id = w->queue[0];
-        memmove(w->queue, w->queue + 1, sizeof(uint64_t) * (size_t)--w->qlen);
+        SharedStep *step = w->qstep[0];
+        memmove(w->queue, w->queue + 1, sizeof(uint64_t) * (size_t)(w->qlen - 1));
+        memmove(w->qstep, w->qstep + 1, sizeof(SharedStep *) * (size_t)--w->qlen);
         w->busy++;
         pthread_mutex_unlock(&w->lock);
 
@@ -163,6 +185,17 @@ static void *game_thread(void *arg)
         for (int i = 0; i < 2 && st == MATCH_OK; i++)
             if (!two[i])
                 st = match_seat_start(m, i, &two[i], msg, sizeof msg);
+        // SPSA: plus and minus are the same engine with the step's two weight sets.
+        for (int i = 0; step && i < 2 && st == MATCH_OK; i++)
+            if (player_set_weights(two[i], step->s.param, i == 0 ? step->s.plus : step->s.minus,
+                                   step->s.count, msg, sizeof msg) != PLAYER_OK)
+                st = MATCH_ERR_PLAYER;
+        if (step) {
+            pthread_mutex_lock(&w->lock);
+            if (--step->refs == 0)
+                free(step);
+            pthread_mutex_unlock(&w->lock);
+        }
         pair->pair_id = id;
         pair->opening =
             (uint32_t)openings_pick(m->openings, round, m->random_order, m->seed, m->start);
@@ -318,14 +351,27 @@ static int worker_main(Run *run)
         }
         pthread_mutex_lock(&w->lock);
         if (msg.kind == WIRE_WORK) {
-            for (int i = 0; i < msg.work.pair_count && w->qlen < QUEUE_MAX; i++)
+            SharedStep *step = NULL;
+            if (msg.work.spsa.count > 0 && !(step = malloc(sizeof *step))) {
+                w->failed = true;
+                snprintf(w->error, sizeof w->error, "out of memory for an SPSA step");
+            } else if (step) {
+                *step = (SharedStep){msg.work.spsa, 0};
+            }
+            for (int i = 0; i < msg.work.pair_count && w->qlen < QUEUE_MAX && !w->failed; i++) {
+                w->qstep[w->qlen] = step;
+                if (step)
+                    step->refs++;
                 w->queue[w->qlen++] = msg.work.pair_ids[i];
+            }
+            if (step && step->refs == 0)
+                free(step);
             w->requested = false;
         } else if (msg.kind == WIRE_STOP) {
             w->no_more_work = true;
             if (msg.stop.code != WIRE_STOP_DONE) {
                 atomic_store(&w->abort, true);
-                w->qlen = 0;
+                queue_clear(w);
             }
         } else if (msg.kind == WIRE_REFUSE) {
             // Not a failure of the job (it goes on without this rank): exit 0, or mpirun would
@@ -333,7 +379,7 @@ static int worker_main(Run *run)
             fprintf(stderr, "rank %d refused: %s\n", link_rank(l), msg.refuse.reason);
             w->no_more_work = true;
             atomic_store(&w->abort, true);
-            w->qlen = 0;
+            queue_clear(w);
         }
         pthread_cond_broadcast(&w->cond);
         pthread_mutex_unlock(&w->lock);
@@ -346,6 +392,7 @@ static int worker_main(Run *run)
     pthread_mutex_unlock(&w->lock);
     for (int i = 0; i < threads; i++)
         pthread_join(tid[i], NULL);
+    queue_clear(w);
     WireBye bye = {(uint32_t)link_rank(l), w->games_played};
     send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_bye(&bye, &buf), &buf);
     msgpack_sbuffer_destroy(&buf);
@@ -374,7 +421,7 @@ typedef struct {
 } ReportWorker;
 
 typedef struct {
-    Report *report; // NULL: no report (out of memory)
+    Report *report;        // NULL: no report (out of memory)
     ReportWorker *workers; // per rank
     char dir[JOB_TEXT_MAX];
     char spool[UPLOAD_TEXT_MAX];
@@ -404,8 +451,13 @@ typedef struct {
     int games_at_start;  // replayed from the journal
     WireResult *one;     // scratch: a single-pair result for the journal
     msgpack_sbuffer buf;
+    SpsaTuner *spsa; // kind = spsa
+    FILE *spsa_csv;
     RunReport rep;
 } Coord;
+
+/// Journal keys: pair ids for results; SPSA steps under this bit with their step id.
+#define KEY_SPSA_STEP (1ull << 63)
 
 static void count_pair(Coord *c, const WirePair *p)
 {
@@ -430,6 +482,9 @@ static void count_pair(Coord *c, const WirePair *p)
     }
     if (p->game_count == 2)
         t->ptnml[(int)(points * 2 + 0.5)]++;
+    // SPSA: plus (player 0) scored points of game_count; W - L = 2 * points - games.
+    if (c->spsa)
+        spsa_tuner_pair_done(c->spsa, p->pair_id, (int)lround(2 * points) - p->game_count);
     schedule_finish(&c->sched, p->pair_id);
     c->pairs_done++;
 }
@@ -439,6 +494,13 @@ static int replay_record(void *ctx, uint64_t key, const void *payload, size_t le
     Coord *c = ctx;
     WireMessage msg;
     char why[256];
+    if (key & KEY_SPSA_STEP) {
+        if (c->spsa && spsa_tuner_replay_step(c->spsa, payload, len, why, sizeof why))
+            return 0;
+        fprintf(stderr, "xqforge run: journal record %llu: %s\n", (unsigned long long)key,
+                c->spsa ? why : "an SPSA step in a journal of another kind of job");
+        return 1;
+    }
     if (wire_unpack(payload, len, &msg, why, sizeof why) != WIRE_OK || msg.kind != WIRE_RESULT) {
         fprintf(stderr, "xqforge run: journal record %llu is not a result (%s)\n",
                 (unsigned long long)key, why);
@@ -503,6 +565,35 @@ static void stop_workers(Coord *c, WireStopCode code, const char *why)
         send_packed(c->run->link, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
 }
 
+/// Makes an SPSA step for the pairs of a WORK and journals it before the WORK is sent, so
+/// that a resumed run applies the results of these pairs with this very step.
+static bool spsa_attach(Coord *c, WireWork *work)
+{
+    const SpsaStep *st = spsa_tuner_step(c->spsa, work->pair_ids, work->pair_count);
+    size_t len = 0;
+    void *rec = st ? spsa_tuner_encode(st, work->pair_ids, work->pair_count, &len) : NULL;
+    if (!rec || journal_append(c->journal, KEY_SPSA_STEP | st->id, rec, len) != JOURNAL_OK) {
+        fprintf(stderr, "\nxqforge run: SPSA step: %s; stopping\n",
+                rec ? journal_last_error(c->journal) : "out of memory");
+        free(rec);
+        for (int i = 0; i < work->pair_count; i++)
+            schedule_release(&c->sched, work->pair_ids[i]);
+        c->stopping = true;
+        stop_workers(c, WIRE_STOP_ERROR, "coordinator cannot journal an SPSA step");
+        return false;
+    }
+    free(rec);
+    const SpsaConfig *cfg = spsa_tuner_config(c->spsa);
+    work->spsa.id = st->id;
+    work->spsa.count = cfg->count;
+    for (int i = 0; i < cfg->count; i++) {
+        work->spsa.param[i] = (uint16_t)cfg->params[i].id;
+        work->spsa.plus[i] = st->plus[i];
+        work->spsa.minus[i] = st->minus[i];
+    }
+    return true;
+}
+
 static void on_request(Coord *c, int src, const WireRequest *req)
 {
     WireWork work = {.job_id = c->run->job_id};
@@ -517,6 +608,8 @@ static void on_request(Coord *c, int src, const WireRequest *req)
             (int)req->pairs < WIRE_MAX_PAIRS_PER_WORK ? (int)req->pairs : WIRE_MAX_PAIRS_PER_WORK);
     for (int i = 0; i < work.pair_count; i++)
         c->owner[work.pair_ids[i]] = src;
+    if (work.pair_count > 0 && c->spsa && !spsa_attach(c, &work))
+        return;
     if (work.pair_count > 0) {
         send_packed(c->run->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
         return;
@@ -689,6 +782,53 @@ static double thread_cpu_seconds(void)
         return 0;
     return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
            (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/// The tuner, with its trajectory CSV rewritten from the start: replaying the journal
+/// writes the rows of the iterations already applied again.
+static int spsa_begin(Coord *c, const char *dir)
+{
+    const Run *run = c->run;
+    if (!(c->spsa = spsa_tuner_new(run->spsa, run->job.seed, (uint64_t)c->pairs_total))) {
+        fprintf(stderr, "xqforge run: out of memory for SPSA\n");
+        return 1;
+    }
+    char path[JOB_TEXT_MAX * 2 + 2];
+    snprintf(path, sizeof path, "%s/%s", dir, run->job.spsa.trajectory);
+    if (!(c->spsa_csv = fopen(path, "w"))) {
+        fprintf(stderr, "xqforge run: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    int64_t every = run->spsa->iterations / 500;
+    spsa_tuner_set_csv(c->spsa, c->spsa_csv, every > 0 ? every : 1);
+    return 0;
+}
+
+/// The tuned weights (the engine's weights with theta rounded in) and a table of changes.
+static void spsa_finish(Coord *c, const char *dir)
+{
+    const Run *run = c->run;
+    const SpsaConfig *cfg = run->spsa;
+    const double *theta = spsa_tuner_theta(c->spsa);
+    spsa_tuner_csv_row(c->spsa);
+    Weights w = run->spsa_weights;
+    printf("SPSA: %lld of %lld iterations applied\n", (long long)spsa_tuner_iterations(c->spsa),
+           (long long)cfg->iterations);
+    printf("%-28s %9s %9s %9s\n", "parameter", "start", "tuned", "change");
+    for (int i = 0; i < cfg->count; i++) {
+        w.v[cfg->params[i].id] = (int32_t)lround(theta[i]);
+        if (i < 40 || cfg->count <= 50)
+            printf("%-28s %9.2f %9.2f %+9.2f\n", cfg->params[i].name, cfg->params[i].start,
+                   theta[i], theta[i] - cfg->params[i].start);
+    }
+    if (cfg->count > 50)
+        printf("... %d more in the trajectory file\n", cfg->count - 40);
+    char path[JOB_TEXT_MAX * 2 + 2];
+    snprintf(path, sizeof path, "%s/%s", dir, run->job.spsa.weights);
+    if (weights_save(&w, path) != PARAMS_OK)
+        fprintf(stderr, "xqforge run: cannot write %s\n", path);
+    else
+        printf("Tuned weights: %s (load with params = %s)\n", path, path);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1079,7 +1219,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         return 1;
     c->run = run;
     c->pairs_total = run->m.rounds * run->pairing_count;
-    rating_init(&c->rating, run->job.player_count);
+    rating_init(&c->rating, run->job.player_count < 2 ? 2 : run->job.player_count);
     int sched_ok = schedule_init(&c->sched, (uint64_t)c->pairs_total) == 0;
     c->owner = malloc(sizeof *c->owner * (size_t)(c->pairs_total > 0 ? c->pairs_total : 1));
     c->member = calloc((size_t)link_size(run->link), 1);
@@ -1098,6 +1238,8 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         fprintf(stderr, "xqforge run: --resume: no journal at %s\n", path);
         goto fail;
     }
+    if (run->spsa && spsa_begin(c, dir) != 0)
+        goto fail;
     JournalReplayStats js;
     JournalStatus jst =
         journal_open(&c->journal, path, run->job_id, replay_record, c, &js, why, sizeof why);
@@ -1215,6 +1357,8 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     double wall = (timeman_now_ms() - c->start_ms) / 1000.0;
     printf("coordinator CPU %.2f s in %.1f s (%.2f%% of one core)\n", cpu, wall,
            wall > 0 ? 100 * cpu / wall : 0.0);
+    if (c->spsa)
+        spsa_finish(c, dir);
     write_result(c, dir, atomic_load(&interrupted));
     report_end(c, true, atomic_load(&interrupted));
     rc = atomic_load(&interrupted) ? 130 : 0;
@@ -1229,6 +1373,9 @@ out:
     msgpack_sbuffer_destroy(&c->buf);
     wire_result_free(c->one);
     schedule_destroy(&c->sched);
+    spsa_tuner_free(c->spsa);
+    if (c->spsa_csv)
+        fclose(c->spsa_csv);
     free(c->owner);
     free(c->member);
     free(c);
@@ -1260,6 +1407,70 @@ static uint64_t fingerprint(const char *path, char **sets, int n)
         for (const char *p = sets[i]; *p; p++)
             h = (h ^ (uint64_t)(unsigned char)*p) * 0x100000001b3ull;
     return h;
+}
+
+/// SPSA: the engine plays itself as "plus" and "minus"; parameters without a start take the
+/// engine's configured value (its weights file and options), as the games would.
+static int spsa_prepare(Run *run, char *why, size_t why_len)
+{
+    const JobConfig *job = &run->job;
+    const PlayerConfig *pc = &job->players[0].cfg;
+    Pairing *pg = &run->pairings[0];
+    run->pairing_count = 1;
+    *pg = (Pairing){.a = 0, .b = 1};
+    MatchConfig *m = &pg->m;
+    m->players[0] = m->players[1] = *pc;
+    snprintf(m->players[0].name, sizeof m->players[0].name, "plus");
+    snprintf(m->players[1].name, sizeof m->players[1].name, "minus");
+    job_game_config(job, 0, 0, &m->game);
+    m->openings = &run->openings;
+    m->random_order = job->openings_random;
+    m->seed = job->seed;
+    m->start = job->openings_start;
+    m->rounds = job->rounds;
+    m->repeat = true;
+    Engine *e = engine_new();
+    if (!e) {
+        snprintf(why, why_len, "out of memory");
+        return 1;
+    }
+    ParamsStatus ps = pc->weights_file[0]
+                          ? weights_load(engine_weights(e), pc->weights_file, why, why_len)
+                          : PARAMS_OK;
+    for (int i = 0; ps == PARAMS_OK && i < pc->option_count; i++)
+        if (engine_set_option(e, pc->options[i].name, pc->options[i].value) != ENGINE_OK) {
+            snprintf(why, why_len, "engine %s: option %s=%s refused", pc->name, pc->options[i].name,
+                     pc->options[i].value);
+            ps = PARAMS_ERR_VALUE;
+        }
+    run->spsa_weights = *engine_weights(e);
+    engine_free(e);
+    if (ps != PARAMS_OK)
+        return 1;
+    if (!(run->spsa = malloc(sizeof *run->spsa))) {
+        snprintf(why, why_len, "out of memory");
+        return 1;
+    }
+    SpsaConfig *cfg = run->spsa;
+    spsa_config_init(cfg, job->rounds);
+    cfg->a_ratio = job->spsa.a_ratio;
+    cfg->alpha = job->spsa.alpha;
+    cfg->gamma = job->spsa.gamma;
+    cfg->count = job->spsa.param_count;
+    for (int i = 0; i < cfg->count; i++) {
+        const JobSpsaParam *jp = &job->spsa.params[i];
+        SpsaParam *sp = &cfg->params[i];
+        snprintf(sp->name, sizeof sp->name, "%s", params_info[jp->id].name);
+        sp->id = jp->id;
+        sp->start = jp->has_start ? jp->start : run->spsa_weights.v[jp->id];
+        sp->min = jp->min;
+        sp->max = jp->max;
+        sp->c_end = jp->c_end;
+        sp->r_end = jp->r_end;
+        if (sp->start < sp->min || sp->start > sp->max)
+            sp->start = sp->start < sp->min ? sp->min : sp->max;
+    }
+    return spsa_config_check(cfg, why, why_len) == SPSA_OK ? 0 : 2;
 }
 
 static int prepare(Run *run, const char *path, char **sets, int n_sets, char *why, size_t why_len)
@@ -1298,6 +1509,8 @@ static int prepare(Run *run, const char *path, char **sets, int n_sets, char *wh
             m->repeat = job->repeat;
         }
     }
+    if (job->kind == JOB_SPSA && spsa_prepare(run, why, why_len) != 0)
+        return 2;
     run->m = run->pairings[0].m;
     // Default: one game per core, counting the engines' own search threads.
     long cores = sysconf(_SC_NPROCESSORS_ONLN), threads = 1;
@@ -1431,6 +1644,7 @@ int cmd_run(int argc, char **argv)
         }
     }
     openings_free(&run->openings);
+    free(run->spsa);
     link_finalize(link);
     free(run);
     return rc;
