@@ -570,6 +570,7 @@ static void progress(Coord *c, bool force)
     if (!c->store || (!force && now - c->last_progress_ms < (tty ? 1000 : 10000)))
         return;
     c->last_progress_ms = now;
+    bookstore_flush(c->store); // readers of the EPD file see the book grow
     const BookstoreStats *st = bookstore_stats(c->store);
     double mins = (now - c->start_ms) / 60000.0;
     double rate = mins > 0 ? (st->accepted - c->accepted_at_start) / mins : 0;

@@ -147,6 +147,8 @@ size_t bookstore_moves_bytes(const Bookstore *bs)
     return bs->moves ? movebook_bytes(bs->moves) : 0;
 }
 
+void bookstore_flush(Bookstore *bs) { fflush(bs->epd); }
+
 BookstoreStatus bookstore_finish(Bookstore *bs, const char *moves_path, char *why, size_t why_len)
 {
     if (fflush(bs->epd) != 0 || fsync(fileno(bs->epd)) != 0) {

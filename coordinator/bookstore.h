@@ -85,6 +85,8 @@ const BookstoreStats *bookstore_stats(const Bookstore *bs);
 size_t bookstore_set_bytes(const Bookstore *bs);
 size_t bookstore_moves_bytes(const Bookstore *bs);
 
+/// Hands the EPD lines written so far to the kernel (no fsync: the journal is the record).
+void bookstore_flush(Bookstore *bs);
 /// Flushes the EPD file (and fsyncs it); writes the move book when one is built.
 BookstoreStatus bookstore_finish(Bookstore *bs, const char *moves_path, char *why, size_t why_len);
 

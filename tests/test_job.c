@@ -407,6 +407,34 @@ static void test_spsa_section(void **state)
     assert_non_null(strstr(f->why, "repeat = true"));
 }
 
+/// A book job: no engines and no rounds; [book] keys with their defaults; an engine section,
+/// an inverted ply range or window, and a bad value are refused with the line and key.
+static void test_book_section(void **state)
+{
+    Fixture *f = *state;
+    write_text(f, "[job]\nkind = book\n[book]\npositions = 500\nplies_max = 12\n",
+               "score_min = 80\nscore_max = 150\neither_side = yes\nmoves =\n");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    const JobConfig *j = f->job;
+    assert_int_equal(j->kind, JOB_BOOK);
+    assert_int_equal(j->book.positions, 500);
+    assert_int_equal(j->book.plies_min, 6);
+    assert_int_equal(j->book.plies_max, 12);
+    assert_int_equal(j->book.score_min, 80);
+    assert_true(j->book.either_side);
+    assert_string_equal(j->book.epd, "book.epd");
+    assert_string_equal(j->book.moves, "");
+    write_text(f, "[job]\nkind = book\n[engine a]\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "builtin engine"));
+    write_text(f, "[job]\nkind = book\n[book]\nplies_min = 9\n", "plies_max = 8\n");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[book] plies_max: plies_min (9) is above plies_max (8)"));
+    write_text(f, "[job]\nkind = book\n[book]\n", "unit = 300\n");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, ":4: [book] unit: 300 is out of range 1..256"));
+}
+
 /// A Texel job: no engines, a dataset; `params` limits the fitted weights.
 static void test_texel_section(void **state)
 {
@@ -472,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_engine_set),
         cmocka_unit_test_setup_teardown(test_spsa_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_texel_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_book_section, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
