@@ -14,6 +14,7 @@ int cmd_uci(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_upload(int argc, char **argv);
 int cmd_book(int argc, char **argv);
 
 /// `xqforge run` of a job of kind = book (cli/cmd_book.c): book_job_is says whether the job

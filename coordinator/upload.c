@@ -390,6 +390,17 @@ static size_t on_reply(char *data, size_t size, size_t n, void *ctx)
     return size * n;
 }
 
+/// What an error reply says, for the log: an HTML page's title, else the text.
+static const char *reply_text(Snippet *s)
+{
+    char *t = strstr(s->text, "<title>"), *end = t ? strstr(t, "</title>") : NULL;
+    if (t && end) {
+        *end = '\0';
+        return t + 7;
+    }
+    return s->text;
+}
+
 typedef struct {
     const char *url;          // where this request goes
     const char *entry_dir;    // the spool entry
@@ -494,7 +505,7 @@ static void perform(const Request *rq, Outcome *out)
         snprintf(out->error, sizeof out->error, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
     else
         snprintf(out->error, sizeof out->error, "HTTP %ld%s%s", out->status, snip.len ? ": " : "",
-                 snip.text);
+                 reply_text(&snip));
     // The token lives in the header list: wipe it before freeing.
     for (struct curl_slist *s = hdr; s; s = s->next)
         if (!strncmp(s->data, "Authorization:", 14))
@@ -828,8 +839,12 @@ static UploadStatus drain_pass(Pass *p)
     return st;
 }
 
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_start(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
 UploadStatus upload_spool_drain(const UploadPolicy *pol, UploadStats *stats)
 {
+    pthread_once(&curl_once, curl_start);
     Pass p = {pol, NULL, stats, 0};
     p.rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ull;
     return drain_pass(&p);
@@ -868,6 +883,7 @@ static void *upload_thread(void *arg)
 
 Uploader *upload_start(const UploadPolicy *pol)
 {
+    pthread_once(&curl_once, curl_start); // here, before any other thread uses libcurl
     Uploader *u = calloc(1, sizeof *u);
     if (!u)
         return NULL;

@@ -116,7 +116,7 @@ UploadStatus upload_spool_drain(const UploadPolicy *p, UploadStats *stats);
 /// Entries waiting in the spool (0 when it does not exist).
 int upload_spool_count(const char *spool_dir);
 
-/// Starts the thread (after curl_global_init); NULL on failure. It runs a pass at once (to
+/// Starts the thread (and libcurl, once); NULL on failure. It runs a pass at once (to
 /// deliver what earlier runs left) and whenever kicked.
 Uploader *upload_start(const UploadPolicy *p);
 /// Asks for a pass soon (after upload_spool_add); never blocks on the network.

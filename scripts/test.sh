@@ -4,8 +4,9 @@
 # Release with -Werror and runs the unit tier, then builds Debug with AddressSanitizer and
 # UndefinedBehaviorSanitizer (board_is_ok and key checks after every make/unmake) and runs
 # the unit tier again. The Release run includes the slow tier (full perft suite, a 300,000-
-# position cross-check against Fairy-Stockfish, a real match) and the MPI tier (a job on 3
-# ranks, kill and resume); XQ_FAST=1 runs the unit tier only.
+# position cross-check against Fairy-Stockfish, a real match), the MPI tier (a job on 3
+# ranks, kill and resume) and the report tier (uploads to a real nginx, the page in headless
+# Chromium; screenshots in build/tests/report_browser); XQ_FAST=1 runs the unit tier only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -18,7 +19,7 @@ clang-format --dry-run --Werror $files
 echo "== Release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DXQ_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
-labels='unit|slow|mpi'
+labels='unit|slow|mpi|report'
 [[ ${XQ_FAST:-0} == 1 ]] && labels=unit
 (cd build && ctest -L "$labels" -j"$jobs" --output-on-failure)
 
