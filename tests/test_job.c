@@ -102,9 +102,9 @@ static const PlayerOption *option_of(const PlayerConfig *pc, const char *name)
 static void test_examples_load(void **state)
 {
     Fixture *f = *state;
-    const char *names[] = {"sprt-weights.ini", "sprt-binaries.ini", "gauntlet.ini"};
+    const char *names[] = {"sprt-weights.ini", "sprt-binaries.ini", "gauntlet.ini", "book.ini"};
     char path[1024];
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         snprintf(path, sizeof path, "%s/%s", XQ_JOBS_DIR, names[i]);
         JobStatus st = job_load(path, NULL, 0, f->job, f->why, sizeof f->why);
         if (st != JOB_OK)
