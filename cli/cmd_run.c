@@ -1596,6 +1596,8 @@ int cmd_run(int argc, char **argv)
     }
     if (book_job_is(path, sets, n_sets))
         return book_run(&argc, &argv, path, sets, n_sets, resume);
+    if (texel_job_is(path, sets, n_sets))
+        return texel_run(&argc, &argv, path, sets, n_sets, resume);
     setvbuf(stdout, NULL, _IOLBF, 0);
     Run *run = calloc(1, sizeof *run);
     if (!run)

@@ -22,5 +22,10 @@ int cmd_book(int argc, char **argv);
 bool book_job_is(const char *path, char **sets, int n_sets);
 int book_run(int *argc, char ***argv, const char *path, char **sets, int n_sets, bool resume);
 
+int cmd_texel(int argc, char **argv);
+/// `xqforge run` of a job of kind = texel (cli/cmd_texel.c), as for books.
+bool texel_job_is(const char *path, char **sets, int n_sets);
+int texel_run(int *argc, char ***argv, const char *path, char **sets, int n_sets, bool resume);
+
 /// Strict integer option parsing shared by the subcommands; false if not an integer in range.
 int cli_parse_int(const char *text, long lo, long hi, long *out);

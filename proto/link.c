@@ -151,6 +151,12 @@ LinkStatus link_wait(Link *l, LinkTag tag, int timeout_ms, int *source, LinkTag 
     }
 }
 
+bool link_sum(Link *l, double *buf, int n)
+{
+    return n > 0 &&
+           MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, l->comm) == MPI_SUCCESS;
+}
+
 bool link_all_ok(Link *l, bool ok)
 {
     int mine = ok ? 1 : 0, all = 0;

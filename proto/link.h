@@ -48,5 +48,8 @@ LinkStatus link_wait(Link *l, LinkTag tag, int timeout_ms, int *source, LinkTag 
 /// Collective: true on every rank when ok is true on every rank (a job that fails to load on
 /// one rank stops everywhere).
 bool link_all_ok(Link *l, bool ok);
+/// Adds buf[0..n) over every rank, in place (a collective: every rank calls it, same n).
+/// False if MPI failed.
+bool link_sum(Link *l, double *buf, int n);
 /// Ends the whole MPI job abnormally (only main() may decide this).
 void link_abort(Link *l, int code);

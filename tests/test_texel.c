@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+// Texel fitting: dataset files (round trip, every kind of damage named), the sparse trace
+// reproducing the evaluation exactly, the gradient against finite differences, K fitting on
+// data generated with a known K, and a fit that lowers the loss.
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "eval.h"
+#include "movegen.h"
+#include "texel.h"
+
+typedef struct {
+    char path[64];
+    int n;
+} Fixture;
+
+/// splitmix64, for reproducible random games and results.
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/// Positions from random games; result for Red drawn as a coin with P = sigmoid(K e / 400)
+/// (e: the default evaluation for Red) when k > 0, else win/draw/loss at random.
+static int write_set(const char *path, int games, double k)
+{
+    Board *b = malloc(sizeof *b);
+    Weights w;
+    weights_default(&w);
+    TexelWriter *tw;
+    char why[256];
+    assert_int_equal(texel_writer_open(path, &tw, why, sizeof why), TEXEL_OK);
+    uint64_t rng = 7;
+    for (int g = 0; g < games; g++) {
+        assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
+        for (int ply = 0; ply < 120; ply++) {
+            MoveList l;
+            if (movegen_legal(b, &l) == 0)
+                break;
+            board_make_move(b, l.moves[next(&rng) % (uint64_t)l.count]);
+            if (ply < 4)
+                continue;
+            double u = (next(&rng) >> 11) * 0x1.0p-53, r;
+            if (k > 0) {
+                int e = eval_evaluate(b, &w) * (b->side == RED ? 1 : -1);
+                r = u < 1 / (1 + pow(10, -k * e / 400)) ? 1 : 0;
+            } else {
+                r = u < 0.4 ? 1 : u < 0.6 ? 0.5 : 0;
+            }
+            assert_int_equal(texel_writer_add(tw, b, r, ply), TEXEL_OK);
+        }
+    }
+    int n = (int)texel_writer_count(tw);
+    assert_int_equal(texel_writer_close(tw, why, sizeof why), TEXEL_OK);
+    free(b);
+    return n;
+}
+
+static int setup(void **state)
+{
+    Fixture *f = calloc(1, sizeof *f);
+    snprintf(f->path, sizeof f->path, "/tmp/xq-test-texel-%d.xqd", (int)getpid());
+    f->n = write_set(f->path, 30, 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    Fixture *f = *state;
+    unlink(f->path);
+    free(f);
+    return 0;
+}
+
+/// Every position read back (on 3 threads, in 2 shards) gives, from its sparse trace and
+/// random weights, exactly the evaluation the search computes for that position.
+static void test_trace_equals_eval(void **state)
+{
+    Fixture *f = *state;
+    // Decode the same positions independently: replay the random games.
+    Board *b = malloc(sizeof *b);
+    Weights w;
+    weights_default(&w);
+    uint64_t rng = 3;
+    for (int i = 0; i < PARAM_NB; i++)
+        w.v[i] += (int)(next(&rng) % 41) - 20;
+    uint64_t total = 0, seen = 0;
+    for (int shard = 0; shard < 2; shard++) {
+        TexelSet *s;
+        char why[256];
+        assert_int_equal(texel_set_load(f->path, shard, 2, 3, &s, &total, why, sizeof why),
+                         TEXEL_OK);
+        assert_int_equal(total, f->n);
+        seen += texel_set_size(s);
+        // Replay the generator and compare the positions of this shard.
+        uint64_t g_rng = 7, idx = 0, local = 0;
+        for (int g = 0; g < 30; g++) {
+            assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
+            for (int ply = 0; ply < 120; ply++) {
+                MoveList l;
+                if (movegen_legal(b, &l) == 0)
+                    break;
+                board_make_move(b, l.moves[next(&g_rng) % (uint64_t)l.count]);
+                if (ply < 4)
+                    continue;
+                next(&g_rng);
+                if (idx++ % 2 != (uint64_t)shard)
+                    continue;
+                int want = eval_evaluate(b, &w) * (b->side == RED ? 1 : -1);
+                assert_int_equal(texel_set_eval(s, local, &w), want);
+                local++;
+            }
+        }
+        assert_int_equal(local, texel_set_size(s));
+        texel_set_free(s);
+    }
+    assert_int_equal(seen, total);
+    free(b);
+}
+
+/// The analytic gradient agrees with central finite differences of the loss.
+static void test_gradient(void **state)
+{
+    Fixture *f = *state;
+    TexelSet *s;
+    char why[256];
+    assert_int_equal(texel_set_load(f->path, 0, 1, 2, &s, NULL, why, sizeof why), TEXEL_OK);
+    double *w = malloc(sizeof *w * PARAM_NB), *g = malloc(sizeof *g * PARAM_NB), loss;
+    Weights d;
+    weights_default(&d);
+    for (int i = 0; i < PARAM_NB; i++)
+        w[i] = d.v[i];
+    TexelExec x = {NULL, NULL, 2};
+    assert_int_equal(texel_gradient(s, w, 1.1, &x, &loss, g), TEXEL_OK);
+    const char *names[] = {"horse_mg", "chariot_eg",      "cannon_mg",   "soldier_eg",
+                           "tempo_mg", "psq_horse_mg_c2", "horse_mob_mg"};
+    int checked = 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        int id = params_find(names[k]);
+        assert_true(id >= 0);
+        double h = 0.01, keep = w[id], up, down;
+        w[id] = keep + h;
+        assert_int_equal(texel_loss(s, w, 1.1, &x, &up), TEXEL_OK);
+        w[id] = keep - h;
+        assert_int_equal(texel_loss(s, w, 1.1, &x, &down), TEXEL_OK);
+        w[id] = keep;
+        double fd = (up - down) / (2 * h);
+        if (fabs(fd) < 1e-9)
+            continue; // a weight these positions do not use
+        checked++;
+        if (!(fabs(fd - g[id]) <= 1e-4 * fabs(fd) + 1e-10))
+            fail_msg("%s: analytic %.10g, finite difference %.10g", names[k], g[id], fd);
+    }
+    assert_true(checked >= 5);
+    free(w);
+    free(g);
+    texel_set_free(s);
+}
+
+/// Results drawn with a known K = 1.3 give back K within 0.2.
+static void test_fit_k(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/xq-test-texel-k-%d.xqd", (int)getpid());
+    write_set(path, 150, 1.3);
+    TexelSet *s;
+    char why[256];
+    assert_int_equal(texel_set_load(path, 0, 1, 2, &s, NULL, why, sizeof why), TEXEL_OK);
+    double *w = malloc(sizeof *w * PARAM_NB), k = 0;
+    Weights d;
+    weights_default(&d);
+    for (int i = 0; i < PARAM_NB; i++)
+        w[i] = d.v[i];
+    assert_int_equal(texel_fit_k(s, w, NULL, &k), TEXEL_OK);
+    if (fabs(k - 1.3) > 0.2)
+        fail_msg("fitted K %.3f, generated with 1.3 (%llu positions)", k,
+                 (unsigned long long)texel_set_size(s));
+    // A fit from detuned material lowers the loss and moves the weights back.
+    Weights start = d;
+    start.v[P_horse_mg] = 150;
+    start.v[P_chariot_mg] = 900;
+    TexelFitConfig cfg = {.epochs = 60, .lr = 5, .k = k};
+    for (int i = 0; i < PARAM_NB; i++)
+        cfg.tuned[i] = !params_is_psq(i);
+    Weights out;
+    TexelFitReport rep;
+    TexelExec x = {NULL, NULL, 2};
+    assert_int_equal(texel_fit(s, &cfg, &start, &x, &out, &rep, why, sizeof why), TEXEL_OK);
+    assert_true(rep.loss_end < rep.loss_start);
+    assert_true(out.v[P_horse_mg] > 150 && out.v[P_chariot_mg] < 900);
+    free(w);
+    texel_set_free(s);
+    unlink(path);
+}
+
+static void patch(const char *path, long off, const void *bytes, size_t n)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    fseek(fp, off, SEEK_SET);
+    assert_int_equal(fwrite(bytes, 1, n, fp), n);
+    fclose(fp);
+}
+
+static void expect_load(const char *path, TexelStatus want, const char *text)
+{
+    TexelSet *s = NULL;
+    char why[256] = "";
+    TexelStatus st = texel_set_load(path, 0, 1, 1, &s, NULL, why, sizeof why);
+    if (st != want || !strstr(why, text))
+        fail_msg("status %s '%s', expected %s '...%s...'", texel_strerror(st), why,
+                 texel_strerror(want), text);
+    assert_null(s);
+}
+
+/// Damaged files are refused with what is wrong: truncation, magic, header CRC, version,
+/// and a record that is not a legal position (named by its number).
+static void test_file_errors(void **state)
+{
+    (void)state;
+    char path[64], cmd[160];
+    snprintf(path, sizeof path, "/tmp/xq-test-texel-e-%d.xqd", (int)getpid());
+    int n = write_set(path, 2, 0);
+    assert_true(n > 10);
+    assert_int_equal(truncate(path, TEXEL_HEADER + (long)(n - 1) * TEXEL_RECORD + 5), 0);
+    expect_load(path, TEXEL_ERR_TRUNCATED, "positions need");
+    write_set(path, 2, 0);
+    patch(path, 0, "XQTEXEX", 7);
+    expect_load(path, TEXEL_ERR_FORMAT, "bad magic");
+    write_set(path, 2, 0);
+    patch(path, 16, "\x09", 1); // count changed, CRC not
+    expect_load(path, TEXEL_ERR_FORMAT, "CRC");
+    // Version 2 with a correct CRC.
+    write_set(path, 2, 0);
+    unsigned char h[TEXEL_HEADER];
+    FILE *fp = fopen(path, "rb");
+    assert_int_equal(fread(h, 1, sizeof h, fp), sizeof h);
+    fclose(fp);
+    h[8] = 2;
+    uint32_t crc = (uint32_t)crc32(0, h, 28);
+    memcpy(h + 28, &crc, 4);
+    patch(path, 0, h, sizeof h);
+    expect_load(path, TEXEL_ERR_VERSION, "version 2");
+    // Record 3 with a second red general on a0.
+    write_set(path, 2, 0);
+    unsigned char nib = 0x11;
+    patch(path, TEXEL_HEADER + 2 * TEXEL_RECORD, &nib, 1);
+    expect_load(path, TEXEL_ERR_POSITION, "position 3");
+    snprintf(cmd, sizeof cmd, "%s.missing", path);
+    expect_load(cmd, TEXEL_ERR_IO, "No such file");
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_trace_equals_eval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gradient, setup, teardown),
+        cmocka_unit_test(test_fit_k),
+        cmocka_unit_test(test_file_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

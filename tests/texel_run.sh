@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Texel end to end with real games: a match writes a PGN, `texel extract` keeps its quiet
+# positions, a kind = texel job fits on 2 MPI ranks (each a shard, gradients summed), and
+# (1) lowers the loss, (2) killed part-way and run again, resumes from its checkpoint and
+# ends with exactly the weights of an uninterrupted run, (3) damaged datasets are refused
+# with the reason.
+set -u
+xq=$1 job=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi=(mpirun --oversubscribe --bind-to none -np 2)
+fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+"$xq" play -engine name=a -engine name=b option.horse_mg=230 -each nodes=400 -rounds 30 -repeat \
+    -openings order=random -maxplies 250 -resign movecount=3 score=600 \
+    -pgnout file="$work/g.pgn" >"$work/play.log" 2>&1 || fail "play: $(tail -3 "$work/play.log")"
+"$xq" texel extract -o "$work/texel.xqd" "$work/g.pgn" >"$work/x.log" 2>&1 ||
+    fail "extract: $(cat "$work/x.log")"
+grep -q "60 games" "$work/x.log" || fail "extract did not read the 60 games: $(cat "$work/x.log")"
+"$xq" texel info "$work/texel.xqd" | grep -q "positions" || fail "info"
+
+sets=(--set texel.data="$work/texel.xqd")
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/a" >"$work/a.log" 2>&1 ||
+    fail "fit failed: $(tail -5 "$work/a.log")"
+line=$(grep -E '^K [0-9.]+, loss' "$work/a.log") || fail "no summary: $(tail -5 "$work/a.log")"
+read -r start end <<<"$(sed -E 's/.*loss ([0-9.]+) -> ([0-9.]+).*/\1 \2/' <<<"$line")"
+awk -v s="$start" -v e="$end" 'BEGIN { exit !(e < s) }' || fail "loss did not fall: $line"
+
+# Kill rank 0 once a few epochs are checkpointed, then run again.
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b1.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+    [[ -f $work/b/texel-loss.csv ]] && (($(wc -l <"$work/b/texel-loss.csv") > 8)) && break
+    sleep 0.02
+done
+pkill -KILL -f "output.dir=$work/b"
+wait $pid 2>/dev/null
+grep -q "^Tuned weights" "$work/b1.log" && fail "the fit ended before the kill"
+[[ -f $work/b/texel.ckpt ]] || fail "no checkpoint after the kill"
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b2.log" 2>&1 ||
+    fail "resumed fit failed: $(tail -5 "$work/b2.log")"
+grep -q "Resuming at epoch" "$work/b2.log" || fail "did not resume: $(head -5 "$work/b2.log")"
+cmp -s "$work/a/texel-weights.txt" "$work/b/texel-weights.txt" ||
+    fail "resumed weights differ from the uninterrupted run's"
+
+# Damage: truncated, and not a dataset at all.
+head -c 1000 "$work/texel.xqd" >"$work/cut.xqd"
+"$xq" texel info "$work/cut.xqd" >"$work/c.log" 2>&1 && fail "truncated dataset accepted"
+grep -q "positions need" "$work/c.log" || fail "no clear error: $(cat "$work/c.log")"
+"$xq" texel fit --data "$work/g.pgn" >"$work/d.log" 2>&1 && fail "a PGN accepted as a dataset"
+grep -q "bad magic" "$work/d.log" || fail "no clear error: $(cat "$work/d.log")"
+
+echo "$(cat "$work/x.log" | head -1); $line; $(grep 'Resuming' "$work/b2.log")"
+echo "1 passed, 0 failed"

@@ -1,0 +1,733 @@
+// SPDX-License-Identifier: MIT
+#include "texel.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "eval.h"
+#include "movegen.h"
+
+enum { VALUE_BIG = 32000 };
+
+static const char MAGIC[8] = "XQTEXEL";
+
+const char *texel_strerror(TexelStatus st)
+{
+    static const char *const text[TEXEL_STATUS_NB] = {"ok",
+                                                      "cannot read or write the file",
+                                                      "not a dataset",
+                                                      "dataset of another version",
+                                                      "truncated dataset",
+                                                      "bad position in the dataset",
+                                                      "out of memory",
+                                                      "another rank failed",
+                                                      "bad settings"};
+    return (unsigned)st < TEXEL_STATUS_NB ? text[st] : "unknown Texel status";
+}
+
+__attribute__((format(printf, 4, 5))) static TexelStatus fail(TexelStatus st, char *why,
+                                                              size_t why_len, const char *fmt, ...)
+{
+    if (why && why_len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, why_len, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+// ---- Writer --------------------------------------------------------------------------------
+
+struct TexelWriter {
+    FILE *f;
+    char path[4096], tmp[4120];
+    uint64_t count;
+    bool failed;
+};
+
+TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, size_t why_len)
+{
+    TexelWriter *w = calloc(1, sizeof *w);
+    *out = NULL;
+    if (!w)
+        return fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
+    snprintf(w->path, sizeof w->path, "%s", path);
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
+    unsigned char zero[TEXEL_HEADER] = {0};
+    if (!(w->f = fopen(w->tmp, "wb")) || fwrite(zero, 1, sizeof zero, w->f) != sizeof zero) {
+        TexelStatus st = fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
+        if (w->f)
+            fclose(w->f);
+        free(w);
+        return st;
+    }
+    *out = w;
+    return TEXEL_OK;
+}
+
+TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, int ply)
+{
+    unsigned char rec[TEXEL_RECORD] = {0};
+    for (int s = 0; s < SQUARE_NB; s++)
+        rec[s / 2] |= (unsigned char)((b->squares[s] & 15) << (4 * (s & 1)));
+    rec[45] = b->side == RED ? 0 : 1;
+    rec[46] = red_result > 0.75 ? 2 : red_result < 0.25 ? 0 : 1;
+    rec[47] = (unsigned char)(ply / 4 > 255 ? 255 : ply < 0 ? 0 : ply / 4);
+    if (fwrite(rec, 1, sizeof rec, w->f) != sizeof rec) {
+        w->failed = true;
+        return TEXEL_ERR_IO;
+    }
+    w->count++;
+    return TEXEL_OK;
+}
+
+uint64_t texel_writer_count(const TexelWriter *w) { return w->count; }
+
+TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
+{
+    unsigned char h[TEXEL_HEADER] = {0};
+    memcpy(h, MAGIC, 8);
+    put_u32(h + 8, TEXEL_VERSION);
+    put_u32(h + 12, TEXEL_RECORD);
+    put_u64(h + 16, w->count);
+    put_u32(h + 24, TEXEL_LAYOUT);
+    put_u32(h + 28, (uint32_t)crc32(0, h, 28));
+    TexelStatus st = TEXEL_OK;
+    if (w->failed || fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, 1, sizeof h, w->f) != sizeof h ||
+        fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
+        st = fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
+    if (fclose(w->f) != 0 && st == TEXEL_OK)
+        st = fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
+    if (st == TEXEL_OK && rename(w->tmp, w->path) != 0)
+        st = fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->path, strerror(errno));
+    if (st != TEXEL_OK)
+        unlink(w->tmp);
+    free(w);
+    return st;
+}
+
+// ---- Quiet positions -------------------------------------------------------------------------
+
+static int qsearch(Board *b, const Weights *w, int alpha, int beta, int depth, int *nodes)
+{
+    int stand = eval_evaluate(b, w);
+    if (stand >= beta || depth == 0 || ++*nodes > 20000)
+        return stand;
+    if (stand > alpha)
+        alpha = stand;
+    MoveList l;
+    movegen_captures(b, &l);
+    for (int i = 0; i < l.count && alpha < beta; i++) {
+        board_make_move(b, l.moves[i]);
+        int v = -qsearch(b, w, -beta, -alpha, depth - 1, nodes);
+        board_unmake_move(b);
+        if (v > alpha)
+            alpha = v;
+    }
+    return alpha;
+}
+
+bool texel_is_quiet(Board *b, const Weights *w)
+{
+    if (board_in_check(b))
+        return false;
+    int stand = eval_evaluate(b, w), nodes = 0;
+    MoveList l;
+    movegen_captures(b, &l);
+    for (int i = 0; i < l.count; i++) {
+        board_make_move(b, l.moves[i]);
+        int v = -qsearch(b, w, -VALUE_BIG, -stand, 7, &nodes);
+        board_unmake_move(b);
+        if (v > stand)
+            return false;
+    }
+    return true;
+}
+
+// ---- Reading -------------------------------------------------------------------------------
+
+typedef struct {
+    uint16_t id;
+    int16_t coef;
+} Term;
+
+struct TexelSet {
+    uint64_t n;
+    uint64_t *start; // terms of position i: [start[i], start[i+1])
+    Term *terms;
+    uint8_t *phase, *result; // result: 0, 1, 2 (halves of a point for Red)
+};
+
+static TexelStatus read_header(FILE *f, const char *path, uint64_t *count, char *why,
+                               size_t why_len)
+{
+    unsigned char h[TEXEL_HEADER];
+    if (fread(h, 1, sizeof h, f) != sizeof h)
+        return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: shorter than a %d-byte header", path,
+                    TEXEL_HEADER);
+    if (memcmp(h, MAGIC, 8) != 0)
+        return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: not a Texel dataset (bad magic)", path);
+    if ((uint32_t)crc32(0, h, 28) != get_u32(h + 28))
+        return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: header CRC mismatch", path);
+    if (get_u32(h + 8) != TEXEL_VERSION || get_u32(h + 24) != TEXEL_LAYOUT)
+        return fail(TEXEL_ERR_VERSION, why, why_len,
+                    "%s: version %u, board encoding %u (this build reads %d, %d)", path,
+                    (unsigned)get_u32(h + 8), (unsigned)get_u32(h + 24), TEXEL_VERSION,
+                    TEXEL_LAYOUT);
+    if (get_u32(h + 12) != TEXEL_RECORD)
+        return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: record size %u, expected %d", path,
+                    (unsigned)get_u32(h + 12), TEXEL_RECORD);
+    *count = get_u64(h + 16);
+    if (*count > TEXEL_MAX_POSITIONS)
+        return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: %llu positions, cap %d", path,
+                    (unsigned long long)*count, TEXEL_MAX_POSITIONS);
+    if (fseek(f, 0, SEEK_END) != 0)
+        return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    long size = ftell(f);
+    uint64_t want = TEXEL_HEADER + *count * TEXEL_RECORD;
+    if (size < 0 || (uint64_t)size != want)
+        return fail(TEXEL_ERR_TRUNCATED, why, why_len,
+                    "%s: %ld bytes, the header's %llu positions need %llu", path, size,
+                    (unsigned long long)*count, (unsigned long long)want);
+    return TEXEL_OK;
+}
+
+TexelStatus texel_file_info(const char *path, uint64_t *count, char *why, size_t why_len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    TexelStatus st = read_header(f, path, count, why, why_len);
+    fclose(f);
+    return st;
+}
+
+/// A record back to a FEN (strictly checked by board_set_fen).
+static void record_fen(const unsigned char *rec, char *fen)
+{
+    static const char chars[] = ".KABNRCP.kabnrcp";
+    char *p = fen;
+    for (int r = RANK_NB - 1; r >= 0; r--) {
+        int empty = 0;
+        for (int f = 0; f < FILE_NB; f++) {
+            int s = r * FILE_NB + f, code = (rec[s / 2] >> (4 * (s & 1))) & 15;
+            if (code == 0) {
+                empty++;
+                continue;
+            }
+            if (empty)
+                *p++ = (char)('0' + empty);
+            empty = 0;
+            *p++ = chars[code];
+        }
+        if (empty)
+            *p++ = (char)('0' + empty);
+        if (r)
+            *p++ = '/';
+    }
+    snprintf(p, 16, " %c - - 0 1", rec[45] ? 'b' : 'w');
+}
+
+typedef struct {
+    const unsigned char *recs; // this thread's first record
+    uint64_t from, to;         // local indices handled by this thread
+    Term *terms;
+    uint64_t nterms, cap;
+    uint64_t *count;         // per local position: its term count
+    uint8_t *phase, *result; // shared arrays, indexed by local position
+    TexelStatus st;
+    uint64_t bad; // local index of a bad record
+    char why[256];
+} LoadJob;
+
+static void *load_thread(void *arg)
+{
+    LoadJob *j = arg;
+    Board *b = malloc(sizeof *b);
+    EvalTrace *t = malloc(sizeof *t);
+    Weights w;
+    weights_default(&w);
+    char fen[160];
+    for (uint64_t i = j->from; i < j->to && b && t; i++) {
+        const unsigned char *rec = j->recs + (i - j->from) * TEXEL_RECORD;
+        record_fen(rec, fen);
+        if (rec[45] > 1 || rec[46] > 2 || board_set_fen(b, fen, j->why, sizeof j->why) != FEN_OK) {
+            if (rec[45] > 1 || rec[46] > 2)
+                snprintf(j->why, sizeof j->why, "side %u, result %u", rec[45], rec[46]);
+            j->st = TEXEL_ERR_POSITION;
+            j->bad = i;
+            break;
+        }
+        memset(t, 0, sizeof *t);
+        eval_trace(b, &w, t);
+        if (j->nterms + PARAM_NB > j->cap) {
+            uint64_t cap = j->cap ? j->cap * 2 : 1 << 16;
+            Term *nt = realloc(j->terms, sizeof *nt * cap);
+            if (!nt) {
+                j->st = TEXEL_ERR_NOMEM;
+                break;
+            }
+            j->terms = nt;
+            j->cap = cap;
+        }
+        uint64_t before = j->nterms;
+        for (int id = 0; id < PARAM_NB; id++)
+            if (t->coef[id])
+                j->terms[j->nterms++] = (Term){(uint16_t)id, t->coef[id]};
+        j->count[i] = j->nterms - before;
+        j->phase[i] = (uint8_t)t->phase;
+        j->result[i] = rec[46];
+    }
+    if (!b || !t)
+        j->st = TEXEL_ERR_NOMEM;
+    free(b);
+    free(t);
+    return NULL;
+}
+
+void texel_set_free(TexelSet *s)
+{
+    if (!s)
+        return;
+    free(s->start);
+    free(s->terms);
+    free(s->phase);
+    free(s->result);
+    free(s);
+}
+
+/// Reads this shard's records (every shards-th, from shard) into one buffer.
+static TexelStatus read_shard(FILE *f, const char *path, uint64_t total, int shard, int shards,
+                              unsigned char **out, uint64_t *n, char *why, size_t why_len)
+{
+    *n = total > (uint64_t)shard
+             ? (total - (uint64_t)shard + (uint64_t)shards - 1) / (uint64_t)shards
+             : 0;
+    *out = malloc(TEXEL_RECORD * (*n ? *n : 1));
+    unsigned char *chunk = malloc(TEXEL_RECORD * 4096);
+    if (!*out || !chunk) {
+        free(chunk);
+        return fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu positions",
+                    (unsigned long long)*n);
+    }
+    if (fseek(f, TEXEL_HEADER, SEEK_SET) != 0) {
+        free(chunk);
+        return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    }
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < total; i += 4096) {
+        size_t want = (size_t)(total - i < 4096 ? total - i : 4096);
+        if (fread(chunk, TEXEL_RECORD, want, f) != want) {
+            free(chunk);
+            return fail(TEXEL_ERR_TRUNCATED, why, why_len, "%s: short read at position %llu", path,
+                        (unsigned long long)i);
+        }
+        for (size_t r = 0; r < want; r++)
+            if ((i + r) % (uint64_t)shards == (uint64_t)shard)
+                memcpy(*out + TEXEL_RECORD * k++, chunk + TEXEL_RECORD * r, TEXEL_RECORD);
+    }
+    free(chunk);
+    return TEXEL_OK;
+}
+
+TexelStatus texel_set_load(const char *path, int shard, int shards, int threads, TexelSet **out,
+                           uint64_t *total_out, char *why, size_t why_len)
+{
+    *out = NULL;
+    if (shards < 1 || shard < 0 || shard >= shards)
+        return fail(TEXEL_ERR_CONFIG, why, why_len, "shard %d of %d", shard, shards);
+    threads = threads < 1 ? 1 : threads > 256 ? 256 : threads;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    uint64_t total = 0, n = 0;
+    unsigned char *recs = NULL;
+    TexelStatus st = read_header(f, path, &total, why, why_len);
+    if (st == TEXEL_OK)
+        st = read_shard(f, path, total, shard, shards, &recs, &n, why, why_len);
+    fclose(f);
+    if (total_out)
+        *total_out = total;
+    TexelSet *s = calloc(1, sizeof *s);
+    LoadJob *jobs = calloc((size_t)threads, sizeof *jobs);
+    uint64_t *count = malloc(sizeof *count * (n + 1));
+    if (st == TEXEL_OK &&
+        (!s || !jobs || !count || !(s->phase = malloc(n + 1)) || !(s->result = malloc(n + 1)) ||
+         !(s->start = malloc(sizeof *s->start * (n + 1)))))
+        st = fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
+    pthread_t tid[256];
+    bool started[256] = {false};
+    for (int t = 0; st == TEXEL_OK && t < threads; t++) {
+        LoadJob *j = &jobs[t];
+        j->from = n * (uint64_t)t / (uint64_t)threads;
+        j->to = n * (uint64_t)(t + 1) / (uint64_t)threads;
+        j->recs = recs + j->from * TEXEL_RECORD;
+        j->count = count;
+        j->phase = s->phase;
+        j->result = s->result;
+        started[t] = pthread_create(&tid[t], NULL, load_thread, j) == 0;
+        if (!started[t])
+            load_thread(j); // no thread: do it here
+    }
+    for (int t = 0; t < threads; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+    uint64_t nterms = 0;
+    for (int t = 0; st == TEXEL_OK && t < threads; t++) {
+        if (jobs[t].st != TEXEL_OK) {
+            uint64_t global = jobs[t].bad * (uint64_t)shards + (uint64_t)shard;
+            st = jobs[t].st == TEXEL_ERR_POSITION
+                     ? fail(TEXEL_ERR_POSITION, why, why_len, "%s: position %llu: %s", path,
+                            (unsigned long long)global + 1, jobs[t].why)
+                     : fail(jobs[t].st, why, why_len, "out of memory");
+        }
+        nterms += jobs[t].nterms;
+    }
+    if (st == TEXEL_OK && !(s->terms = malloc(sizeof *s->terms * (nterms ? nterms : 1))))
+        st = fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu terms",
+                  (unsigned long long)nterms);
+    if (st == TEXEL_OK) {
+        uint64_t at = 0;
+        for (int t = 0; t < threads; t++) {
+            memcpy(s->terms + at, jobs[t].terms, sizeof *s->terms * jobs[t].nterms);
+            at += jobs[t].nterms;
+        }
+        s->n = n;
+        s->start[0] = 0;
+        for (uint64_t i = 0; i < n; i++)
+            s->start[i + 1] = s->start[i] + count[i];
+    }
+    for (int t = 0; jobs && t < threads; t++)
+        free(jobs[t].terms);
+    free(jobs);
+    free(count);
+    free(recs);
+    if (st != TEXEL_OK) {
+        texel_set_free(s);
+        return st;
+    }
+    *out = s;
+    return TEXEL_OK;
+}
+
+uint64_t texel_set_size(const TexelSet *s) { return s->n; }
+double texel_set_result(const TexelSet *s, uint64_t i) { return s->result[i] / 2.0; }
+
+static bool is_mg[PARAM_NB];
+static pthread_once_t mg_once = PTHREAD_ONCE_INIT;
+
+static void mg_init(void)
+{
+    for (int id = 0; id < PARAM_NB; id++)
+        is_mg[id] = eval_param_is_mg(id);
+}
+
+int texel_set_eval(const TexelSet *s, uint64_t i, const Weights *w)
+{
+    pthread_once(&mg_once, mg_init);
+    int mg = 0, eg = 0, p = s->phase[i];
+    for (uint64_t k = s->start[i]; k < s->start[i + 1]; k++) {
+        const Term *t = &s->terms[k];
+        if (is_mg[t->id])
+            mg += t->coef * w->v[t->id];
+        else
+            eg += t->coef * w->v[t->id];
+    }
+    return (mg * p + eg * (EVAL_PHASE_MAX - p)) / EVAL_PHASE_MAX;
+}
+
+// ---- Loss and gradient ---------------------------------------------------------------------
+
+enum { SUM_LOSS = PARAM_NB, SUM_COUNT, SUM_NB }; // layout of a reduced sum buffer
+
+typedef struct {
+    const TexelSet *s;
+    const double *w;
+    double k;
+    uint64_t from, to;
+    bool want_grad;
+    double sum[SUM_NB];
+} GradJob;
+
+static void *grad_thread(void *arg)
+{
+    GradJob *j = arg;
+    const TexelSet *s = j->s;
+    const double *w = j->w, scale = j->k * M_LN10 / 400.0;
+    memset(j->sum, 0, sizeof j->sum);
+    for (uint64_t i = j->from; i < j->to; i++) {
+        double mg = 0, eg = 0, p = s->phase[i] / (double)EVAL_PHASE_MAX;
+        const Term *t = s->terms + s->start[i], *end = s->terms + s->start[i + 1];
+        for (const Term *q = t; q < end; q++)
+            if (is_mg[q->id])
+                mg += q->coef * w[q->id];
+            else
+                eg += q->coef * w[q->id];
+        double e = mg * p + eg * (1 - p);
+        double sig = 1 / (1 + exp(-scale * e)), err = sig - s->result[i] / 2.0;
+        j->sum[SUM_LOSS] += err * err;
+        if (!j->want_grad)
+            continue;
+        double d = 2 * err * sig * (1 - sig) * scale;
+        for (const Term *q = t; q < end; q++)
+            j->sum[q->id] += d * q->coef * (is_mg[q->id] ? p : 1 - p);
+    }
+    j->sum[SUM_COUNT] = (double)(j->to - j->from);
+    return NULL;
+}
+
+/// Sums over this rank's positions on x->threads threads, then over all ranks.
+static TexelStatus sums(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                        bool want_grad, double *out)
+{
+    pthread_once(&mg_once, mg_init);
+    int threads = x && x->threads > 0 ? (x->threads > 256 ? 256 : x->threads) : 1;
+    GradJob *jobs = calloc((size_t)threads, sizeof *jobs);
+    if (!jobs)
+        return TEXEL_ERR_NOMEM;
+    pthread_t tid[256];
+    bool started[256] = {false};
+    for (int t = 0; t < threads; t++) {
+        jobs[t] = (GradJob){s,
+                            w,
+                            k,
+                            s->n * (uint64_t)t / (uint64_t)threads,
+                            s->n * (uint64_t)(t + 1) / (uint64_t)threads,
+                            want_grad,
+                            {0}};
+        started[t] = t > 0 && pthread_create(&tid[t], NULL, grad_thread, &jobs[t]) == 0;
+        if (!started[t])
+            grad_thread(&jobs[t]);
+    }
+    memset(out, 0, sizeof(double) * SUM_NB);
+    for (int t = 0; t < threads; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        for (int i = 0; i < SUM_NB; i++)
+            out[i] += jobs[t].sum[i];
+    }
+    free(jobs);
+    if (x && x->reduce && !x->reduce(x->ctx, out, SUM_NB))
+        return TEXEL_ERR_REDUCE;
+    return out[SUM_COUNT] > 0 ? TEXEL_OK : TEXEL_ERR_CONFIG;
+}
+
+TexelStatus texel_loss(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                       double *loss)
+{
+    double sum[SUM_NB];
+    TexelStatus st = sums(s, w, k, x, false, sum);
+    if (st == TEXEL_OK)
+        *loss = sum[SUM_LOSS] / sum[SUM_COUNT];
+    return st;
+}
+
+TexelStatus texel_gradient(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                           double *loss, double *grad)
+{
+    double sum[SUM_NB];
+    TexelStatus st = sums(s, w, k, x, true, sum);
+    if (st != TEXEL_OK)
+        return st;
+    *loss = sum[SUM_LOSS] / sum[SUM_COUNT];
+    for (int i = 0; i < PARAM_NB; i++)
+        grad[i] = sum[i] / sum[SUM_COUNT];
+    return TEXEL_OK;
+}
+
+TexelStatus texel_fit_k(const TexelSet *s, const double *w, const TexelExec *x, double *k)
+{
+    // Golden-section search: the loss is unimodal in K for a fixed evaluation.
+    const double g = (sqrt(5.0) - 1) / 2;
+    double a = 0.05, b = 5.0, c = b - g * (b - a), d = a + g * (b - a), fc, fd;
+    TexelStatus st = texel_loss(s, w, c, x, &fc);
+    if (st == TEXEL_OK)
+        st = texel_loss(s, w, d, x, &fd);
+    for (int it = 0; st == TEXEL_OK && it < 40; it++) {
+        if (fc < fd) {
+            b = d, d = c, fd = fc;
+            c = b - g * (b - a);
+            st = texel_loss(s, w, c, x, &fc);
+        } else {
+            a = c, c = d, fc = fd;
+            d = a + g * (b - a);
+            st = texel_loss(s, w, d, x, &fd);
+        }
+    }
+    *k = (a + b) / 2;
+    return st;
+}
+
+// ---- Fit -------------------------------------------------------------------------------------
+
+static const char CKPT_MAGIC[8] = "XQTXCKP";
+
+typedef struct {
+    double epoch, k, loss_start;
+    double w[PARAM_NB], m[PARAM_NB], v[PARAM_NB];
+} FitState;
+
+/// The state of the last epoch, if the checkpoint belongs to this job.
+static bool ckpt_read(const char *path, uint64_t fingerprint, FitState *st)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return false;
+    char magic[8];
+    uint64_t fp = 0;
+    uint32_t n = 0;
+    bool ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, CKPT_MAGIC, 8) &&
+              fread(&fp, sizeof fp, 1, f) == 1 && fp == fingerprint &&
+              fread(&n, sizeof n, 1, f) == 1 && n == PARAM_NB && fread(st, sizeof *st, 1, f) == 1;
+    fclose(f);
+    return ok;
+}
+
+static bool ckpt_write(const char *path, uint64_t fingerprint, const FitState *st)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    uint32_t n = PARAM_NB;
+    bool ok = f && fwrite(CKPT_MAGIC, 1, 8, f) == 8 &&
+              fwrite(&fingerprint, sizeof fingerprint, 1, f) == 1 &&
+              fwrite(&n, sizeof n, 1, f) == 1 && fwrite(st, sizeof *st, 1, f) == 1 &&
+              fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (f && fclose(f) != 0)
+        ok = false;
+    return ok && rename(tmp, path) == 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weights *start,
+                      const TexelExec *x, Weights *out, TexelFitReport *rep, char *why,
+                      size_t why_len)
+{
+    if (cfg->epochs < 1 || !(cfg->lr > 0) || cfg->l2 < 0 || cfg->k < 0)
+        return fail(TEXEL_ERR_CONFIG, why, why_len, "epochs %d, lr %g, l2 %g, k %g", cfg->epochs,
+                    cfg->lr, cfg->l2, cfg->k);
+    FitState *st = calloc(1, sizeof *st);
+    double *grad = malloc(sizeof *grad * PARAM_NB);
+    if (!st || !grad) {
+        free(st);
+        free(grad);
+        return fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
+    }
+    memset(rep, 0, sizeof *rep);
+    int tuned = 0;
+    for (int i = 0; i < PARAM_NB; i++) {
+        st->w[i] = start->v[i];
+        tuned += cfg->tuned[i];
+    }
+    // The root's checkpoint (or zeros elsewhere) summed over ranks: every rank starts alike.
+    bool resumed = ckpt_read(cfg->checkpoint, cfg->fingerprint, st);
+    double flag = resumed ? 1 : 0;
+    TexelStatus ts = TEXEL_OK;
+    if (x && x->reduce) {
+        if (!x->reduce(x->ctx, &flag, 1))
+            ts = TEXEL_ERR_REDUCE;
+        if (ts == TEXEL_OK && flag > 0) {
+            if (!resumed)
+                memset(st, 0, sizeof *st);
+            if (!x->reduce(x->ctx, (double *)st, (int)(sizeof *st / sizeof(double))))
+                ts = TEXEL_ERR_REDUCE;
+        }
+    }
+    if (ts == TEXEL_OK && flag == 0) {
+        st->k = cfg->k;
+        if (st->k == 0)
+            ts = texel_fit_k(s, st->w, x, &st->k);
+        if (ts == TEXEL_OK)
+            ts = texel_loss(s, st->w, st->k, x, &st->loss_start);
+    }
+    rep->resumed_from = flag > 0 ? (int)st->epoch : 0;
+    if (ts == TEXEL_OK && cfg->log && flag > 0)
+        fprintf(cfg->log, "Resuming at epoch %d: K = %.4f, loss %.6f at the start\n",
+                (int)st->epoch, st->k, st->loss_start);
+    else if (ts == TEXEL_OK && cfg->log)
+        fprintf(cfg->log,
+                "Fitted K = %.4f: loss %.6f at the start, %d weights tuned, %llu positions here\n",
+                st->k, st->loss_start, tuned, (unsigned long long)s->n);
+    double t0 = now_s(), loss = st->loss_start;
+    const double b1 = 0.9, b2 = 0.999;
+    int epoch = (int)st->epoch;
+    for (; ts == TEXEL_OK && epoch < cfg->epochs; epoch++) {
+        ts = texel_gradient(s, st->w, st->k, x, &loss, grad);
+        if (ts != TEXEL_OK)
+            break;
+        double t = epoch + 1;
+        for (int i = 0; i < PARAM_NB; i++) {
+            if (!cfg->tuned[i])
+                continue;
+            double g = grad[i] + (tuned ? 2 * cfg->l2 * (st->w[i] - start->v[i]) / tuned : 0);
+            st->m[i] = b1 * st->m[i] + (1 - b1) * g;
+            st->v[i] = b2 * st->v[i] + (1 - b2) * g * g;
+            double mh = st->m[i] / (1 - pow(b1, t)), vh = st->v[i] / (1 - pow(b2, t));
+            st->w[i] -= cfg->lr * mh / (sqrt(vh) + 1e-15);
+            double lo = params_info[i].min, hi = params_info[i].max;
+            st->w[i] = st->w[i] < lo ? lo : st->w[i] > hi ? hi : st->w[i];
+        }
+        st->epoch = epoch + 1;
+        if (cfg->loss_csv)
+            fprintf(cfg->loss_csv, "%d,%.8f\n", epoch, loss), fflush(cfg->loss_csv);
+        if (cfg->log && (epoch % 10 == 0 || epoch + 1 == cfg->epochs))
+            fprintf(cfg->log, "epoch %d/%d: loss %.6f (%.3f s/epoch)\n", epoch + 1, cfg->epochs,
+                    loss, (now_s() - t0) / (epoch + 1 - rep->resumed_from)),
+                fflush(cfg->log);
+        if (cfg->checkpoint && !ckpt_write(cfg->checkpoint, cfg->fingerprint, st))
+            ts = fail(TEXEL_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
+                      cfg->checkpoint, strerror(errno));
+    }
+    if (ts == TEXEL_OK)
+        ts = texel_loss(s, st->w, st->k, x, &loss);
+    rep->k = st->k;
+    rep->loss_start = st->loss_start;
+    rep->loss_end = loss;
+    rep->epochs_done = epoch;
+    int run = epoch - rep->resumed_from;
+    rep->seconds_per_epoch = run > 0 ? (now_s() - t0) / run : 0;
+    for (int i = 0; i < PARAM_NB; i++)
+        out->v[i] = (int32_t)lround(st->w[i]);
+    if (ts != TEXEL_OK && why && !why[0])
+        fail(ts, why, why_len, "%s", texel_strerror(ts));
+    free(st);
+    free(grad);
+    return ts;
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+// Texel-style fitting of the evaluation weights over positions with game results.
+//
+// Dataset file (".xqd"), little-endian:
+//   header, 32 bytes: "XQTEXEL\0" (8), u32 version (TEXEL_VERSION), u32 record size (48),
+//                     u64 position count, u32 board encoding (TEXEL_LAYOUT), u32 CRC-32 of
+//                     bytes 0..27
+//   records, 48 bytes each: 90 points as 45 bytes of nibbles (piece code, low nibble first,
+//                     points in rank-major order from a0), u8 side (0 Red, 1 Black),
+//                     u8 result for Red (0 loss, 1 draw, 2 win), u8 ply bucket (ply/4,
+//                     capped at 255)
+// The evaluation's feature layout is not frozen into the file: loading decodes each board
+// (checked as strictly as a FEN) and takes its trace from the evaluation of this build, the
+// very code the search runs. Traces are kept sparse in memory (4 bytes per non-zero term).
+//
+// Fit: minimise mean (result - sigmoid(K * eval / 400))^2 (+ l2 * mean squared change of
+// the tuned weights), sigmoid(x) = 1 / (1 + 10^-x), eval in centipawns for Red computed
+// from the trace (mg terms times phase/32, eg terms times (32 - phase)/32). K is fitted
+// first with the start weights; then Adam on every tuned weight, full batch, so a run is
+// deterministic. Sums over positions go through a reduce callback, so ranks of a cluster
+// each hold a shard and add their sums (MPI_Allreduce lives in proto/link.c, not here).
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "board.h"
+#include "params.h"
+
+enum {
+    TEXEL_VERSION = 1,
+    TEXEL_LAYOUT = 1, // nibble boards as above
+    TEXEL_HEADER = 32,
+    TEXEL_RECORD = 48,
+    TEXEL_MAX_POSITIONS = 1 << 28 // refused above this before allocating
+};
+
+typedef enum {
+    TEXEL_OK,
+    TEXEL_ERR_IO,        // a file cannot be read or written
+    TEXEL_ERR_FORMAT,    // not a dataset: bad magic, header CRC or record size
+    TEXEL_ERR_VERSION,   // a dataset of another version or board encoding
+    TEXEL_ERR_TRUNCATED, // fewer (or more) record bytes than the header's count
+    TEXEL_ERR_POSITION,  // a record is not a legal position (named by its index)
+    TEXEL_ERR_NOMEM,
+    TEXEL_ERR_REDUCE, // the reduce callback failed (another rank is gone)
+    TEXEL_ERR_CONFIG, // bad fit settings
+    TEXEL_STATUS_NB
+} TexelStatus;
+
+const char *texel_strerror(TexelStatus st);
+
+// ---- Writing a dataset ------------------------------------------------------------------
+
+typedef struct TexelWriter TexelWriter;
+
+/// Creates path (through "path.tmp", renamed on close so a half-written set never appears).
+TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, size_t why_len);
+/// Adds a position and the game's result for Red (0, 0.5 or 1) reached after `ply` plies.
+TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, int ply);
+uint64_t texel_writer_count(const TexelWriter *w);
+/// Writes the header and renames into place; frees w either way.
+TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len);
+
+/// Whether a position is quiet enough to label with its game's result: the side to move is
+/// not in check and a short capture-only search (quiescence, up to 8 plies) finds no capture
+/// better than standing pat, i.e. the best move is not a capture.
+bool texel_is_quiet(Board *b, const Weights *w);
+
+// ---- A loaded set ------------------------------------------------------------------------
+
+typedef struct TexelSet TexelSet;
+
+/// Loads the positions i with i % shards == shard, decoding and tracing them on `threads`
+/// threads. *total receives the file's position count (may be NULL).
+TexelStatus texel_set_load(const char *path, int shard, int shards, int threads, TexelSet **out,
+                           uint64_t *total, char *why, size_t why_len);
+void texel_set_free(TexelSet *s);
+uint64_t texel_set_size(const TexelSet *s);
+/// The evaluation for Red of position i from its trace and integer weights, with the same
+/// integer rounding as the evaluation: equals eval_evaluate from Red's side exactly.
+int texel_set_eval(const TexelSet *s, uint64_t i, const Weights *w);
+/// Position i's game result for Red (0, 0.5, 1).
+double texel_set_result(const TexelSet *s, uint64_t i);
+
+/// Reads only the header: position count (for `texel info`).
+TexelStatus texel_file_info(const char *path, uint64_t *count, char *why, size_t why_len);
+
+// ---- Loss, gradient, fit -------------------------------------------------------------------
+
+/// Adds buf[0..n) over every rank in place; NULL means one process.
+typedef bool (*TexelReduceFn)(void *ctx, double *buf, int n);
+
+typedef struct {
+    TexelReduceFn reduce;
+    void *ctx;
+    int threads;
+} TexelExec;
+
+/// Mean squared error over all ranks' positions with real-valued weights w[PARAM_NB].
+TexelStatus texel_loss(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                       double *loss);
+/// The loss and its gradient d loss / d w[i] for every weight (over all ranks).
+TexelStatus texel_gradient(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                           double *loss, double *grad);
+/// The K minimising the loss for weights w (golden-section search on [0.05, 5]).
+TexelStatus texel_fit_k(const TexelSet *s, const double *w, const TexelExec *x, double *k);
+
+typedef struct {
+    int epochs;
+    double lr; // Adam step size, centipawns
+    double l2; // weight of the mean squared change of tuned weights
+    double k;  // 0: fit K first
+    bool tuned[PARAM_NB];
+    const char *checkpoint; // resume state, rewritten each epoch (NULL: none)
+    uint64_t fingerprint;   // of the job: a checkpoint of another job is ignored
+    FILE *log;              // progress lines (NULL: quiet)
+    FILE *loss_csv;         // "epoch,loss" lines (NULL: none)
+} TexelFitConfig;
+
+typedef struct {
+    double k, loss_start, loss_end;
+    int epochs_done, resumed_from;
+    double seconds_per_epoch;
+} TexelFitReport;
+
+/// Fits from start; out receives the tuned weights rounded and clamped to their ranges.
+TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weights *start,
+                      const TexelExec *x, Weights *out, TexelFitReport *rep, char *why,
+                      size_t why_len);
