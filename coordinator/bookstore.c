@@ -204,9 +204,9 @@ static int top_first_moves(const BookstoreStats *st, MoveCount *top, int max, in
 static void bin_label(int bin, char *out, size_t len)
 {
     if (bin == 0)
-        snprintf(out, len, "< %d", -BOOKSTORE_BIN_RANGE);
+        snprintf(out, len, "under %d", -BOOKSTORE_BIN_RANGE); // no '<': it goes into HTML
     else if (bin == BOOKSTORE_BINS - 1)
-        snprintf(out, len, ">= %d", BOOKSTORE_BIN_RANGE);
+        snprintf(out, len, "%d up", BOOKSTORE_BIN_RANGE);
     else
         snprintf(out, len, "%d..%d", bookstore_bin_low(bin),
                  bookstore_bin_low(bin) + BOOKSTORE_BIN_CP - 1);
@@ -302,11 +302,28 @@ static void html_tables(const Bookstore *bs, FILE *f)
     fprintf(f, "</table>\n");
 }
 
-BookstoreStatus bookstore_write_html(const Bookstore *bs, const char *path, const char *title)
+/// Text safe inside HTML: <, >, & and " escaped, cut to fit out.
+static void html_escape(const char *in, char *out, size_t len)
+{
+    size_t n = 0;
+    for (; *in && n + 7 < len; in++) {
+        const char *rep = *in == '<'   ? "&lt;"
+                          : *in == '>' ? "&gt;"
+                          : *in == '&' ? "&amp;"
+                          : *in == '"' ? "&quot;"
+                                       : NULL;
+        n += rep ? (size_t)snprintf(out + n, len - n, "%s", rep) : (out[n] = *in, 1);
+    }
+    out[n] = '\0';
+}
+
+BookstoreStatus bookstore_write_html(const Bookstore *bs, const char *path, const char *name)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return BOOKSTORE_ERR_IO;
+    char title[256];
+    html_escape(name, title, sizeof title);
     const BookstoreStats *st = &bs->st;
     fprintf(f,
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>\n"

@@ -93,7 +93,7 @@ BookstoreStatus bookstore_finish(Bookstore *bs, const char *moves_path, char *wh
 /// The diversity report: positions per ply, first moves, verification scores.
 void bookstore_report(const Bookstore *bs, FILE *out);
 /// The same as a self-contained HTML page with SVG histograms.
-BookstoreStatus bookstore_write_html(const Bookstore *bs, const char *path, const char *title);
+BookstoreStatus bookstore_write_html(const Bookstore *bs, const char *path, const char *name);
 /// A bin's lower bound in cp (INT32_MIN for the lowest).
 int bookstore_bin_low(int bin);
 /// Move text h2e2 (files a-i, ranks 0-9) of a Move value.
