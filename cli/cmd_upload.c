@@ -2,9 +2,11 @@
 // xqforge upload --spool DIR: delivers the reports a run could not deliver (its server was
 // down, refused the token, ...). Each spool entry names its URLs, method and where its
 // token comes from (never the token itself), so no job file is needed.
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "upload.h"
@@ -53,6 +55,16 @@ int cmd_upload(int argc, char **argv)
     if (!spool) {
         upload_usage(stderr);
         return EXIT_USAGE;
+    }
+    // A mistyped path must not look like an empty spool.
+    struct stat sb;
+    if (stat(spool, &sb) != 0) {
+        fprintf(stderr, "xqforge upload: %s: %s\n", spool, strerror(errno));
+        return 1;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "xqforge upload: %s: not a directory\n", spool);
+        return 1;
     }
     UploadPolicy pol;
     upload_policy_default(&pol, spool);

@@ -409,7 +409,9 @@ typedef struct {
     UploadMethod method;
     const UploadTarget *target;
     const char *token, *key;
-    long timeout_ms; // 0: the target's
+    long timeout_ms;            // 0: the target's
+    bool (*expired)(void *ctx); // polled during the transfer: true aborts it
+    void *ctx;
 } Request;
 
 typedef struct {
@@ -418,6 +420,13 @@ typedef struct {
     double retry_after_s; // -1: none
     char error[CURL_ERROR_SIZE + SNIPPET_MAX + 64];
 } Outcome;
+
+static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)dt, (void)dn, (void)ut, (void)un;
+    const Request *rq = ctx;
+    return rq->expired && rq->expired(rq->ctx); // non-zero aborts the transfer
+}
 
 static void perform(const Request *rq, Outcome *out)
 {
@@ -492,6 +501,10 @@ static void perform(const Request *rq, Outcome *out)
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_reply);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &snip);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    // A transfer started before the stop must still end by the stop's deadline.
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)rq);
     if (rc == CURLE_OK)
         rc = curl_easy_perform(h);
     out->curl_code = rc;
@@ -599,6 +612,8 @@ static void logf_(Pass *p, const char *fmt, ...)
     fflush(p->pol->log);
 }
 
+static bool pass_expired(void *ctx) { return time_left(ctx) <= 0; }
+
 /// One request with retries. what names it in the log ("report v3 to URL").
 static UploadStatus send_with_retries(Pass *p, Request *rq, const char *what)
 {
@@ -609,6 +624,8 @@ static UploadStatus send_with_retries(Pass *p, Request *rq, const char *what)
         long cap_ms = 1000L * rq->target->timeout_s;
         rq->timeout_ms = isfinite(left) && left * 1000 < cap_ms ? (long)(left * 1000) + 1 : 0;
         Outcome o;
+        rq->expired = pass_expired;
+        rq->ctx = p;
         perform(rq, &o);
         if (p->stats) {
             p->stats->attempts++;
@@ -750,17 +767,15 @@ static bool entry_deliver(Pass *p, const char *dir, const char *name)
                      e.target.method == UPLOAD_PUT ? "/" : "",
                      e.target.method == UPLOAD_PUT ? e.files[f] : "", e.run_id,
                      (long long)e.version);
-            Request rq = {url,
-                          dir,
-                          &e.files[f],
-                          e.target.method == UPLOAD_MULTIPART ? e.file_count : 1,
-                          e.target.method,
-                          &e.target,
-                          token,
-                          e.key,
-                          0};
-            if (e.target.method == UPLOAD_MULTIPART)
-                rq.files = e.files;
+            bool multi = e.target.method == UPLOAD_MULTIPART;
+            Request rq = {.url = url,
+                          .entry_dir = dir,
+                          .files = multi ? e.files : &e.files[f],
+                          .file_count = multi ? e.file_count : 1,
+                          .method = e.target.method,
+                          .target = &e.target,
+                          .token = token,
+                          .key = e.key};
             st = send_with_retries(p, &rq, what);
         }
         if (st == UPLOAD_OK) {
