@@ -18,6 +18,7 @@
 #include "link.h"
 #include "params.h"
 #include "pgn.h"
+#include "report.h"
 #include "texel.h"
 #include "timeman.h"
 #include "wire.h"
@@ -168,6 +169,51 @@ typedef struct {
 
 static bool reduce_link(void *ctx, double *buf, int n) { return link_sum(ctx, buf, n); }
 
+/// The run's report (rank 0): loss per epoch and the largest weight changes, rewritten
+/// every 10 epochs and at the end (report.json and report.html in the output directory).
+typedef struct {
+    Report *r;
+    const char *dir;
+    const Weights *start;
+    uint64_t version;
+} FitReport;
+
+static void report_changes(FitReport *fr, const double *w)
+{
+    bool used[PARAM_NB] = {false};
+    report_plot(fr->r, "changes", REPORT_PLOT_BARS, "Largest weight changes (centipawns)", "weight",
+                "tuned - start");
+    for (int k = 0; k < 12; k++) { // the 12 largest, by selection
+        int best = -1;
+        for (int i = 0; i < PARAM_NB; i++)
+            if (!used[i] &&
+                (best < 0 || fabs(w[i] - fr->start->v[i]) > fabs(w[best] - fr->start->v[best])))
+                best = i;
+        if (best < 0 || fabs(w[best] - fr->start->v[best]) < 0.5)
+            break;
+        used[best] = true;
+        report_bar_set(fr->r, "changes", params_info[best].name, w[best] - fr->start->v[best]);
+    }
+}
+
+static void report_flush(FitReport *fr, bool final)
+{
+    char why[512];
+    report_set_version(fr->r, ++fr->version, final);
+    if (report_write(fr->r, fr->dir, why, sizeof why) != REPORT_OK)
+        fprintf(stderr, "xqforge texel: report: %s\n", why);
+}
+
+static void on_epoch(void *ctx, int epoch, double loss, const double *w)
+{
+    FitReport *fr = ctx;
+    report_series_add(fr->r, "loss", "loss", epoch, loss);
+    if (epoch % 10 == 9) {
+        report_changes(fr, w);
+        report_flush(fr, false);
+    }
+}
+
 /// The weights that changed, largest change first, as "name start tuned change" lines.
 static void write_diff(FILE *f, const Weights *from, const Weights *to, int show)
 {
@@ -235,20 +281,46 @@ static int fit_run(const FitJob *fj, Link *link)
     FILE *csv = rank == 0 ? fopen(lossp, "a") : NULL;
     if (csv && ftell(csv) == 0)
         fprintf(csv, "epoch,loss\n");
-    TexelFitConfig cfg = {fj->epochs,
-                          fj->lr,
-                          fj->l2,
-                          fj->k,
-                          {0},
-                          rank == 0 ? ckpt : NULL,
-                          fj->fingerprint,
-                          rank == 0 ? stdout : NULL,
-                          csv};
+    TexelFitConfig cfg = {.epochs = fj->epochs,
+                          .lr = fj->lr,
+                          .l2 = fj->l2,
+                          .k = fj->k,
+                          .checkpoint = rank == 0 ? ckpt : NULL,
+                          .fingerprint = fj->fingerprint,
+                          .log = rank == 0 ? stdout : NULL,
+                          .loss_csv = csv};
     memcpy(cfg.tuned, fj->tuned, sizeof cfg.tuned);
     TexelExec x = {link ? reduce_link : NULL, link, threads};
+    FitReport fr = {NULL, fj->out_dir, &start, 0};
+    char run_id[32];
+    snprintf(run_id, sizeof run_id, "%016llx", (unsigned long long)fj->fingerprint);
+    if (rank == 0 && (fr.r = report_new(run_id, "texel: evaluation fit", XQFORGE_VERSION))) {
+        report_plot(fr.r, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)", "epoch",
+                    "loss");
+        report_fact(fr.r, "Data", "dataset", "%s", fj->data);
+        report_fact(fr.r, "Data", "positions", "%llu", (unsigned long long)total);
+        report_fact(fr.r, "Data", "ranks x threads", "%d x %d", size, threads);
+        report_fact(fr.r, "Data", "load time", "%.2f s", load_s);
+        cfg.on_epoch = on_epoch;
+        cfg.ctx = &fr;
+    }
     Weights out;
     TexelFitReport rep;
     TexelStatus st = texel_fit(set, &cfg, &start, &x, &out, &rep, why, sizeof why);
+    if (fr.r && st == TEXEL_OK) {
+        double w[PARAM_NB];
+        for (int i = 0; i < PARAM_NB; i++)
+            w[i] = out.v[i];
+        report_changes(&fr, w);
+        report_fact(fr.r, "Fit", "K", "%.4f", rep.k);
+        report_fact(fr.r, "Fit", "loss", "%.6f at the start, %.6f at the end", rep.loss_start,
+                    rep.loss_end);
+        report_fact(fr.r, "Fit", "epochs", "%d (resumed from %d)", rep.epochs_done,
+                    rep.resumed_from);
+        report_fact(fr.r, "Fit", "time per epoch", "%.3f s", rep.seconds_per_epoch);
+        report_flush(&fr, true);
+    }
+    report_free(fr.r);
     if (csv)
         fclose(csv);
     texel_set_free(set);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -237,7 +238,9 @@ static void test_file_errors(void **state)
     snprintf(path, sizeof path, "/tmp/xq-test-texel-e-%d.xqd", (int)getpid());
     int n = write_set(path, 2, 0);
     assert_true(n > 10);
-    assert_int_equal(truncate(path, TEXEL_HEADER + (long)(n - 1) * TEXEL_RECORD + 5), 0);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(truncate(path, sb.st_size - 7), 0);
     expect_load(path, TEXEL_ERR_TRUNCATED, "positions need");
     write_set(path, 2, 0);
     patch(path, 0, "XQTEXEX", 7);
@@ -245,25 +248,55 @@ static void test_file_errors(void **state)
     write_set(path, 2, 0);
     patch(path, 16, "\x09", 1); // count changed, CRC not
     expect_load(path, TEXEL_ERR_FORMAT, "CRC");
-    // Version 2 with a correct CRC.
+    // Version 3 with a correct CRC.
     write_set(path, 2, 0);
     unsigned char h[TEXEL_HEADER];
     FILE *fp = fopen(path, "rb");
     assert_int_equal(fread(h, 1, sizeof h, fp), sizeof h);
     fclose(fp);
-    h[8] = 2;
-    uint32_t crc = (uint32_t)crc32(0, h, 28);
-    memcpy(h + 28, &crc, 4);
+    h[8] = 3;
+    uint32_t crc = (uint32_t)crc32(0, h, 44);
+    memcpy(h + 44, &crc, 4);
     patch(path, 0, h, sizeof h);
-    expect_load(path, TEXEL_ERR_VERSION, "version 2");
-    // Record 3 with a second red general on a0.
+    expect_load(path, TEXEL_ERR_VERSION, "version 3");
+    // Record 1 with red generals on a0 and b0 (its stored trace is checked by decoding).
     write_set(path, 2, 0);
     unsigned char nib = 0x11;
-    patch(path, TEXEL_HEADER + 2 * TEXEL_RECORD, &nib, 1);
-    expect_load(path, TEXEL_ERR_POSITION, "position 3");
+    patch(path, TEXEL_HEADER, &nib, 1);
+    expect_load(path, TEXEL_ERR_POSITION, "position 1");
     snprintf(cmd, sizeof cmd, "%s.missing", path);
     expect_load(cmd, TEXEL_ERR_IO, "No such file");
     unlink(path);
+}
+
+/// A stored trace that disagrees with this build's evaluation (as after an evaluation
+/// change) makes the loader trace every position again: the evaluation still matches.
+static void test_stale_traces(void **state)
+{
+    Fixture *f = *state;
+    unsigned char coef[2] = {0x7f, 0x00}; // first term of position 1 becomes 127
+    patch(f->path, TEXEL_HEADER + TEXEL_RECORD + 4 + 2, coef, 2);
+    TexelSet *s;
+    char why[256];
+    assert_int_equal(texel_set_load(f->path, 0, 1, 2, &s, NULL, why, sizeof why), TEXEL_OK);
+    Board *b = malloc(sizeof *b);
+    Weights w;
+    weights_default(&w);
+    uint64_t rng = 7, idx = 0;
+    assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
+    for (int ply = 0; ply < 120; ply++) { // the first game only
+        MoveList l;
+        if (movegen_legal(b, &l) == 0)
+            break;
+        board_make_move(b, l.moves[next(&rng) % (uint64_t)l.count]);
+        if (ply < 4)
+            continue;
+        next(&rng);
+        int want = eval_evaluate(b, &w) * (b->side == RED ? 1 : -1);
+        assert_int_equal(texel_set_eval(s, idx++, &w), want);
+    }
+    free(b);
+    texel_set_free(s);
 }
 
 int main(void)
@@ -273,6 +306,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gradient, setup, teardown),
         cmocka_unit_test(test_fit_k),
         cmocka_unit_test(test_file_errors),
+        cmocka_unit_test_setup_teardown(test_stale_traces, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,16 +72,21 @@ static uint64_t get_u64(const unsigned char *p)
 struct TexelWriter {
     FILE *f;
     char path[4096], tmp[4120];
-    uint64_t count;
+    uint64_t count, terms;
     bool failed;
+    Weights w;     // any weights: the trace's coefficients do not depend on them
+    EvalTrace *tr; // scratch
 };
 
 TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, size_t why_len)
 {
     TexelWriter *w = calloc(1, sizeof *w);
     *out = NULL;
-    if (!w)
+    if (!w || !(w->tr = malloc(sizeof *w->tr))) {
+        free(w);
         return fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
+    }
+    weights_default(&w->w);
     snprintf(w->path, sizeof w->path, "%s", path);
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
     unsigned char zero[TEXEL_HEADER] = {0};
@@ -89,6 +94,7 @@ TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, si
         TexelStatus st = fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
         if (w->f)
             fclose(w->f);
+        free(w->tr);
         free(w);
         return st;
     }
@@ -96,20 +102,56 @@ TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, si
     return TEXEL_OK;
 }
 
+/// The non-zero coefficients of a trace as (u16 id, i16 coef) pairs; returns their count.
+static int trace_terms(const EvalTrace *t, unsigned char *out)
+{
+    int n = 0;
+    for (int id = 0; id < PARAM_NB; id++)
+        if (t->coef[id]) {
+            out[4 * n] = (unsigned char)id;
+            out[4 * n + 1] = (unsigned char)(id >> 8);
+            out[4 * n + 2] = (unsigned char)((uint16_t)t->coef[id]);
+            out[4 * n + 3] = (unsigned char)((uint16_t)t->coef[id] >> 8);
+            n++;
+        }
+    return n;
+}
+
 TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, int ply)
 {
-    unsigned char rec[TEXEL_RECORD] = {0};
+    unsigned char rec[TEXEL_RECORD + 4 + 4 * PARAM_NB] = {0};
     for (int s = 0; s < SQUARE_NB; s++)
         rec[s / 2] |= (unsigned char)((b->squares[s] & 15) << (4 * (s & 1)));
     rec[45] = b->side == RED ? 0 : 1;
     rec[46] = red_result > 0.75 ? 2 : red_result < 0.25 ? 0 : 1;
     rec[47] = (unsigned char)(ply / 4 > 255 ? 255 : ply < 0 ? 0 : ply / 4);
-    if (fwrite(rec, 1, sizeof rec, w->f) != sizeof rec) {
+    memset(w->tr, 0, sizeof *w->tr);
+    eval_trace(b, &w->w, w->tr);
+    int n = trace_terms(w->tr, rec + TEXEL_RECORD + 4);
+    rec[TEXEL_RECORD] = (unsigned char)w->tr->phase;
+    rec[TEXEL_RECORD + 2] = (unsigned char)n;
+    rec[TEXEL_RECORD + 3] = (unsigned char)(n >> 8);
+    size_t len = TEXEL_RECORD + 4 + 4 * (size_t)n;
+    if (fwrite(rec, 1, len, w->f) != len) {
         w->failed = true;
         return TEXEL_ERR_IO;
     }
     w->count++;
+    w->terms += (uint64_t)n;
     return TEXEL_OK;
+}
+
+/// FNV-1a of the weight names in table order: the trace layout a dataset was written with.
+static uint64_t layout_hash(void)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int id = 0; id < PARAM_NB; id++)
+        for (const char *p = params_info[id].name;; p++) {
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+            if (!*p)
+                break;
+        }
+    return h;
 }
 
 uint64_t texel_writer_count(const TexelWriter *w) { return w->count; }
@@ -121,8 +163,10 @@ TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
     put_u32(h + 8, TEXEL_VERSION);
     put_u32(h + 12, TEXEL_RECORD);
     put_u64(h + 16, w->count);
-    put_u32(h + 24, TEXEL_LAYOUT);
-    put_u32(h + 28, (uint32_t)crc32(0, h, 28));
+    put_u64(h + 24, w->terms);
+    put_u64(h + 32, layout_hash());
+    put_u32(h + 40, PARAM_NB);
+    put_u32(h + 44, (uint32_t)crc32(0, h, 44));
     TexelStatus st = TEXEL_OK;
     if (w->failed || fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, 1, sizeof h, w->f) != sizeof h ||
         fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
@@ -133,6 +177,7 @@ TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
         st = fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->path, strerror(errno));
     if (st != TEXEL_OK)
         unlink(w->tmp);
+    free(w->tr);
     free(w);
     return st;
 }
@@ -175,7 +220,7 @@ bool texel_is_quiet(Board *b, const Weights *w)
     return true;
 }
 
-// ---- Reading -------------------------------------------------------------------------------
+// ---- Reading ----------------------------------------------------------------------------------
 
 typedef struct {
     uint16_t id;
@@ -189,7 +234,12 @@ struct TexelSet {
     uint8_t *phase, *result; // result: 0, 1, 2 (halves of a point for Red)
 };
 
-static TexelStatus read_header(FILE *f, const char *path, uint64_t *count, char *why,
+typedef struct {
+    uint64_t count, terms, layout;
+    uint32_t params;
+} Header;
+
+static TexelStatus read_header(FILE *f, const char *path, Header *hd, uint64_t *size, char *why,
                                size_t why_len)
 {
     unsigned char h[TEXEL_HEADER];
@@ -198,28 +248,29 @@ static TexelStatus read_header(FILE *f, const char *path, uint64_t *count, char 
                     TEXEL_HEADER);
     if (memcmp(h, MAGIC, 8) != 0)
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: not a Texel dataset (bad magic)", path);
-    if ((uint32_t)crc32(0, h, 28) != get_u32(h + 28))
+    if ((uint32_t)crc32(0, h, 44) != get_u32(h + 44))
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: header CRC mismatch", path);
-    if (get_u32(h + 8) != TEXEL_VERSION || get_u32(h + 24) != TEXEL_LAYOUT)
-        return fail(TEXEL_ERR_VERSION, why, why_len,
-                    "%s: version %u, board encoding %u (this build reads %d, %d)", path,
-                    (unsigned)get_u32(h + 8), (unsigned)get_u32(h + 24), TEXEL_VERSION,
-                    TEXEL_LAYOUT);
+    if (get_u32(h + 8) != TEXEL_VERSION)
+        return fail(TEXEL_ERR_VERSION, why, why_len, "%s: version %u (this build reads %d)", path,
+                    (unsigned)get_u32(h + 8), TEXEL_VERSION);
     if (get_u32(h + 12) != TEXEL_RECORD)
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: record size %u, expected %d", path,
                     (unsigned)get_u32(h + 12), TEXEL_RECORD);
-    *count = get_u64(h + 16);
-    if (*count > TEXEL_MAX_POSITIONS)
-        return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: %llu positions, cap %d", path,
-                    (unsigned long long)*count, TEXEL_MAX_POSITIONS);
+    *hd = (Header){get_u64(h + 16), get_u64(h + 24), get_u64(h + 32), get_u32(h + 40)};
+    if (hd->count > TEXEL_MAX_POSITIONS || hd->params == 0 || hd->params > 65535 ||
+        hd->terms > hd->count * hd->params)
+        return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: %llu positions, %llu terms of %u weights",
+                    path, (unsigned long long)hd->count, (unsigned long long)hd->terms,
+                    (unsigned)hd->params);
     if (fseek(f, 0, SEEK_END) != 0)
         return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
-    long size = ftell(f);
-    uint64_t want = TEXEL_HEADER + *count * TEXEL_RECORD;
-    if (size < 0 || (uint64_t)size != want)
+    long got = ftell(f);
+    uint64_t want = TEXEL_HEADER + hd->count * (TEXEL_RECORD + 4) + hd->terms * 4;
+    if (got < 0 || (uint64_t)got != want)
         return fail(TEXEL_ERR_TRUNCATED, why, why_len,
-                    "%s: %ld bytes, the header's %llu positions need %llu", path, size,
-                    (unsigned long long)*count, (unsigned long long)want);
+                    "%s: %ld bytes, the header's %llu positions need %llu", path, got,
+                    (unsigned long long)hd->count, (unsigned long long)want);
+    *size = want;
     return TEXEL_OK;
 }
 
@@ -228,8 +279,11 @@ TexelStatus texel_file_info(const char *path, uint64_t *count, char *why, size_t
     FILE *f = fopen(path, "rb");
     if (!f)
         return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
-    TexelStatus st = read_header(f, path, count, why, why_len);
+    Header hd;
+    uint64_t size;
+    TexelStatus st = read_header(f, path, &hd, &size, why, why_len);
     fclose(f);
+    *count = hd.count;
     return st;
 }
 
@@ -241,7 +295,7 @@ static void record_fen(const unsigned char *rec, char *fen)
     for (int r = RANK_NB - 1; r >= 0; r--) {
         int empty = 0;
         for (int f = 0; f < FILE_NB; f++) {
-            int s = r * FILE_NB + f, code = (rec[s / 2] >> (4 * (s & 1))) & 15;
+            int sq = r * FILE_NB + f, code = (rec[sq / 2] >> (4 * (sq & 1))) & 15;
             if (code == 0) {
                 empty++;
                 continue;
@@ -259,9 +313,29 @@ static void record_fen(const unsigned char *rec, char *fen)
     snprintf(p, 16, " %c - - 0 1", rec[45] ? 'b' : 'w');
 }
 
+/// Decodes and traces one record with this build's evaluation: n terms into out (room for
+/// PARAM_NB), its phase; false with why if the record is not a legal position.
+static bool retrace(const unsigned char *rec, Board *b, EvalTrace *t, const Weights *w,
+                    unsigned char *out, int *n, int *phase, char *why, size_t why_len)
+{
+    char fen[160];
+    if (rec[45] > 1 || rec[46] > 2) {
+        snprintf(why, why_len, "side %u, result %u", rec[45], rec[46]);
+        return false;
+    }
+    record_fen(rec, fen);
+    if (board_set_fen(b, fen, why, why_len) != FEN_OK)
+        return false;
+    memset(t, 0, sizeof *t);
+    eval_trace(b, w, t);
+    *n = trace_terms(t, out);
+    *phase = t->phase;
+    return true;
+}
+
 typedef struct {
-    const unsigned char *recs; // this thread's first record
-    uint64_t from, to;         // local indices handled by this thread
+    const unsigned char **recs; // this shard's records
+    uint64_t from, to;          // local indices handled by this thread
     Term *terms;
     uint64_t nterms, cap;
     uint64_t *count;         // per local position: its term count
@@ -271,26 +345,22 @@ typedef struct {
     char why[256];
 } LoadJob;
 
+/// Re-traces positions [from, to) of a shard (a dataset of another evaluation layout).
 static void *load_thread(void *arg)
 {
     LoadJob *j = arg;
     Board *b = malloc(sizeof *b);
     EvalTrace *t = malloc(sizeof *t);
+    unsigned char *buf = malloc(4 * PARAM_NB);
     Weights w;
     weights_default(&w);
-    char fen[160];
-    for (uint64_t i = j->from; i < j->to && b && t; i++) {
-        const unsigned char *rec = j->recs + (i - j->from) * TEXEL_RECORD;
-        record_fen(rec, fen);
-        if (rec[45] > 1 || rec[46] > 2 || board_set_fen(b, fen, j->why, sizeof j->why) != FEN_OK) {
-            if (rec[45] > 1 || rec[46] > 2)
-                snprintf(j->why, sizeof j->why, "side %u, result %u", rec[45], rec[46]);
+    for (uint64_t i = j->from; i < j->to && b && t && buf; i++) {
+        int n = 0, phase = 0;
+        if (!retrace(j->recs[i], b, t, &w, buf, &n, &phase, j->why, sizeof j->why)) {
             j->st = TEXEL_ERR_POSITION;
             j->bad = i;
             break;
         }
-        memset(t, 0, sizeof *t);
-        eval_trace(b, &w, t);
         if (j->nterms + PARAM_NB > j->cap) {
             uint64_t cap = j->cap ? j->cap * 2 : 1 << 16;
             Term *nt = realloc(j->terms, sizeof *nt * cap);
@@ -301,18 +371,17 @@ static void *load_thread(void *arg)
             j->terms = nt;
             j->cap = cap;
         }
-        uint64_t before = j->nterms;
-        for (int id = 0; id < PARAM_NB; id++)
-            if (t->coef[id])
-                j->terms[j->nterms++] = (Term){(uint16_t)id, t->coef[id]};
-        j->count[i] = j->nterms - before;
-        j->phase[i] = (uint8_t)t->phase;
-        j->result[i] = rec[46];
+        memcpy(j->terms + j->nterms, buf, 4 * (size_t)n); // little-endian host
+        j->nterms += (uint64_t)n;
+        j->count[i] = (uint64_t)n;
+        j->phase[i] = (uint8_t)phase;
+        j->result[i] = j->recs[i][46];
     }
-    if (!b || !t)
+    if (!b || !t || !buf)
         j->st = TEXEL_ERR_NOMEM;
     free(b);
     free(t);
+    free(buf);
     return NULL;
 }
 
@@ -327,37 +396,158 @@ void texel_set_free(TexelSet *s)
     free(s);
 }
 
-/// Reads this shard's records (every shards-th, from shard) into one buffer.
-static TexelStatus read_shard(FILE *f, const char *path, uint64_t total, int shard, int shards,
-                              unsigned char **out, uint64_t *n, char *why, size_t why_len)
+static TexelSet *set_alloc(uint64_t n)
 {
-    *n = total > (uint64_t)shard
-             ? (total - (uint64_t)shard + (uint64_t)shards - 1) / (uint64_t)shards
-             : 0;
-    *out = malloc(TEXEL_RECORD * (*n ? *n : 1));
-    unsigned char *chunk = malloc(TEXEL_RECORD * 4096);
-    if (!*out || !chunk) {
-        free(chunk);
-        return fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu positions",
-                    (unsigned long long)*n);
+    TexelSet *s = calloc(1, sizeof *s);
+    if (s && (!(s->phase = malloc(n + 1)) || !(s->result = malloc(n + 1)) ||
+              !(s->start = malloc(sizeof *s->start * (n + 1))))) {
+        texel_set_free(s);
+        return NULL;
     }
-    if (fseek(f, TEXEL_HEADER, SEEK_SET) != 0) {
-        free(chunk);
-        return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    if (s)
+        s->n = n;
+    return s;
+}
+
+/// Builds the set by tracing every record again, on threads.
+static TexelStatus load_retrace(TexelSet *s, const unsigned char **recs, int threads, int shard,
+                                int shards, const char *path, char *why, size_t why_len)
+{
+    uint64_t n = s->n, *count = malloc(sizeof *count * (n + 1));
+    LoadJob *jobs = calloc((size_t)threads, sizeof *jobs);
+    TexelStatus st = count && jobs ? TEXEL_OK : TEXEL_ERR_NOMEM;
+    pthread_t tid[256];
+    bool started[256] = {false};
+    for (int t = 0; st == TEXEL_OK && t < threads; t++) {
+        LoadJob *j = &jobs[t];
+        *j = (LoadJob){recs,
+                       n * (uint64_t)t / (uint64_t)threads,
+                       n * (uint64_t)(t + 1) / (uint64_t)threads,
+                       NULL,
+                       0,
+                       0,
+                       count,
+                       s->phase,
+                       s->result,
+                       TEXEL_OK,
+                       0,
+                       ""};
+        started[t] = pthread_create(&tid[t], NULL, load_thread, j) == 0;
+        if (!started[t])
+            load_thread(j); // no thread: do it here
     }
-    uint64_t k = 0;
-    for (uint64_t i = 0; i < total; i += 4096) {
-        size_t want = (size_t)(total - i < 4096 ? total - i : 4096);
-        if (fread(chunk, TEXEL_RECORD, want, f) != want) {
-            free(chunk);
-            return fail(TEXEL_ERR_TRUNCATED, why, why_len, "%s: short read at position %llu", path,
-                        (unsigned long long)i);
+    for (int t = 0; t < threads; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+    uint64_t nterms = 0;
+    for (int t = 0; st == TEXEL_OK && t < threads; t++) {
+        if (jobs[t].st == TEXEL_ERR_POSITION)
+            st = fail(TEXEL_ERR_POSITION, why, why_len, "%s: position %llu: %s", path,
+                      (unsigned long long)(jobs[t].bad * (uint64_t)shards + (uint64_t)shard) + 1,
+                      jobs[t].why);
+        else if (jobs[t].st != TEXEL_OK)
+            st = fail(jobs[t].st, why, why_len, "out of memory");
+        nterms += jobs[t].nterms;
+    }
+    if (st == TEXEL_OK && !(s->terms = malloc(sizeof *s->terms * (nterms ? nterms : 1))))
+        st = fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu terms",
+                  (unsigned long long)nterms);
+    if (st == TEXEL_OK) {
+        uint64_t at = 0;
+        for (int t = 0; t < threads; t++) {
+            memcpy(s->terms + at, jobs[t].terms, sizeof *s->terms * jobs[t].nterms);
+            at += jobs[t].nterms;
         }
-        for (size_t r = 0; r < want; r++)
-            if ((i + r) % (uint64_t)shards == (uint64_t)shard)
-                memcpy(*out + TEXEL_RECORD * k++, chunk + TEXEL_RECORD * r, TEXEL_RECORD);
+        s->start[0] = 0;
+        for (uint64_t i = 0; i < n; i++)
+            s->start[i + 1] = s->start[i] + count[i];
     }
-    free(chunk);
+    for (int t = 0; jobs && t < threads; t++)
+        free(jobs[t].terms);
+    free(jobs);
+    free(count);
+    return st;
+}
+
+/// Checks every 64th stored trace against this build's evaluation: a dataset written by
+/// an evaluation with the same weight names but other features is traced again.
+static TexelStatus verify_sample(const TexelSet *s, const unsigned char **recs, bool *stale,
+                                 uint64_t *bad, char *why, size_t why_len)
+{
+    Board *b = malloc(sizeof *b);
+    EvalTrace *t = malloc(sizeof *t);
+    unsigned char *buf = malloc(4 * PARAM_NB);
+    Weights w;
+    weights_default(&w);
+    TexelStatus st = b && t && buf ? TEXEL_OK : TEXEL_ERR_NOMEM;
+    *stale = false;
+    for (uint64_t i = 0; st == TEXEL_OK && !*stale && i < s->n; i += 64) {
+        int n = 0, phase = 0;
+        if (!retrace(recs[i], b, t, &w, buf, &n, &phase, why, why_len)) {
+            *bad = i;
+            st = TEXEL_ERR_POSITION;
+            break;
+        }
+        *stale = phase != s->phase[i] || (uint64_t)n != s->start[i + 1] - s->start[i] ||
+                 memcmp(buf, s->terms + s->start[i], 4 * (size_t)n) != 0;
+    }
+    free(b);
+    free(t);
+    free(buf);
+    return st;
+}
+
+/// Walks the records, every length checked against the file's end: this shard's record
+/// pointers, results and phases, and the number of their stored terms.
+static TexelStatus parse_records(const unsigned char *p, const unsigned char *end, const Header *hd,
+                                 int shard, int shards, TexelSet *s, const unsigned char **recs,
+                                 uint64_t *terms, const char *path, char *why, size_t why_len)
+{
+    uint64_t k = 0;
+    *terms = 0;
+    for (uint64_t i = 0; i < hd->count; i++) {
+        if ((size_t)(end - p) < TEXEL_RECORD + 4)
+            return fail(TEXEL_ERR_TRUNCATED, why, why_len, "%s: position %llu cut short", path,
+                        (unsigned long long)i + 1);
+        unsigned n = p[TEXEL_RECORD + 2] | (unsigned)p[TEXEL_RECORD + 3] << 8;
+        if (n > hd->params || (size_t)(end - p) < TEXEL_RECORD + 4 + 4 * (size_t)n)
+            return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: position %llu: %u terms", path,
+                        (unsigned long long)i + 1, n);
+        if (i % (uint64_t)shards == (uint64_t)shard) {
+            recs[k] = p;
+            s->result[k] = p[46];
+            s->phase[k] = p[TEXEL_RECORD];
+            *terms += n;
+            k++;
+        }
+        p += TEXEL_RECORD + 4 + 4 * (size_t)n;
+    }
+    return p == end
+               ? TEXEL_OK
+               : fail(TEXEL_ERR_TRUNCATED, why, why_len, "%s: bytes after the last position", path);
+}
+
+/// Copies the stored traces of the shard's records into the set.
+static TexelStatus copy_terms(TexelSet *s, const unsigned char **recs, uint64_t terms,
+                              const char *path, char *why, size_t why_len)
+{
+    if (!(s->terms = malloc(sizeof *s->terms * (terms ? terms : 1))))
+        return fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu terms",
+                    (unsigned long long)terms);
+    uint64_t at = 0;
+    for (uint64_t k = 0; k < s->n; k++) {
+        const unsigned char *q = recs[k] + TEXEL_RECORD + 4;
+        unsigned n = recs[k][TEXEL_RECORD + 2] | (unsigned)recs[k][TEXEL_RECORD + 3] << 8;
+        s->start[k] = at;
+        for (unsigned j = 0; j < n; j++, q += 4) {
+            uint16_t id = (uint16_t)(q[0] | q[1] << 8);
+            if (id >= PARAM_NB)
+                return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: weight id %u in a trace", path,
+                            (unsigned)id);
+            s->terms[at++] = (Term){id, (int16_t)(uint16_t)(q[2] | q[3] << 8)};
+        }
+    }
+    s->start[s->n] = at;
     return TEXEL_OK;
 }
 
@@ -371,68 +561,52 @@ TexelStatus texel_set_load(const char *path, int shard, int shards, int threads,
     FILE *f = fopen(path, "rb");
     if (!f)
         return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
-    uint64_t total = 0, n = 0;
-    unsigned char *recs = NULL;
-    TexelStatus st = read_header(f, path, &total, why, why_len);
-    if (st == TEXEL_OK)
-        st = read_shard(f, path, total, shard, shards, &recs, &n, why, why_len);
-    fclose(f);
+    Header hd = {0};
+    uint64_t size = 0;
+    TexelStatus st = read_header(f, path, &hd, &size, why, why_len);
     if (total_out)
-        *total_out = total;
-    TexelSet *s = calloc(1, sizeof *s);
-    LoadJob *jobs = calloc((size_t)threads, sizeof *jobs);
-    uint64_t *count = malloc(sizeof *count * (n + 1));
+        *total_out = hd.count;
+    unsigned char *body = NULL;
+    size_t blen = (size_t)(size - TEXEL_HEADER);
+    if (st == TEXEL_OK && !(body = malloc(blen ? blen : 1)))
+        st = fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %zu bytes", blen);
     if (st == TEXEL_OK &&
-        (!s || !jobs || !count || !(s->phase = malloc(n + 1)) || !(s->result = malloc(n + 1)) ||
-         !(s->start = malloc(sizeof *s->start * (n + 1)))))
-        st = fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
-    pthread_t tid[256];
-    bool started[256] = {false};
-    for (int t = 0; st == TEXEL_OK && t < threads; t++) {
-        LoadJob *j = &jobs[t];
-        j->from = n * (uint64_t)t / (uint64_t)threads;
-        j->to = n * (uint64_t)(t + 1) / (uint64_t)threads;
-        j->recs = recs + j->from * TEXEL_RECORD;
-        j->count = count;
-        j->phase = s->phase;
-        j->result = s->result;
-        started[t] = pthread_create(&tid[t], NULL, load_thread, j) == 0;
-        if (!started[t])
-            load_thread(j); // no thread: do it here
-    }
-    for (int t = 0; t < threads; t++)
-        if (started[t])
-            pthread_join(tid[t], NULL);
-    uint64_t nterms = 0;
-    for (int t = 0; st == TEXEL_OK && t < threads; t++) {
-        if (jobs[t].st != TEXEL_OK) {
-            uint64_t global = jobs[t].bad * (uint64_t)shards + (uint64_t)shard;
-            st = jobs[t].st == TEXEL_ERR_POSITION
-                     ? fail(TEXEL_ERR_POSITION, why, why_len, "%s: position %llu: %s", path,
-                            (unsigned long long)global + 1, jobs[t].why)
-                     : fail(jobs[t].st, why, why_len, "out of memory");
+        (fseek(f, TEXEL_HEADER, SEEK_SET) != 0 || fread(body, 1, blen, f) != blen))
+        st = fail(TEXEL_ERR_IO, why, why_len, "%s: short read", path);
+    fclose(f);
+    uint64_t n = hd.count > (uint64_t)shard
+                     ? (hd.count - (uint64_t)shard + (uint64_t)shards - 1) / (uint64_t)shards
+                     : 0;
+    bool same = hd.layout == layout_hash() && hd.params == PARAM_NB;
+    TexelSet *s = st == TEXEL_OK ? set_alloc(n) : NULL;
+    const unsigned char **recs = st == TEXEL_OK ? malloc(sizeof *recs * (n + 1)) : NULL;
+    if (st == TEXEL_OK && (!s || !recs))
+        st = fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu positions",
+                  (unsigned long long)n);
+    uint64_t terms = 0;
+    if (st == TEXEL_OK)
+        st = parse_records(body, body + blen, &hd, shard, shards, s, recs, &terms, path, why,
+                           why_len);
+    if (st == TEXEL_OK && same)
+        st = copy_terms(s, recs, terms, path, why, why_len);
+    bool stale = !same;
+    uint64_t bad = 0;
+    if (st == TEXEL_OK && same) {
+        st = verify_sample(s, recs, &stale, &bad, why, why_len);
+        if (st == TEXEL_ERR_POSITION) {
+            char inner[256];
+            snprintf(inner, sizeof inner, "%s", why);
+            fail(st, why, why_len, "%s: position %llu: %s", path,
+                 (unsigned long long)(bad * (uint64_t)shards + (uint64_t)shard) + 1, inner);
         }
-        nterms += jobs[t].nterms;
     }
-    if (st == TEXEL_OK && !(s->terms = malloc(sizeof *s->terms * (nterms ? nterms : 1))))
-        st = fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu terms",
-                  (unsigned long long)nterms);
-    if (st == TEXEL_OK) {
-        uint64_t at = 0;
-        for (int t = 0; t < threads; t++) {
-            memcpy(s->terms + at, jobs[t].terms, sizeof *s->terms * jobs[t].nterms);
-            at += jobs[t].nterms;
-        }
-        s->n = n;
-        s->start[0] = 0;
-        for (uint64_t i = 0; i < n; i++)
-            s->start[i + 1] = s->start[i] + count[i];
+    if (st == TEXEL_OK && stale) {
+        free(s->terms);
+        s->terms = NULL;
+        st = load_retrace(s, recs, threads, shard, shards, path, why, why_len);
     }
-    for (int t = 0; jobs && t < threads; t++)
-        free(jobs[t].terms);
-    free(jobs);
-    free(count);
     free(recs);
+    free(body);
     if (st != TEXEL_OK) {
         texel_set_free(s);
         return st;
@@ -705,6 +879,8 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
             st->w[i] = st->w[i] < lo ? lo : st->w[i] > hi ? hi : st->w[i];
         }
         st->epoch = epoch + 1;
+        if (cfg->on_epoch)
+            cfg->on_epoch(cfg->ctx, epoch, loss, st->w);
         if (cfg->loss_csv)
             fprintf(cfg->loss_csv, "%d,%.8f\n", epoch, loss), fflush(cfg->loss_csv);
         if (cfg->log && (epoch % 10 == 0 || epoch + 1 == cfg->epochs))
@@ -715,6 +891,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
             ts = fail(TEXEL_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
                       cfg->checkpoint, strerror(errno));
     }
+    double t1 = now_s();
     if (ts == TEXEL_OK)
         ts = texel_loss(s, st->w, st->k, x, &loss);
     rep->k = st->k;
@@ -722,7 +899,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
     rep->loss_end = loss;
     rep->epochs_done = epoch;
     int run = epoch - rep->resumed_from;
-    rep->seconds_per_epoch = run > 0 ? (now_s() - t0) / run : 0;
+    rep->seconds_per_epoch = run > 0 ? (t1 - t0) / run : 0;
     for (int i = 0; i < PARAM_NB; i++)
         out->v[i] = (int32_t)lround(st->w[i]);
     if (ts != TEXEL_OK && why && !why[0])

@@ -2,16 +2,17 @@
 // Texel-style fitting of the evaluation weights over positions with game results.
 //
 // Dataset file (".xqd"), little-endian:
-//   header, 32 bytes: "XQTEXEL\0" (8), u32 version (TEXEL_VERSION), u32 record size (48),
-//                     u64 position count, u32 board encoding (TEXEL_LAYOUT), u32 CRC-32 of
-//                     bytes 0..27
-//   records, 48 bytes each: 90 points as 45 bytes of nibbles (piece code, low nibble first,
-//                     points in rank-major order from a0), u8 side (0 Red, 1 Black),
-//                     u8 result for Red (0 loss, 1 draw, 2 win), u8 ply bucket (ply/4,
-//                     capped at 255)
-// The evaluation's feature layout is not frozen into the file: loading decodes each board
-// (checked as strictly as a FEN) and takes its trace from the evaluation of this build, the
-// very code the search runs. Traces are kept sparse in memory (4 bytes per non-zero term).
+//   header, 48 bytes: "XQTEXEL\0" (8), u32 version (TEXEL_VERSION), u32 position record size
+//     (48), u64 position count, u64 trace terms in all, u64 feature layout (FNV-1a of the
+//     weight names in table order), u32 weights in the layout, u32 CRC-32 of bytes 0..43
+//   then per position: 48 bytes: 90 points as 45 bytes of nibbles (piece code, low nibble
+//     first, points rank-major from a0), u8 side (0 Red, 1 Black), u8 result for Red
+//     (0 loss, 1 draw, 2 win), u8 ply bucket (ply / 4, capped at 255);
+//     then its trace: u8 phase, u8 zero, u16 terms n, n x (u16 weight id, i16 coefficient)
+// Loading a million positions is a single read and a copy of the traces (every 64th is
+// checked against this build's evaluation). A dataset of another feature layout, or whose
+// sampled traces disagree with the evaluation, is traced again from its positions (each
+// decoded as strictly as a FEN): the fit always uses the very code the search runs.
 //
 // Fit: minimise mean (result - sigmoid(K * eval / 400))^2 (+ l2 * mean squared change of
 // the tuned weights), sigmoid(x) = 1 / (1 + 10^-x), eval in centipawns for Red computed
@@ -30,9 +31,8 @@
 #include "params.h"
 
 enum {
-    TEXEL_VERSION = 1,
-    TEXEL_LAYOUT = 1, // nibble boards as above
-    TEXEL_HEADER = 32,
+    TEXEL_VERSION = 2,
+    TEXEL_HEADER = 48,
     TEXEL_RECORD = 48,
     TEXEL_MAX_POSITIONS = 1 << 28 // refused above this before allocating
 };
@@ -118,6 +118,10 @@ typedef struct {
     uint64_t fingerprint;   // of the job: a checkpoint of another job is ignored
     FILE *log;              // progress lines (NULL: quiet)
     FILE *loss_csv;         // "epoch,loss" lines (NULL: none)
+    /// Called after each epoch with the loss before its step and the weights after it
+    /// (NULL: none); the report of a run is refreshed from here.
+    void (*on_epoch)(void *ctx, int epoch, double loss, const double *w);
+    void *ctx;
 } TexelFitConfig;
 
 typedef struct {
