@@ -451,9 +451,9 @@ typedef struct {
     int games_at_start;  // replayed from the journal
     WireResult *one;     // scratch: a single-pair result for the journal
     msgpack_sbuffer buf;
+    RunReport rep;
     SpsaTuner *spsa; // kind = spsa
     FILE *spsa_csv;
-    RunReport rep;
 } Coord;
 
 /// Journal keys: pair ids for results; SPSA steps under this bit with their step id.
@@ -784,53 +784,6 @@ static double thread_cpu_seconds(void)
            (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/// The tuner, with its trajectory CSV rewritten from the start: replaying the journal
-/// writes the rows of the iterations already applied again.
-static int spsa_begin(Coord *c, const char *dir)
-{
-    const Run *run = c->run;
-    if (!(c->spsa = spsa_tuner_new(run->spsa, run->job.seed, (uint64_t)c->pairs_total))) {
-        fprintf(stderr, "xqforge run: out of memory for SPSA\n");
-        return 1;
-    }
-    char path[JOB_TEXT_MAX * 2 + 2];
-    snprintf(path, sizeof path, "%s/%s", dir, run->job.spsa.trajectory);
-    if (!(c->spsa_csv = fopen(path, "w"))) {
-        fprintf(stderr, "xqforge run: cannot write %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    int64_t every = run->spsa->iterations / 500;
-    spsa_tuner_set_csv(c->spsa, c->spsa_csv, every > 0 ? every : 1);
-    return 0;
-}
-
-/// The tuned weights (the engine's weights with theta rounded in) and a table of changes.
-static void spsa_finish(Coord *c, const char *dir)
-{
-    const Run *run = c->run;
-    const SpsaConfig *cfg = run->spsa;
-    const double *theta = spsa_tuner_theta(c->spsa);
-    spsa_tuner_csv_row(c->spsa);
-    Weights w = run->spsa_weights;
-    printf("SPSA: %lld of %lld iterations applied\n", (long long)spsa_tuner_iterations(c->spsa),
-           (long long)cfg->iterations);
-    printf("%-28s %9s %9s %9s\n", "parameter", "start", "tuned", "change");
-    for (int i = 0; i < cfg->count; i++) {
-        w.v[cfg->params[i].id] = (int32_t)lround(theta[i]);
-        if (i < 40 || cfg->count <= 50)
-            printf("%-28s %9.2f %9.2f %+9.2f\n", cfg->params[i].name, cfg->params[i].start,
-                   theta[i], theta[i] - cfg->params[i].start);
-    }
-    if (cfg->count > 50)
-        printf("... %d more in the trajectory file\n", cfg->count - 40);
-    char path[JOB_TEXT_MAX * 2 + 2];
-    snprintf(path, sizeof path, "%s/%s", dir, run->job.spsa.weights);
-    if (weights_save(&w, path) != PARAMS_OK)
-        fprintf(stderr, "xqforge run: cannot write %s\n", path);
-    else
-        printf("Tuned weights: %s (load with params = %s)\n", path, path);
-}
-
 // ---------------------------------------------------------------------------------------
 // The report (report.json, report.html) and its delivery (issue 6): history sampled per game
 // pair, refreshed every [report] interval and at the end, spooled and uploaded by its own
@@ -1090,6 +1043,51 @@ static void report_facts(Coord *c, const char *state, double minutes)
 }
 
 /// Rebuilds the record from the run's state, writes it, and hands a copy to the uploader.
+/// SPSA: theta of each parameter against iterations (up to 16 plots, from the trajectory
+/// file, which the journal's replay rewrites on resume) and the current values.
+static void report_spsa(Coord *c, Report *r)
+{
+    enum { PLOTS = 16, ROWS = 1024 };
+    const SpsaConfig *cfg = c->run->spsa;
+    int n = cfg->count < PLOTS ? cfg->count : PLOTS, rows = 0;
+    SvgPoint *pts = malloc(sizeof *pts * ROWS * (size_t)n);
+    char path[JOB_TEXT_MAX * 2 + 2], line[65536];
+    snprintf(path, sizeof path, "%s/%s", c->rep.dir, c->run->job.spsa.trajectory);
+    FILE *f = pts ? fopen(path, "r") : NULL;
+    while (f && rows < ROWS && fgets(line, sizeof line, f)) {
+        char *p = line, *end;
+        double it = strtod(p, &end);
+        if (end == p)
+            continue; // the header
+        for (int i = 0; i < n && *end == ','; i++) {
+            p = end + 1;
+            pts[(size_t)i * ROWS + (size_t)rows] = (SvgPoint){it, strtod(p, &end)};
+        }
+        rows++;
+    }
+    if (f)
+        fclose(f);
+    const double *theta = spsa_tuner_theta(c->spsa);
+    json_t *params = json_array();
+    for (int i = 0; i < cfg->count; i++)
+        json_array_append_new(params, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f}", "name",
+                                                cfg->params[i].name, "start", cfg->params[i].start,
+                                                "value", theta[i], "min", cfg->params[i].min, "max",
+                                                cfg->params[i].max, "c_end", cfg->params[i].c_end));
+    report_set(r, "spsa",
+               json_pack("{s:I, s:I, s:o}", "iterations",
+                         (json_int_t)spsa_tuner_iterations(c->spsa), "iterations_total",
+                         (json_int_t)cfg->iterations, "params", params));
+    for (int i = 0; pts && i < n; i++) {
+        char id[80];
+        snprintf(id, sizeof id, "spsa.%s", cfg->params[i].name);
+        report_plot(r, id, REPORT_PLOT_LINE, cfg->params[i].name, "iteration", "value");
+        report_plot_bound(r, id, "start", cfg->params[i].start);
+        report_series_set(r, id, cfg->params[i].name, pts + (size_t)i * ROWS, (size_t)rows);
+    }
+    free(pts);
+}
+
 static void report_refresh(Coord *c, bool final, bool interrupted_run)
 {
     RunReport *rp = &c->rep;
@@ -1153,6 +1151,8 @@ static void report_refresh(Coord *c, bool final, bool interrupted_run)
             report_bar_set(r, "terminations", game_termination_name((Termination)i),
                            c->tot[0].terms[i]);
     report_facts(c, state, minutes);
+    if (c->spsa)
+        report_spsa(c, r);
     char why[1024];
     if (report_write(r, rp->dir, why, sizeof why) != REPORT_OK) {
         fprintf(stderr, "\nxqforge run: report: %s\n", why);
@@ -1210,6 +1210,53 @@ static void report_end(Coord *c, bool final, bool interrupted_run)
     rp->report = NULL;
     free(rp->workers);
     rp->workers = NULL;
+}
+
+/// The tuner, with its trajectory CSV rewritten from the start: replaying the journal
+/// writes the rows of the iterations already applied again.
+static int spsa_begin(Coord *c, const char *dir)
+{
+    const Run *run = c->run;
+    if (!(c->spsa = spsa_tuner_new(run->spsa, run->job.seed, (uint64_t)c->pairs_total))) {
+        fprintf(stderr, "xqforge run: out of memory for SPSA\n");
+        return 1;
+    }
+    char path[JOB_TEXT_MAX * 2 + 2];
+    snprintf(path, sizeof path, "%s/%s", dir, run->job.spsa.trajectory);
+    if (!(c->spsa_csv = fopen(path, "w"))) {
+        fprintf(stderr, "xqforge run: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    int64_t every = run->spsa->iterations / 500;
+    spsa_tuner_set_csv(c->spsa, c->spsa_csv, every > 0 ? every : 1);
+    return 0;
+}
+
+/// The tuned weights (the engine's weights with theta rounded in) and a table of changes.
+static void spsa_finish(Coord *c, const char *dir)
+{
+    const Run *run = c->run;
+    const SpsaConfig *cfg = run->spsa;
+    const double *theta = spsa_tuner_theta(c->spsa);
+    spsa_tuner_csv_row(c->spsa);
+    Weights w = run->spsa_weights;
+    printf("SPSA: %lld of %lld iterations applied\n", (long long)spsa_tuner_iterations(c->spsa),
+           (long long)cfg->iterations);
+    printf("%-28s %9s %9s %9s\n", "parameter", "start", "tuned", "change");
+    for (int i = 0; i < cfg->count; i++) {
+        w.v[cfg->params[i].id] = (int32_t)lround(theta[i]);
+        if (i < 40 || cfg->count <= 50)
+            printf("%-28s %9.2f %9.2f %+9.2f\n", cfg->params[i].name, cfg->params[i].start,
+                   theta[i], theta[i] - cfg->params[i].start);
+    }
+    if (cfg->count > 50)
+        printf("... %d more in the trajectory file\n", cfg->count - 40);
+    char path[JOB_TEXT_MAX * 2 + 2];
+    snprintf(path, sizeof path, "%s/%s", dir, run->job.spsa.weights);
+    if (weights_save(&w, path) != PARAMS_OK)
+        fprintf(stderr, "xqforge run: cannot write %s\n", path);
+    else
+        printf("Tuned weights: %s (load with params = %s)\n", path, path);
 }
 
 static int coordinator_main(Run *run, const char *dir, bool resume)
