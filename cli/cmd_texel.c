@@ -125,7 +125,10 @@ static int extract(int argc, char **argv)
         fclose(in);
     }
     uint64_t kept = texel_writer_count(tw);
-    if (texel_writer_close(tw, why, sizeof why) != TEXEL_OK) {
+    if (rc != 0) {
+        texel_writer_discard(tw); // a failed extraction leaves any earlier file alone
+        fprintf(stderr, "xqforge texel: nothing written to %s\n", out);
+    } else if (texel_writer_close(tw, why, sizeof why) != TEXEL_OK) {
         fprintf(stderr, "xqforge texel: %s\n", why);
         rc = 1;
     }

@@ -84,5 +84,18 @@ check "play stops when the SPRT decides" 0 "SPRT: H1 accepted" "$xq" play -engin
     -engine builtin name=weak option.chariot_mg=300 option.chariot_eg=300 option.horse_mg=100 \
     option.horse_eg=100 -each depth=3 -rounds 400 -repeat -sprt elo0=0 elo1=100
 
+# Texel commands: usage and clear errors.
+check "texel without subcommand" 2 "usage: xqforge texel extract" "$xq" texel
+check "texel --help" 0 "quiescence search" "$xq" texel --help
+check "texel bad subcommand" 2 "unknown subcommand 'fitt'" "$xq" texel fitt
+check "texel info missing file" 2 "No such file" "$xq" texel info /nonexistent.xqd
+check "texel fit without data" 2 "--data FILE is required" "$xq" texel fit --epochs 3
+check "texel fit bad lr" 2 "bad option or value: --lr -1" "$xq" texel fit --data x --lr -1
+check "texel fit bad params" 2 "'horse' is not a weight" "$xq" texel fit --data x --params horse
+check "texel extract no files" 2 "usage" "$xq" texel extract -o /tmp/x.xqd
+check "texel extract missing PGN" 1 "nonexistent.pgn: No such file" \
+    "$xq" texel extract -o /tmp/xq-cli-$$.xqd /nonexistent.pgn
+rm -f /tmp/xq-cli-$$.xqd
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -156,6 +156,16 @@ static uint64_t layout_hash(void)
 
 uint64_t texel_writer_count(const TexelWriter *w) { return w->count; }
 
+void texel_writer_discard(TexelWriter *w)
+{
+    if (!w)
+        return;
+    fclose(w->f);
+    unlink(w->tmp);
+    free(w->tr);
+    free(w);
+}
+
 TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
 {
     unsigned char h[TEXEL_HEADER] = {0};

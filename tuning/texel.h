@@ -61,6 +61,8 @@ TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, si
 /// Adds a position and the game's result for Red (0, 0.5 or 1) reached after `ply` plies.
 TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, int ply);
 uint64_t texel_writer_count(const TexelWriter *w);
+/// Drops what was written (the file at path is left as it was); frees w.
+void texel_writer_discard(TexelWriter *w);
 /// Writes the header and renames into place; frees w either way.
 TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len);
 
