@@ -88,10 +88,10 @@ typedef struct {
         int interval_s;                // report.json/html refreshed (and uploaded) this often
         char ca_file[JOB_TEXT_MAX];    // extra CA bundle for https (empty: the system's)
         int connect_timeout_s, timeout_s;
-        int attempts;                      // per upload and pass, retries included
-        double backoff_s, backoff_max_s;   // first retry wait, doubling up to the cap
-        double final_wait_s;               // the end of a run waits this long for delivery
-        char spool[JOB_TEXT_MAX];          // undelivered reports, relative to output.dir
+        int attempts;                    // per upload and pass, retries included
+        double backoff_s, backoff_max_s; // first retry wait, doubling up to the cap
+        double final_wait_s;             // the end of a run waits this long for delivery
+        char spool[JOB_TEXT_MAX];        // undelivered reports, relative to output.dir
     } report;
     // Opening book generation (kind = book): the [book] section, jobs/README.md
     struct {
