@@ -269,6 +269,31 @@ static void test_file_errors(void **state)
     unlink(path);
 }
 
+/// A record that is not decoded (only every 64th is) with a result, side or phase byte out
+/// of range is refused by number, not fitted (found by fuzz/fuzz_texel.c).
+static void test_record_bytes_checked(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/xq-test-texel-b-%d.xqd", (int)getpid());
+    static const struct {
+        int at;
+        unsigned char value;
+    } bad[] = {{46, 3}, {45, 2}, {TEXEL_RECORD, 33}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_true(write_set(path, 2, 0) > 10);
+        unsigned char n[2];
+        FILE *fp = fopen(path, "rb");
+        fseek(fp, TEXEL_HEADER + TEXEL_RECORD + 2, SEEK_SET);
+        assert_int_equal(fread(n, 1, 2, fp), 2);
+        fclose(fp);
+        long second = TEXEL_HEADER + TEXEL_RECORD + 4 + 4 * (long)(n[0] | n[1] << 8);
+        patch(path, second + bad[i].at, &bad[i].value, 1);
+        expect_load(path, TEXEL_ERR_FORMAT, "position 2: side");
+    }
+    unlink(path);
+}
+
 /// A stored trace that disagrees with this build's evaluation (as after an evaluation
 /// change) makes the loader trace every position again: the evaluation still matches.
 static void test_stale_traces(void **state)
@@ -306,6 +331,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gradient, setup, teardown),
         cmocka_unit_test(test_fit_k),
         cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_record_bytes_checked),
         cmocka_unit_test_setup_teardown(test_stale_traces, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

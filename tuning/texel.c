@@ -289,7 +289,7 @@ TexelStatus texel_file_info(const char *path, uint64_t *count, char *why, size_t
     FILE *f = fopen(path, "rb");
     if (!f)
         return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
-    Header hd;
+    Header hd = {0};
     uint64_t size;
     TexelStatus st = read_header(f, path, &hd, &size, why, why_len);
     fclose(f);
@@ -523,6 +523,11 @@ static TexelStatus parse_records(const unsigned char *p, const unsigned char *en
         if (n > hd->params || (size_t)(end - p) < TEXEL_RECORD + 4 + 4 * (size_t)n)
             return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: position %llu: %u terms", path,
                         (unsigned long long)i + 1, n);
+        // Only every 64th record is decoded: the bytes the fit reads are checked for all.
+        if (p[45] > 1 || p[46] > 2 || p[TEXEL_RECORD] > EVAL_PHASE_MAX)
+            return fail(TEXEL_ERR_FORMAT, why, why_len,
+                        "%s: position %llu: side %u, result %u, phase %u", path,
+                        (unsigned long long)i + 1, p[45], p[46], p[TEXEL_RECORD]);
         if (i % (uint64_t)shards == (uint64_t)shard) {
             recs[k] = p;
             s->result[k] = p[46];

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// Openings/EPD files (worker/openings.c): any file loads or is refused; every opening kept has
+// a FEN that reads back and moves that are legal from it, and each line parses on its own.
+#include "fuzz_util.h"
+
+#include "movegen.h"
+#include "openings.h"
+
+static Board board;
+
+static void check_opening(const Opening *op)
+{
+    char why[128];
+    if (board_set_fen(&board, op->fen, why, sizeof why) != FEN_OK)
+        abort();
+    if (op->move_count < 0 || op->move_count > OPENING_MAX_MOVES)
+        abort();
+    for (int i = 0; i < op->move_count; i++) {
+        if (!movegen_is_legal(&board, op->moves[i]))
+            abort();
+        board_make_move(&board, op->moves[i]);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    board_init();
+    char path[64], why[256];
+    int fd = fuzz_memfile(data, size, path, sizeof path);
+    Openings o = {0};
+    if (openings_load(&o, path, NULL, why, sizeof why) == OPENINGS_OK) {
+        if (o.count < 1)
+            abort();
+        for (int i = 0; i < o.count; i++)
+            check_opening(&o.items[i]);
+        openings_pick(&o, 12345, true, 99, 0);
+        openings_free(&o);
+    }
+    close(fd);
+    // Line by line, as the match setup does with one opening given inline.
+    char *text = fuzz_cstr(data, size), *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        Opening op;
+        if (openings_parse_line(line, &op, why, sizeof why))
+            check_opening(&op);
+    }
+    free(text);
+    return 0;
+}
