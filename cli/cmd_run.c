@@ -31,6 +31,7 @@
 #include "schedule.h"
 #include "search.h"
 #include "spsa_tuner.h"
+#include "texel.h"
 #include "summary.h"
 #include "timeman.h"
 #include "upload.h"
@@ -454,10 +455,37 @@ typedef struct {
     RunReport rep;
     SpsaTuner *spsa; // kind = spsa
     FILE *spsa_csv;
+    TexelWriter *positions; // [output] positions: quiet positions of every game counted
+    Board *pos_board;
+    uint64_t positions_seen;
 } Coord;
 
 /// Journal keys: pair ids for results; SPSA steps under this bit with their step id.
 #define KEY_SPSA_STEP (1ull << 63)
+
+/// A Texel dataset from the games as they are counted (on replay too, so the file is
+/// always the journal's games: a resumed run writes it complete).
+static void add_positions(Coord *c, const WirePair *p)
+{
+    Move moves[WIRE_MAX_PLIES];
+    for (int g = 0; g < p->game_count; g++) {
+        const WireGame *wg = &p->games[g];
+        if (wg->outcome == WIRE_OUTCOME_NONE)
+            continue;
+        for (int m = 0; m < wg->ply_count; m++)
+            moves[m] = wg->moves[m].move;
+        double red = wg->outcome == WIRE_OUTCOME_RED_WINS ? 1
+                     : wg->outcome == WIRE_OUTCOME_DRAW   ? 0.5
+                                                          : 0;
+        if (texel_writer_add_game(c->positions, c->pos_board, wg->start_fen, moves, wg->ply_count,
+                                  wg->book_plies, red, 8, &c->positions_seen) == TEXEL_ERR_IO) {
+            fprintf(stderr, "\nxqforge run: cannot write the positions file; no more positions\n");
+            texel_writer_discard(c->positions);
+            c->positions = NULL;
+            return;
+        }
+    }
+}
 
 static void count_pair(Coord *c, const WirePair *p)
 {
@@ -482,6 +510,8 @@ static void count_pair(Coord *c, const WirePair *p)
     }
     if (p->game_count == 2)
         t->ptnml[(int)(points * 2 + 0.5)]++;
+    if (c->positions)
+        add_positions(c, p);
     // SPSA: plus (player 0) scored points of game_count; W - L = 2 * points - games.
     if (c->spsa)
         spsa_tuner_pair_done(c->spsa, p->pair_id, (int)lround(2 * points) - p->game_count);
@@ -1287,6 +1317,15 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     }
     if (run->spsa && spsa_begin(c, dir) != 0)
         goto fail;
+    if (run->job.output.positions[0]) {
+        char ppath[JOB_TEXT_MAX * 2 + 2];
+        snprintf(ppath, sizeof ppath, "%s/%s", dir, run->job.output.positions);
+        if (!(c->pos_board = malloc(sizeof *c->pos_board)) ||
+            texel_writer_open(ppath, &c->positions, why, sizeof why) != TEXEL_OK) {
+            fprintf(stderr, "xqforge run: positions: %s\n", c->pos_board ? why : "out of memory");
+            goto fail;
+        }
+    }
     JournalReplayStats js;
     JournalStatus jst =
         journal_open(&c->journal, path, run->job_id, replay_record, c, &js, why, sizeof why);
@@ -1406,6 +1445,15 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
            wall > 0 ? 100 * cpu / wall : 0.0);
     if (c->spsa)
         spsa_finish(c, dir);
+    if (c->positions) {
+        uint64_t kept = texel_writer_count(c->positions);
+        if (texel_writer_close(c->positions, why, sizeof why) != TEXEL_OK)
+            fprintf(stderr, "xqforge run: positions: %s\n", why);
+        else
+            printf("Positions: %llu quiet of %llu looked at, in %s/%s\n", (unsigned long long)kept,
+                   (unsigned long long)c->positions_seen, dir, run->job.output.positions);
+        c->positions = NULL;
+    }
     write_result(c, dir, atomic_load(&interrupted));
     report_end(c, true, atomic_load(&interrupted));
     rc = atomic_load(&interrupted) ? 130 : 0;
@@ -1421,6 +1469,8 @@ out:
     wire_result_free(c->one);
     schedule_destroy(&c->sched);
     spsa_tuner_free(c->spsa);
+    texel_writer_discard(c->positions); // after a failed start
+    free(c->pos_board);
     if (c->spsa_csv)
         fclose(c->spsa_csv);
     free(c->owner);

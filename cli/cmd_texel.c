@@ -73,8 +73,7 @@ static int extract(int argc, char **argv)
     }
     GameRecord *rec = malloc(sizeof *rec);
     Board *b = malloc(sizeof *b);
-    Weights w;
-    weights_default(&w);
+    Move moves[GAME_MAX_PLIES];
     uint64_t games = 0, skipped = 0, bad = 0, seen = 0;
     int64_t t0 = timeman_now_ms();
     int rc = rec && b ? 0 : 1;
@@ -99,28 +98,20 @@ static int extract(int argc, char **argv)
             double red = rec->outcome == OUTCOME_RED_WINS ? 1
                          : rec->outcome == OUTCOME_DRAW   ? 0.5
                                                           : 0;
-            if (board_set_fen(b, rec->start_fen, why, sizeof why) != FEN_OK) {
+            for (int m = 0; m < rec->ply_count; m++)
+                moves[m] = rec->moves[m].move;
+            TexelStatus ts = texel_writer_add_game(tw, b, rec->start_fen, moves, rec->ply_count,
+                                                   rec->book_plies, red, (int)skip, &seen);
+            if (ts == TEXEL_ERR_POSITION) {
                 bad++;
                 continue;
             }
-            games++;
-            for (int p = 0; p < rec->ply_count; p++) {
-                if (p >= skip && p >= rec->book_plies) {
-                    seen++;
-                    if (texel_is_quiet(b, &w) && texel_writer_add(tw, b, red, p) != TEXEL_OK) {
-                        fprintf(stderr, "xqforge texel: cannot write %s\n", out);
-                        rc = 1;
-                        break;
-                    }
-                }
-                board_make_move(b, rec->moves[p].move);
-                // Long games: rewind the undo history (the FEN keeps the position).
-                if (b->hist_len >= BOARD_HISTORY_MAX - 1) {
-                    char fen[BOARD_FEN_MAX];
-                    board_fen(b, fen, sizeof fen);
-                    board_set_fen(b, fen, NULL, 0);
-                }
+            if (ts != TEXEL_OK) {
+                fprintf(stderr, "xqforge texel: cannot write %s\n", out);
+                rc = 1;
+                break;
             }
+            games++;
         }
         fclose(in);
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Texel end to end with real games: a match writes a PGN, `texel extract` keeps its quiet
-# positions, a kind = texel job fits on 2 MPI ranks (each a shard, gradients summed), and
+# positions (and a cluster match with [output] positions writes the same file itself), a kind = texel job fits on 2 MPI ranks (each a shard, gradients summed), and
 # (1) lowers the loss, (2) killed part-way and run again, resumes from its checkpoint and
 # ends with exactly the weights of an uninterrupted run, (3) damaged datasets are refused
 # with the reason.
@@ -20,6 +20,15 @@ fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
     fail "extract: $(cat "$work/x.log")"
 grep -q "60 games" "$work/x.log" || fail "extract did not read the 60 games: $(cat "$work/x.log")"
 "$xq" texel info "$work/texel.xqd" | grep -q "positions" || fail "info"
+
+# The cluster writes the same dataset itself: [output] positions on a 3-rank match equals
+# extracting its PGN.
+mpirun --oversubscribe --bind-to none -np 3 "$xq" run "$(dirname "$job")/../../jobs/sprt-weights.ini" \
+    --set job.kind=match --set job.rounds=8 --set output.dir="$work/m" \
+    --set output.positions=pos.xqd >"$work/m.log" 2>&1 || fail "match with positions: $(tail -3 "$work/m.log")"
+grep -q "^Positions: " "$work/m.log" || fail "no positions line: $(tail -3 "$work/m.log")"
+"$xq" texel extract -o "$work/m/pgn.xqd" "$work/m/games.pgn" >/dev/null 2>&1
+cmp -s "$work/m/pos.xqd" "$work/m/pgn.xqd" || fail "the run's positions differ from its PGN's"
 
 sets=(--set texel.data="$work/texel.xqd")
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/a" >"$work/a.log" 2>&1 ||

@@ -156,6 +156,32 @@ static uint64_t layout_hash(void)
 
 uint64_t texel_writer_count(const TexelWriter *w) { return w->count; }
 
+TexelStatus texel_writer_add_game(TexelWriter *w, Board *b, const char *start_fen,
+                                  const Move *moves, int n, int book_plies, double red_result,
+                                  int skip, uint64_t *looked)
+{
+    if (board_set_fen(b, start_fen, NULL, 0) != FEN_OK)
+        return TEXEL_ERR_POSITION;
+    for (int p = 0; p < n; p++) {
+        if (p >= skip && p >= book_plies) {
+            if (looked)
+                ++*looked;
+            if (texel_is_quiet(b, &w->w) && texel_writer_add(w, b, red_result, p) != TEXEL_OK)
+                return TEXEL_ERR_IO;
+        }
+        if (!movegen_is_legal(b, moves[p]))
+            return TEXEL_ERR_POSITION;
+        board_make_move(b, moves[p]);
+        // Long games: start the undo history again (the FEN keeps the position).
+        if (b->hist_len >= BOARD_HISTORY_MAX - 1) {
+            char fen[BOARD_FEN_MAX];
+            board_fen(b, fen, sizeof fen);
+            board_set_fen(b, fen, NULL, 0);
+        }
+    }
+    return TEXEL_OK;
+}
+
 void texel_writer_discard(TexelWriter *w)
 {
     if (!w)

@@ -61,6 +61,12 @@ TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, si
 /// Adds a position and the game's result for Red (0, 0.5 or 1) reached after `ply` plies.
 TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, int ply);
 uint64_t texel_writer_count(const TexelWriter *w);
+/// Adds the quiet positions of one game (from start_fen, after `skip` plies and the
+/// book_plies opening moves) with the game's result for Red; b is scratch. *looked (may be
+/// NULL) counts the positions considered. TEXEL_ERR_POSITION if the FEN or a move is bad.
+TexelStatus texel_writer_add_game(TexelWriter *w, Board *b, const char *start_fen,
+                                  const Move *moves, int n, int book_plies, double red_result,
+                                  int skip, uint64_t *looked);
 /// Drops what was written (the file at path is left as it was); frees w.
 void texel_writer_discard(TexelWriter *w);
 /// Writes the header and renames into place; frees w either way.

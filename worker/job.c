@@ -567,13 +567,14 @@ static bool key_output(Ctx *c, const char *key, const char *v)
             return fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory ('.' for here)");
         return set_text(c, s, key, v, j->output.dir, sizeof j->output.dir);
     }
-    char *dst = !strcmp(key, "pgn")       ? j->output.pgn
-                : !strcmp(key, "journal") ? j->output.journal
-                : !strcmp(key, "result")  ? j->output.result
-                                          : NULL;
+    char *dst = !strcmp(key, "pgn")         ? j->output.pgn
+                : !strcmp(key, "journal")   ? j->output.journal
+                : !strcmp(key, "result")    ? j->output.result
+                : !strcmp(key, "positions") ? j->output.positions
+                                            : NULL;
     if (!dst)
         return unknown(c, s, key);
-    if (!v[0] && dst != j->output.pgn)
+    if (!v[0] && dst != j->output.pgn && dst != j->output.positions)
         return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
     return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
 }

@@ -75,9 +75,10 @@ typedef struct {
     } sprt;
     struct {
         char dir[JOB_TEXT_MAX];
-        char pgn[JOB_TEXT_MAX];     // file name in dir; empty: no PGN
-        char journal[JOB_TEXT_MAX]; // file name in dir
-        char result[JOB_TEXT_MAX];  // file name in dir (JSON)
+        char pgn[JOB_TEXT_MAX];       // file name in dir; empty: no PGN
+        char journal[JOB_TEXT_MAX];   // file name in dir
+        char result[JOB_TEXT_MAX];    // file name in dir (JSON)
+        char positions[JOB_TEXT_MAX]; // Texel dataset of the games' quiet positions (empty: none)
     } output;
     struct {
         char urls[JOB_URLS_MAX][JOB_TEXT_MAX];
