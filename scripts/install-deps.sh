@@ -8,6 +8,7 @@ packages=(
     libopenmpi-dev openmpi-bin libmsgpack-dev libcurl4-openssl-dev libcmocka-dev
     libjansson-dev zlib1g-dev libinih-dev
     clang-format
+    clang libclang-rt-dev # libFuzzer and the sanitizers' runtimes (scripts/fuzz.sh)
     nginx libnginx-mod-http-perl openssl curl # the report upload tests' server (WebDAV PUT, a POST sink)
     chromium fonts-dejavu-core                # the report page checked in a headless browser
     fairy-stockfish # the reference for perft and legal-move cross-checks

@@ -7,6 +7,8 @@
 # position cross-check against Fairy-Stockfish, a real match), the MPI tier (a job on 3
 # ranks, kill and resume) and the report tier (uploads to a real nginx, the page in headless
 # Chromium; screenshots in build/tests/report_browser); XQ_FAST=1 runs the unit tier only.
+# Then the ThreadSanitizer tier (build-tsan), every libFuzzer harness for XQ_FUZZ_SECONDS
+# (20; scripts/fuzz.sh, when clang is installed) and the fault drills (tests/drills.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -27,3 +29,20 @@ echo "== Debug build with sanitizers"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXQ_WERROR=ON -DXQ_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ctest -L unit -j"$jobs" --output-on-failure)
+
+echo "== ThreadSanitizer build (Lazy SMP and the TT, UCI, games, engines, concurrent games, a 1-rank run)"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXQ_WERROR=ON -DXQ_TSAN=ON >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_search test_uci test_game test_player_ext \
+    test_process test_bookgen xqforge
+supp=$PWD/tests/tsan.supp # Open MPI's internals only
+(cd build-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$supp" ctest -L tsan -j"$jobs" \
+    --output-on-failure)
+
+[[ ${XQ_FAST:-0} == 1 ]] && exit 0
+echo "== Fuzzing: each harness for ${XQ_FUZZ_SECONDS:=20} s (skipped without clang)"
+if command -v clang >/dev/null; then
+    bash scripts/fuzz.sh "$XQ_FUZZ_SECONDS"
+fi
+
+echo "== Fault drills (kills and resume, unwritable output, hostile engines)"
+(cd build && ctest -L drill --output-on-failure)

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Fault drills (label `drill`): a job on 3 MPI ranks is killed with SIGKILL at random moments
+# several times (a worker rank, then the coordinator), each time rerun so that it resumes,
+# and must end with exactly the totals of an uninterrupted run of the same job (node-limited
+# games are deterministic): no game lost, none counted twice. External engines (xqforge's own
+# `uci`, so games stay deterministic) are killed mid-game: each kill is one recorded crash
+# loss and the job still plays every game. An unwritable output directory stops the run with
+# a clear error; engines that flood output, never answer isready or print a 10 MB line
+# lose their game with memory bounded, and the next game runs.
+# Usage: drills.sh XQFORGE JOB [KILLS]  (KILLS per drill, default 3; XQ_DRILL_SEED fixes the
+# random moments)
+set -u
+xq=$1 job=$2 kills=${3:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+RANDOM=${XQ_DRILL_SEED:-$$}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi=(mpirun --oversubscribe --bind-to none -np 3)
+sets=(--set job.kind=match --set job.rounds=40 --set job.concurrency=1)
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+summary() { grep -E '^(Games|Ptnml)' "$1"; }
+games_of() { sed -n 's/^Games: \([0-9]*\),.*/\1/p' "$1" | tail -1; }
+
+# The pid of rank R of the run writing to dir ($1), or empty.
+rank_pid() {
+    for p in $(pgrep -f "output.dir=$1\$"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" &&
+            echo "$p" && return
+    done
+}
+
+# A random moment: 0.5 to 4.4 s after the start (the uninterrupted job takes about 8 s).
+pause() { sleep "$((RANDOM % 4)).$((RANDOM % 10))"; sleep 0.5; }
+
+# drill NAME RANK: kills rank RANK $kills times at random moments, then lets the job finish.
+drill() {
+    local name=$1 rank=$2 dir=$work/$1 runs=0 done_kills=0
+    for ((k = 0; k < kills; k++)); do
+        "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$dir" >"$work/$name.$k.log" 2>&1 &
+        local mp=$!
+        runs=$((runs + 1))
+        pause
+        local p
+        p=$(rank_pid "$dir" "$rank")
+        if [[ -n $p ]]; then
+            kill -KILL "$p" && done_kills=$((done_kills + 1))
+        fi
+        wait "$mp" 2>/dev/null
+        # Open MPI ends the other ranks; make sure none of this run is left.
+        for q in $(pgrep -f "output.dir=$dir\$"); do kill -KILL "$q" 2>/dev/null; done
+    done
+    "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$dir" >"$work/$name.end.log" 2>&1 ||
+        fail "$name: the final run failed: $(tail -3 "$work/$name.end.log")"
+    runs=$((runs + 1))
+    local got lost
+    got=$(summary "$work/$name.end.log")
+    lost=$((want_games - $(games_of "$work/$name.end.log")))
+    [[ $got == "$want" ]] || fail "$name: totals differ: want '$want' got '$got'"
+    echo "drill $name: $runs runs, $done_kills kills of rank $rank, games lost $lost," \
+        "totals $([[ $got == "$want" ]] && echo equal || echo DIFFERENT)"
+}
+
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/ref" >"$work/ref.log" 2>&1 ||
+    { echo "FAIL: uninterrupted run: $(tail -3 "$work/ref.log")"; exit 1; }
+want=$(summary "$work/ref.log")
+want_games=$(games_of "$work/ref.log")
+drill worker 1
+drill coordinator 0
+
+# External engines killed mid-game: every game is still played, each kill is a crash loss.
+eng=(--set engine.new.proto=uci --set engine.new.cmd="$xq" --set engine.new.args=uci)
+dir=$work/engine
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" "${eng[@]}" --set output.dir="$dir" >"$work/engine.log" 2>&1 &
+mp=$!
+engine_kills=0
+for ((tries = 0; engine_kills < kills && tries < 40 && $(jobs -r | wc -l) > 0; tries++)); do
+    pause
+    for w in $(rank_pid "$dir" 1) $(rank_pid "$dir" 2); do
+        e=$(pgrep -P "$w" | head -1)
+        [[ -n $e ]] && kill -KILL "$e" && engine_kills=$((engine_kills + 1)) && break
+    done
+done
+wait "$mp" || fail "engine drill: the run failed: $(tail -3 "$work/engine.log")"
+eg=$(games_of "$work/engine.log")
+crashes=$(grep -o 'crash [0-9]*' "$work/engine.log" | awk '{s += $2} END {print s + 0}')
+[[ $eg == "$want_games" ]] || fail "engine drill: $eg games, want $want_games"
+((crashes <= engine_kills)) || fail "engine drill: $crashes crash losses for $engine_kills kills"
+echo "drill engine: 1 run, $engine_kills engine kills, $crashes crash losses recorded," \
+    "games lost $((want_games - eg))"
+
+# An output directory that cannot be written: a clear error on every rank, no hang.
+if timeout 60 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir=/proc/xqforge-no \
+    >"$work/unwritable.log" 2>&1; then
+    fail "a run with an unwritable output directory succeeded"
+fi
+grep -q "cannot create /proc/xqforge-no" "$work/unwritable.log" ||
+    fail "unwritable output: no clear error: $(tail -3 "$work/unwritable.log")"
+echo "drill unwritable: 1 run, clear error, exit non-zero"
+
+# Hostile engines against the builtin one: two games each, the engine's game lost, the
+# next game played, and the worker's peak memory bounded (well under 10 MB per line).
+for mode in flood noready bigline; do
+    log=$work/hostile-$mode.log
+    /usr/bin/env time -f 'maxrss_kb %M' timeout 120 "$xq" play \
+        -engine cmd="$here/data/fake-engines/hostile.sh" args="$mode" proto=uci name=hostile \
+        ping=1000 -engine builtin name=xq -each tc=1+0.1 -rounds 1 -repeat \
+        >"$log" 2>&1 || { fail "hostile $mode: play failed: $(tail -3 "$log")"; continue; }
+    rss=$(sed -n 's/^maxrss_kb //p' "$log")
+    grep -q '^Games: 2,' "$log" || fail "hostile $mode: not 2 games: $(tail -3 "$log")"
+    ((rss < 200000)) || fail "hostile $mode: peak memory $rss kB"
+    echo "drill hostile-$mode: 1 run, games $(games_of "$log")/2, peak RSS ${rss} kB," \
+        "$(grep -m1 -oE 'Terminations: .*' "$log")"
+done
+
+((failed)) && { echo "0 passed, 1 failed"; exit 1; }
+echo "1 passed, 0 failed"
