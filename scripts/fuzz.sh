@@ -38,7 +38,7 @@ for h in "${harnesses[@]}"; do
           -print_final_stats=1 -artifact_prefix="$run/")
     d=$(dict_of "$h")
     [[ -n $d ]] && args+=(-dict="$d")
-    log=$run/last.log
+    log=$run/last-$$.log # runs at the same time keep their own logs
     start=$(date +%s)
     rc=0
     nice -n "${XQ_FUZZ_NICE:-19}" "build-fuzz/fuzz/fuzz_$h" "${args[@]}" "$run/corpus" \
@@ -53,9 +53,10 @@ for h in "${harnesses[@]}"; do
     if ((rc != 0)); then
         crashes=1
         failed=1
-        echo "fuzz: $h failed (exit $rc); see $log" >&2
+        echo "fuzz: $h failed (exit $rc); see $run/last.log" >&2
         grep -E 'ERROR: |SUMMARY: |Test unit written' "$log" | head -5 >&2 || true
     fi
+    mv "$log" "$run/last.log"
     rows+=("$(printf '%-10s %6s %12s %7s %8s %7s %7s' "$h" "$took" "${execs:-?}" "${cov:-?}" \
         "${ft:-?}" "${corp:-?}" "$crashes")")
 done
