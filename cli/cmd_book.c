@@ -16,10 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench.h"
 #include "bookgen.h"
 #include "bookstore.h"
 #include "commands.h"
@@ -28,11 +26,12 @@
 #include "link.h"
 #include "move.h"
 #include "movebook.h"
+#include "run_common.h"
 #include "schedule.h"
 #include "timeman.h"
 #include "wire.h"
 
-enum { BENCH_DEPTH = 5, POLL_MS = 20, QUEUE_MAX = 256, PATH_MAX_LEN = 2 * JOB_TEXT_MAX + 2 };
+enum { POLL_MS = 20, QUEUE_MAX = 256, PATH_MAX_LEN = 2 * JOB_TEXT_MAX + 2 };
 
 /// What every rank knows of the job.
 typedef struct {
@@ -51,38 +50,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     atomic_store(&interrupted, true);
-}
-
-static bool send_packed(Link *l, int dest, LinkTag tag, WireStatus ws, msgpack_sbuffer *buf)
-{
-    bool ok = ws == WIRE_OK && link_send(l, dest, tag, buf->data, buf->size) == LINK_OK;
-    msgpack_sbuffer_clear(buf);
-    return ok;
-}
-
-/// Takes one message with one of two tags, decoded; false when none is waiting. A message
-/// that fails validation is logged and dropped.
-static bool receive(Link *l, LinkTag first, LinkTag second, int *src, WireMessage *msg)
-{
-    LinkTag tags[2] = {first, second};
-    for (int i = 0; i < 2; i++) {
-        LinkTag tag;
-        void *data;
-        size_t len;
-        LinkStatus ls = link_poll(l, tags[i], src, &tag, &data, &len);
-        if (ls == LINK_ERR_TOO_BIG || ls == LINK_ERR_BAD_TAG)
-            fprintf(stderr, "\nrank %d: %s\n", link_rank(l), link_strerror(ls));
-        if (ls != LINK_OK)
-            continue;
-        char why[256];
-        WireStatus st = wire_unpack(data, len, msg, why, sizeof why);
-        free(data);
-        if (st == WIRE_OK)
-            return true;
-        fprintf(stderr, "\nrank %d: rejected a message from rank %d: %s (%s)\n", link_rank(l), *src,
-                wire_strerror(st), why);
-    }
-    return false;
 }
 
 static void sleep_ms(long ms)
@@ -263,7 +230,7 @@ static int worker_main(Book *book)
                        book->bench_nps,
                        XQFORGE_VERSION};
     snprintf(hello.hostname, sizeof hello.hostname, "%.*s", WIRE_MAX_TEXT, link_host(l));
-    int rc = send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_hello(&hello, &buf), &buf) ? 0 : 1;
+    int rc = run_send(l, 0, LINK_TAG_CONTROL, wire_pack_hello(&hello, &buf), &buf) ? 0 : 1;
     pthread_t tid[256];
     int threads = 0;
     for (; rc == 0 && threads < book->concurrency && threads < 256; threads++)
@@ -283,8 +250,7 @@ static int worker_main(Book *book)
         bool failed = w->failed;
         pthread_mutex_unlock(&w->lock);
         if (!send_units(l, out) ||
-            (req.pairs &&
-             !send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_request(&req, &buf), &buf))) {
+            (req.pairs && !run_send(l, 0, LINK_TAG_CONTROL, wire_pack_request(&req, &buf), &buf))) {
             fprintf(stderr, "rank %d: cannot reach the coordinator\n", link_rank(l));
             rc = 1;
         } else if (failed) {
@@ -295,7 +261,7 @@ static int worker_main(Book *book)
             break;
         WireMessage msg;
         int src;
-        if (!receive(l, LINK_TAG_WORK, LINK_TAG_STOP, &src, &msg)) {
+        if (!run_receive(l, LINK_TAG_WORK, LINK_TAG_STOP, &src, &msg)) {
             sleep_ms(2);
             continue;
         }
@@ -315,7 +281,7 @@ static int worker_main(Book *book)
         free(p);
     }
     WireBye bye = {(uint32_t)link_rank(l), w->candidates};
-    send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_bye(&bye, &buf), &buf);
+    run_send(l, 0, LINK_TAG_CONTROL, wire_pack_bye(&bye, &buf), &buf);
     msgpack_sbuffer_destroy(&buf);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->cond);
@@ -370,7 +336,7 @@ static void stop_workers(Coord *c, WireStopCode code, const char *why)
     WireStop stop = {(uint32_t)code, ""};
     snprintf(stop.text, sizeof stop.text, "%s", why);
     for (int r = 0; r < link_size(c->book->link); r++)
-        send_packed(c->book->link, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
+        run_send(c->book->link, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
 }
 
 /// Offers one candidate to the book: replayed here, so keys and FENs are the coordinator's.
@@ -493,7 +459,7 @@ static bool give_units(Coord *c, int src, int n)
         c->inflight[c->inflight_n++] = (InFlight){work.pair_ids[i], src};
     if (work.pair_count == 0)
         return false;
-    send_packed(c->book->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
+    run_send(c->book->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
     return true;
 }
 
@@ -503,7 +469,7 @@ static void on_request(Coord *c, int src, const WireRequest *req)
         return;
     if (c->stopping) {
         WireStop stop = {WIRE_STOP_DONE, "book complete"};
-        send_packed(c->book->link, src, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
+        run_send(c->book->link, src, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
         return;
     }
     // None left to hand out now: the rank waits until a departing rank gives some back.
@@ -721,7 +687,7 @@ static void coord_hello(Coord *c, int src, const WireHello *h)
                  (unsigned long long)h->bench_signature,
                  (unsigned long long)c->book->bench_signature);
         fprintf(stderr, "\nrank %d (%s) refused: %s\n", src, h->hostname, ref.reason);
-        send_packed(c->book->link, src, LINK_TAG_STOP, wire_pack_refuse(&ref, &c->buf), &c->buf);
+        run_send(c->book->link, src, LINK_TAG_STOP, wire_pack_refuse(&ref, &c->buf), &c->buf);
         return;
     }
     c->member[src] = 1;
@@ -759,7 +725,7 @@ static void coord_loop(Coord *c)
         }
         int src;
         WireMessage msg;
-        if (!receive(l, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &msg)) {
+        if (!run_receive(l, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &msg)) {
             progress(c, false);
             sleep_ms(POLL_MS);
             continue;
@@ -868,21 +834,6 @@ out:
 // ---------------------------------------------------------------------------------------
 // The job
 
-/// FNV-1a over the job file's bytes and the overrides: the journal of another job is refused.
-static uint64_t fingerprint(const char *path, char **sets, int n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    FILE *f = fopen(path, "rb");
-    for (int ch; f && (ch = fgetc(f)) != EOF;)
-        h = (h ^ (uint64_t)ch) * 0x100000001b3ull;
-    if (f)
-        fclose(f);
-    for (int i = 0; i < n; i++)
-        for (const char *p = sets[i]; *p; p++)
-            h = (h ^ (uint64_t)(unsigned char)*p) * 0x100000001b3ull;
-    return h;
-}
-
 /// Loads the job and the seed book (bad lines reported on rank 0 with their line numbers),
 /// and runs the bench that proves every rank searches alike.
 static int prepare(Book *book, const char *path, char **sets, int n_sets, bool warn, char *why,
@@ -903,52 +854,17 @@ static int prepare(Book *book, const char *path, char **sets, int n_sets, bool w
     book->units_total = (uint64_t)((max + job->book.unit - 1) / job->book.unit);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     book->concurrency = job->concurrency > 0 ? job->concurrency : (int)(cores > 0 ? cores : 1);
-    book->job_id = fingerprint(path, sets, n_sets);
-    Engine *e = engine_new();
-    BenchResult br = {0, 0};
-    const char *depth_env = getenv("XQFORGE_BENCH_DEPTH");
-    long depth = BENCH_DEPTH;
-    if (depth_env && !cli_parse_int(depth_env, 1, 20, &depth))
-        depth = BENCH_DEPTH;
-    if (!e || bench_run(e, (int)depth, NULL, NULL, &br) != 0) {
+    book->job_id = run_fingerprint(path, sets, n_sets);
+    if (!run_bench(&book->bench_signature, &book->bench_nps)) {
         snprintf(why, why_len, "cannot run the bench");
-        engine_free(e);
         return 1;
     }
-    engine_free(e);
-    book->bench_signature = br.nodes;
-    book->bench_nps = br.time_ms > 0 ? br.nodes * 1000 / (uint64_t)br.time_ms : br.nodes;
     return 0;
-}
-
-/// mkdir -p
-static int make_dirs(const char *path)
-{
-    char buf[JOB_TEXT_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char ch = *p;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -1;
-        if (!ch)
-            return 0;
-        *p = ch;
-    }
 }
 
 bool book_job_is(const char *path, char **sets, int n_sets)
 {
-    JobConfig *job = malloc(sizeof *job);
-    bool is = job && job_load(path, (const char *const *)sets, n_sets, job, NULL, 0) == JOB_OK &&
-              job->kind == JOB_BOOK;
-    free(job);
-    return is;
+    return run_job_is(path, sets, n_sets, JOB_BOOK);
 }
 
 int book_run(int *argc, char ***argv, const char *path, char **sets, int n_sets, bool resume)
@@ -968,7 +884,7 @@ int book_run(int *argc, char ***argv, const char *path, char **sets, int n_sets,
     int rank = link_rank(link);
     int rc = prepare(book, path, sets, n_sets, rank == 0, why, sizeof why);
     const char *dir = book->job.output.dir[0] ? book->job.output.dir : ".";
-    if (rc == 0 && rank == 0 && make_dirs(dir) != 0) {
+    if (rc == 0 && rank == 0 && run_make_dirs(dir) != 0) {
         snprintf(why, sizeof why, "cannot create %.900s: %s", dir, strerror(errno));
         rc = 1;
     }

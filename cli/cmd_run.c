@@ -15,17 +15,16 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
 #include "commands.h"
 #include "job.h"
 #include "journal.h"
 #include "link.h"
 #include "match.h"
 #include "pgn.h"
+#include "run_common.h"
 #include "rating.h"
 #include "report.h"
 #include "schedule.h"
@@ -37,12 +36,7 @@
 #include "upload.h"
 #include "wire.h"
 
-enum {
-    QUEUE_MAX = 2 * WIRE_MAX_PAIRS_PER_WORK,
-    BENCH_DEPTH = 5,
-    POLL_MS = 20,
-    SUMMARY_EVERY = 100
-};
+enum { QUEUE_MAX = 2 * WIRE_MAX_PAIRS_PER_WORK, POLL_MS = 20, SUMMARY_EVERY = 100 };
 
 enum { PAIRINGS_MAX = JOB_PLAYERS_MAX * (JOB_PLAYERS_MAX - 1) / 2 };
 
@@ -236,38 +230,6 @@ static void *game_thread(void *arg)
     return NULL;
 }
 
-static bool send_packed(Link *l, int dest, LinkTag tag, WireStatus ws, msgpack_sbuffer *buf)
-{
-    bool ok = ws == WIRE_OK && link_send(l, dest, tag, buf->data, buf->size) == LINK_OK;
-    msgpack_sbuffer_clear(buf);
-    return ok;
-}
-
-/// Takes one message with one of two tags, decoded and validated; false when none is
-/// waiting. A message that fails validation is logged with its reason and dropped.
-static bool receive(Link *l, LinkTag first, LinkTag second, int *src, WireMessage *msg)
-{
-    LinkTag tags[2] = {first, second};
-    for (int i = 0; i < 2; i++) {
-        LinkTag tag;
-        void *data;
-        size_t len;
-        LinkStatus ls = link_poll(l, tags[i], src, &tag, &data, &len);
-        if (ls == LINK_ERR_TOO_BIG || ls == LINK_ERR_BAD_TAG)
-            fprintf(stderr, "\nrank %d: %s\n", link_rank(l), link_strerror(ls));
-        if (ls != LINK_OK)
-            continue;
-        char why[256];
-        WireStatus st = wire_unpack(data, len, msg, why, sizeof why);
-        free(data);
-        if (st == WIRE_OK)
-            return true;
-        fprintf(stderr, "\nrank %d: rejected a message from rank %d: %s (%s)\n", link_rank(l), *src,
-                wire_strerror(st), why);
-    }
-    return false;
-}
-
 /// A worker rank's life: HELLO, then REQUEST/WORK/RESULT until told to stop, then BYE.
 static int worker_main(Run *run)
 {
@@ -292,7 +254,7 @@ static int worker_main(Run *run)
                        XQFORGE_VERSION};
     snprintf(hello.hostname, sizeof hello.hostname, "%.*s", WIRE_MAX_TEXT, link_host(l));
     int rc = 0;
-    if (!send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_hello(&hello, &buf), &buf)) {
+    if (!run_send(l, 0, LINK_TAG_CONTROL, wire_pack_hello(&hello, &buf), &buf)) {
         fprintf(stderr, "rank %d: cannot reach the coordinator\n", link_rank(l));
         return 1;
     }
@@ -324,15 +286,14 @@ static int worker_main(Run *run)
             sending->job_id = run->job_id;
             sending->rank = (uint32_t)link_rank(l);
             sending->games_played = w->games_played;
-            if (!send_packed(l, 0, LINK_TAG_RESULT, wire_pack_result(sending, &buf), &buf)) {
+            if (!run_send(l, 0, LINK_TAG_RESULT, wire_pack_result(sending, &buf), &buf)) {
                 fprintf(stderr, "rank %d: could not send results\n", link_rank(l));
                 rc = 1;
                 break;
             }
             sending->pair_count = 0;
         }
-        if (req.pairs &&
-            !send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_request(&req, &buf), &buf)) {
+        if (req.pairs && !run_send(l, 0, LINK_TAG_CONTROL, wire_pack_request(&req, &buf), &buf)) {
             rc = 1;
             break;
         }
@@ -345,7 +306,7 @@ static int worker_main(Run *run)
             break;
         WireMessage msg;
         int src;
-        if (!receive(l, LINK_TAG_WORK, LINK_TAG_STOP, &src, &msg)) {
+        if (!run_receive(l, LINK_TAG_WORK, LINK_TAG_STOP, &src, &msg)) {
             struct timespec ts = {0, 2000000};
             nanosleep(&ts, NULL);
             continue;
@@ -395,7 +356,7 @@ static int worker_main(Run *run)
         pthread_join(tid[i], NULL);
     queue_clear(w);
     WireBye bye = {(uint32_t)link_rank(l), w->games_played};
-    send_packed(l, 0, LINK_TAG_CONTROL, wire_pack_bye(&bye, &buf), &buf);
+    run_send(l, 0, LINK_TAG_CONTROL, wire_pack_bye(&bye, &buf), &buf);
     msgpack_sbuffer_destroy(&buf);
     wire_result_free(w->out);
     wire_result_free(sending);
@@ -592,7 +553,7 @@ static void stop_workers(Coord *c, WireStopCode code, const char *why)
     WireStop stop = {(uint32_t)code, ""};
     snprintf(stop.text, sizeof stop.text, "%s", why);
     for (int r = 0; r < link_size(c->run->link); r++)
-        send_packed(c->run->link, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
+        run_send(c->run->link, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
 }
 
 /// Makes an SPSA step for the pairs of a WORK and journals it before the WORK is sent, so
@@ -641,11 +602,11 @@ static void on_request(Coord *c, int src, const WireRequest *req)
     if (work.pair_count > 0 && c->spsa && !spsa_attach(c, &work))
         return;
     if (work.pair_count > 0) {
-        send_packed(c->run->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
+        run_send(c->run->link, src, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf);
         return;
     }
     WireStop stop = {c->stopping ? WIRE_STOP_INTERRUPTED : WIRE_STOP_DONE, "no more work"};
-    send_packed(c->run->link, src, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
+    run_send(c->run->link, src, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
 }
 
 static void on_result(Coord *c, int src, const WireResult *res)
@@ -1369,7 +1330,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         report_tick(c);
         int src;
         WireMessage msg;
-        if (!receive(run->link, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &msg)) {
+        if (!run_receive(run->link, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &msg)) {
             progress(c, false);
             struct timespec ts = {0, POLL_MS * 1000000L};
             nanosleep(&ts, NULL);
@@ -1387,8 +1348,7 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
                     (unsigned long long)run->bench_signature);
                 fprintf(stderr, "\nrank %d (%s) refused: %s\n", src, msg.hello.hostname,
                         ref.reason);
-                send_packed(run->link, src, LINK_TAG_STOP, wire_pack_refuse(&ref, &c->buf),
-                            &c->buf);
+                run_send(run->link, src, LINK_TAG_STOP, wire_pack_refuse(&ref, &c->buf), &c->buf);
             } else {
                 c->member[src] = 1;
                 c->workers_live++;
@@ -1489,21 +1449,6 @@ static void run_usage(FILE *out)
             "Runs a job file (see jobs/) over MPI ranks: rank 0 coordinates, the others\n"
             "play game pairs; with one rank, rank 0 plays too. Results are journaled before\n"
             "they count; --resume continues a stopped run exactly where it stopped.\n");
-}
-
-/// FNV-1a over the job file's bytes and the overrides: the journal of another job is refused.
-static uint64_t fingerprint(const char *path, char **sets, int n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    FILE *f = fopen(path, "rb");
-    for (int ch; f && (ch = fgetc(f)) != EOF;)
-        h = (h ^ (uint64_t)ch) * 0x100000001b3ull;
-    if (f)
-        fclose(f);
-    for (int i = 0; i < n; i++)
-        for (const char *p = sets[i]; *p; p++)
-            h = (h ^ (uint64_t)(unsigned char)*p) * 0x100000001b3ull;
-    return h;
 }
 
 /// SPSA: the engine plays itself as "plus" and "minus"; parameters without a start take the
@@ -1623,46 +1568,13 @@ static int prepare(Run *run, const char *path, char **sets, int n_sets, char *wh
     run->sprt =
         (SprtParams){job->sprt.elo0, job->sprt.elo1, job->sprt.alpha, job->sprt.beta,
                      job->sprt.model == JOB_SPRT_LOGISTIC ? SPRT_LOGISTIC : SPRT_NORMALIZED};
-    run->job_id = fingerprint(path, sets, n_sets);
+    run->job_id = run_fingerprint(path, sets, n_sets);
     // Every rank proves it runs the same engine: a short bench, its node count the signature.
-    Engine *e = engine_new();
-    BenchResult br = {0, 0};
-    // XQFORGE_BENCH_DEPTH changes the bench (and so the signature) of one rank: the way the
-    // tests make a worker that the coordinator must refuse.
-    const char *depth_env = getenv("XQFORGE_BENCH_DEPTH");
-    long depth = BENCH_DEPTH;
-    if (depth_env && !cli_parse_int(depth_env, 1, 20, &depth))
-        depth = BENCH_DEPTH;
-    if (!e || bench_run(e, (int)depth, NULL, NULL, &br) != 0) {
+    if (!run_bench(&run->bench_signature, &run->bench_nps)) {
         snprintf(why, why_len, "cannot run the bench");
-        engine_free(e);
         return 1;
     }
-    engine_free(e);
-    run->bench_signature = br.nodes;
-    run->bench_nps = br.time_ms > 0 ? br.nodes * 1000 / (uint64_t)br.time_ms : br.nodes;
     return 0;
-}
-
-/// mkdir -p: creates the directory and its missing parents.
-static int make_dirs(const char *path)
-{
-    char buf[JOB_TEXT_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -1;
-        if (!c)
-            return 0;
-        *p = c;
-    }
 }
 
 int cmd_run(int argc, char **argv)
@@ -1709,7 +1621,7 @@ int cmd_run(int argc, char **argv)
     run->link = link;
     int rank = link_rank(link), rc = prepare(run, path, sets, n_sets, why, sizeof why);
     if (rc == 0 && rank == 0 &&
-        make_dirs(run->job.output.dir[0] ? run->job.output.dir : ".") != 0) {
+        run_make_dirs(run->job.output.dir[0] ? run->job.output.dir : ".") != 0) {
         snprintf(why, sizeof why, "cannot create %.900s: %s", run->job.output.dir, strerror(errno));
         rc = 1;
     }

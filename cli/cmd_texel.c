@@ -19,6 +19,7 @@
 #include "params.h"
 #include "pgn.h"
 #include "report.h"
+#include "run_common.h"
 #include "texel.h"
 #include "timeman.h"
 #include "wire.h"
@@ -447,11 +448,7 @@ int cmd_texel(int argc, char **argv)
 
 bool texel_job_is(const char *path, char **sets, int n_sets)
 {
-    JobConfig *job = malloc(sizeof *job);
-    bool is = job && job_load(path, (const char *const *)sets, n_sets, job, NULL, 0) == JOB_OK &&
-              job->kind == JOB_TEXEL;
-    free(job);
-    return is;
+    return run_job_is(path, sets, n_sets, JOB_TEXEL);
 }
 
 int texel_run(int *argc, char ***argv, const char *path, char **sets, int n_sets, bool resume)
@@ -499,14 +496,7 @@ int texel_run(int *argc, char ***argv, const char *path, char **sets, int n_sets
     fj->k = job->texel.k;
     // The checkpoint belongs to this job file, these overrides and this many ranks (the
     // shards, and so the sums' rounding, depend on it).
-    uint64_t h = 0xcbf29ce484222325ull;
-    FILE *f = fopen(path, "rb");
-    for (int ch; f && (ch = fgetc(f)) != EOF;)
-        h = fnv(h, &(unsigned char){(unsigned char)ch}, 1);
-    if (f)
-        fclose(f);
-    for (int i = 0; i < n_sets; i++)
-        h = fnv(h, sets[i], strlen(sets[i]));
+    uint64_t h = run_fingerprint(path, sets, n_sets);
     int size = link_size(link);
     fj->fingerprint = fnv(h, &size, sizeof size);
     if (link_rank(link) == 0)

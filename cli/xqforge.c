@@ -26,8 +26,8 @@ static const Command COMMANDS[] = {
     {"play", "play a match between two engines (fastchess-style)", cmd_play},
     {"book", "probe a weighted move book written by a book job", cmd_book},
     {"stats", "Elo, LOS and SPRT verdict of match counts (fishtest's statistics)", cmd_stats},
-    {"upload", "deliver the reports waiting in a spool directory", cmd_upload},
     {"texel", "Texel datasets from games (extract) and the evaluation fit (fit, info)", cmd_texel},
+    {"upload", "deliver the reports waiting in a spool directory", cmd_upload},
     {"uci", "run the engine under the UCI protocol on stdin/stdout", cmd_uci},
 };
 enum { COMMAND_NB = sizeof COMMANDS / sizeof COMMANDS[0] };
