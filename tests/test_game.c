@@ -277,6 +277,27 @@ static void test_pgn_read_errors(void **state)
     free(rec);
 }
 
+/// Move comments whose score or time do not fit an int (or are not numbers) are ignored, the
+/// game still reads (found by fuzz/fuzz_pgn.c: {+2.E8/5 0.001s} overflowed under UBSan).
+static void test_pgn_read_huge_comment(void **state)
+{
+    (void)state;
+    const char *text = "[Result \"1-0\"]\n\n1. h2e2 {+2.E8/5 0.001s} h9g7 {-M1e300/3 1s} 2. h0g2 "
+                       "{+0.5/4 1e30s} i9h9 {+nan/2 0.1s} 3. i0h0 {+0.25/6 0.5s} 1-0\n";
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    GameRecord *rec = calloc(1, sizeof *rec);
+    int lineno = 0;
+    char why[256] = "";
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 1);
+    assert_int_equal(rec->ply_count, 5);
+    for (int i = 0; i < 4; i++)
+        assert_false(rec->moves[i].has_score);
+    assert_int_equal(rec->moves[4].score, 25);
+    assert_int_equal(rec->moves[4].time_ms, 500);
+    fclose(f);
+    free(rec);
+}
+
 /// Each failing fake engine loses every game with the right reason, is restarted, and the
 /// match goes on to the end: crash, silence (time forfeit) and illegal moves.
 static void test_match_with_failing_engines(void **state)
@@ -361,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_openings_order),
         cmocka_unit_test(test_builtin_game_and_pgn),
         cmocka_unit_test(test_pgn_read_errors),
+        cmocka_unit_test(test_pgn_read_huge_comment),
         cmocka_unit_test(test_match_with_failing_engines),
         cmocka_unit_test(test_game_ends_by_mate),
     };

@@ -183,6 +183,13 @@ static void apply_tag(GameRecord *rec, const char *name, const char *value, Outc
     }
 }
 
+/// Whether a comment's score (pawns or moves) and time fit the record's integers; false for
+/// NaN too (a comment like {+2e10/5 1s} would overflow the conversion).
+static bool comment_in_range(double score, double secs)
+{
+    return score > -1e6 && score < 1e6 && secs >= 0 && secs < 1e9;
+}
+
 /// Fills a move's score, depth and time from a `{+0.17/11 0.058s}` comment.
 static void apply_comment(GameMove *m, const char *c, bool *book)
 {
@@ -190,11 +197,13 @@ static void apply_comment(GameMove *m, const char *c, bool *book)
     double score, secs;
     int depth;
     if (c[0] == '+' || c[0] == '-') {
-        if (c[1] == 'M' && sscanf(c + 2, "%lf/%d %lfs", &score, &depth, &secs) == 3) {
+        if (c[1] == 'M' && sscanf(c + 2, "%lf/%d %lfs", &score, &depth, &secs) == 3 &&
+            comment_in_range(score, secs)) {
             m->mate = true;
             m->has_score = true;
             m->score = (int)(c[0] == '-' ? -score : score);
-        } else if (sscanf(c, "%lf/%d %lfs", &score, &depth, &secs) == 3) {
+        } else if (sscanf(c, "%lf/%d %lfs", &score, &depth, &secs) == 3 &&
+                   comment_in_range(score, secs)) {
             m->has_score = true;
             m->score = (int)(score * 100 + (score < 0 ? -0.5 : 0.5));
         } else {
