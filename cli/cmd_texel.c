@@ -146,8 +146,10 @@ static int info(int argc, char **argv)
         fprintf(stderr, "xqforge texel: %s\n", why);
         return 2;
     }
-    printf("%s: Texel dataset version %d, %llu positions, %d bytes each\n", argv[0], TEXEL_VERSION,
-           (unsigned long long)n, TEXEL_RECORD);
+    struct stat sb;
+    double bytes = stat(argv[0], &sb) == 0 ? (double)sb.st_size : 0;
+    printf("%s: Texel dataset version %d, %llu positions, %.0f bytes each with its trace\n",
+           argv[0], TEXEL_VERSION, (unsigned long long)n, n ? bytes / (double)n : 0.0);
     return 0;
 }
 

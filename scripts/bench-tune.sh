@@ -40,7 +40,8 @@ spsa_rate() { # label, extra --set
     (cd "$here" && "$xq" run jobs/spsa-detuned.ini --set job.rounds="$pairs" \
         --set output.dir="$work/s$RANDOM" "$@" >"$log" 2>&1)
     awk -F'[(,]' '/^Results of/ {for (i = 1; i <= NF; i++) if ($i ~ /games\/min/) {
-        sub(/ games\/min.*/, "", $i); gsub(/ /, "", $i); printf "%.1f", $i / 2}}' "$log"
+        sub(/ games\/min.*/, "", $i); gsub(/ /, "", $i); r = $i / 2}}
+        END {printf "%.1f", r}' "$log"
 }
 printf '%-26s %8s iterations/min\n' "spsa, nodes=1000" "$(spsa_rate)"
 printf '%-26s %8s iterations/min\n' "spsa, nodes=5000" "$(spsa_rate --set time.nodes=5000)"

@@ -742,9 +742,12 @@ static TexelStatus sums(const TexelSet *s, const double *w, double k, const Texe
                             want_grad,
                             {0}};
         started[t] = t > 0 && pthread_create(&tid[t], NULL, grad_thread, &jobs[t]) == 0;
+    }
+    // The calling thread takes the first slice (and any whose thread did not start) while
+    // the others run.
+    for (int t = 0; t < threads; t++)
         if (!started[t])
             grad_thread(&jobs[t]);
-    }
     memset(out, 0, sizeof(double) * SUM_NB);
     for (int t = 0; t < threads; t++) {
         if (started[t])
