@@ -3,7 +3,8 @@
 # Report delivery against a real nginx that this script starts on 127.0.0.1 (random ports):
 # a perl POST sink that stores each body, WebDAV PUT, a location that answers 503 three
 # times, one that answers 429 with Retry-After once, a bearer-token check (401), an HTTPS
-# server with a test CA, and a port that is down until the end. Each run of the default
+# server with a test CA, a port that is down until the end, and hostile servers (500
+# forever, a reply that stalls, a port answering garbage). Each run of the default
 # job (shortened) or `xqforge upload --spool` is then checked against what nginx stored and
 # logged. usage: report_nginx.sh XQFORGE WORKDIR. Exit 77 (skip) only when nginx, its perl
 # module, openssl or curl is missing.
@@ -76,6 +77,7 @@ sub store {
 1;
 EOF
 
+slow_body=$(printf 'x%.0s' $(seq 1000))
 write_conf() { # $1: port, $2: TLS port, $3: the down port, or 0 while it is down
     local late=""
     [[ $3 != 0 ]] && late="server { listen 127.0.0.1:$3; include $work/locations.conf; }"
@@ -88,6 +90,9 @@ location /limited/ {
     if (\$limited = 1) { add_header Retry-After 1 always; return 429; }
     perl Sink::handler;
 }
+# Hostile servers: 500 forever; a reply that stalls mid-body (1 byte a second).
+location /broken/ { return 500; }
+location /slow/ { limit_rate 1; return 200 "$slow_body"; }
 location /dav/ {
     dav_methods PUT;
     create_full_put_path on;
@@ -252,6 +257,39 @@ cmp -s "$(last_body _sink_down)" "$work/down/report.json" || fail "down: late de
 grep -q '"delivered": \[' "$work/down/spool"/*/meta.json || fail "down: meta.json unreadable"
 [[ $(tr -d ' \n' <"$work/down/spool"/*/meta.json | grep -o '"delivered":\[[a-z,]*\]') == '"delivered":[false,true]' ]] ||
     fail "down: the delivered URL is not recorded"
+
+# 6. Hostile servers: 500 forever, a reply stalling mid-body, and a port answering garbage
+#    (not HTTP). The run still ends (well inside a hang guard), says what it kept, and
+#    every report waits in the spool.
+garbage=$((30000 + RANDOM % 10000))
+perl -MIO::Socket::INET -e '
+    my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => $ARGV[0],
+                                  Listen => 5, ReuseAddr => 1) or die "listen: $!";
+    while (my $c = $s->accept) { print $c "\x00\xffgarbage, not HTTP\r\n\r\n" x 50; close $c; }
+' "$garbage" &
+garbage_pid=$!
+for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$garbage") 2>/dev/null && break
+    sleep 0.05
+done
+rc=0
+XQ_REPORT_TOKEN=$token timeout 300 "$xq" run "$job" --set job.kind=match --set job.rounds=2 \
+    --set job.concurrency=2 --set output.dir="$work/hostile" --set report.interval=3600 \
+    --set report.backoff=0.05 --set report.final_wait=20 --set report.timeout=2 \
+    --set report.attempts=3 --set report.token_env=XQ_REPORT_TOKEN \
+    --set "report.urls=$base/broken/post $base/slow/post http://127.0.0.1:$garbage/x" \
+    >"$work/hostile.out" 2>"$work/hostile.log" || rc=$?
+kill "$garbage_pid" 2>/dev/null || true
+wait "$garbage_pid" 2>/dev/null || true
+[[ $rc == 0 ]] || fail "hostile: the run failed or hung (rc $rc): $(tail -5 "$work/hostile.log")"
+grep -q "broken/post.*HTTP 500" "$work/hostile.log" || fail "hostile: 500 not reported"
+grep -q "slow/post.*" "$work/hostile.log" || fail "hostile: the stalled reply not reported"
+grep -q "127.0.0.1:$garbage/x" "$work/hostile.log" || fail "hostile: the garbage server not reported"
+grep -q "kept in $work/hostile/spool" "$work/hostile.out" || fail "hostile: nothing said kept"
+ls "$work/hostile/spool"/*/meta.json >/dev/null 2>&1 || fail "hostile: nothing spooled"
+[[ $(log_lines " /broken/post 500") -ge 2 ]] || fail "hostile: 500 was not retried"
+echo "--- hostile servers (500 forever, stalled reply, garbage): our log"
+grep -E "broken|slow|$garbage" "$work/hostile.log" | head -12
 
 echo "--- our log, 503 x3 then success"
 grep "flaky" "$work/post.log"
