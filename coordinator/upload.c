@@ -157,6 +157,12 @@ UploadStatus upload_token_load(const UploadTarget *t, char *buf, size_t len, cha
             return failf(why, why_len, UPLOAD_ERR_TOKEN, "token variable %s is unset or empty",
                          t->token_env);
     } else if (t->token_file[0]) {
+        // As ssh does with keys: a token others can read is refused (it is already leaked).
+        struct stat sb;
+        if (stat(t->token_file, &sb) == 0 && (sb.st_mode & 077))
+            return failf(why, why_len, UPLOAD_ERR_TOKEN,
+                         "token file %s can be read by others (mode %03o): chmod 600 it",
+                         t->token_file, (unsigned)(sb.st_mode & 0777));
         size_t n;
         if (!(owned = slurp(t->token_file, UPLOAD_TOKEN_MAX, &n)))
             return failf(why, why_len, UPLOAD_ERR_TOKEN, "token file %s: %s", t->token_file,

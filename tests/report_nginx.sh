@@ -206,6 +206,7 @@ grep -q "$token" "$work/post.log" "$work/post.out" "$work/post/report.json" && f
 
 # 2. PUT (WebDAV) with the token from a file: report.json, report.html and games.pgn.
 printf '%s\n' "$token" >"$work/token"
+chmod 600 "$work/token" # a token file others can read is refused
 run put "report.urls=$base/dav/run-put/" report.method=put report.token_file="$work/token"
 for f in report.json report.html games.pgn; do
     cmp -s "$work/www/dav/run-put/$f" "$work/put/$f" || fail "put: $f differs"

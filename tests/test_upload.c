@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -90,6 +91,10 @@ static void test_token(void **state)
     assert_int_equal(write(fd, "filetoken\n", 10), 10);
     close(fd);
     snprintf(t.token_file, sizeof t.token_file, "%s", path);
+    assert_int_equal(chmod(path, 0644), 0); // others can read it: refused, mode named
+    assert_int_equal(upload_token_load(&t, tok, sizeof tok, why, sizeof why), UPLOAD_ERR_TOKEN);
+    assert_non_null(strstr(why, "mode 644"));
+    assert_int_equal(chmod(path, 0600), 0);
     assert_int_equal(upload_token_load(&t, tok, sizeof tok, why, sizeof why), UPLOAD_OK);
     assert_string_equal(tok, "filetoken");
     unlink(path);
