@@ -435,6 +435,20 @@ static void test_book_section(void **state)
     assert_non_null(strstr(f->why, ":4: [book] unit: 300 is out of range 1..256"));
 }
 
+/// Output files are plain names inside [output] dir: a job file cannot write elsewhere.
+static void test_output_names_confined(void **state)
+{
+    expect_file_error(state, "[output]\npgn = ../games.pgn\n", JOB_ERR_VALUE,
+                      ":9: [output] pgn: '../games.pgn': a file name in [output] dir, not a path");
+    expect_file_error(state, "[output]\njournal = /etc/x\n", JOB_ERR_VALUE,
+                      ":9: [output] journal: '/etc/x': a file name");
+    expect_file_error(state, "[output]\nresult = ..\n", JOB_ERR_VALUE,
+                      ":9: [output] result: '..': a file name");
+    Fixture *f = *state;
+    assert_int_equal(load(f, "[output]\ndir = /tmp/somewhere/deep\npgn = g.pgn\n", NULL, 0),
+                     JOB_OK);
+}
+
 /// A Texel job: no engines, a dataset; `params` limits the fitted weights.
 static void test_texel_section(void **state)
 {
@@ -499,6 +513,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unsupported_kind, setup, teardown),
         cmocka_unit_test(test_engine_set),
         cmocka_unit_test_setup_teardown(test_spsa_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_names_confined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_texel_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_section, setup, teardown),
     };

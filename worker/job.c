@@ -442,6 +442,17 @@ static bool set_text(Ctx *c, const char *sec, const char *key, const char *v, ch
     return copy_text(dst, cap, v, why, sizeof why) || fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
 }
 
+/// An output file name: a plain name inside [output] dir, so that a job file cannot write
+/// outside the directory its runner chose (no '/', not "." or "..").
+static bool set_file_name(Ctx *c, const char *sec, const char *key, const char *v, char *dst,
+                          size_t cap)
+{
+    if (strchr(v, '/') || !strcmp(v, ".") || !strcmp(v, ".."))
+        return fail(c, JOB_ERR_VALUE, sec, key,
+                    "'%s': a file name in [output] dir, not a path (set dir instead)", v);
+    return set_text(c, sec, key, v, dst, cap);
+}
+
 static bool unknown(Ctx *c, const char *sec, const char *key)
 {
     return fail(c, JOB_ERR_KEY, sec, key, "unknown key");
@@ -576,7 +587,7 @@ static bool key_output(Ctx *c, const char *key, const char *v)
         return unknown(c, s, key);
     if (!v[0] && dst != j->output.pgn && dst != j->output.positions)
         return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
+    return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
 }
 
 static bool set_urls(Ctx *c, const char *key, const char *v)
@@ -697,6 +708,8 @@ static bool key_book(Ctx *c, const char *key, const char *v)
         return unknown(c, s, key);
     if (!v[0] && dst == j->book.epd)
         return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
+    if (dst == j->book.epd || dst == j->book.moves || dst == j->book.html)
+        return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
     return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
 }
 
@@ -790,7 +803,7 @@ static bool key_spsa(Ctx *c, const char *key, const char *v)
         return unknown(c, s, key);
     if (!v[0])
         return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
+    return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
 }
 
 static bool texel_params(Ctx *c, const char *key, const char *v)
@@ -838,6 +851,8 @@ static bool key_texel(Ctx *c, const char *key, const char *v)
         return unknown(c, s, key);
     if (!v[0] && dst != j->texel.start)
         return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
+    if (dst == j->texel.weights || dst == j->texel.loss)
+        return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
     return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
 }
 
