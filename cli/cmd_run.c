@@ -408,6 +408,7 @@ typedef struct {
     RatingTable rating;
     int workers_live, workers_seen;
     bool stopping;
+    bool failed; // the journal could not be written: the run ends with an error
     int64_t start_ms, last_progress_ms;
     double cpu_at_start; // the coordinator thread's CPU seconds before coordinating
     int games_at_start;  // replayed from the journal
@@ -569,7 +570,7 @@ static bool spsa_attach(Coord *c, WireWork *work)
         free(rec);
         for (int i = 0; i < work->pair_count; i++)
             schedule_release(&c->sched, work->pair_ids[i]);
-        c->stopping = true;
+        c->stopping = c->failed = true;
         stop_workers(c, WIRE_STOP_ERROR, "coordinator cannot journal an SPSA step");
         return false;
     }
@@ -630,7 +631,7 @@ static void on_result(Coord *c, int src, const WireResult *res)
             fprintf(stderr, "\nxqforge run: journal: %s; stopping\n",
                     journal_last_error(c->journal));
             msgpack_sbuffer_clear(&c->buf);
-            c->stopping = true;
+            c->stopping = c->failed = true;
             stop_workers(c, WIRE_STOP_ERROR, "coordinator cannot write its journal");
             return;
         }
@@ -1416,7 +1417,9 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
     }
     write_result(c, dir, atomic_load(&interrupted));
     report_end(c, true, atomic_load(&interrupted));
-    rc = atomic_load(&interrupted) ? 130 : 0;
+    // A journal that could not be written ends the run with an error: what it holds is
+    // whole, and rerunning the job where there is room resumes from it.
+    rc = c->failed ? 1 : atomic_load(&interrupted) ? 130 : 0;
     goto out;
 fail:
     stop_workers(c, WIRE_STOP_ERROR, "the coordinator could not start");

@@ -21,9 +21,14 @@ uint64_t run_fingerprint(const char *path, char *const *sets, int n)
         h = (h ^ (uint64_t)ch) * 0x100000001b3ull;
     if (f)
         fclose(f);
-    for (int i = 0; i < n; i++)
+    // Where the output goes and how reports travel do not change the games: a job whose
+    // directory moved (e.g. off a full disk) is the same job.
+    for (int i = 0; i < n; i++) {
+        if (!strncmp(sets[i], "output.", 7) || !strncmp(sets[i], "report.", 7))
+            continue;
         for (const char *p = sets[i]; *p; p++)
             h = (h ^ (uint64_t)(unsigned char)*p) * 0x100000001b3ull;
+    }
     return h;
 }
 

@@ -14,7 +14,8 @@
 #include "link.h"
 #include "wire.h"
 
-/// FNV-1a over the job file's bytes and the overrides: a journal of another job is refused.
+/// FNV-1a over the job file's bytes and the overrides (but output.* and report.*, which do
+/// not change the games): a journal of another job is refused.
 uint64_t run_fingerprint(const char *path, char *const *sets, int n);
 
 /// mkdir -p: creates the directory and its missing parents; -1 with errno on failure.

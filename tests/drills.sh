@@ -5,8 +5,8 @@
 # and must end with exactly the totals of an uninterrupted run of the same job (node-limited
 # games are deterministic): no game lost, none counted twice. External engines (xqforge's own
 # `uci`, so games stay deterministic) are killed mid-game: each kill is one recorded crash
-# loss and the job still plays every game. An unwritable output directory stops the run with
-# a clear error; engines that flood output, never answer isready or print a 10 MB line
+# loss and the job still plays every game. An unwritable output directory, and a disk that
+# fills up (a 64 KiB tmpfs), stop the run with a clear error, the journal whole; engines that flood output, never answer isready or print a 10 MB line
 # lose their game with memory bounded, and the next game runs.
 # Usage: drills.sh XQFORGE JOB [KILLS]  (KILLS per drill, default 3; XQ_DRILL_SEED fixes the
 # random moments)
@@ -99,6 +99,31 @@ fi
 grep -q "cannot create /proc/xqforge-no" "$work/unwritable.log" ||
     fail "unwritable output: no clear error: $(tail -3 "$work/unwritable.log")"
 echo "drill unwritable: 1 run, clear error, exit non-zero"
+
+# A full disk: the output directory on a 64 KiB tmpfs fills up during the job. The run
+# stops with a clear error; its journal stays whole (every record it holds replays), and
+# the job copied to a disk with room resumes to exactly the uninterrupted totals.
+full=$work/full
+mkdir -p "$full"
+if mount -t tmpfs -o size=64k tmpfs "$full" 2>/dev/null; then
+    if timeout 300 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$full/out" \
+        >"$work/full.log" 2>&1; then
+        fail "disk full: the run succeeded on a 64 KiB disk"
+    fi
+    grep -qiE "no space|journal" "$work/full.log" ||
+        fail "disk full: no clear error: $(tail -3 "$work/full.log")"
+    cp -r "$full/out" "$work/roomy"
+    umount "$full"
+    "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/roomy" --resume \
+        >"$work/roomy.log" 2>&1 || fail "disk full: the resumed run failed: $(tail -3 "$work/roomy.log")"
+    got=$(summary "$work/roomy.log")
+    [[ $got == "$want" ]] || fail "disk full: totals differ after resume: want '$want' got '$got'"
+    echo "drill disk-full: 2 runs, $(grep -m1 -oiE '[^:]*no space[^;]*' "$work/full.log" || echo 'journal error')," \
+        "$(grep -m1 -o 'Resuming: [0-9]* pairs' "$work/roomy.log"), games lost" \
+        "$((want_games - $(games_of "$work/roomy.log")))"
+else
+    echo "drill disk-full: skipped (cannot mount a tmpfs here)"
+fi
 
 # Hostile engines against the builtin one: two games each, the engine's game lost, the
 # next game played, and the worker's peak memory bounded (well under 10 MB per line).
