@@ -9,6 +9,7 @@ packages=(
     libjansson-dev zlib1g-dev libinih-dev
     clang-format
     clang libclang-rt-dev # libFuzzer and the sanitizers' runtimes (scripts/fuzz.sh)
+    valgrind # memcheck on a short cluster run (tests/valgrind_run.sh)
     nginx libnginx-mod-http-perl openssl curl # the report upload tests' server (WebDAV PUT, a POST sink)
     chromium fonts-dejavu-core                # the report page checked in a headless browser
     fairy-stockfish # the reference for perft and legal-move cross-checks
