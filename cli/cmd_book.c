@@ -195,7 +195,10 @@ static bool send_units(Link *l, Packet *p)
 static void worker_on_message(Worker *w, const WireMessage *msg, int rank)
 {
     pthread_mutex_lock(&w->lock);
-    if (msg->kind == WIRE_WORK) {
+    if (msg->kind == WIRE_WORK && w->no_more_work) {
+        // MPI orders messages per tag only: a WORK sent before the STOP can be taken after
+        // it. The generator threads have gone; queuing it would wait for them forever.
+    } else if (msg->kind == WIRE_WORK) {
         for (int i = 0; i < msg->work.pair_count && w->qlen < QUEUE_MAX; i++)
             w->queue[w->qlen++] = msg->work.pair_ids[i];
         w->requested = false;

@@ -312,7 +312,10 @@ static int worker_main(Run *run)
             continue;
         }
         pthread_mutex_lock(&w->lock);
-        if (msg.kind == WIRE_WORK) {
+        if (msg.kind == WIRE_WORK && atomic_load(&w->abort)) {
+            // MPI orders messages per tag only: a WORK sent before a STOP can be taken after
+            // it. The game threads have gone; queuing it would wait for them forever.
+        } else if (msg.kind == WIRE_WORK) {
             SharedStep *step = NULL;
             if (msg.work.spsa.count > 0 && !(step = malloc(sizeof *step))) {
                 w->failed = true;
