@@ -141,6 +141,21 @@ static void test_openings_file(void **state)
 
 /// The embedded set is large and valid; random order visits every opening once per pass
 /// and depends on the seed; sequential order honours the start index.
+/// Six fields of up to 127 bytes each (longer than any FEN) are refused with a reason, not
+/// written past the FEN buffer (found by fuzz_openings).
+static void test_openings_long_fields(void **state)
+{
+    (void)state;
+    char line[1024], field[128];
+    memset(field, 'p', 127);
+    field[127] = '\0';
+    snprintf(line, sizeof line, "%s %s %s %s 0 1", field, field, field, field);
+    Opening op;
+    char why[160] = "";
+    assert_false(openings_parse_line(line, &op, why, sizeof why));
+    assert_non_null(strstr(why, "position longer than"));
+}
+
 static void test_openings_order(void **state)
 {
     (void)state;
@@ -383,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_builtin_game_and_pgn),
         cmocka_unit_test(test_pgn_read_errors),
         cmocka_unit_test(test_pgn_read_huge_comment),
+        cmocka_unit_test(test_openings_long_fields),
         cmocka_unit_test(test_match_with_failing_engines),
         cmocka_unit_test(test_game_ends_by_mate),
     };

@@ -92,9 +92,16 @@ bool openings_parse_line(const char *line, Opening *out, char *why, size_t why_l
                         strspn(tok[5], "0123456789") == strlen(tok[5]);
         if (counters)
             used = 6;
-        int off = 0;
-        for (int i = 0; i < used; i++)
-            off += snprintf(fen + off, sizeof fen - (size_t)off, "%s%s", i ? " " : "", tok[i]);
+        size_t off = 0;
+        for (int i = 0; i < used; i++) {
+            // Fields of up to 127 bytes each can add up to more than a FEN holds.
+            int k = snprintf(fen + off, sizeof fen - off, "%s%s", i ? " " : "", tok[i]);
+            if (k < 0 || (size_t)k >= sizeof fen - off) {
+                snprintf(why, why_len, "position longer than %zu characters", sizeof fen - 1);
+                return false;
+            }
+            off += (size_t)k;
+        }
     }
     Board *b = malloc(sizeof *b);
     if (!b) {
