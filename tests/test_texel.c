@@ -34,16 +34,14 @@ static uint64_t next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/// Positions from random games; result for Red drawn as a coin with P = sigmoid(K e / 400)
-/// (e: the default evaluation for Red) when k > 0, else win/draw/loss at random.
-static int write_set(const char *path, int games, double k)
+/// Calls fn for every position of `games` random games from the start (after ply 4), with a
+/// uniform number u in [0, 1) drawn for it: the same sequence every time, so a test can
+/// replay the positions a dataset was written from.
+static void random_positions(int games, void (*fn)(void *ctx, Board *b, int ply, double u),
+                             void *ctx)
 {
     Board *b = malloc(sizeof *b);
-    Weights w;
-    weights_default(&w);
-    TexelWriter *tw;
-    char why[256];
-    assert_int_equal(texel_writer_open(path, &tw, why, sizeof why), TEXEL_OK);
+    assert_non_null(b);
     uint64_t rng = 7;
     for (int g = 0; g < games; g++) {
         assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
@@ -52,22 +50,63 @@ static int write_set(const char *path, int games, double k)
             if (movegen_legal(b, &l) == 0)
                 break;
             board_make_move(b, l.moves[next(&rng) % (uint64_t)l.count]);
-            if (ply < 4)
-                continue;
-            double u = (next(&rng) >> 11) * 0x1.0p-53, r;
-            if (k > 0) {
-                int e = eval_evaluate(b, &w) * (b->side == RED ? 1 : -1);
-                r = u < 1 / (1 + pow(10, -k * e / 400)) ? 1 : 0;
-            } else {
-                r = u < 0.4 ? 1 : u < 0.6 ? 0.5 : 0;
-            }
-            assert_int_equal(texel_writer_add(tw, b, r, ply), TEXEL_OK);
+            if (ply >= 4)
+                fn(ctx, b, ply, (next(&rng) >> 11) * 0x1.0p-53);
         }
     }
-    int n = (int)texel_writer_count(tw);
-    assert_int_equal(texel_writer_close(tw, why, sizeof why), TEXEL_OK);
     free(b);
+}
+
+typedef struct {
+    TexelWriter *tw;
+    Weights w;
+    double k;
+} WriteCtx;
+
+static void write_one(void *ctx, Board *b, int ply, double u)
+{
+    WriteCtx *c = ctx;
+    double r;
+    if (c->k > 0) {
+        int e = eval_evaluate(b, &c->w) * (b->side == RED ? 1 : -1);
+        r = u < 1 / (1 + pow(10, -c->k * e / 400)) ? 1 : 0;
+    } else {
+        r = u < 0.4 ? 1 : u < 0.6 ? 0.5 : 0;
+    }
+    assert_int_equal(texel_writer_add(c->tw, b, r, ply), TEXEL_OK);
+}
+
+/// Positions from random games; result for Red drawn as a coin with P = sigmoid(K e / 400)
+/// (e: the default evaluation for Red) when k > 0, else win/draw/loss at random.
+static int write_set(const char *path, int games, double k)
+{
+    WriteCtx c = {NULL, {{0}}, k};
+    weights_default(&c.w);
+    char why[256];
+    assert_int_equal(texel_writer_open(path, &c.tw, why, sizeof why), TEXEL_OK);
+    random_positions(games, write_one, &c);
+    int n = (int)texel_writer_count(c.tw);
+    assert_int_equal(texel_writer_close(c.tw, why, sizeof why), TEXEL_OK);
     return n;
+}
+
+/// Compares the loaded set's evaluation of every position of one shard (of `shards`) with
+/// the search's evaluation of the replayed position.
+typedef struct {
+    const TexelSet *s;
+    const Weights *w;
+    uint64_t idx, local, shard, shards, limit;
+} CheckCtx;
+
+static void check_one(void *ctx, Board *b, int ply, double u)
+{
+    (void)ply, (void)u;
+    CheckCtx *c = ctx;
+    if (c->idx++ % c->shards != c->shard || c->local >= c->limit)
+        return;
+    int want = eval_evaluate(b, c->w) * (b->side == RED ? 1 : -1);
+    assert_int_equal(texel_set_eval(c->s, c->local, c->w), want);
+    c->local++;
 }
 
 static int setup(void **state)
@@ -93,7 +132,6 @@ static void test_trace_equals_eval(void **state)
 {
     Fixture *f = *state;
     // Decode the same positions independently: replay the random games.
-    Board *b = malloc(sizeof *b);
     Weights w;
     weights_default(&w);
     uint64_t rng = 3;
@@ -108,29 +146,12 @@ static void test_trace_equals_eval(void **state)
         assert_int_equal(total, f->n);
         seen += texel_set_size(s);
         // Replay the generator and compare the positions of this shard.
-        uint64_t g_rng = 7, idx = 0, local = 0;
-        for (int g = 0; g < 30; g++) {
-            assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
-            for (int ply = 0; ply < 120; ply++) {
-                MoveList l;
-                if (movegen_legal(b, &l) == 0)
-                    break;
-                board_make_move(b, l.moves[next(&g_rng) % (uint64_t)l.count]);
-                if (ply < 4)
-                    continue;
-                next(&g_rng);
-                if (idx++ % 2 != (uint64_t)shard)
-                    continue;
-                int want = eval_evaluate(b, &w) * (b->side == RED ? 1 : -1);
-                assert_int_equal(texel_set_eval(s, local, &w), want);
-                local++;
-            }
-        }
-        assert_int_equal(local, texel_set_size(s));
+        CheckCtx c = {s, &w, 0, 0, (uint64_t)shard, 2, UINT64_MAX};
+        random_positions(30, check_one, &c);
+        assert_int_equal(c.local, texel_set_size(s));
         texel_set_free(s);
     }
     assert_int_equal(seen, total);
-    free(b);
 }
 
 /// The analytic gradient agrees with central finite differences of the loss.
@@ -304,23 +325,10 @@ static void test_stale_traces(void **state)
     TexelSet *s;
     char why[256];
     assert_int_equal(texel_set_load(f->path, 0, 1, 2, &s, NULL, why, sizeof why), TEXEL_OK);
-    Board *b = malloc(sizeof *b);
     Weights w;
     weights_default(&w);
-    uint64_t rng = 7, idx = 0;
-    assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
-    for (int ply = 0; ply < 120; ply++) { // the first game only
-        MoveList l;
-        if (movegen_legal(b, &l) == 0)
-            break;
-        board_make_move(b, l.moves[next(&rng) % (uint64_t)l.count]);
-        if (ply < 4)
-            continue;
-        next(&rng);
-        int want = eval_evaluate(b, &w) * (b->side == RED ? 1 : -1);
-        assert_int_equal(texel_set_eval(s, idx++, &w), want);
-    }
-    free(b);
+    CheckCtx c = {s, &w, 0, 0, 0, 1, texel_set_size(s)};
+    random_positions(1, check_one, &c); // the first game only
     texel_set_free(s);
 }
 
