@@ -547,6 +547,10 @@ struct Uploader {
     bool kicked, stopping;
     double deadline; // monotonic seconds; meaningful once stopping
     UploadStats stats;
+    // Entries refused for good (4xx, TLS, no token) earlier in this process: later passes of
+    // the thread leave them to the next run or `xqforge upload` rather than ask again.
+    char refused[32][NAME_MAX_];
+    int refused_n; // touched by the upload thread only
 };
 
 static double mono_now(void)
@@ -738,9 +742,10 @@ static UploadStatus entry_load(const char *dir, Entry *e, char *why, size_t len)
 }
 
 /// Every URL not yet delivered; true when the entry is done.
-static bool entry_deliver(Pass *p, const char *dir, const char *name)
+static bool entry_deliver(Pass *p, const char *dir, const char *name, bool *refused)
 {
     Entry e;
+    *refused = false;
     char why[512], token[UPLOAD_TOKEN_MAX];
     if (entry_load(dir, &e, why, sizeof why) != UPLOAD_OK) {
         logf_(p, "%s (left in place)", why);
@@ -750,8 +755,10 @@ static bool entry_deliver(Pass *p, const char *dir, const char *name)
     if (upload_token_load(&e.target, token, sizeof token, why, sizeof why) != UPLOAD_OK) {
         logf_(p, "%s: %s; kept in the spool", name, why);
         json_decref(e.meta);
+        *refused = true;
         return false;
     }
+    bool transient = false;
     for (int i = 0; i < e.target.url_count; i++) {
         if (e.delivered[i])
             continue;
@@ -791,7 +798,9 @@ static bool entry_deliver(Pass *p, const char *dir, const char *name)
                 logf_(p, "%s: cannot record the delivery to %s: %s", name, shown, strerror(errno));
         }
         all &= st == UPLOAD_OK;
+        transient |= st == UPLOAD_ERR_TRANSIENT;
     }
+    *refused = !all && !transient;
     memset(token, 0, sizeof token);
     json_decref(e.meta);
     return all;
@@ -814,6 +823,14 @@ static bool same_run(const char *a, const char *b)
 }
 
 /// One pass: lock the spool, drop superseded progress entries, deliver the rest in order.
+static bool refused_before(const Uploader *u, const char *name)
+{
+    for (int i = 0; u && i < u->refused_n; i++)
+        if (!strcmp(u->refused[i], name))
+            return true;
+    return false;
+}
+
 static UploadStatus drain_pass(Pass *p)
 {
     const char *spool = p->pol->spool_dir;
@@ -829,6 +846,7 @@ static UploadStatus drain_pass(Pass *p)
     struct dirent **list;
     int n = scandir(spool, &list, entry_filter, alphasort);
     UploadStatus st = n < 0 ? UPLOAD_ERR_IO : UPLOAD_OK;
+    bool refused = false;
     for (int i = 0; i < n; i++) {
         const char *name = list[i]->d_name;
         size_t len = strlen(name);
@@ -844,11 +862,16 @@ static UploadStatus drain_pass(Pass *p)
         } else if (time_left(p) <= 0) {
             if (p->stats)
                 p->stats->kept++;
-        } else if (entry_deliver(p, path, name)) {
+        } else if (refused_before(p->u, name)) {
+            if (p->stats)
+                p->stats->kept++;
+        } else if (entry_deliver(p, path, name, &refused)) {
             remove_tree(path);
             if (p->stats)
                 p->stats->delivered++;
         } else {
+            if (refused && p->u && p->u->refused_n < 32)
+                snprintf(p->u->refused[p->u->refused_n++], NAME_MAX_, "%s", name);
             if (p->stats)
                 p->stats->kept++;
         }
