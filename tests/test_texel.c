@@ -332,6 +332,31 @@ static void test_stale_traces(void **state)
     texel_set_free(s);
 }
 
+/// A one-position dataset traced again on more threads than positions (threads with
+/// nothing to do) loads and evaluates right (found by fuzz_texel: a copy from no buffer).
+static void test_retrace_few_positions(void **state)
+{
+    (void)state;
+    char path[64], why[256];
+    snprintf(path, sizeof path, "/tmp/xq-test-texel-1-%d.xqd", (int)getpid());
+    Board *b = malloc(sizeof *b);
+    assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
+    TexelWriter *tw;
+    assert_int_equal(texel_writer_open(path, &tw, why, sizeof why), TEXEL_OK);
+    assert_int_equal(texel_writer_add(tw, b, 0.5, 0), TEXEL_OK);
+    assert_int_equal(texel_writer_close(tw, why, sizeof why), TEXEL_OK);
+    unsigned char coef[2] = {0x7f, 0x00}; // a stale trace: traced again
+    patch(path, TEXEL_HEADER + TEXEL_RECORD + 4 + 2, coef, 2);
+    TexelSet *s;
+    assert_int_equal(texel_set_load(path, 0, 1, 4, &s, NULL, why, sizeof why), TEXEL_OK);
+    Weights w;
+    weights_default(&w);
+    assert_int_equal(texel_set_eval(s, 0, &w), eval_evaluate(b, &w));
+    texel_set_free(s);
+    free(b);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_record_bytes_checked),
         cmocka_unit_test_setup_teardown(test_stale_traces, setup, teardown),
+        cmocka_unit_test(test_retrace_few_positions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

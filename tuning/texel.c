@@ -491,7 +491,8 @@ static TexelStatus load_retrace(TexelSet *s, const unsigned char **recs, int thr
     if (st == TEXEL_OK) {
         uint64_t at = 0;
         for (int t = 0; t < threads; t++) {
-            memcpy(s->terms + at, jobs[t].terms, sizeof *s->terms * jobs[t].nterms);
+            if (jobs[t].nterms) // a thread with no positions has no buffer
+                memcpy(s->terms + at, jobs[t].terms, sizeof *s->terms * jobs[t].nterms);
             at += jobs[t].nterms;
         }
         s->start[0] = 0;
