@@ -3,14 +3,17 @@
 # Is each search feature worth having? For every feature, an SPRT of the engine with it
 # (all features on) against the engine without it, at fixed nodes per move, asian rules,
 # the embedded openings: H1 accepted = the feature gains at least elo1.
-# Usage: scripts/sprt-features.sh [NODES] [ELO1] [MAX_PAIRS] [CONCURRENCY]
-#        (defaults 5000, 10, 2000, cores)
+# Usage: scripts/sprt-features.sh [NODES] [ELO1] [MAX_PAIRS] [CONCURRENCY] [FEATURE...]
+#        (defaults 5000, 10, 2000, cores, every feature)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 xq=${XQ:-$here/build/xqforge}
 nodes=${1:-5000} elo1=${2:-10} pairs=${3:-2000} conc=${4:-$(nproc)}
-for f in ReverseFutility NullMove LateMovePruning Futility SeePruning LateMoveReductions \
-    CheckExtension Aspiration KillerHistory; do
+shift $(($# < 4 ? $# : 4))
+features=("$@")
+[[ ${#features[@]} -gt 0 ]] || features=(ReverseFutility NullMove LateMovePruning Futility
+    SeePruning LateMoveReductions CheckExtension Aspiration KillerHistory)
+for f in "${features[@]}"; do
     out=$("$xq" play -engine builtin name=with -engine builtin name=without "option.$f=false" \
         -each nodes="$nodes" -rounds "$pairs" -repeat -concurrency "$conc" -rules asian \
         -openings order=random -srand 7 -resign movecount=3 score=1000 -maxplies 400 \
