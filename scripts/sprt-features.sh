@@ -17,8 +17,11 @@ for f in "${features[@]}"; do
     out=$("$xq" play -engine builtin name=with -engine builtin name=without "option.$f=false" \
         -each nodes="$nodes" -rounds "$pairs" -repeat -concurrency "$conc" -rules asian \
         -openings order=random -srand 7 -resign movecount=3 score=1000 -maxplies 400 \
-        -sprt elo0=0 elo1="$elo1" -ratinginterval 1000000 2>&1)
-    verdict=$(grep -o 'SPRT: [^(]*' <<<"$out" | tail -n 1)
-    printf '%-20s %-16s %s | %s\n' "$f" "${verdict:-SPRT: no verdict}" \
-        "$(grep -E '^Elo:' <<<"$out" | tail -n 1)" "$(grep -E '^Games:' <<<"$out" | tail -n 1 | cut -d, -f1-4)"
+        -sprt elo0=0 elo1="$elo1" -ratinginterval 1000000 2>&1) || true # a stopped match still counts
+    # No verdict within MAX_PAIRS is a result too: print it with the last LLR.
+    verdict=$(grep -o 'SPRT: [^(]*' <<<"$out" | tail -n 1 || true)
+    printf '%-20s %-16s %s | %s | %s\n' "$f" "${verdict:-SPRT: no verdict}" \
+        "$(grep -E '^Elo:' <<<"$out" | tail -n 1 || true)" \
+        "$(grep -E '^Games:' <<<"$out" | tail -n 1 | cut -d, -f1-4 || true)" \
+        "$(grep -E '^LLR:' <<<"$out" | tail -n 1 || true)"
 done
