@@ -161,8 +161,9 @@ static void test_multipv_and_threads(void **state)
     engine_free(e);
 }
 
-/// Every search feature can be switched off and on by name; switching one off changes the
-/// search (its node count) and switching it back restores it; bad values are refused.
+/// Every search feature can be switched off and on by name; switching one away from its
+/// default changes the search (its node count) and switching it back restores it; bad values
+/// are refused.
 static void test_feature_switches(void **state)
 {
     (void)state;
@@ -174,12 +175,13 @@ static void test_feature_switches(void **state)
     assert_non_null(e);
     SearchResult all = search_depth(e, fen, 8);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        assert_int_equal(engine_set_option(e, names[i], "false"), ENGINE_OK);
+        bool on = (SEARCH_FEATURE_DEFAULT >> i) & 1u;
+        assert_int_equal(engine_set_option(e, names[i], on ? "false" : "true"), ENGINE_OK);
         engine_new_game(e);
-        SearchResult off = search_depth(e, fen, 8);
-        if (off.nodes == all.nodes)
-            fail_msg("switching %s off did not change the search", names[i]);
-        assert_int_equal(engine_set_option(e, names[i], "true"), ENGINE_OK);
+        SearchResult flipped = search_depth(e, fen, 8);
+        if (flipped.nodes == all.nodes)
+            fail_msg("switching %s %s did not change the search", names[i], on ? "off" : "on");
+        assert_int_equal(engine_set_option(e, names[i], on ? "true" : "false"), ENGINE_OK);
         assert_int_equal(engine_set_option(e, names[i], "maybe"), ENGINE_ERR_VALUE);
     }
     engine_new_game(e);
