@@ -539,6 +539,8 @@ static void perform(const Request *rq, Outcome *out)
 
 // ---- The thread's clock and waits ---------------------------------------------------------
 
+enum { REFUSED_MAX = 32 }; // refused entries remembered per run; more are simply asked again
+
 struct Uploader {
     UploadPolicy pol;
     pthread_t tid;
@@ -549,7 +551,7 @@ struct Uploader {
     UploadStats stats;
     // Entries refused for good (4xx, TLS, no token) earlier in this process: later passes of
     // the thread leave them to the next run or `xqforge upload` rather than ask again.
-    char refused[32][NAME_MAX_];
+    char refused[REFUSED_MAX][NAME_MAX_];
     int refused_n; // touched by the upload thread only
 };
 
@@ -822,7 +824,6 @@ static bool same_run(const char *a, const char *b)
     return va - ra == vb - rb && !strncmp(ra, rb, (size_t)(va - ra));
 }
 
-/// One pass: lock the spool, drop superseded progress entries, deliver the rest in order.
 static bool refused_before(const Uploader *u, const char *name)
 {
     for (int i = 0; u && i < u->refused_n; i++)
@@ -831,6 +832,7 @@ static bool refused_before(const Uploader *u, const char *name)
     return false;
 }
 
+/// One pass: lock the spool, drop superseded progress entries, deliver the rest in order.
 static UploadStatus drain_pass(Pass *p)
 {
     const char *spool = p->pol->spool_dir;
@@ -870,7 +872,7 @@ static UploadStatus drain_pass(Pass *p)
             if (p->stats)
                 p->stats->delivered++;
         } else {
-            if (refused && p->u && p->u->refused_n < 32)
+            if (refused && p->u && p->u->refused_n < REFUSED_MAX)
                 snprintf(p->u->refused[p->u->refused_n++], NAME_MAX_, "%s", name);
             if (p->stats)
                 p->stats->kept++;
