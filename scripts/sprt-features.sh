@@ -12,7 +12,8 @@ nodes=${1:-5000} elo1=${2:-10} pairs=${3:-2000} conc=${4:-$(nproc)}
 shift $(($# < 4 ? $# : 4))
 features=("$@")
 [[ ${#features[@]} -gt 0 ]] || features=(ReverseFutility NullMove LateMovePruning Futility
-    SeePruning LateMoveReductions CheckExtension Aspiration KillerHistory)
+    SeePruning LateMoveReductions CheckExtension Aspiration KillerHistory ContinuationHistory
+    InternalReduction)
 for f in "${features[@]}"; do
     out=$("$xq" play -engine builtin name=with "option.$f=true" \
         -engine builtin name=without "option.$f=false" \

@@ -13,10 +13,15 @@
 #include "see.h"
 #include "tt.h"
 
+/// Continuation history: how often a quiet move (piece, destination) cut after a given
+/// earlier move (piece, destination) one or two plies before.
+typedef int16_t ContHist[PIECE_NB][SQUARE_NB];
+
 typedef struct {
     int static_eval;
     Move killers[2];
-    Move move; // the move made from this ply (MOVE_NONE for a null move)
+    Move move;    // the move made from this ply (MOVE_NONE for a null move)
+    ContHist *ch; // the continuation table of that move (NULL for a null move)
     int pv_len;
     Move pv[MAX_PLY + 1];
 } Stack;
@@ -47,6 +52,7 @@ struct SearchThread {
     Move excluded[ENGINE_MAX_MULTIPV];
     int excluded_n;
     int16_t history[COLOR_NB][SQUARE_NB][SQUARE_NB];
+    ContHist cont[PIECE_NB][SQUARE_NB];
     Stack stack[MAX_PLY + 4];
     Board board;
 };
@@ -55,8 +61,12 @@ static int reductions[64][64];
 
 /// Option names of the search features, for switching one off to measure what it is worth.
 static const char *const FEATURE_NAMES[SEARCH_FEATURE_NB] = {
-    "ReverseFutility",    "NullMove",       "LateMovePruning", "Futility",     "SeePruning",
-    "LateMoveReductions", "CheckExtension", "Aspiration",      "KillerHistory"};
+    "ReverseFutility",  "NullMove",
+    "LateMovePruning",  "Futility",
+    "SeePruning",       "LateMoveReductions",
+    "CheckExtension",   "Aspiration",
+    "KillerHistory",    "ContinuationHistory",
+    "InternalReduction"};
 
 static inline bool on(const Engine *e, SearchFeature f) { return (e->features >> f) & 1; }
 
@@ -226,6 +236,11 @@ EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
     }
 }
 
+const char *engine_feature_name(int feature)
+{
+    return feature >= 0 && feature < SEARCH_FEATURE_NB ? FEATURE_NAMES[feature] : NULL;
+}
+
 int engine_threads(const Engine *e) { return e->threads; }
 int engine_multipv(const Engine *e) { return e->multipv; }
 const RulesConfig *engine_rules(const Engine *e) { return &e->rules; }
@@ -243,8 +258,10 @@ void engine_stop(Engine *e) { atomic_store(&e->stop, true); }
 void engine_new_game(Engine *e)
 {
     tt_clear(&e->tt);
-    for (int i = 0; i < e->threads; i++)
+    for (int i = 0; i < e->threads; i++) {
         memset(e->workers[i]->history, 0, sizeof e->workers[i]->history);
+        memset(e->workers[i]->cont, 0, sizeof e->workers[i]->cont);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -361,6 +378,31 @@ static int capture_score(const Board *b, Move m)
     return good ? SCORE_GOOD_CAPTURE + mvv : -SCORE_GOOD_CAPTURE + mvv;
 }
 
+/// A quiet move's ordering score: its history, plus its continuation histories after the
+/// last two moves when that feature is on.
+static int quiet_score(const SearchThread *t, const Stack *ss, Piece pc, Move m)
+{
+    int s = t->history[piece_color(pc)][move_from(m)][move_to(m)];
+    if (!ss || !on(t->engine, SEARCH_CONTINUATION_HISTORY))
+        return s;
+    if ((ss - 1)->ch)
+        s += (*(ss - 1)->ch)[pc][move_to(m)];
+    if ((ss - 2)->ch)
+        s += (*(ss - 2)->ch)[pc][move_to(m)];
+    return s;
+}
+
+static void quiet_update(SearchThread *t, const Stack *ss, Piece pc, Move m, int bonus)
+{
+    history_update(&t->history[piece_color(pc)][move_from(m)][move_to(m)], bonus);
+    if (!on(t->engine, SEARCH_CONTINUATION_HISTORY))
+        return;
+    if ((ss - 1)->ch)
+        history_update(&(*(ss - 1)->ch)[pc][move_to(m)], bonus);
+    if ((ss - 2)->ch)
+        history_update(&(*(ss - 2)->ch)[pc][move_to(m)], bonus);
+}
+
 static void picker_generate(Picker *p)
 {
     const Board *b = &p->t->board;
@@ -383,7 +425,7 @@ static void picker_generate(Picker *p)
         else if (p->ss && m == p->ss->killers[1])
             s = SCORE_KILLER;
         else
-            s = p->t->history[b->side][move_from(m)][move_to(m)];
+            s = quiet_score(p->t, p->ss, board_piece(b, move_from(m)), m);
         p->list.moves[n] = m;
         p->scores[n++] = s;
     }
@@ -560,6 +602,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
             int r = 3 + depth / 4 + (eval - beta > 200);
             board_make_null(b);
             ss->move = MOVE_NONE;
+            ss->ch = NULL;
             int v = -search(t, ss + 1, -beta, -beta + 1, depth - r, ply + 1, false);
             board_unmake_null(b);
             if (stopped(t))
@@ -569,7 +612,12 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
         }
     }
 
-    // Step 7. The moves.
+    // Step 7. No table move at a deep node: search it shallower first (internal iterative
+    // reduction); its own iterations will fill the table for the deeper search.
+    if (on(e, SEARCH_INTERNAL_REDUCTION) && depth >= 4 && tt_move == MOVE_NONE)
+        depth--;
+
+    // Step 8. The moves.
     Picker p;
     picker_init(&p, t, ss, tt_move, false);
     int best = -VALUE_INFINITE, searched = 0, score;
@@ -582,34 +630,49 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
             continue;
         bool capture = is_capture(b, m);
 
-        // Step 8. Pruning of late quiet moves and losing captures at low depth.
+        // Step 9. Pruning of late quiet moves and losing captures at low depth. A move is
+        // pruned only once it is seen not to give check: quiet checks and checking
+        // sacrifices of a chariot or cannon are how xiangqi games are mated.
+        bool prune = false;
         if (!root && !in_check && best > -VALUE_MATE_IN_MAX && searched > 0) {
-            if (on(e, SEARCH_LATE_MOVE_PRUNING) && !capture && depth <= 4 &&
-                quiet_n >= 3 + depth * depth / (2 - improving))
-                continue;
-            if (on(e, SEARCH_FUTILITY) && !capture && depth <= 5 &&
-                eval + 120 + 90 * depth <= alpha)
-                continue;
-            if (on(e, SEARCH_SEE_PRUNING) && capture && depth <= 5 && score < SCORE_GOOD_CAPTURE &&
-                !see_ge(b, m, -90 * depth))
-                continue;
+            if (!capture)
+                prune = (on(e, SEARCH_LATE_MOVE_PRUNING) && depth <= 4 &&
+                         quiet_n >= 3 + depth * depth / (2 - improving)) ||
+                        (on(e, SEARCH_FUTILITY) && depth <= 5 && eval + 120 + 90 * depth <= alpha);
+            else
+                prune = on(e, SEARCH_SEE_PRUNING) && depth <= 5 && score < SCORE_GOOD_CAPTURE &&
+                        !see_ge(b, m, -90 * depth);
         }
 
         tt_prefetch(&e->tt, board_key_after(b, m));
         board_make_move(b, m);
-        ss->move = m;
         bool gives_check = b->in_check;
-        int ext = on(e, SEARCH_CHECK_EXTENSION) && gives_check && ply < 2 * t->root_depth ? 1 : 0;
+        if (prune && !gives_check) {
+            board_unmake_move(b);
+            continue;
+        }
+        ss->move = m;
+        ss->ch = &t->cont[board_piece(b, move_to(m))][move_to(m)];
+        // Only a check that does not lose material is extended: cannon and chariot checks
+        // are so common in xiangqi that extending every one lets the tree explode.
+        int ext = 0;
+        if (on(e, SEARCH_CHECK_EXTENSION) && gives_check && ply < 2 * t->root_depth) {
+            board_unmake_move(b);
+            ext = see_ge(b, m, 0);
+            board_make_move(b, m);
+        }
         int new_depth = depth - 1 + ext;
         int v;
 
-        // Step 9. Late-move reductions, then principal variation search.
+        // Step 10. Late-move reductions, then principal variation search.
         if (on(e, SEARCH_LATE_MOVE_REDUCTIONS) && depth >= 3 && searched >= 1 + pv_node * 2 &&
             !capture && !gives_check) {
             int r = reductions[depth < 64 ? depth : 63][searched < 64 ? searched : 63];
             r -= pv_node;
             r += !improving;
-            r -= t->history[b->side ^ 1][move_from(m)][move_to(m)] / 6000;
+            r -= on(e, SEARCH_CONTINUATION_HISTORY)
+                     ? quiet_score(t, ss, board_piece(b, move_to(m)), m) / 10000
+                     : t->history[b->side ^ 1][move_from(m)][move_to(m)] / 6000;
             if (score >= SCORE_KILLER)
                 r--;
             int d = new_depth - (r > 0 ? r : 0);
@@ -645,18 +708,17 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
             quiets[quiet_n++] = m;
     }
 
-    // Step 10. No legal move: checkmate or stalemate, both lost (rules 1 and 2).
+    // Step 11. No legal move: checkmate or stalemate, both lost (rules 1 and 2).
     if (searched == 0)
         return root && t->excluded_n ? alpha : -VALUE_MATE + ply;
 
-    // Step 11. Histories and killers for a quiet move that failed high.
+    // Step 12. Histories and killers for a quiet move that failed high.
     if (best >= beta && !is_capture(b, best_move)) {
         int bonus = depth * depth > 1200 ? 1200 : depth * depth;
-        history_update(&t->history[b->side][move_from(best_move)][move_to(best_move)], bonus);
+        quiet_update(t, ss, board_piece(b, move_from(best_move)), best_move, bonus);
         for (int i = 0; i < quiet_n; i++)
             if (quiets[i] != best_move)
-                history_update(&t->history[b->side][move_from(quiets[i])][move_to(quiets[i])],
-                               -bonus);
+                quiet_update(t, ss, board_piece(b, move_from(quiets[i])), quiets[i], -bonus);
         if (ss->killers[0] != best_move) {
             ss->killers[1] = ss->killers[0];
             ss->killers[0] = best_move;

@@ -433,6 +433,9 @@ static void list_uci_options(Uci *u)
     out_line(u, "%s", t.buf);
     out_line(u, "option name CountingDefault type spin default 60 min 1 max 1000");
     out_line(u, "option name WeightsFile type string default <empty>");
+    for (int f = 0; f < SEARCH_FEATURE_NB; f++)
+        out_line(u, "option name %s type check default %s", engine_feature_name(f),
+                 (SEARCH_FEATURE_DEFAULT >> f) & 1u ? "true" : "false");
     // Piece-square weights (hundreds) are settable by name but not listed.
     for (int i = 0; i < PARAM_NB; i++)
         if (!params_is_psq(i))

@@ -80,9 +80,10 @@ check "play missing openings" 2 "openings: /nonexistent" "$xq" play -engine buil
 check "play bad sprt" 2 "elo0 < elo1" "$xq" play -engine builtin -engine builtin -each depth=1 -sprt elo0=5 elo1=0
 check "play builtin pair" 0 "Games: 2, Wins" "$xq" play -engine builtin name=a -engine builtin name=b -each depth=2 -rounds 1 -repeat -maxplies 40
 
+# Depth 4 against depth 1 and halved chariot and horse values: decisive within a few dozen games.
 check "play stops when the SPRT decides" 0 "SPRT: H1 accepted" "$xq" play -engine builtin name=good \
-    -engine builtin name=weak option.chariot_mg=300 option.chariot_eg=300 option.horse_mg=100 \
-    option.horse_eg=100 -each depth=3 -rounds 400 -repeat -sprt elo0=0 elo1=100
+    depth=4 -engine builtin name=weak depth=1 option.chariot_mg=300 option.chariot_eg=300 \
+    option.horse_mg=100 option.horse_eg=100 -rounds 400 -repeat -sprt elo0=0 elo1=100
 
 # Texel commands: usage and clear errors.
 check "texel without subcommand" 2 "usage: xqforge texel extract" "$xq" texel

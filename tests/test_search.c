@@ -167,9 +167,12 @@ static void test_multipv_and_threads(void **state)
 static void test_feature_switches(void **state)
 {
     (void)state;
-    static const char *names[] = {"ReverseFutility", "NullMove",   "LateMovePruning",
-                                  "Futility",        "SeePruning", "LateMoveReductions",
-                                  "CheckExtension",  "Aspiration", "KillerHistory"};
+    static const char *names[] = {"ReverseFutility",  "NullMove",
+                                  "LateMovePruning",  "Futility",
+                                  "SeePruning",       "LateMoveReductions",
+                                  "CheckExtension",   "Aspiration",
+                                  "KillerHistory",    "ContinuationHistory",
+                                  "InternalReduction"};
     const char *fen = "r1bakab1r/9/1cn3nc1/p1p1p3p/6p2/2P6/P3P1P1P/1CN3NC1/9/R1BAKAB1R w - - 0 4";
     Engine *e = engine_new();
     assert_non_null(e);
