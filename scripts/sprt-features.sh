@@ -11,9 +11,9 @@ xq=${XQ:-$here/build/xqforge}
 nodes=${1:-5000} elo1=${2:-10} pairs=${3:-2000} conc=${4:-$(nproc)}
 shift $(($# < 4 ? $# : 4))
 features=("$@")
-[[ ${#features[@]} -gt 0 ]] || features=(ReverseFutility NullMove LateMovePruning Futility
-    SeePruning LateMoveReductions CheckExtension Aspiration KillerHistory ContinuationHistory
-    InternalReduction)
+# Every feature by default: the engine lists them as UCI check options.
+[[ ${#features[@]} -gt 0 ]] || mapfile -t features < <(printf 'uci\nquit\n' | "$xq" uci |
+    awk '$1 == "option" && $4 == "type" && $5 == "check" {print $3}')
 for f in "${features[@]}"; do
     out=$("$xq" play -engine builtin name=with "option.$f=true" \
         -engine builtin name=without "option.$f=false" \

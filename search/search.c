@@ -670,9 +670,8 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
             int r = reductions[depth < 64 ? depth : 63][searched < 64 ? searched : 63];
             r -= pv_node;
             r += !improving;
-            r -= on(e, SEARCH_CONTINUATION_HISTORY)
-                     ? quiet_score(t, ss, board_piece(b, move_to(m)), m) / 10000
-                     : t->history[b->side ^ 1][move_from(m)][move_to(m)] / 6000;
+            r -= quiet_score(t, ss, board_piece(b, move_to(m)), m) /
+                 (on(e, SEARCH_CONTINUATION_HISTORY) ? 10000 : 6000);
             if (score >= SCORE_KILLER)
                 r--;
             int d = new_depth - (r > 0 ? r : 0);
