@@ -251,13 +251,16 @@ static int worker_main(Book *book)
         w->out = NULL;
         bool finished = w->no_more_work && w->busy == 0 && w->qlen == 0 && !out;
         bool failed = w->failed;
+        char error[sizeof w->error];
+        if (failed) // another thread may fail too and rewrite it once the lock is released
+            snprintf(error, sizeof error, "%s", w->error);
         pthread_mutex_unlock(&w->lock);
         if (!send_units(l, out) ||
             (req.pairs && !run_send(l, 0, LINK_TAG_CONTROL, wire_pack_request(&req, &buf), &buf))) {
             fprintf(stderr, "rank %d: cannot reach the coordinator\n", link_rank(l));
             rc = 1;
         } else if (failed) {
-            fprintf(stderr, "rank %d: %s\n", link_rank(l), w->error);
+            fprintf(stderr, "rank %d: %s\n", link_rank(l), error);
             rc = 1;
         }
         if (rc || finished)

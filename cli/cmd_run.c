@@ -272,6 +272,8 @@ static int worker_main(Run *run)
             w->requested = true;
         }
         bool have_results = w->out->pair_count > 0;
+        // Game threads add to games_played under the lock: read it here, not at the send.
+        uint64_t games_played = w->games_played;
         if (have_results) {
             WireResult *t = sending;
             sending = w->out;
@@ -281,11 +283,14 @@ static int worker_main(Run *run)
         }
         bool finished = w->no_more_work && w->busy == 0 && w->qlen == 0 && !have_results;
         bool failed = w->failed;
+        char error[sizeof w->error];
+        if (failed) // another thread may fail too and rewrite it once the lock is released
+            snprintf(error, sizeof error, "%s", w->error);
         pthread_mutex_unlock(&w->lock);
         if (have_results) {
             sending->job_id = run->job_id;
             sending->rank = (uint32_t)link_rank(l);
-            sending->games_played = w->games_played;
+            sending->games_played = games_played;
             if (!run_send(l, 0, LINK_TAG_RESULT, wire_pack_result(sending, &buf), &buf)) {
                 fprintf(stderr, "rank %d: could not send results\n", link_rank(l));
                 rc = 1;
@@ -298,7 +303,7 @@ static int worker_main(Run *run)
             break;
         }
         if (failed) {
-            fprintf(stderr, "rank %d: %s\n", link_rank(l), w->error);
+            fprintf(stderr, "rank %d: %s\n", link_rank(l), error);
             rc = 1;
             break;
         }
