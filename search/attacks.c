@@ -135,7 +135,9 @@ static void attacks_build(void)
             bool line = sq_file(s) == sq_file(k) || sq_rank(s) == sq_rank(k);
             int df = sq_file(s) - sq_file(k), dr = sq_rank(s) - sq_rank(k);
             bool leg = (df == 1 || df == -1) && (dr == 1 || dr == -1);
-            attacks_exposure[k][s] = (uint8_t)((line || leg ? 1 : 0) | (line ? 2 : 0));
+            int ad = df * df + dr * dr; // 5: a horse's jump, 1: a soldier's step
+            attacks_exposure[k][s] = (uint8_t)((line || leg ? 1 : 0) | (line ? 2 : 0) |
+                                               (ad == 5 ? 4 : 0) | (ad == 1 ? 8 : 0));
         }
     }
 }

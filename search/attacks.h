@@ -50,4 +50,5 @@ bool attacks_elephant_point(Color c, Square s);
 /// (its rank, its file, the four horse-leg points around it); bit 1 set where a piece
 /// arriving may do so (its rank and file: the arriving piece can become a cannon screen).
 /// Moves touching neither need no legality test when the side to move is not in check.
+/// Bit 2: a horse there is a jump away from ksq; bit 3: a soldier there is a step away.
 extern uint8_t attacks_exposure[SQUARE_NB][SQUARE_NB];

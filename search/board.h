@@ -105,6 +105,20 @@ static inline uint64_t board_key_after(const Board *b, Move m)
            zobrist_psq[board_piece(b, to)][to] ^ zobrist_side;
 }
 
+/// False only if move m (pseudo-legal here) cannot give check; true if it may. Without a
+/// make: a move gives check only by landing on a line, jump or step of the enemy general, or
+/// by leaving its lines or a horse-leg point beside it (a discovered chariot, cannon or horse
+/// check, or a general uncovered on the file). The search prunes on it before making a move.
+static inline bool board_may_give_check(const Board *b, Move m)
+{
+    const uint8_t *expo = attacks_exposure[b->king_sq[b->side ^ 1]];
+    Square from = move_from(m), to = move_to(m);
+    if ((expo[from] & 1) | (expo[to] & 2))
+        return true;
+    PieceType pt = piece_type(board_piece(b, from));
+    return (pt == HORSE && (expo[to] & 4)) || (pt == SOLDIER && (expo[to] & 8));
+}
+
 /// Whether the general of colour us, standing on ksq, is attacked once the piece on from
 /// has moved to to (capturing what stood there). from = to = SQ_NONE asks about the position
 /// as it is. Flying general counts as an attack. The piece moving may be the general itself

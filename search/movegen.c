@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "movegen.h"
 
-typedef enum { GEN_ALL, GEN_CAPTURES } GenMode;
+typedef enum { GEN_ALL, GEN_CAPTURES, GEN_QUIETS } GenMode;
 
 static inline void add(MoveList *l, Square from, Square to)
 {
@@ -30,11 +30,13 @@ static inline void gen_sliders(const Board *b, MoveList *l, Bitboard set, bool s
         int f = sq_file(s), r = sq_rank(s);
         LineEntry er = attacks_rank[f][b->rank_occ[RED][r] | b->rank_occ[BLACK][r]];
         LineEntry ef = attacks_file[r][b->file_occ[RED][f] | b->file_occ[BLACK][f]];
-        unsigned cr = (screen ? LINE_SCREEN(er) : LINE_HIT(er)) & b->rank_occ[them][r];
-        unsigned cf = (screen ? LINE_SCREEN(ef) : LINE_HIT(ef)) & b->file_occ[them][f];
-        add_rank_mask(l, s, r, cr);
-        add_file_mask(l, s, f, cf);
-        if (mode == GEN_ALL) {
+        if (mode != GEN_QUIETS) {
+            unsigned cr = (screen ? LINE_SCREEN(er) : LINE_HIT(er)) & b->rank_occ[them][r];
+            unsigned cf = (screen ? LINE_SCREEN(ef) : LINE_HIT(ef)) & b->file_occ[them][f];
+            add_rank_mask(l, s, r, cr);
+            add_file_mask(l, s, f, cf);
+        }
+        if (mode != GEN_CAPTURES) {
             add_rank_mask(l, s, r, LINE_QUIET(er));
             add_file_mask(l, s, f, LINE_QUIET(ef));
         }
@@ -54,7 +56,7 @@ static inline void gen_steps(const Board *b, MoveList *l, Bitboard set, const St
             unsigned p = b->squares[st->to[i]];
             if (blockable && b->squares[st->via[i]] != NO_PIECE)
                 continue;
-            if (p == NO_PIECE ? mode == GEN_ALL : (p >> 3) == them)
+            if (p == NO_PIECE ? mode != GEN_CAPTURES : mode != GEN_QUIETS && (p >> 3) == them)
                 add(l, s, st->to[i]);
         }
     }
@@ -113,6 +115,12 @@ int movegen_legal(const Board *b, MoveList *list)
 int movegen_captures(const Board *b, MoveList *list)
 {
     generate(b, list, GEN_CAPTURES);
+    return filter_legal(b, list);
+}
+
+int movegen_quiets(const Board *b, MoveList *list)
+{
+    generate(b, list, GEN_QUIETS);
     return filter_legal(b, list);
 }
 

@@ -341,11 +341,16 @@ static inline void history_update(int16_t *h, int bonus)
 
 enum { SCORE_TT = 1 << 30, SCORE_GOOD_CAPTURE = 1 << 28, SCORE_KILLER = 1 << 27 };
 
+/// The picker hands out the table move, then the captures that hold by SEE, and only then
+/// generates the quiet moves: a node that cuts on a capture never generates them.
+typedef enum { STAGE_TT, STAGE_CAPTURES, STAGE_GOOD, STAGE_QUIETS, STAGE_REST } PickStage;
+
 typedef struct {
     SearchThread *t;
     const Stack *ss;
     Move tt_move;
-    bool captures_only, generated;
+    bool captures_only;
+    PickStage stage;
     int next;
     MoveList list;
     int scores[MAX_MOVES];
@@ -357,7 +362,7 @@ static void picker_init(Picker *p, SearchThread *t, const Stack *ss, Move tt_mov
     p->t = t;
     p->ss = ss;
     p->captures_only = captures_only;
-    p->generated = false;
+    p->stage = STAGE_TT;
     p->next = 0;
     const Board *b = &t->board;
     // The table's move is tried before anything is generated: it often cuts at once.
@@ -403,16 +408,14 @@ static void quiet_update(SearchThread *t, const Stack *ss, Piece pc, Move m, int
         history_update(&(*(ss - 2)->ch)[pc][move_to(m)], bonus);
 }
 
-static void picker_generate(Picker *p)
+/// Scores the moves of gen (dropping the table move, already tried)
+/// and appends them to the picker's list.
+static void picker_add(Picker *p, const MoveList *gen)
 {
     const Board *b = &p->t->board;
-    if (p->captures_only)
-        movegen_captures(b, &p->list);
-    else
-        movegen_legal(b, &p->list);
-    int n = 0;
-    for (int i = 0; i < p->list.count; i++) {
-        Move m = p->list.moves[i];
+    int n = p->list.count;
+    for (int i = 0; i < gen->count; i++) {
+        Move m = gen->moves[i];
         if (m == p->tt_move)
             continue;
         int s;
@@ -430,33 +433,64 @@ static void picker_generate(Picker *p)
         p->scores[n++] = s;
     }
     p->list.count = n;
-    p->generated = true;
 }
 
-static Move picker_next(Picker *p, int *score)
+/// Index of the best-scored move not yet handed out (p->next if none is left).
+static int picker_best(const Picker *p)
 {
-    if (p->tt_move != MOVE_NONE && !p->generated && p->next == 0) {
-        p->next = -1; // marks the table move as handed out
-        *score = SCORE_TT;
-        return p->tt_move;
-    }
-    if (!p->generated) {
-        picker_generate(p);
-        p->next = 0;
-    }
-    if (p->next >= p->list.count)
-        return MOVE_NONE;
     int best = p->next;
     for (int i = p->next + 1; i < p->list.count; i++)
         if (p->scores[i] > p->scores[best])
             best = i;
+    return best;
+}
+
+static Move picker_take(Picker *p, int best, int *score)
+{
     Move m = p->list.moves[best];
-    int s = p->scores[best];
+    *score = p->scores[best];
     p->list.moves[best] = p->list.moves[p->next];
     p->scores[best] = p->scores[p->next];
     p->next++;
-    *score = s;
     return m;
+}
+
+static Move picker_next(Picker *p, int *score)
+{
+    MoveList gen;
+    int best;
+    switch (p->stage) {
+    case STAGE_TT:
+        p->stage = STAGE_CAPTURES;
+        if (p->tt_move != MOVE_NONE) {
+            *score = SCORE_TT;
+            return p->tt_move;
+        }
+        // fall through
+    case STAGE_CAPTURES:
+        movegen_captures(&p->t->board, &gen);
+        p->list.count = 0;
+        picker_add(p, &gen);
+        p->stage = STAGE_GOOD;
+        // fall through
+    case STAGE_GOOD:
+        best = picker_best(p);
+        if (best < p->list.count && p->scores[best] >= SCORE_GOOD_CAPTURE)
+            return picker_take(p, best, score);
+        p->stage = p->captures_only ? STAGE_REST : STAGE_QUIETS;
+        if (p->captures_only)
+            break;
+        // fall through
+    case STAGE_QUIETS:
+        movegen_quiets(&p->t->board, &gen);
+        picker_add(p, &gen); // after the losing captures still in the list
+        p->stage = STAGE_REST;
+        break;
+    case STAGE_REST: break;
+    }
+    if (p->next >= p->list.count)
+        return MOVE_NONE;
+    return picker_take(p, picker_best(p), score);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -644,6 +678,10 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
                         !see_ge(b, m, -90 * depth);
         }
 
+        // Most moves are seen not to check without making them; the rest are made to know.
+        if (prune && !board_may_give_check(b, m))
+            continue;
+
         tt_prefetch(&e->tt, board_key_after(b, m));
         board_make_move(b, m);
         bool gives_check = b->in_check;
@@ -657,7 +695,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
         // are so common in xiangqi that extending every one lets the tree explode.
         int ext = 0;
         if (on(e, SEARCH_CHECK_EXTENSION) && gives_check && ply < 2 * t->root_depth) {
-            board_unmake_move(b);
+            board_unmake_move(b); // SEE needs the position before the move
             ext = see_ge(b, m, 0);
             board_make_move(b, m);
         }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Move generation properties checked against brute-force definitions along random games:
 // legal = pseudo-legal moves after which the mover's general is not attacked; captures are
-// exactly the legal moves onto enemy pieces; movegen_is_legal agrees with the lists.
+// exactly the legal moves onto enemy pieces and quiets the rest; movegen_is_legal agrees with
+// the lists; a move that gives check is never called unable to by board_may_give_check.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,10 +38,11 @@ static bool leaves_general_safe(Board *b, Move m)
 
 static void check_position(Board *b)
 {
-    MoveList pseudo, legal, caps;
+    MoveList pseudo, legal, caps, quiets;
     movegen_pseudo(b, &pseudo);
     movegen_legal(b, &legal);
     movegen_captures(b, &caps);
+    movegen_quiets(b, &quiets);
     int expect_legal = 0, expect_caps = 0;
     for (int i = 0; i < pseudo.count; i++) {
         Move m = pseudo.moves[i];
@@ -55,7 +57,16 @@ static void check_position(Board *b)
             expect_caps++;
             assert_true(list_has(&caps, m));
         }
+        assert_int_equal(list_has(&quiets, m), safe && target == NO_PIECE);
+        if (safe) {
+            board_make_move(b, m);
+            bool check = board_in_check(b);
+            board_unmake_move(b);
+            if (check)
+                assert_true(board_may_give_check(b, m));
+        }
     }
+    assert_int_equal(quiets.count, expect_legal - expect_caps);
     assert_int_equal(legal.count, expect_legal);
     assert_int_equal(movegen_count_legal(b), expect_legal);
     assert_int_equal(caps.count, expect_caps);
