@@ -119,6 +119,10 @@ static inline bool board_may_give_check(const Board *b, Move m)
     return (pt == HORSE && (expo[to] & 4)) || (pt == SOLDIER && (expo[to] & 8));
 }
 
+/// Whether legal move m gives check, computed without making it (equal to board_in_check()
+/// after board_make_move(b, m)).
+bool board_gives_check(const Board *b, Move m);
+
 /// Whether the general of colour us, standing on ksq, is attacked once the piece on from
 /// has moved to to (capturing what stood there). from = to = SQ_NONE asks about the position
 /// as it is. Flying general counts as an attack. The piece moving may be the general itself

@@ -124,6 +124,8 @@ int movegen_quiets(const Board *b, MoveList *list)
     return filter_legal(b, list);
 }
 
+void movegen_pseudo_quiets(const Board *b, MoveList *list) { generate(b, list, GEN_QUIETS); }
+
 bool movegen_is_legal(const Board *b, Move m)
 {
     return movegen_is_pseudo_legal(b, m) && movegen_legal_after(b, m);

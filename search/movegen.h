@@ -22,6 +22,8 @@ int movegen_count_legal(const Board *b);
 int movegen_captures(const Board *b, MoveList *list);
 /// Legal non-captures only; with movegen_captures, the same set as movegen_legal.
 int movegen_quiets(const Board *b, MoveList *list);
+/// Pseudo-legal non-captures (legality left to movegen_legal_after, for the few kept).
+void movegen_pseudo_quiets(const Board *b, MoveList *list);
 /// Whether m follows the movement rules here (any Move value is accepted), without
 /// generating the move list.
 bool movegen_is_pseudo_legal(const Board *b, Move m);

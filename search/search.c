@@ -61,12 +61,12 @@ static int reductions[64][64];
 
 /// Option names of the search features, for switching one off to measure what it is worth.
 static const char *const FEATURE_NAMES[SEARCH_FEATURE_NB] = {
-    "ReverseFutility",  "NullMove",
-    "LateMovePruning",  "Futility",
-    "SeePruning",       "LateMoveReductions",
-    "CheckExtension",   "Aspiration",
-    "KillerHistory",    "ContinuationHistory",
-    "InternalReduction"};
+    "ReverseFutility",   "NullMove",
+    "LateMovePruning",   "Futility",
+    "SeePruning",        "LateMoveReductions",
+    "CheckExtension",    "Aspiration",
+    "KillerHistory",     "ContinuationHistory",
+    "InternalReduction", "QuiescenceChecks"};
 
 static inline bool on(const Engine *e, SearchFeature f) { return (e->features >> f) & 1; }
 
@@ -496,7 +496,17 @@ static Move picker_next(Picker *p, int *score)
 // ---------------------------------------------------------------------------------------
 // Quiescence search: captures only, or every evasion when in check.
 
-static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply)
+/// A pseudo-legal quiet move worth a quiescence search: a legal check that does not lose
+/// material.
+static bool qsearch_quiet_check(const Board *b, Move m)
+{
+    return board_gives_check(b, m) && movegen_legal_after(b, m) && see_ge(b, m, 0);
+}
+
+/// Captures (every evasion when in check); with checks, also the quiet checks that do not
+/// lose material, so that a mate by a quiet chariot, cannon or horse check is seen at the
+/// horizon (only at the first quiescence ply: checks cannot then chain without end).
+static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply, bool checks)
 {
     Board *b = &t->board;
     atomic_fetch_add_explicit(&t->nodes, 1, memory_order_relaxed);
@@ -534,12 +544,29 @@ static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply)
     Picker p;
     picker_init(&p, t, NULL, tt_hit ? hit.move : MOVE_NONE, !b->in_check);
     int score, searched = 0;
-    for (Move m; (m = picker_next(&p, &score)) != MOVE_NONE;) {
-        if (!b->in_check && score < SCORE_GOOD_CAPTURE)
-            continue; // losing captures
+    MoveList quiet;
+    quiet.count = 0;
+    bool captures_done = false;
+    bool quiets_done = b->in_check || !checks || !on(t->engine, SEARCH_QUIESCENCE_CHECKS);
+    for (int qi = 0;;) {
+        Move m = MOVE_NONE;
+        // The losing captures come last (out of check): none of them is searched.
+        if (!captures_done && (m = picker_next(&p, &score)) != MOVE_NONE && !b->in_check &&
+            score < SCORE_GOOD_CAPTURE)
+            m = MOVE_NONE;
+        captures_done = m == MOVE_NONE;
+        if (m == MOVE_NONE && !quiets_done) {
+            movegen_pseudo_quiets(b, &quiet);
+            quiets_done = true;
+        }
+        while (m == MOVE_NONE && qi < quiet.count)
+            if (qsearch_quiet_check(b, quiet.moves[qi++]))
+                m = quiet.moves[qi - 1];
+        if (m == MOVE_NONE)
+            break;
         board_make_move(b, m);
         ss->move = m;
-        int v = -qsearch(t, ss + 1, -beta, -alpha, ply + 1);
+        int v = -qsearch(t, ss + 1, -beta, -alpha, ply + 1, false);
         board_unmake_move(b);
         searched++;
         if (stopped(t))
@@ -581,7 +608,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 
     // Step 1. Leaf: quiescence search.
     if (depth <= 0)
-        return qsearch(t, ss, alpha, beta, ply);
+        return qsearch(t, ss, alpha, beta, ply, true);
 
     atomic_fetch_add_explicit(&t->nodes, 1, memory_order_relaxed);
     check_limits(t);
@@ -678,27 +705,18 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
                         !see_ge(b, m, -90 * depth);
         }
 
-        // Most moves are seen not to check without making them; the rest are made to know.
-        if (prune && !board_may_give_check(b, m))
+        const bool gives_check = board_gives_check(b, m);
+        if (prune && !gives_check)
             continue;
+        // Only a check that does not lose material is extended: cannon and chariot checks
+        // are so common in xiangqi that extending every one lets the tree explode.
+        const int ext = on(e, SEARCH_CHECK_EXTENSION) && gives_check && ply < 2 * t->root_depth &&
+                        see_ge(b, m, 0);
 
         tt_prefetch(&e->tt, board_key_after(b, m));
         board_make_move(b, m);
-        bool gives_check = b->in_check;
-        if (prune && !gives_check) {
-            board_unmake_move(b);
-            continue;
-        }
         ss->move = m;
         ss->ch = &t->cont[board_piece(b, move_to(m))][move_to(m)];
-        // Only a check that does not lose material is extended: cannon and chariot checks
-        // are so common in xiangqi that extending every one lets the tree explode.
-        int ext = 0;
-        if (on(e, SEARCH_CHECK_EXTENSION) && gives_check && ply < 2 * t->root_depth) {
-            board_unmake_move(b); // SEE needs the position before the move
-            ext = see_ge(b, m, 0);
-            board_make_move(b, m);
-        }
         int new_depth = depth - 1 + ext;
         int v;
 

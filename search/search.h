@@ -45,10 +45,12 @@ typedef enum {
     SEARCH_KILLER_HISTORY,       // "KillerHistory": killer and history move ordering
     SEARCH_CONTINUATION_HISTORY, // "ContinuationHistory": quiet ordering by the last 2 moves
     SEARCH_INTERNAL_REDUCTION,   // "InternalReduction": one ply less without a table move
+    SEARCH_QUIESCENCE_CHECKS,    // "QuiescenceChecks": quiet checks at the first qsearch ply
     SEARCH_FEATURE_NB
 } SearchFeature;
-#define SEARCH_FEATURE_ALL     ((1u << SEARCH_FEATURE_NB) - 1)
-#define SEARCH_FEATURE_DEFAULT (SEARCH_FEATURE_ALL & ~(1u << SEARCH_INTERNAL_REDUCTION))
+#define SEARCH_FEATURE_ALL ((1u << SEARCH_FEATURE_NB) - 1)
+#define SEARCH_FEATURE_DEFAULT                                                                     \
+    (SEARCH_FEATURE_ALL & ~(1u << SEARCH_INTERNAL_REDUCTION) & ~(1u << SEARCH_QUIESCENCE_CHECKS))
 
 typedef struct {
     int depth, seldepth;

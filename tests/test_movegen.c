@@ -2,7 +2,8 @@
 // Move generation properties checked against brute-force definitions along random games:
 // legal = pseudo-legal moves after which the mover's general is not attacked; captures are
 // exactly the legal moves onto enemy pieces and quiets the rest; movegen_is_legal agrees with
-// the lists; a move that gives check is never called unable to by board_may_give_check.
+// the lists; board_gives_check agrees with making the move, and no checking move is called
+// unable to check by board_may_give_check.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,6 +65,7 @@ static void check_position(Board *b)
             board_unmake_move(b);
             if (check)
                 assert_true(board_may_give_check(b, m));
+            assert_int_equal(board_gives_check(b, m), check);
         }
     }
     assert_int_equal(quiets.count, expect_legal - expect_caps);

@@ -167,28 +167,47 @@ static void test_multipv_and_threads(void **state)
 static void test_feature_switches(void **state)
 {
     (void)state;
-    static const char *names[] = {"ReverseFutility",  "NullMove",
-                                  "LateMovePruning",  "Futility",
-                                  "SeePruning",       "LateMoveReductions",
-                                  "CheckExtension",   "Aspiration",
-                                  "KillerHistory",    "ContinuationHistory",
-                                  "InternalReduction"};
     const char *fen = "r1bakab1r/9/1cn3nc1/p1p1p3p/6p2/2P6/P3P1P1P/1CN3NC1/9/R1BAKAB1R w - - 0 4";
     Engine *e = engine_new();
     assert_non_null(e);
     SearchResult all = search_depth(e, fen, 8);
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    assert_null(engine_feature_name(SEARCH_FEATURE_NB));
+    for (int i = 0; i < SEARCH_FEATURE_NB; i++) {
+        const char *name = engine_feature_name(i);
+        assert_non_null(name);
         bool on = (SEARCH_FEATURE_DEFAULT >> i) & 1u;
-        assert_int_equal(engine_set_option(e, names[i], on ? "false" : "true"), ENGINE_OK);
+        assert_int_equal(engine_set_option(e, name, on ? "false" : "true"), ENGINE_OK);
         engine_new_game(e);
         SearchResult flipped = search_depth(e, fen, 8);
         if (flipped.nodes == all.nodes)
-            fail_msg("switching %s %s did not change the search", names[i], on ? "off" : "on");
-        assert_int_equal(engine_set_option(e, names[i], on ? "true" : "false"), ENGINE_OK);
-        assert_int_equal(engine_set_option(e, names[i], "maybe"), ENGINE_ERR_VALUE);
+            fail_msg("switching %s %s did not change the search", name, on ? "off" : "on");
+        assert_int_equal(engine_set_option(e, name, on ? "true" : "false"), ENGINE_OK);
+        assert_int_equal(engine_set_option(e, name, "maybe"), ENGINE_ERR_VALUE);
     }
     engine_new_game(e);
     assert_int_equal(search_depth(e, fen, 8).nodes, all.nodes);
+    engine_free(e);
+}
+
+/// QuiescenceChecks: at depth 1, taking the chariot on a9 lets the other black chariot mate (rule
+/// 1) with a quiet check from d7 (the red general cannot step onto the e-file, where it would face
+/// the black one, rule 3). Only the quiet checks of the quiescence search see it; without them the
+/// engine takes the chariot.
+static void test_quiescence_checks(void **state)
+{
+    (void)state;
+    const char *fen = "r8/4k4/7r1/6p1p/R8/9/6P1P/9/9/3K5 w - - 0 1";
+    Engine *e = engine_new();
+    assert_non_null(e);
+    assert_int_equal(engine_set_option(e, "QuiescenceChecks", "true"), ENGINE_OK);
+    SearchResult r = search_depth(e, fen, 1);
+    char t[MOVE_TEXT_MAX];
+    move_text(r.best, 0, t);
+    if (strcmp(t, "a5a9") == 0 || r.score <= -VALUE_MATE_IN_MAX)
+        fail_msg("depth 1 played %s (score %d) into a quiet-check mate", t, r.score);
+    assert_int_equal(engine_set_option(e, "QuiescenceChecks", "false"), ENGINE_OK);
+    engine_new_game(e);
+    expect_move(search_depth(e, fen, 1), "a5a9");
     engine_free(e);
 }
 
@@ -286,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_engines_are_independent),
         cmocka_unit_test(test_time_budget),
         cmocka_unit_test(test_feature_switches),
+        cmocka_unit_test(test_quiescence_checks),
         cmocka_unit_test(test_bench_positions),
     };
     return cmocka_run_group_tests_name("search", tests, NULL, NULL);
