@@ -437,64 +437,9 @@ bool board_is_ok(const Board *b)
     return b->key == board_compute_key(b);
 }
 
-/// The piece on s once the piece on from has moved to to.
-static inline Piece piece_after(const Board *b, Square s, Square from, Square to)
-{
-    return s == to ? board_piece(b, from) : s == from ? NO_PIECE : board_piece(b, s);
-}
-
 bool board_gives_check(const Board *b, Move m)
 {
-    Square from = move_from(m), to = move_to(m);
-    if (!board_may_give_check(b, m))
-        return false;
-    const Color us = b->side, them = (Color)(us ^ 1);
-    const Square ksq = b->king_sq[them];
-    const int kf = sq_file(ksq), kr = sq_rank(ksq);
-    const Piece chariot = piece_make(us, CHARIOT), cannon = piece_make(us, CANNON);
-    const Piece horse = piece_make(us, HORSE), soldier = piece_make(us, SOLDIER);
-    const Piece king = piece_make(us, KING);
-
-    unsigned rocc = b->rank_occ[RED][kr] | b->rank_occ[BLACK][kr];
-    unsigned focc = b->file_occ[RED][kf] | b->file_occ[BLACK][kf];
-    if (sq_rank(from) == kr)
-        rocc &= ~(1u << sq_file(from));
-    if (sq_file(from) == kf)
-        focc &= ~(1u << sq_rank(from));
-    if (sq_rank(to) == kr)
-        rocc |= 1u << sq_file(to);
-    if (sq_file(to) == kf)
-        focc |= 1u << sq_rank(to);
-
-    // Chariots (and our general, on the file) hit by the first piece each way, cannons by the
-    // second.
-    LineEntry e = attacks_rank[kf][rocc];
-    for (unsigned x = LINE_HIT(e); x; x &= x - 1)
-        if (piece_after(b, kr * FILE_NB + __builtin_ctz(x), from, to) == chariot)
-            return true;
-    for (unsigned x = LINE_SCREEN(e); x; x &= x - 1)
-        if (piece_after(b, kr * FILE_NB + __builtin_ctz(x), from, to) == cannon)
-            return true;
-    e = attacks_file[kr][focc];
-    for (unsigned x = LINE_HIT(e); x; x &= x - 1) {
-        Piece p = piece_after(b, __builtin_ctz(x) * FILE_NB + kf, from, to);
-        if (p == chariot || p == king)
-            return true;
-    }
-    for (unsigned x = LINE_SCREEN(e); x; x &= x - 1)
-        if (piece_after(b, __builtin_ctz(x) * FILE_NB + kf, from, to) == cannon)
-            return true;
-
-    const StepList *h = &attacks_horse_from[ksq];
-    for (int i = 0; i < h->n; i++)
-        if (piece_after(b, h->to[i], from, to) == horse &&
-            piece_after(b, h->via[i], from, to) == NO_PIECE)
-            return true;
-
-    // Our soldiers have crossed the river wherever they can reach the enemy general: the
-    // point before it (seen from our side) and the two beside it.
-    Square front = them == RED ? ksq + FILE_NB : ksq - FILE_NB;
-    return piece_after(b, front, from, to) == soldier ||
-           (kf > 0 && piece_after(b, ksq - 1, from, to) == soldier) ||
-           (kf < FILE_NB - 1 && piece_after(b, ksq + 1, from, to) == soldier);
+    Color them = (Color)(b->side ^ 1);
+    return board_may_give_check(b, m) &&
+           board_attacked_after(b, them, b->king_sq[them], move_from(m), move_to(m));
 }

@@ -123,79 +123,79 @@ static inline bool board_may_give_check(const Board *b, Move m)
 /// after board_make_move(b, m)).
 bool board_gives_check(const Board *b, Move m);
 
+/// The occupancy of ksq's rank (bit = file) and file (bit = rank) once the piece on from has
+/// moved to to; from = SQ_NONE for the position as it is.
+static inline void board_lines_after(const Board *b, Square ksq, Square from, Square to,
+                                     unsigned *rocc, unsigned *focc)
+{
+    const int kf = sq_file(ksq), kr = sq_rank(ksq);
+    *rocc = b->rank_occ[RED][kr] | b->rank_occ[BLACK][kr];
+    *focc = b->file_occ[RED][kf] | b->file_occ[BLACK][kf];
+    if (from == SQ_NONE)
+        return;
+    if (sq_rank(from) == kr)
+        *rocc &= ~(1u << sq_file(from));
+    if (sq_file(from) == kf)
+        *focc &= ~(1u << sq_rank(from));
+    if (sq_rank(to) == kr)
+        *rocc |= 1u << sq_file(to);
+    if (sq_file(to) == kf)
+        *focc |= 1u << sq_rank(to);
+}
+
+/// The piece on s once the piece on from has moved to to (from = to = SQ_NONE: as it is).
+static inline Piece board_piece_after(const Board *b, Square s, Square from, Square to)
+{
+    return s == from ? NO_PIECE : s == to ? board_piece(b, from) : board_piece(b, s);
+}
+
 /// Whether the general of colour us, standing on ksq, is attacked once the piece on from
 /// has moved to to (capturing what stood there). from = to = SQ_NONE asks about the position
 /// as it is. Flying general counts as an attack. The piece moving may be the general itself
-/// (then ksq = to).
+/// (then ksq = to), or a piece of the attacking side (a check given by the move).
 static inline bool board_attacked_after(const Board *b, Color us, Square ksq, Square from,
                                         Square to)
 {
     const Color them = (Color)(us ^ 1);
-    const uint8_t *sq = b->squares;
     const int kf = sq_file(ksq), kr = sq_rank(ksq);
     const Piece e_chariot = piece_make(them, CHARIOT), e_cannon = piece_make(them, CANNON);
     const Piece e_horse = piece_make(them, HORSE), e_soldier = piece_make(them, SOLDIER);
     const Piece e_king = piece_make(them, KING);
 
-    // Occupancy of the general's rank and file with the move applied.
-    unsigned rocc = b->rank_occ[RED][kr] | b->rank_occ[BLACK][kr];
-    unsigned focc = b->file_occ[RED][kf] | b->file_occ[BLACK][kf];
-    if (from != SQ_NONE) {
-        if (sq_rank(from) == kr)
-            rocc &= ~(1u << sq_file(from));
-        if (sq_file(from) == kf)
-            focc &= ~(1u << sq_rank(from));
-        if (sq_rank(to) == kr)
-            rocc |= 1u << sq_file(to);
-        if (sq_file(to) == kf)
-            focc |= 1u << sq_rank(to);
-    }
+    unsigned rocc, focc;
+    board_lines_after(b, ksq, from, to, &rocc, &focc);
 
     // Chariots (and the other general, on the file) hit by the first piece each way,
     // cannons by the second.
     LineEntry e = attacks_rank[kf][rocc];
-    for (unsigned m = LINE_HIT(e); m; m &= m - 1) {
-        Square s = kr * FILE_NB + __builtin_ctz(m);
-        if (s != to && sq[s] == e_chariot)
+    for (unsigned m = LINE_HIT(e); m; m &= m - 1)
+        if (board_piece_after(b, kr * FILE_NB + __builtin_ctz(m), from, to) == e_chariot)
             return true;
-    }
-    for (unsigned m = LINE_SCREEN(e); m; m &= m - 1) {
-        Square s = kr * FILE_NB + __builtin_ctz(m);
-        if (s != to && sq[s] == e_cannon)
+    for (unsigned m = LINE_SCREEN(e); m; m &= m - 1)
+        if (board_piece_after(b, kr * FILE_NB + __builtin_ctz(m), from, to) == e_cannon)
             return true;
-    }
     e = attacks_file[kr][focc];
     for (unsigned m = LINE_HIT(e); m; m &= m - 1) {
-        Square s = __builtin_ctz(m) * FILE_NB + kf;
-        if (s != to && (sq[s] == e_chariot || sq[s] == e_king))
+        Piece p = board_piece_after(b, __builtin_ctz(m) * FILE_NB + kf, from, to);
+        if (p == e_chariot || p == e_king)
             return true;
     }
-    for (unsigned m = LINE_SCREEN(e); m; m &= m - 1) {
-        Square s = __builtin_ctz(m) * FILE_NB + kf;
-        if (s != to && sq[s] == e_cannon)
+    for (unsigned m = LINE_SCREEN(e); m; m &= m - 1)
+        if (board_piece_after(b, __builtin_ctz(m) * FILE_NB + kf, from, to) == e_cannon)
             return true;
-    }
 
     // Horses whose leg is free.
     const StepList *h = &attacks_horse_from[ksq];
-    for (int i = 0; i < h->n; i++) {
-        Square hs = h->to[i], leg = h->via[i];
-        if (hs == to || sq[hs] != e_horse)
-            continue;
-        bool leg_occupied = leg == to || (leg != from && sq[leg] != NO_PIECE);
-        if (!leg_occupied)
+    for (int i = 0; i < h->n; i++)
+        if (board_piece_after(b, h->to[i], from, to) == e_horse &&
+            board_piece_after(b, h->via[i], from, to) == NO_PIECE)
             return true;
-    }
 
     // Soldiers: a soldier of them attacks ksq if ksq is among its steps; the general always
     // stands in its own half, where every enemy soldier has crossed, so the three points
     // beside and in front of the general are the only candidates.
     Square front = us == RED ? ksq + FILE_NB : ksq - FILE_NB;
-    if (front != to && sq[front] == e_soldier)
-        return true;
-    if (kf > 0 && ksq - 1 != to && sq[ksq - 1] == e_soldier)
-        return true;
-    if (kf < FILE_NB - 1 && ksq + 1 != to && sq[ksq + 1] == e_soldier)
-        return true;
-    return false;
+    return board_piece_after(b, front, from, to) == e_soldier ||
+           (kf > 0 && board_piece_after(b, ksq - 1, from, to) == e_soldier) ||
+           (kf < FILE_NB - 1 && board_piece_after(b, ksq + 1, from, to) == e_soldier);
 }
