@@ -318,6 +318,8 @@ void board_make_move(Board *b, Move m)
     Square from = move_from(m), to = move_to(m);
     Piece p = board_piece(b, from), cap = board_piece(b, to);
     Color us = b->side;
+    // Most moves are seen not to check from the geometry alone, before they are made.
+    const bool check = board_gives_check(b, m);
     BoardUndo *u = &b->hist[b->hist_len++];
     u->key = b->key;
     u->move = m;
@@ -343,7 +345,7 @@ void board_make_move(Board *b, Move m)
     if (us == BLACK)
         b->fullmove++;
     b->side = (Color)(us ^ 1);
-    b->in_check = board_attacked_after(b, b->side, b->king_sq[b->side], SQ_NONE, SQ_NONE);
+    b->in_check = check;
     assert(b->key == board_compute_key(b));
     assert(board_is_ok(b));
 }
@@ -433,6 +435,8 @@ bool board_is_ok(const Board *b)
     if ((b->side != RED && b->side != BLACK) || b->halfmove < 0 || b->fullmove < 1)
         return false;
     if (b->hist_len < 0 || b->hist_len > BOARD_HISTORY_MAX)
+        return false;
+    if (b->in_check != board_attacked_after(b, b->side, b->king_sq[b->side], SQ_NONE, SQ_NONE))
         return false;
     return b->key == board_compute_key(b);
 }
