@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// xqforge bench [depth] [threads] [hash]: the engine's speed and node-count signature.
+// xqforge bench [depth] [threads] [hash]: the engine's speed and node-count signature (with no
+// depth, at BENCH_DEPTH_SIGNATURE).
 #include <stdio.h>
 #include <string.h>
 
@@ -11,10 +12,13 @@ static void bench_usage(FILE *out)
 {
     fprintf(out,
             "usage: xqforge bench [DEPTH [THREADS [HASH_MB]]]\n\n"
-            "Searches %d fixed positions to DEPTH (default 10) with a cleared table and\n"
-            "prints one line per position, then 'Nodes searched: N' (with 1 thread, the\n"
-            "engine's signature) and 'Nodes/second: N'. --fens lists the positions.\n",
-            bench_position_count);
+            "Searches %d fixed positions to DEPTH (default %d, the signature depth) with a\n"
+            "cleared table and prints one line per position, then 'Nodes searched: N' (with\n"
+            "1 thread and the defaults, the engine's signature: a functional commit states it\n"
+            "as 'Bench: N'; every rank of a run proves it with the same bench) and\n"
+            "'Nodes/second: N'. THREADS defaults to 1, HASH_MB to 16. --fens lists the\n"
+            "positions.\n",
+            bench_position_count, BENCH_DEPTH_SIGNATURE);
 }
 
 static void bench_line(void *ctx, int i, const char *fen, const SearchResult *r)
@@ -28,7 +32,7 @@ static void bench_line(void *ctx, int i, const char *fen, const SearchResult *r)
 
 int cmd_bench(int argc, char **argv)
 {
-    long depth = 10, threads = 1, hash = 16;
+    long depth = BENCH_DEPTH_SIGNATURE, threads = 1, hash = 16;
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         bench_usage(stdout);
         return 0;

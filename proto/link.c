@@ -1,15 +1,25 @@
 // SPDX-License-Identifier: MIT
 #include "link.h"
 
+#include <limits.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+// A message above the cap is still received in full (and freed) up to this size: Open MPI
+// 4.1 corrupts memory when a large message is received into a smaller buffer (its
+// shared-memory single-copy path writes the whole message; a zero-count receive crashes).
+// Above it the message is left unreceived: bounded memory beats draining a broken peer.
+#define LINK_DRAIN_MAX ((MPI_Count)64 << 20)
+
 struct Link {
     MPI_Comm comm;
     int rank, size;
+    int node_rank, node_size; // this rank among the job's ranks on this node
+    int *node_members;        // their ranks in comm, ascending; node_size entries
     size_t max_message;
     char host[MPI_MAX_PROCESSOR_NAME];
 };
@@ -39,6 +49,65 @@ static LinkStatus mpi_fail(int rc, const char *what, char *why, size_t why_len)
     return LINK_ERR_MPI;
 }
 
+/// The communicator: a duplicate of the world's, errors returned as codes, never aborting.
+static int link_open_comm(Link *l, const char **what)
+{
+    int rc;
+    *what = "MPI_Comm_set_errhandler(MPI_COMM_WORLD)";
+    if ((rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
+        return rc;
+    *what = "MPI_Comm_dup";
+    if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &l->comm)) != MPI_SUCCESS)
+        return rc;
+    *what = "setting up the communicator";
+    if ((rc = MPI_Comm_set_errhandler(l->comm, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_rank(l->comm, &l->rank)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_size(l->comm, &l->size)) != MPI_SUCCESS)
+        MPI_Comm_free(&l->comm);
+    return rc;
+}
+
+/// The ranks sharing this node (MPI_COMM_TYPE_SHARED: one shared-memory domain), ordered by
+/// rank in comm. A collective over comm: every rank calls it from link_init.
+static int link_open_node(Link *l, const char **what)
+{
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+    int *index = NULL, rc;
+    *what = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)";
+    if ((rc = MPI_Comm_split_type(l->comm, MPI_COMM_TYPE_SHARED, l->rank, MPI_INFO_NULL, &node)) !=
+        MPI_SUCCESS)
+        return rc;
+    *what = "reading the node's communicator";
+    if ((rc = MPI_Comm_size(node, &l->node_size)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_rank(node, &l->node_rank)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_group(node, &node_group)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_group(l->comm, &group)) != MPI_SUCCESS)
+        goto done;
+    index = malloc((size_t)l->node_size * sizeof *index);
+    l->node_members = malloc((size_t)l->node_size * sizeof *l->node_members);
+    if (!index || !l->node_members) {
+        *what = "allocating the node's rank list";
+        rc = MPI_ERR_NO_MEM;
+        goto done;
+    }
+    for (int i = 0; i < l->node_size; i++)
+        index[i] = i;
+    rc = MPI_Group_translate_ranks(node_group, l->node_size, index, group, l->node_members);
+done:
+    free(index);
+    if (rc != MPI_SUCCESS) {
+        free(l->node_members);
+        l->node_members = NULL;
+    }
+    if (group != MPI_GROUP_NULL)
+        MPI_Group_free(&group);
+    if (node_group != MPI_GROUP_NULL)
+        MPI_Group_free(&node_group);
+    MPI_Comm_free(&node);
+    return rc;
+}
+
 LinkStatus link_init(int *argc, char ***argv, size_t max_message, Link **out, char *why,
                      size_t why_len)
 {
@@ -57,16 +126,12 @@ LinkStatus link_init(int *argc, char ***argv, size_t max_message, Link **out, ch
         MPI_Finalize();
         return LINK_ERR_NOMEM;
     }
-    // Errors come back as codes, never abort the job behind our back.
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &l->comm)) != MPI_SUCCESS ||
-        (rc = MPI_Comm_set_errhandler(l->comm, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
-        (rc = MPI_Comm_rank(l->comm, &l->rank)) != MPI_SUCCESS ||
-        (rc = MPI_Comm_size(l->comm, &l->size)) != MPI_SUCCESS) {
-        LinkStatus st = mpi_fail(rc, "setting up the communicator", why, why_len);
-        free(l);
-        MPI_Finalize();
-        return st;
+    const char *what = "";
+    if ((rc = link_open_comm(l, &what)) != MPI_SUCCESS)
+        goto fail;
+    if ((rc = link_open_node(l, &what)) != MPI_SUCCESS) {
+        MPI_Comm_free(&l->comm);
+        goto fail;
     }
     int n = 0;
     if (MPI_Get_processor_name(l->host, &n) != MPI_SUCCESS)
@@ -74,6 +139,11 @@ LinkStatus link_init(int *argc, char ***argv, size_t max_message, Link **out, ch
     l->max_message = max_message;
     *out = l;
     return LINK_OK;
+fail:;
+    LinkStatus st = mpi_fail(rc, what, why, why_len);
+    free(l);
+    MPI_Finalize();
+    return st;
 }
 
 void link_finalize(Link *l)
@@ -81,6 +151,7 @@ void link_finalize(Link *l)
     if (!l)
         return;
     MPI_Comm_free(&l->comm);
+    free(l->node_members);
     free(l);
     MPI_Finalize();
 }
@@ -88,6 +159,16 @@ void link_finalize(Link *l)
 int link_rank(const Link *l) { return l->rank; }
 int link_size(const Link *l) { return l->size; }
 const char *link_host(const Link *l) { return l->host; }
+int link_node_rank(const Link *l) { return l->node_rank; }
+int link_node_size(const Link *l) { return l->node_size; }
+
+bool link_node_has(const Link *l, int rank)
+{
+    for (int i = 0; i < l->node_size; i++)
+        if (l->node_members[i] == rank)
+            return true;
+    return false;
+}
 
 void link_abort(Link *l, int code) { MPI_Abort(l ? l->comm : MPI_COMM_WORLD, code); }
 
@@ -97,6 +178,18 @@ LinkStatus link_send(Link *l, int dest, LinkTag tag, const void *data, size_t le
         return LINK_ERR_TOO_BIG;
     int rc = MPI_Send(data, (int)len, MPI_BYTE, dest, (int)tag, l->comm);
     return rc == MPI_SUCCESS ? LINK_OK : LINK_ERR_MPI;
+}
+
+/// Receives a matched message that will not be kept into a buffer of its full size and
+/// frees it, so the sender is released and nothing is written out of bounds. Above
+/// LINK_DRAIN_MAX (or if even that much memory is not there) it is left unreceived.
+static void link_drain(MPI_Message *msg, MPI_Count bytes)
+{
+    void *buf =
+        bytes >= 0 && bytes <= LINK_DRAIN_MAX ? malloc(bytes > 0 ? (size_t)bytes : 1) : NULL;
+    if (buf) // a failed receive changes nothing: the message is discarded either way
+        (void)MPI_Mrecv(buf, (int)bytes, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+    free(buf);
 }
 
 LinkStatus link_poll(Link *l, LinkTag tag, int *source, LinkTag *got_tag, void **data, size_t *len)
@@ -110,30 +203,28 @@ LinkStatus link_poll(Link *l, LinkTag tag, int *source, LinkTag *got_tag, void *
         return LINK_ERR_MPI;
     if (!flag)
         return LINK_NONE;
-    int count = 0;
-    if (MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count < 0)
-        return LINK_ERR_MPI;
+    // MPI_Get_elements_x: the size even past INT_MAX bytes (MPI_Get_count says UNDEFINED).
+    MPI_Count bytes = 0;
+    if (MPI_Get_elements_x(&st, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED)
+        bytes = -1;
     *source = st.MPI_SOURCE;
     *got_tag = (LinkTag)st.MPI_TAG;
-    bool keep = (size_t)count <= l->max_message && st.MPI_TAG >= LINK_TAG_CONTROL &&
-                st.MPI_TAG < LINK_TAG_NB;
-    if (!keep) {
-        // Matched messages must be received: take it into an empty buffer (MPI reports the
-        // truncation, which is the point) so an oversized one is never allocated.
-        char scratch[1];
-        MPI_Mrecv(scratch, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-        return (size_t)count > l->max_message ? LINK_ERR_TOO_BIG : LINK_ERR_BAD_TAG;
+    bool fits = bytes >= 0 && (uint64_t)bytes <= l->max_message && bytes <= INT_MAX;
+    bool known = st.MPI_TAG >= LINK_TAG_CONTROL && st.MPI_TAG < LINK_TAG_NB;
+    if (!fits || !known) {
+        link_drain(&msg, bytes);
+        return !fits ? LINK_ERR_TOO_BIG : LINK_ERR_BAD_TAG;
     }
-    void *buf = malloc(count > 0 ? (size_t)count : 1);
+    void *buf = malloc(bytes > 0 ? (size_t)bytes : 1);
     if (!buf)
         return LINK_ERR_NOMEM;
-    rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    rc = MPI_Mrecv(buf, (int)bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
         free(buf);
         return LINK_ERR_MPI;
     }
     *data = buf;
-    *len = (size_t)count;
+    *len = (size_t)bytes;
     return LINK_OK;
 }
 

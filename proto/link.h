@@ -19,7 +19,8 @@ typedef enum {
     LINK_OK,
     LINK_NONE,        // no message waiting
     LINK_ERR_MPI,     // an MPI call failed (the message names it)
-    LINK_ERR_TOO_BIG, // a message above the cap arrived and was discarded
+    LINK_ERR_TOO_BIG, // a message above the cap arrived and was discarded (received whole
+                      // up to 64 MiB, so its sender goes on; above, left unreceived)
     LINK_ERR_BAD_TAG, // a message with a tag we do not use arrived and was discarded
     LINK_ERR_NOMEM,
     LINK_STATUS_NB
@@ -36,6 +37,12 @@ LinkStatus link_init(int *argc, char ***argv, size_t max_message, Link **out, ch
 void link_finalize(Link *l);
 int link_rank(const Link *l);
 int link_size(const Link *l);
+/// How many ranks of the job share this node (one shared-memory domain), this one included.
+int link_node_size(const Link *l);
+/// This rank's index among them, 0 .. link_node_size - 1, in the order of link_rank.
+int link_node_rank(const Link *l);
+/// True if rank (a link_rank) runs on this node: whether the coordinator shares its cores.
+bool link_node_has(const Link *l, int rank);
 const char *link_host(const Link *l);
 
 LinkStatus link_send(Link *l, int dest, LinkTag tag, const void *data, size_t len);

@@ -6,6 +6,11 @@
 
 #include "search.h"
 
+/// The depth of the signature: `xqforge bench` with no depth, the bench_signature test, the
+/// `Bench: N` of commit messages and every rank's admission bench at a run's start (so it
+/// must stay cheap: about 0.2 s on one core). Changing it changes every signature.
+enum { BENCH_DEPTH_SIGNATURE = 7 };
+
 extern const char *const bench_positions[];
 extern const int bench_position_count;
 
