@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "engine_spec.h"
 #include "match.h"
 #include "stats.h"
 #include "summary.h"
@@ -35,7 +36,8 @@ static void play_usage(FILE *out)
             "  builtin                 our engine, in-process (default when no cmd= is given)\n"
             "  cmd=PATH                an external engine (run without a shell)\n"
             "  name=NAME  proto=uci|ucci|xboard  args=\"A B\"  dir=DIR  ranks=0|1\n"
-            "  option.NAME=VALUE       an engine option (builtin: Threads, Hash, any weight)\n"
+            "  option.NAME=VALUE       an engine option (builtin: Threads, Hash, any weight);\n"
+            "                          a repeated NAME replaces the earlier value\n"
             "  params=FILE             builtin: a weights file (name value per line)\n"
             "  tc=10+0.1 | tc=40/60+0.5 | st=SECONDS | depth=N | nodes=N\n"
             "  timemargin=MS           lateness tolerated before a time forfeit (default 100)\n"
@@ -80,105 +82,13 @@ static bool set_double(const char *flag, const char *v, double lo, double hi, do
     return false;
 }
 
-static bool copy_text(char *dst, size_t cap, const char *v, const char *key)
+/// One word of -engine/-each (engine_spec.h: the same settings as a job file's engines).
+static bool engine_word(PlayerConfig *pc, TimeControl *tc, const char *word)
 {
-    if (snprintf(dst, cap, "%s", v) >= (int)cap) {
-        fprintf(stderr, "xqforge play: %s value too long\n", key);
-        return false;
-    }
-    return true;
-}
-
-/// One key=value of -engine/-each applied to a player config and its time control.
-static bool engine_key(PlayerConfig *pc, TimeControl *tc, const char *kv)
-{
-    if (strcmp(kv, "builtin") == 0) {
-        pc->proto = PROTO_BUILTIN;
+    char why[PLAYER_TEXT_MAX + 256];
+    if (engine_spec_word(pc, tc, word, why, sizeof why) == ENGINE_SPEC_OK)
         return true;
-    }
-    const char *eq = strchr(kv, '=');
-    if (!eq) {
-        fprintf(stderr, "xqforge play: engine setting '%s' is not key=value\n", kv);
-        return false;
-    }
-    char key[128];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
-    const char *v = eq + 1;
-    long n;
-    if (strcmp(key, "cmd") == 0) {
-        if (pc->proto == PROTO_BUILTIN)
-            pc->proto = PROTO_UCI;
-        return copy_text(pc->cmd, sizeof pc->cmd, v, key);
-    }
-    if (strcmp(key, "name") == 0)
-        return copy_text(pc->name, sizeof pc->name, v, key);
-    if (strcmp(key, "dir") == 0)
-        return copy_text(pc->workdir, sizeof pc->workdir, v, key);
-    if (strcmp(key, "params") == 0)
-        return copy_text(pc->weights_file, sizeof pc->weights_file, v, key);
-    if (strcmp(key, "proto") == 0) {
-        if (!player_proto_parse(v, &pc->proto)) {
-            fprintf(stderr, "xqforge play: proto=%s: expected uci, ucci, xboard or builtin\n", v);
-            return false;
-        }
-        return true;
-    }
-    if (strcmp(key, "args") == 0) {
-        char buf[PLAYER_TEXT_MAX];
-        if (!copy_text(buf, sizeof buf, v, key))
-            return false;
-        pc->argc = 0;
-        for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-            if (pc->argc == PLAYER_ARGS_MAX) {
-                fprintf(stderr, "xqforge play: more than %d args\n", PLAYER_ARGS_MAX);
-                return false;
-            }
-            snprintf(pc->args[pc->argc++], PLAYER_TEXT_MAX, "%s", t);
-        }
-        return true;
-    }
-    if (strncmp(key, "option.", 7) == 0) {
-        if (pc->option_count == PLAYER_OPTIONS_MAX) {
-            fprintf(stderr, "xqforge play: more than %d options\n", PLAYER_OPTIONS_MAX);
-            return false;
-        }
-        PlayerOption *o = &pc->options[pc->option_count++];
-        return copy_text(o->name, sizeof o->name, key + 7, key) &&
-               copy_text(o->value, sizeof o->value, v, key);
-    }
-    if (strcmp(key, "ranks") == 0 && set_int(key, v, 0, 1, &n))
-        return pc->rank_base = (int)n, true;
-    if (strcmp(key, "startup") == 0 && set_int(key, v, 1, 600000, &n))
-        return pc->startup_timeout_ms = (int)n, true;
-    if (strcmp(key, "ping") == 0 && set_int(key, v, 1, 600000, &n))
-        return pc->ping_timeout_ms = (int)n, true;
-    if (strcmp(key, "tc") == 0) {
-        if (!game_parse_tc(v, tc)) {
-            fprintf(stderr,
-                    "xqforge play: tc=%s: expected base+inc in seconds (10+0.1), "
-                    "moves/base+inc (40/60+0.5) or inf\n",
-                    v);
-            return false;
-        }
-        return true;
-    }
-    if (strcmp(key, "st") == 0) {
-        double s;
-        if (!set_double(key, v, 0.001, 1e6, &s))
-            return false;
-        tc->movetime_ms = (int64_t)(s * 1000 + 0.5);
-        return true;
-    }
-    if (strcmp(key, "depth") == 0 && set_int(key, v, 1, 100, &n))
-        return tc->depth = (int)n, true;
-    if (strcmp(key, "nodes") == 0 && set_int(key, v, 1, 2000000000L, &n))
-        return tc->nodes = (uint64_t)n, true;
-    if (strcmp(key, "timemargin") == 0 && set_int(key, v, 0, 600000, &n))
-        return tc->margin_ms = n, true;
-    if (!strcmp(key, "ranks") || !strcmp(key, "startup") || !strcmp(key, "ping") ||
-        !strcmp(key, "depth") || !strcmp(key, "nodes") || !strcmp(key, "timemargin"))
-        return false; // set_int already said why
-    fprintf(stderr, "xqforge play: unknown engine setting '%s'\n", key);
+    fprintf(stderr, "xqforge play: %s: %s\n", word, why);
     return false;
 }
 
@@ -380,10 +290,10 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
         PlayerConfig *pc = &a->m.players[e];
         snprintf(pc->name, sizeof pc->name, "engine%d", e + 1);
         for (int k = 0; k < each_n; k++)
-            if (!engine_key(pc, &a->m.game.tc[e], each[k]))
+            if (!engine_word(pc, &a->m.game.tc[e], each[k]))
                 return false;
         for (int k = 0; k < per_n[e]; k++)
-            if (!engine_key(pc, &a->m.game.tc[e], per[e][k]))
+            if (!engine_word(pc, &a->m.game.tc[e], per[e][k]))
                 return false;
         if (pc->proto != PROTO_BUILTIN && !pc->cmd[0]) {
             fprintf(stderr, "xqforge play: engine %d: proto=%s needs cmd=PATH\n", e + 1,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Job files: the shipped examples load, overrides change values, and every error names the
-// file (or override), the line and the key.
+// Job files: the shipped examples load, overrides change values, every error names the file
+// (or override), the line and the key; relative paths come from the job file's directory,
+// output names are distinct, sizes are bounded; engine settings mean the same in a job file
+// and on `xqforge play`'s command line (engine_spec).
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "engine_spec.h"
 #include "job.h"
 
 // A valid SPRT job; its lines are numbered 1..7, so appended text starts at line 8.
@@ -102,9 +106,11 @@ static const PlayerOption *option_of(const PlayerConfig *pc, const char *name)
 static void test_examples_load(void **state)
 {
     Fixture *f = *state;
-    const char *names[] = {"sprt-weights.ini", "sprt-binaries.ini", "gauntlet.ini", "book.ini"};
+    const char *names[] = {"sprt-weights.ini", "sprt-binaries.ini", "gauntlet.ini",
+                           "book.ini",         "spsa-detuned.ini",  "texel.ini",
+                           "selfplay.ini",     "sprt-tuned.ini"};
     char path[1024];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 8; i++) {
         snprintf(path, sizeof path, "%s/%s", XQ_JOBS_DIR, names[i]);
         JobStatus st = job_load(path, NULL, 0, f->job, f->why, sizeof f->why);
         if (st != JOB_OK)
@@ -130,6 +136,16 @@ static void test_examples_load(void **state)
     assert_int_equal(j->players[3].tc.depth, 6);
     assert_int_equal(j->players[3].tc.base_ms, 0);
     assert_int_equal(j->players[0].tc.base_ms, 5000);
+    // Their paths are the job directory's: jobs/detuned.txt, and out/ beside jobs/.
+    char *dir = realpath(XQ_JOBS_DIR, NULL), want[1200];
+    assert_non_null(dir);
+    snprintf(path, sizeof path, "%s/sprt-tuned.ini", XQ_JOBS_DIR);
+    assert_int_equal(job_load(path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    snprintf(want, sizeof want, "%s/detuned.txt", dir);
+    assert_string_equal(j->players[1].cfg.weights_file, want);
+    snprintf(want, sizeof want, "%.*s/out/sprt-tuned", (int)(strrchr(dir, '/') - dir), dir);
+    assert_string_equal(j->output.dir, want);
+    free(dir);
 }
 
 /// A minimal job gets the documented defaults, and the engines play under the shared control.
@@ -258,7 +274,8 @@ static void test_out_of_range(void **state)
 static void test_bad_tc(void **state)
 {
     expect_file_error(state, "[each]\ntc = 10+x\n", JOB_ERR_VALUE,
-                      ":9: [each] tc: '10+x' is not a time control");
+                      ":9: [each] tc: expected base+inc in seconds (10+0.1), moves/base+inc "
+                      "(40/60+0.5) or inf, not '10+x'");
 }
 
 /// Only the rule sets of RULES.md are accepted.
@@ -340,7 +357,7 @@ static void test_override_errors(void **state)
     expect_override_error(state, "jobb.rounds=3", JOB_ERR_KEY,
                           "override 'jobb.rounds=3': [jobb] rounds: unknown section");
     expect_override_error(state, "engine.a.tc=fast", JOB_ERR_VALUE,
-                          "override 'engine.a.tc=fast': [engine a] tc: 'fast' is not a time");
+                          "override 'engine.a.tc=fast': [engine a] tc: expected base+inc");
 }
 
 /// Planned kinds parse but are refused as not supported yet; an SPRT needs two engines.
@@ -467,28 +484,214 @@ static void test_texel_section(void **state)
     assert_non_null(strstr(f->why, "remove the engine sections"));
 }
 
-/// job_engine_set gives the words of `xqforge play -engine` the same meanings.
-static void test_engine_set(void **state)
+/// The shared engine parser gives play's words and a job file's keys the same meanings.
+static void test_engine_spec(void **state)
 {
     (void)state;
     PlayerConfig *pc = calloc(1, sizeof *pc);
     TimeControl tc = {0};
     char why[256];
     assert_non_null(pc);
-    assert_true(job_engine_set(pc, &tc, "cmd", "/usr/games/fairy-stockfish", why, sizeof why));
+    assert_int_equal(
+        engine_spec_set(pc, &tc, "cmd", "/usr/games/fairy-stockfish", NULL, why, sizeof why),
+        ENGINE_SPEC_OK);
     assert_int_equal(pc->proto, PROTO_UCI);
-    assert_true(job_engine_set(pc, &tc, "proto", "ucci", why, sizeof why));
+    assert_int_equal(engine_spec_word(pc, &tc, "proto=ucci", why, sizeof why), ENGINE_SPEC_OK);
     assert_int_equal(pc->proto, PROTO_UCCI);
-    assert_true(job_engine_set(pc, &tc, "st", "0.5", why, sizeof why));
+    assert_int_equal(engine_spec_word(pc, &tc, "st=0.5", why, sizeof why), ENGINE_SPEC_OK);
     assert_int_equal(tc.movetime_ms, 500);
-    assert_true(job_engine_set(pc, &tc, "tc", "40/60+0.5", why, sizeof why));
+    assert_int_equal(engine_spec_set(pc, &tc, "tc", "40/60+0.5", NULL, why, sizeof why),
+                     ENGINE_SPEC_OK);
     assert_int_equal(tc.moves, 40);
     assert_int_equal(tc.base_ms, 60000);
-    assert_true(job_engine_set(pc, &tc, "builtin", "", why, sizeof why));
+    assert_int_equal(engine_spec_word(pc, &tc, "builtin", why, sizeof why), ENGINE_SPEC_OK);
     assert_int_equal(pc->proto, PROTO_BUILTIN);
-    assert_false(job_engine_set(pc, &tc, "nodes", "0", why, sizeof why));
+    assert_int_equal(engine_spec_set(pc, &tc, "nodes", "0", NULL, why, sizeof why),
+                     ENGINE_SPEC_ERR_VALUE);
     assert_string_equal(why, "0 is out of range 1..2000000000");
+    assert_int_equal(engine_spec_word(pc, &tc, "colour=red", why, sizeof why), ENGINE_SPEC_ERR_KEY);
+    assert_string_equal(why, "unknown engine setting 'colour'");
+    assert_int_equal(engine_spec_word(pc, &tc, "depth", why, sizeof why), ENGINE_SPEC_ERR_KEY);
+    assert_int_equal(engine_spec_word(pc, &tc, "option.=3", why, sizeof why),
+                     ENGINE_SPEC_ERR_VALUE);
     free(pc);
+}
+
+/// A repeated option.NAME replaces the earlier value (the last wins), on play's command line
+/// as in a job file, and other options keep their order.
+static void test_option_last_wins(void **state)
+{
+    Fixture *f = *state;
+    PlayerConfig *pc = calloc(1, sizeof *pc);
+    TimeControl tc = {0};
+    char why[256];
+    assert_non_null(pc);
+    const char *words[] = {"option.Hash=16", "option.Threads=2", "option.Hash=64"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(engine_spec_word(pc, &tc, words[i], why, sizeof why), ENGINE_SPEC_OK);
+    assert_int_equal(pc->option_count, 2);
+    assert_string_equal(pc->options[0].name, "Hash");
+    assert_string_equal(pc->options[0].value, "64");
+    assert_string_equal(pc->options[1].value, "2");
+    free(pc);
+    assert_int_equal(load(f,
+                          "[job]\nkind = match\n[engine c]\noption.Hash = 16\n"
+                          "option.Threads = 2\noption.Hash = 64\n[each]\noption.Hash = 8\n",
+                          NULL, 0),
+                     JOB_OK);
+    const PlayerConfig *c = &f->job->players[2].cfg;
+    assert_int_equal(c->option_count, 2);
+    assert_string_equal(option_of(c, "Hash")->value, "64");
+    assert_string_equal(option_of(&f->job->players[0].cfg, "Hash")->value, "8");
+}
+
+/// Makes dir (mode 0700); the directory must not exist yet.
+static void make_dir(const char *dir) { assert_int_equal(mkdir(dir, 0700), 0); }
+
+/// Relative paths in a job file are taken from the file's directory, wherever the job is
+/// loaded from; absolute paths and bare command names stay; override paths stay as typed.
+static void test_relative_paths(void **state)
+{
+    Fixture *f = *state;
+    char root[] = "/tmp/xq-test-jobdir-XXXXXX", sub[64], path[128], want[1200];
+    assert_non_null(mkdtemp(root));
+    snprintf(sub, sizeof sub, "%s/jobs", root);
+    make_dir(sub);
+    char *real = realpath(sub, NULL), *real_root = realpath(root, NULL);
+    assert_non_null(real);
+    assert_non_null(real_root);
+    snprintf(path, sizeof path, "%s/game.ini", sub);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("[job]\nkind = match\nrounds = 2\n"
+          "[engine a]\nparams = w/a.txt\ndir = ./run\n"
+          "[engine b]\ncmd = ../engines/fsf\n"
+          "[engine c]\ncmd = stockfish\nparams = /abs/w.txt\n"
+          "[time]\nnodes = 100\n"
+          "[openings]\nfile = ./book.epd\n"
+          "[report]\ntoken_file = secret/token\nca_file = ../ca.pem\n"
+          "[output]\ndir = ../out/x\n",
+          fp);
+    fclose(fp);
+    assert_int_equal(job_load(path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    const JobConfig *j = f->job;
+    assert_string_equal(j->file_dir, real);
+    snprintf(want, sizeof want, "%s/w/a.txt", real);
+    assert_string_equal(j->players[0].cfg.weights_file, want);
+    snprintf(want, sizeof want, "%s/run", real);
+    assert_string_equal(j->players[0].cfg.workdir, want);
+    snprintf(want, sizeof want, "%s/engines/fsf", real_root);
+    assert_string_equal(j->players[1].cfg.cmd, want);
+    assert_string_equal(j->players[2].cfg.cmd, "stockfish"); // looked up as before
+    assert_string_equal(j->players[2].cfg.weights_file, "/abs/w.txt");
+    snprintf(want, sizeof want, "%s/book.epd", real);
+    assert_string_equal(j->openings_file, want);
+    snprintf(want, sizeof want, "%s/secret/token", real);
+    assert_string_equal(j->report.token_file, want);
+    snprintf(want, sizeof want, "%s/ca.pem", real_root);
+    assert_string_equal(j->report.ca_file, want);
+    snprintf(want, sizeof want, "%s/out/x", real_root);
+    assert_string_equal(j->output.dir, want);
+
+    // The same keys given as overrides are the shell's: kept as typed.
+    const char *ovr[] = {"output.dir=out/y", "openings.file=o.epd", "engine.a.params=p.txt",
+                         "engine.b.cmd=./fsf", "report.ca_file=ca.pem"};
+    assert_int_equal(job_load(path, ovr, 5, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_string_equal(j->output.dir, "out/y");
+    assert_string_equal(j->openings_file, "o.epd");
+    assert_string_equal(j->players[0].cfg.weights_file, "p.txt");
+    assert_string_equal(j->players[1].cfg.cmd, "./fsf");
+    assert_string_equal(j->report.ca_file, "ca.pem");
+
+    // [texel] data and start, [book] seed_book and existing.
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("[job]\nkind = texel\n[texel]\ndata = d.xqd\nstart = ../w.txt\n", fp);
+    fclose(fp);
+    assert_int_equal(job_load(path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    snprintf(want, sizeof want, "%s/d.xqd", real);
+    assert_string_equal(j->texel.data, want);
+    snprintf(want, sizeof want, "%s/w.txt", real_root);
+    assert_string_equal(j->texel.start, want);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("[job]\nkind = book\n[book]\nseed_book = s.epd\nexisting = old/b.epd\n", fp);
+    fclose(fp);
+    assert_int_equal(job_load(path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    snprintf(want, sizeof want, "%s/s.epd", real);
+    assert_string_equal(j->book.seed_book, want);
+    snprintf(want, sizeof want, "%s/old/b.epd", real);
+    assert_string_equal(j->book.existing, want);
+
+    unlink(path);
+    rmdir(sub);
+    rmdir(root);
+    free(real);
+    free(real_root);
+}
+
+/// Two output keys naming one file are refused with both keys named; so are the report's own
+/// names; names a kind does not write do not count.
+static void test_output_names_distinct(void **state)
+{
+    expect_file_error(state, "[output]\nresult = journal.xqj\n", JOB_ERR_VALUE,
+                      ": [output] result: 'journal.xqj' is also the name of [output] journal");
+    expect_file_error(state, "[output]\npositions = games.pgn\n", JOB_ERR_VALUE,
+                      ": [output] positions: 'games.pgn' is also the name of [output] pgn");
+    expect_file_error(state, "[output]\npgn = report.html\n", JOB_ERR_VALUE,
+                      ": [output] pgn: 'report.html' is the name of the run report's page");
+    expect_file_error(state, "[output]\nresult = report.json\n", JOB_ERR_VALUE,
+                      ": [output] result: 'report.json' is the name of the run report");
+    Fixture *f = *state;
+    write_text(f, "[job]\nkind = book\n[book]\nhtml = book.epd\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[book] html: 'book.epd' is also the name of [book] epd"));
+    write_text(f, "[job]\nkind = texel\n[texel]\ndata = x\nloss = texel-weights.txt\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[texel] loss: 'texel-weights.txt' is also the name of "
+                                   "[texel] weights"));
+    write_text(f, "[job]\nkind = spsa\nrounds = 5\n[engine e]\n[time]\nnodes = 9\n",
+               "[spsa]\nparams = horse_mg\ntrajectory = result.json\n");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
+    assert_non_null(
+        strstr(f->why, "[spsa] trajectory: 'result.json' is also the name of [output] result"));
+    // A book job writes no PGN: its pgn name may be anything.
+    write_text(f, "[job]\nkind = book\n[output]\npgn = book.epd\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    // An override is checked as well.
+    const char *ovr = "output.journal=games.pgn";
+    assert_int_equal(load(f, "", &ovr, 1), JOB_ERR_VALUE);
+    assert_non_null(
+        strstr(f->why, "[output] journal: 'games.pgn' is also the name of [output] pgn"));
+}
+
+/// Pairings: one for two engines, N-1 in a gauntlet, N(N-1)/2 in a round robin; a job whose
+/// rounds x pairings exceeds JOB_PAIRS_MAX is refused with the limit named.
+static void test_job_size(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load(f, "", NULL, 0), JOB_OK);
+    assert_int_equal(job_pairing_count(f->job), 1);
+    assert_int_equal(job_pairs_total(f->job), 10);
+    char text[512] = "[job]\nkind = match\nrounds = 100000000\n[time]\nnodes = 9\n";
+    for (int i = 0; i < 8; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "[engine e%d]\n", i);
+    write_text(f, text, "");
+    const char *small = "job.rounds=1000";
+    assert_int_equal(job_load(f->path, &small, 1, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_pairing_count(f->job), 7);
+    assert_int_equal(job_pairs_total(f->job), 7000);
+    const char *rr[] = {"job.rounds=1000", "job.tournament=roundrobin"};
+    assert_int_equal(job_load(f->path, rr, 2, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_pairing_count(f->job), 28);
+    assert_int_equal(job_pairs_total(f->job), 28000);
+    const char *big = "job.tournament=roundrobin";
+    expect(f, job_load(f->path, &big, 1, f->job, f->why, sizeof f->why), JOB_ERR_VALUE, false,
+           ": [job] rounds: 100000000 rounds x 28 pairings = 2800000000 game pairs, above the "
+           "limit of 536870912 (JOB_PAIRS_MAX)");
+    assert_int_equal(load_text(f, "[job]\nkind = texel\n[texel]\ndata = x\n"), JOB_OK);
+    assert_int_equal(job_pairing_count(f->job), 0);
+    assert_int_equal(job_pairs_total(f->job), 0);
 }
 
 int main(void)
@@ -511,7 +714,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_syntax, setup, teardown),
         cmocka_unit_test_setup_teardown(test_override_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsupported_kind, setup, teardown),
-        cmocka_unit_test(test_engine_set),
+        cmocka_unit_test(test_engine_spec),
+        cmocka_unit_test_setup_teardown(test_option_last_wins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relative_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_names_distinct, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spsa_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_names_confined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_texel_section, setup, teardown),

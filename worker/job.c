@@ -1,28 +1,26 @@
 // SPDX-License-Identifier: MIT
-// Job files through libinih. The file is read into memory (size capped) and handed to
-// ini_parse_stream line by line by our own reader, which counts lines (the handler then
-// knows where it is), refuses lines longer than inih's buffer instead of letting inih cut
-// them, strips indentation (so an indented line is never a multi-line continuation) and
-// checks section headers, so that even an empty [engine NAME] section registers its engine.
-// Engine settings are kept as entries and applied at the end, [time] then [each] then the
-// engine's own section, so that the order of sections in the file does not matter.
+// The job model: the sections and keys of a job file, their value ranges and defaults, the
+// checks of a whole job (engines, rounds, sizes, output names) and what a job derives
+// (pairings, game settings). The file itself is read by inifile.c (lines, size cap,
+// overrides, file-relative paths), engine settings are parsed by engine_spec.c. Engine
+// settings are kept as entries and applied at the end, [time] then [each] then the engine's
+// own section, so that the order of sections in the file does not matter.
 #include "job.h"
 
 #include <ctype.h>
-#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <ini.h>
-
+#include "engine_spec.h"
 #include "match.h"
 
 enum {
     ENTRIES_MAX = 1024, // engine settings in [time], [each] and [engine NAME] sections
-    INI_NAME_MAX = 49,  // inih's MAX_NAME and MAX_SECTION are 50 bytes with the NUL
+    INI_NAME_MAX = INIFILE_NAME_MAX,
     ENGINE_NAME_MAX = 40,
     TARGET_TIME = -2,
     TARGET_EACH = -1
@@ -50,7 +48,6 @@ static const char *const SECTION_NAMES[SEC_NB] = {"job",      "engine",       "e
 static const char *const KIND_NAMES[JOB_KIND_NB] = {"sprt", "match", "spsa", "texel", "book"};
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
-static const char *const TIME_KEYS[] = {"tc", "st", "depth", "nodes", "timemargin", NULL};
 
 /// Where a setting came from: a file line, or an override (line 0).
 typedef struct {
@@ -72,9 +69,6 @@ typedef struct {
     JobStatus st;
     char *why;
     size_t why_len;
-    // The file, fed to inih by line_reader
-    const char *buf;
-    size_t pos, len;
     // Engines, in order of appearance, and their settings
     char engines[JOB_PLAYERS_MAX][ENGINE_NAME_MAX + 1];
     int engine_lines[JOB_PLAYERS_MAX];
@@ -129,55 +123,6 @@ __attribute__((format(printf, 5, 6))) static bool fail(Ctx *c, JobStatus st, con
     return false;
 }
 
-// ---- Values -------------------------------------------------------------------------------
-
-static bool parse_long(const char *v, long lo, long hi, long *out, char *why, size_t len)
-{
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end != '\0' || errno == ERANGE || isspace((unsigned char)*v)) {
-        snprintf(why, len, "'%s' is not an integer", v);
-        return false;
-    }
-    if (n < lo || n > hi) {
-        snprintf(why, len, "%ld is out of range %ld..%ld", n, lo, hi);
-        return false;
-    }
-    *out = n;
-    return true;
-}
-
-static bool parse_double(const char *v, double lo, double hi, double *out, char *why, size_t len)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || *end != '\0' || errno == ERANGE || !isfinite(d) || isspace((unsigned char)*v)) {
-        snprintf(why, len, "'%s' is not a number", v);
-        return false;
-    }
-    if (d < lo || d > hi) {
-        snprintf(why, len, "%g is out of range %g..%g", d, lo, hi);
-        return false;
-    }
-    *out = d;
-    return true;
-}
-
-static bool parse_bool(const char *v, bool *out)
-{
-    static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
-                                                                                "off", "0"};
-    for (int i = 0; i < 4; i++) {
-        if (!strcmp(v, yes[i]) || !strcmp(v, no[i])) {
-            *out = !strcmp(v, yes[i]);
-            return true;
-        }
-    }
-    return false;
-}
-
 static int parse_name(const char *v, const char *const *names, int n)
 {
     for (int i = 0; i < n; i++)
@@ -186,128 +131,9 @@ static int parse_name(const char *v, const char *const *names, int n)
     return -1;
 }
 
-static bool copy_text(char *dst, size_t cap, const char *v, char *why, size_t len)
-{
-    if (snprintf(dst, cap, "%s", v) >= (int)cap) {
-        snprintf(why, len, "value longer than %zu characters", cap - 1);
-        return false;
-    }
-    return true;
-}
-
-// ---- Engine settings: the words of `xqforge play -engine` ----------------------------------
-
-static bool set_option(PlayerConfig *pc, const char *name, const char *v, char *why, size_t len)
-{
-    if (!name[0]) {
-        snprintf(why, len, "option. needs a name (option.NAME)");
-        return false;
-    }
-    PlayerOption *o = NULL;
-    for (int i = 0; i < pc->option_count && !o; i++)
-        if (!strcmp(pc->options[i].name, name))
-            o = &pc->options[i]; // a later setting replaces an earlier one
-    if (!o) {
-        if (pc->option_count == PLAYER_OPTIONS_MAX) {
-            snprintf(why, len, "more than %d options", PLAYER_OPTIONS_MAX);
-            return false;
-        }
-        o = &pc->options[pc->option_count++];
-    }
-    return copy_text(o->name, sizeof o->name, name, why, len) &&
-           copy_text(o->value, sizeof o->value, v, why, len);
-}
-
-static bool set_args(PlayerConfig *pc, const char *v, char *why, size_t len)
-{
-    char buf[PLAYER_TEXT_MAX];
-    if (!copy_text(buf, sizeof buf, v, why, len))
-        return false;
-    pc->argc = 0;
-    for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-        if (pc->argc == PLAYER_ARGS_MAX) {
-            snprintf(why, len, "more than %d args", PLAYER_ARGS_MAX);
-            return false;
-        }
-        snprintf(pc->args[pc->argc++], PLAYER_TEXT_MAX, "%s", t);
-    }
-    return true;
-}
-
-static bool set_time(TimeControl *tc, const char *key, const char *v, char *why, size_t len)
-{
-    long n;
-    double s;
-    if (!strcmp(key, "tc")) {
-        if (game_parse_tc(v, tc))
-            return true;
-        snprintf(why, len,
-                 "'%s' is not a time control: expected base+inc in seconds (10+0.1), "
-                 "moves/base+inc (40/60+0.5) or inf",
-                 v);
-        return false;
-    }
-    if (!strcmp(key, "st")) {
-        if (!parse_double(v, 0.001, 1e6, &s, why, len))
-            return false;
-        tc->movetime_ms = (int64_t)(s * 1000 + 0.5);
-        return true;
-    }
-    if (!strcmp(key, "depth") && parse_long(v, 1, 100, &n, why, len))
-        return tc->depth = (int)n, true;
-    if (!strcmp(key, "nodes") && parse_long(v, 1, 2000000000L, &n, why, len))
-        return tc->nodes = (uint64_t)n, true;
-    if (!strcmp(key, "timemargin") && parse_long(v, 0, 600000, &n, why, len))
-        return tc->margin_ms = n, true;
-    return false;
-}
-
-bool job_engine_set(PlayerConfig *pc, TimeControl *tc, const char *key, const char *v, char *why,
-                    size_t len)
-{
-    long n;
-    bool b;
-    if (!strcmp(key, "builtin")) {
-        if (v[0] && (!parse_bool(v, &b) || !b)) {
-            snprintf(why, len, "'%s': builtin takes no value (or true)", v);
-            return false;
-        }
-        return pc->proto = PROTO_BUILTIN, true;
-    }
-    if (!strcmp(key, "cmd")) {
-        if (pc->proto == PROTO_BUILTIN)
-            pc->proto = PROTO_UCI;
-        return copy_text(pc->cmd, sizeof pc->cmd, v, why, len);
-    }
-    if (!strcmp(key, "name"))
-        return copy_text(pc->name, sizeof pc->name, v, why, len);
-    if (!strcmp(key, "dir"))
-        return copy_text(pc->workdir, sizeof pc->workdir, v, why, len);
-    if (!strcmp(key, "params"))
-        return copy_text(pc->weights_file, sizeof pc->weights_file, v, why, len);
-    if (!strcmp(key, "proto")) {
-        if (player_proto_parse(v, &pc->proto))
-            return true;
-        snprintf(why, len, "'%s': expected uci, ucci, xboard or builtin", v);
-        return false;
-    }
-    if (!strcmp(key, "args"))
-        return set_args(pc, v, why, len);
-    if (!strncmp(key, "option.", 7))
-        return set_option(pc, key + 7, v, why, len);
-    if (!strcmp(key, "ranks") && parse_long(v, 0, 1, &n, why, len))
-        return pc->rank_base = (int)n, true;
-    if (!strcmp(key, "startup") && parse_long(v, 1, 600000, &n, why, len))
-        return pc->startup_timeout_ms = (int)n, true;
-    if (!strcmp(key, "ping") && parse_long(v, 1, 600000, &n, why, len))
-        return pc->ping_timeout_ms = (int)n, true;
-    if (!strcmp(key, "ranks") || !strcmp(key, "startup") || !strcmp(key, "ping"))
-        return false; // parse_long said why
-    if (parse_name(key, TIME_KEYS, 5) >= 0)
-        return set_time(tc, key, v, why, len);
-    snprintf(why, len, "unknown engine setting");
-    return false;
-}
+/// Where a relative path written at c->at comes from: the job file's directory, or, for an
+/// override, the current directory (NULL: kept as typed).
+static const char *path_base(const Ctx *c) { return c->at.override ? NULL : c->job->file_dir; }
 
 // ---- Sections -----------------------------------------------------------------------------
 
@@ -373,11 +199,14 @@ static bool engine_entry(Ctx *c, int target, const char *sec, const char *key, c
     char why[512];
     if (!strcmp(key, "name"))
         return fail(c, JOB_ERR_KEY, sec, key, "an engine's name is its section's: [engine NAME]");
-    if (target == TARGET_TIME && parse_name(key, TIME_KEYS, 5) < 0)
+    if (target == TARGET_TIME && !engine_spec_is_time_key(key))
         return fail(c, JOB_ERR_KEY, sec, key, "unknown key (tc, st, depth, nodes, timemargin)");
     c->scratch.option_count = 0;
-    if (!job_engine_set(&c->scratch, &c->scratch_tc, key, v, why, sizeof why))
-        return fail(c, strstr(why, "unknown") ? JOB_ERR_KEY : JOB_ERR_VALUE, sec, key, "%s", why);
+    EngineSpecStatus es =
+        engine_spec_set(&c->scratch, &c->scratch_tc, key, v, path_base(c), why, sizeof why);
+    if (es != ENGINE_SPEC_OK)
+        return fail(c, es == ENGINE_SPEC_ERR_KEY ? JOB_ERR_KEY : JOB_ERR_VALUE, sec, key, "%s",
+                    why);
     if (c->entry_count == ENTRIES_MAX)
         return fail(c, JOB_ERR_VALUE, sec, key, "more than %d engine settings", ENTRIES_MAX);
     Entry *e = &c->entries[c->entry_count++];
@@ -408,7 +237,7 @@ static bool set_long(Ctx *c, const char *sec, const char *key, const char *v, lo
                      long *out)
 {
     char why[256];
-    return parse_long(v, lo, hi, out, why, sizeof why) ||
+    return inifile_long(v, lo, hi, out, why, sizeof why) ||
            fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
 }
 
@@ -426,20 +255,29 @@ static bool set_dbl(Ctx *c, const char *sec, const char *key, const char *v, dou
                     double *out)
 {
     char why[256];
-    return parse_double(v, lo, hi, out, why, sizeof why) ||
+    return inifile_double(v, lo, hi, out, why, sizeof why) ||
            fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
 }
 
 static bool set_bool(Ctx *c, const char *sec, const char *key, const char *v, bool *out)
 {
-    return parse_bool(v, out) ||
+    return inifile_bool(v, out) ||
            fail(c, JOB_ERR_VALUE, sec, key, "'%s': expected true/false, yes/no or on/off", v);
 }
 
 static bool set_text(Ctx *c, const char *sec, const char *key, const char *v, char *dst, size_t cap)
 {
     char why[256];
-    return copy_text(dst, cap, v, why, sizeof why) || fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
+    return inifile_text(dst, cap, v, why, sizeof why) ||
+           fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
+}
+
+/// A path: from the file, taken from the job file's directory; from an override, as typed.
+static bool set_path(Ctx *c, const char *sec, const char *key, const char *v, char *dst, size_t cap)
+{
+    char why[512];
+    return inifile_path(path_base(c), v, dst, cap, why, sizeof why) == INIFILE_OK ||
+           fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
 }
 
 /// An output file name: a plain name inside [output] dir, so that a job file cannot write
@@ -505,7 +343,7 @@ static bool key_openings(Ctx *c, const char *key, const char *v)
     if (!strcmp(key, "file")) {
         if (!v[0])
             return fail(c, JOB_ERR_VALUE, s, key, "empty: give a path or 'default'");
-        return set_text(c, s, key, strcmp(v, "default") ? v : "", j->openings_file,
+        return set_path(c, s, key, strcmp(v, "default") ? v : "", j->openings_file,
                         sizeof j->openings_file);
     }
     if (!strcmp(key, "order")) {
@@ -575,8 +413,8 @@ static bool key_output(Ctx *c, const char *key, const char *v)
     const char *s = "output";
     if (!strcmp(key, "dir")) {
         if (!v[0])
-            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory ('.' for here)");
-        return set_text(c, s, key, v, j->output.dir, sizeof j->output.dir);
+            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory");
+        return set_path(c, s, key, v, j->output.dir, sizeof j->output.dir);
     }
     char *dst = !strcmp(key, "pgn")         ? j->output.pgn
                 : !strcmp(key, "journal")   ? j->output.journal
@@ -614,7 +452,7 @@ static bool key_report_delivery(Ctx *c, const char *key, const char *v)
     JobConfig *j = c->job;
     const char *s = "report";
     if (!strcmp(key, "ca_file"))
-        return set_text(c, s, key, v, j->report.ca_file, sizeof j->report.ca_file);
+        return set_path(c, s, key, v, j->report.ca_file, sizeof j->report.ca_file);
     if (!strcmp(key, "connect_timeout"))
         return set_int(c, s, key, v, 1, 600, &j->report.connect_timeout_s);
     if (!strcmp(key, "timeout"))
@@ -655,7 +493,7 @@ static bool key_report(Ctx *c, const char *key, const char *v)
         return set_text(c, s, key, v, j->report.token_env, sizeof j->report.token_env);
     }
     if (!strcmp(key, "token_file"))
-        return set_text(c, s, key, v, j->report.token_file, sizeof j->report.token_file);
+        return set_path(c, s, key, v, j->report.token_file, sizeof j->report.token_file);
     if (!strcmp(key, "interval"))
         return set_int(c, s, key, v, 1, 86400, &j->report.interval_s);
     return key_report_delivery(c, key, v);
@@ -710,7 +548,7 @@ static bool key_book(Ctx *c, const char *key, const char *v)
         return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
     if (dst == j->book.epd || dst == j->book.moves || dst == j->book.html)
         return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
-    return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
+    return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // seed_book, existing
 }
 
 /// Adds weight ids to the SPSA list (once each): "all", "psq" (piece-square weights),
@@ -853,7 +691,7 @@ static bool key_texel(Ctx *c, const char *key, const char *v)
         return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
     if (dst == j->texel.weights || dst == j->texel.loss)
         return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
-    return set_text(c, s, key, v, dst, JOB_TEXT_MAX);
+    return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // data, start
 }
 
 /// One key = value in a section (a file line or an override).
@@ -883,137 +721,66 @@ static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
     }
 }
 
-// ---- The file -----------------------------------------------------------------------------
+// ---- The file and the overrides -----------------------------------------------------------
 
-static int on_key(void *user, const char *section, const char *name, const char *value)
+/// A section header: known, and an engine's registers it (so an empty one counts).
+static bool on_section(void *user, int line, const char *raw)
 {
     Ctx *c = user;
-    return c->st == JOB_OK && key_set(c, section, name, value);
-}
-
-/// A section header: known, and an engine's registers it.
-static bool header_check(Ctx *c, const char *line)
-{
-    const char *end = strchr(line, ']');
-    if (!end)
-        return true; // inih reports the syntax error
-    char raw[JOB_LINE_MAX + 1], name[JOB_LINE_MAX + 1];
-    snprintf(raw, sizeof raw, "%.*s", (int)(end - line - 1), line + 1);
+    char name[JOB_LINE_MAX + 1];
+    c->at = (Origin){line, NULL};
     int id = section_parse(raw, name, sizeof name);
     if (id < 0)
         return fail(c, JOB_ERR_KEY, raw, NULL, "unknown section");
-    if (strlen(raw) > INI_NAME_MAX)
-        return fail(c, JOB_ERR_VALUE, raw, NULL, "section name longer than %d characters",
-                    INI_NAME_MAX);
     return id != SEC_ENGINE || engine_add(c, name);
 }
 
-/// inih's fgets: the next line of the buffer, indentation removed, checked for length.
-static char *line_reader(char *str, int num, void *stream)
+static bool on_key(void *user, int line, const char *section, const char *key, const char *value)
 {
-    Ctx *c = stream;
-    if (c->st != JOB_OK || c->pos >= c->len)
-        return NULL;
-    const char *line = c->buf + c->pos, *nl = memchr(line, '\n', c->len - c->pos);
-    size_t n = nl ? (size_t)(nl - line) : c->len - c->pos;
-    c->pos += n + (nl != NULL);
-    c->at.line++;
-    if (n > JOB_LINE_MAX || n + 2 > (size_t)num) {
-        fail(c, JOB_ERR_SYNTAX, NULL, NULL, "line too long (%zu characters, at most %d)", n,
-             JOB_LINE_MAX);
-        return NULL;
-    }
-    while (n && (*line == ' ' || *line == '\t'))
-        line++, n--;
-    memcpy(str, line, n);
-    str[n] = '\n';
-    str[n + 1] = '\0';
-    if (*line == '[' && !header_check(c, str))
-        return NULL;
-    size_t key = strcspn(str, "=:");
-    if (*line != '[' && *line != '#' && *line != ';' && str[key] && key > INI_NAME_MAX)
-        return fail(c, JOB_ERR_SYNTAX, NULL, NULL, "key longer than %d characters", INI_NAME_MAX),
-               NULL;
-    return str;
+    Ctx *c = user;
+    c->at = (Origin){line, NULL};
+    return key_set(c, section, key, value);
 }
 
-/// Reads the whole file, refusing more than JOB_FILE_MAX bytes and NUL bytes.
-static JobStatus read_file(Ctx *c, char **out, size_t *len)
+static JobStatus status_of(IniStatus st)
 {
-    FILE *f = fopen(c->path, "rb");
-    if (!f)
-        return fail(c, JOB_ERR_IO, NULL, NULL, "cannot open: %s", strerror(errno)), JOB_ERR_IO;
-    char *buf = malloc(JOB_FILE_MAX + 1);
-    if (!buf) {
-        fclose(f);
-        return fail(c, JOB_ERR_NOMEM, NULL, NULL, "out of memory"), JOB_ERR_NOMEM;
+    switch (st) {
+    case INIFILE_OK: return JOB_OK;
+    case INIFILE_ERR_IO: return JOB_ERR_IO;
+    case INIFILE_ERR_TOO_BIG: return JOB_ERR_TOO_BIG;
+    case INIFILE_ERR_NOMEM: return JOB_ERR_NOMEM;
+    case INIFILE_ERR_OVERRIDE: return JOB_ERR_OVERRIDE;
+    case INIFILE_ERR_VALUE: return JOB_ERR_VALUE;
+    default: return JOB_ERR_SYNTAX;
     }
-    size_t n = fread(buf, 1, JOB_FILE_MAX + 1, f);
-    bool err = ferror(f);
-    fclose(f);
-    if (err || n > JOB_FILE_MAX || memchr(buf, '\0', n)) {
-        free(buf);
-        if (err)
-            return fail(c, JOB_ERR_IO, NULL, NULL, "read error"), JOB_ERR_IO;
-        if (n > JOB_FILE_MAX)
-            return fail(c, JOB_ERR_TOO_BIG, NULL, NULL, "larger than %d bytes", JOB_FILE_MAX),
-                   JOB_ERR_TOO_BIG;
-        return fail(c, JOB_ERR_SYNTAX, NULL, NULL, "not a text file (NUL byte)"), JOB_ERR_SYNTAX;
-    }
-    *out = buf;
-    *len = n;
-    return JOB_OK;
 }
 
 static void parse_file(Ctx *c)
 {
-    char *buf;
-    if (read_file(c, &buf, &c->len) != JOB_OK)
-        return;
-    c->buf = buf;
-    int bad = ini_parse_stream(line_reader, c, on_key, c);
-    if (bad > 0 && (c->st == JOB_OK || bad < c->at.line)) {
-        // inih's own error (no '=' or no ']') came first
-        c->st = JOB_OK;
-        c->at.line = bad;
-        fail(c, JOB_ERR_SYNTAX, NULL, NULL, "expected 'key = value' or '[section]'");
-    }
-    free(buf);
-    c->buf = NULL;
+    const IniHandlers h = {on_section, on_key, c};
+    char why[512];
+    int line = 0;
+    IniStatus st = inifile_parse(c->path, &h, &line, why, sizeof why);
+    if (st == INIFILE_OK || st == INIFILE_ERR_STOPPED)
+        return;     // a handler's error is recorded already
+    c->st = JOB_OK; // the file's own error (e.g. a syntax error) came before any handler's
+    c->at = (Origin){line, NULL};
+    fail(c, status_of(st), NULL, NULL, "%s", why);
 }
-
-// ---- Overrides ----------------------------------------------------------------------------
 
 /// "section.key=value", or "engine.NAME.key=value" (a new NAME adds an engine).
 static void apply_override(Ctx *c, const char *text)
 {
     c->at = (Origin){0, text};
-    const char *eq = strchr(text, '='), *dot = strchr(text, '.');
-    if (!eq || !dot || dot > eq || strlen(text) > JOB_LINE_MAX) {
-        fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "expected section.key=value (at most %d characters)",
-             JOB_LINE_MAX);
+    IniOverride o;
+    char why[256];
+    if (inifile_override(text, "engine", &o, why, sizeof why) != INIFILE_OK) {
+        fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "%s", why);
         return;
     }
-    char section[JOB_LINE_MAX + 1], key[JOB_LINE_MAX + 1];
-    snprintf(section, sizeof section, "%.*s", (int)(dot - text), text);
-    const char *k = dot + 1;
-    if (!strcmp(section, "engine")) {
-        const char *dot2 = strchr(k, '.');
-        if (!dot2 || dot2 > eq) {
-            fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "expected engine.NAME.key=value");
-            return;
-        }
-        snprintf(section, sizeof section, "engine %.*s", (int)(dot2 - k), k);
-        if (engine_find(c, section + 7) < 0 && !engine_add(c, section + 7))
-            return;
-        k = dot2 + 1;
-    }
-    snprintf(key, sizeof key, "%.*s", (int)(eq - k), k);
-    if (!key[0] || strlen(key) > INI_NAME_MAX) {
-        fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "a key has 1..%d characters", INI_NAME_MAX);
+    if (!strncmp(o.section, "engine ", 7) && engine_find(c, o.name) < 0 && !engine_add(c, o.name))
         return;
-    }
-    key_set(c, section, key, eq + 1);
+    key_set(c, o.section, o.key, o.value);
 }
 
 // ---- Validation ---------------------------------------------------------------------------
@@ -1027,7 +794,9 @@ static bool apply_entries(Ctx *c, int i, int target)
         const Entry *e = &c->entries[k];
         if (e->target != target)
             continue;
-        if (!job_engine_set(&p->cfg, &p->tc, e->key, e->value, why, sizeof why)) {
+        const char *base = e->at.override ? NULL : c->job->file_dir;
+        if (engine_spec_set(&p->cfg, &p->tc, e->key, e->value, base, why, sizeof why) !=
+            ENGINE_SPEC_OK) {
             c->at = e->at;
             snprintf(sec, sizeof sec, "%s%s", target >= 0 ? "engine " : "",
                      target == TARGET_TIME   ? "time"
@@ -1117,19 +886,10 @@ static bool validate_texel(Ctx *c)
     return true;
 }
 
-static bool validate(Ctx *c)
+/// A game job (sprt, match): two or more engines, rounds; an SPRT has exactly two.
+static bool validate_games(Ctx *c)
 {
     JobConfig *j = c->job;
-    c->at = (Origin){0, NULL};
-    if (!c->has_kind)
-        return fail(c, JOB_ERR_MISSING, "job", "kind",
-                    "missing (sprt, match, spsa, texel or book)");
-    if (j->kind == JOB_BOOK)
-        return validate_book(c);
-    if (j->kind == JOB_SPSA)
-        return validate_spsa(c);
-    if (j->kind == JOB_TEXEL)
-        return validate_texel(c);
     if (j->player_count < 2)
         return fail(c, JOB_ERR_MISSING, "engine NAME", NULL,
                     "at least two engines are needed (found %d)", j->player_count);
@@ -1148,11 +908,104 @@ static bool validate(Ctx *c)
                     j->sprt.elo0, j->sprt.elo1);
     if (j->sprt.enabled && !(j->sprt.alpha + j->sprt.beta < 1))
         return fail(c, JOB_ERR_VALUE, "sprt", "beta", "alpha + beta must be below 1");
+    return true;
+}
+
+/// One file the job writes in [output] dir: the key that names it, or a fixed name.
+typedef struct {
+    const char *sec, *key; // NULL key: a name the program itself writes (what says whose)
+    const char *name;
+    const char *what;
+} OutputName;
+
+enum { OUTPUT_NAMES_MAX = 16 };
+
+/// The files a job of this kind writes in [output] dir; names turned off (empty) are left out.
+static int output_names(const JobConfig *j, OutputName *out, char *diff, size_t diff_cap)
+{
+    int n = 0;
+    bool games = j->kind == JOB_SPRT || j->kind == JOB_MATCH || j->kind == JOB_SPSA;
+    out[n++] = (OutputName){NULL, NULL, "report.json", "the run report"};
+    out[n++] = (OutputName){NULL, NULL, "report.html", "the run report's page"};
+    if (games) {
+        out[n++] = (OutputName){"output", "pgn", j->output.pgn, NULL};
+        out[n++] = (OutputName){"output", "positions", j->output.positions, NULL};
+    }
+    if (j->kind != JOB_TEXEL) {
+        out[n++] = (OutputName){"output", "journal", j->output.journal, NULL};
+        out[n++] = (OutputName){"output", "result", j->output.result, NULL};
+    }
+    if (j->kind == JOB_SPSA) {
+        out[n++] = (OutputName){"spsa", "weights", j->spsa.weights, NULL};
+        out[n++] = (OutputName){"spsa", "trajectory", j->spsa.trajectory, NULL};
+    }
+    if (j->kind == JOB_TEXEL) {
+        snprintf(diff, diff_cap, "%s.diff", j->texel.weights);
+        out[n++] = (OutputName){"texel", "weights", j->texel.weights, NULL};
+        out[n++] = (OutputName){"texel", "loss", j->texel.loss, NULL};
+        out[n++] = (OutputName){NULL, NULL, diff, "the weights' difference file"};
+        out[n++] = (OutputName){NULL, NULL, "texel.ckpt", "the Texel checkpoint"};
+    }
+    if (j->kind == JOB_BOOK) {
+        out[n++] = (OutputName){"book", "epd", j->book.epd, NULL};
+        out[n++] = (OutputName){"book", "moves", j->book.moves, NULL};
+        out[n++] = (OutputName){"book", "html", j->book.html, NULL};
+    }
+    if (j->report.url_count > 0 && !strchr(j->report.spool, '/'))
+        out[n++] = (OutputName){"report", "spool", j->report.spool, NULL};
+    return n;
+}
+
+/// Every file the job writes in [output] dir has its own name: two keys naming one file
+/// would have two writers overwrite each other (or a journal read back as a result).
+static bool validate_outputs(Ctx *c)
+{
+    OutputName names[OUTPUT_NAMES_MAX];
+    char diff[JOB_TEXT_MAX + 8];
+    int n = output_names(c->job, names, diff, sizeof diff);
+    for (int i = 0; i < n; i++) {
+        if (!names[i].key || !names[i].name[0])
+            continue;
+        for (int k = 0; k < n; k++) {
+            if (k == i || strcmp(names[i].name, names[k].name) || (names[k].key && k > i))
+                continue; // of two keys, the later one is named first
+            if (!names[k].key)
+                return fail(c, JOB_ERR_VALUE, names[i].sec, names[i].key,
+                            "'%s' is the name of %s, written in the same directory", names[i].name,
+                            names[k].what);
+            return fail(c, JOB_ERR_VALUE, names[i].sec, names[i].key,
+                        "'%s' is also the name of [%s] %s: every output file needs its own name",
+                        names[i].name, names[k].sec, names[k].key);
+        }
+    }
+    return true;
+}
+
+static bool validate(Ctx *c)
+{
+    JobConfig *j = c->job;
+    c->at = (Origin){0, NULL};
+    if (!c->has_kind)
+        return fail(c, JOB_ERR_MISSING, "job", "kind",
+                    "missing (sprt, match, spsa, texel or book)");
+    bool ok = j->kind == JOB_BOOK    ? validate_book(c)
+              : j->kind == JOB_SPSA  ? validate_spsa(c)
+              : j->kind == JOB_TEXEL ? validate_texel(c)
+                                     : validate_games(c);
+    if (!ok)
+        return false;
+    c->at = (Origin){0, NULL};
+    int64_t total = job_pairs_total(j);
+    if (total > JOB_PAIRS_MAX)
+        return fail(c, JOB_ERR_VALUE, "job", "rounds",
+                    "%d rounds x %d pairings = %" PRId64 " %s, above the limit of %d "
+                    "(JOB_PAIRS_MAX)",
+                    j->rounds, job_pairing_count(j), total, j->repeat ? "game pairs" : "games",
+                    JOB_PAIRS_MAX);
     if (j->report.token_env[0] && j->report.token_file[0])
         return fail(c, JOB_ERR_VALUE, "report", "token_file",
-                    "give token_env or token_file, "
-                    "not both");
-    return true;
+                    "give token_env or token_file, not both");
+    return validate_outputs(c);
 }
 
 // ---- Loading ------------------------------------------------------------------------------
@@ -1227,7 +1080,15 @@ JobStatus job_load(const char *path, const char *const *overrides, int n_overrid
     c->job = out;
     c->why = why;
     c->why_len = why_len;
+    // Relative paths in the file are taken from its directory (a missing directory is reported
+    // after the parse, which names a missing file more plainly).
+    char dir_why[JOB_TEXT_MAX + 128];
+    IniStatus ds = inifile_dir(path, out->file_dir, sizeof out->file_dir, dir_why, sizeof dir_why);
+    if (ds != INIFILE_OK)
+        out->file_dir[0] = '\0';
     parse_file(c);
+    if (ds != INIFILE_OK)
+        fail(c, status_of(ds), NULL, NULL, "%s", dir_why);
     for (int i = 0; i < n_overrides && c->st == JOB_OK; i++)
         apply_override(c, overrides[i]);
     if (c->st == JOB_OK)
@@ -1246,4 +1107,21 @@ void job_game_config(const JobConfig *job, int a, int b, GameConfig *out)
     out->draw = job->draw;
     out->resign = job->resign;
     out->max_plies = job->max_plies;
+}
+
+int job_pairing_count(const JobConfig *job)
+{
+    int n = job->player_count;
+    if (job->kind == JOB_BOOK || job->kind == JOB_TEXEL)
+        return 0;
+    if (job->kind == JOB_SPSA)
+        return 1; // the engine against itself, as plus and minus
+    if (n < 2)
+        return 0;
+    return job->round_robin ? n * (n - 1) / 2 : n - 1;
+}
+
+int64_t job_pairs_total(const JobConfig *job)
+{
+    return (int64_t)job->rounds * job_pairing_count(job);
 }

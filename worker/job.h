@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Job files: what a cluster run does, as a commented INI file (read with libinih) plus
-// command-line overrides ("section.key=value", "engine.NAME.key=value"). Engines take the
-// same settings, with the same meanings, as `xqforge play -engine`. Every error names the
-// file (or the override), the line and the key. Sections and keys: jobs/README.md and the
-// comment block at the top of every example in jobs/.
+// Job files: what a cluster run does, as a commented INI file plus command-line overrides
+// ("section.key=value", "engine.NAME.key=value"). This is the job model: its sections and
+// keys, their defaults and validation (reading the file is inifile.h's). Engines take the
+// settings of `xqforge play -engine` through the same parser (engine_spec.h). Relative paths
+// in the file are taken from the file's directory; paths given in overrides stay as typed
+// (the shell's current directory). Every error names the file (or the override), the line
+// and the key. Sections and keys: jobs/README.md and the comment block of every job in jobs/.
 #pragma once
 
 #include <stdbool.h>
@@ -11,16 +13,20 @@
 #include <stdint.h>
 
 #include "game.h"
+#include "inifile.h"
 #include "params.h"
 #include "player.h"
 
 enum {
     JOB_PLAYERS_MAX = 8,
-    JOB_FILE_MAX = 1 << 20, // bytes; larger files are refused before parsing
-    JOB_LINE_MAX = 198,     // characters a line (libinih's buffer, less newline and NUL)
-    JOB_TEXT_MAX = 1024,    // names, paths, URLs
+    JOB_FILE_MAX = INIFILE_SIZE_MAX, // bytes; larger files are refused before parsing
+    JOB_LINE_MAX = INIFILE_LINE_MAX, // characters a line (libinih's buffer)
+    JOB_TEXT_MAX = 1024,             // names, paths, URLs
     JOB_URLS_MAX = 4,
-    JOB_SPSA_PARAMS_MAX = 512
+    JOB_SPSA_PARAMS_MAX = 512,
+    // Scheduled units (game pairs, or games without repeat): rounds x pairings. Games (two a
+    // pair) then stay below 2^30, so counts of games or pairs never overflow an int.
+    JOB_PAIRS_MAX = 1 << 29
 };
 
 /// One tuned weight of an SPSA job (fishtest's `name, start, min, max, c_end, r_end`).
@@ -49,6 +55,8 @@ typedef struct {
 typedef struct {
     JobKind kind;
     char name[JOB_TEXT_MAX];
+    char file_dir[JOB_TEXT_MAX]; // the job file's directory, absolute: relative paths written
+                                 // in the file (not in overrides) were taken from it
     JobPlayer players[JOB_PLAYERS_MAX];
     int player_count;
     // Game rules and adjudication (GameConfig without the time controls)
@@ -57,7 +65,7 @@ typedef struct {
     ResignAdjudication resign;
     int max_plies; // 0: none
     // Openings
-    char openings_file[JOB_TEXT_MAX]; // empty: the embedded default set
+    char openings_file[JOB_TEXT_MAX]; // a path; empty: the embedded default set
     bool openings_random;
     int openings_start; // 0-based (the file says 1-based, as play's start=)
     uint64_t seed;
@@ -74,7 +82,9 @@ typedef struct {
         JobSprtModel model;
     } sprt;
     struct {
-        char dir[JOB_TEXT_MAX];
+        char dir[JOB_TEXT_MAX]; // a path (from the file: absolute); default "."
+        // Plain file names in dir, distinct among the files the kind writes, none of them
+        // report.json or report.html
         char pgn[JOB_TEXT_MAX];       // file name in dir; empty: no PGN
         char journal[JOB_TEXT_MAX];   // file name in dir
         char result[JOB_TEXT_MAX];    // file name in dir (JSON)
@@ -160,10 +170,13 @@ const char *job_kind_name(JobKind k);
 JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,
                    char *why, size_t why_len);
 
-/// One engine setting (the key=value words of `xqforge play -engine`) applied to a player
-/// and its time control; false with why on an unknown key or a bad value.
-bool job_engine_set(PlayerConfig *pc, TimeControl *tc, const char *key, const char *value,
-                    char *why, size_t why_len);
+/// The pairings a job plays each round: 1 for two engines and for spsa (the engine against
+/// itself), N-1 for a gauntlet of N engines, N(N-1)/2 for a round robin; 0 for book and texel.
+int job_pairing_count(const JobConfig *job);
+
+/// rounds x pairings: the game pairs of the whole job (single games without repeat); at most
+/// JOB_PAIRS_MAX in a loaded job.
+int64_t job_pairs_total(const JobConfig *job);
 
 /// The game settings for a game between players a and b of the job.
 void job_game_config(const JobConfig *job, int a, int b, GameConfig *out);

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+// Engine settings (engine_spec.h): one parser for `xqforge play -engine` and job files. The
+// value rules are the INI module's, so a number means the same on the command line and in a
+// file.
+#include "engine_spec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "inifile.h"
+
+static const char *const TIME_KEYS[] = {"tc", "st", "depth", "nodes", "timemargin"};
+
+const char *engine_spec_strerror(EngineSpecStatus st)
+{
+    static const char *const text[ENGINE_SPEC_STATUS_NB] = {"ok", "unknown engine setting",
+                                                            "bad engine setting value"};
+    return (unsigned)st < ENGINE_SPEC_STATUS_NB ? text[st] : "unknown engine spec status";
+}
+
+bool engine_spec_is_time_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof TIME_KEYS / sizeof TIME_KEYS[0]; i++)
+        if (!strcmp(key, TIME_KEYS[i]))
+            return true;
+    return false;
+}
+
+/// option.NAME: a later setting of the same NAME replaces the earlier one.
+static bool set_option(PlayerConfig *pc, const char *name, const char *v, char *why, size_t len)
+{
+    if (!name[0]) {
+        snprintf(why, len, "option. needs a name (option.NAME)");
+        return false;
+    }
+    PlayerOption *o = NULL;
+    for (int i = 0; i < pc->option_count && !o; i++)
+        if (!strcmp(pc->options[i].name, name))
+            o = &pc->options[i];
+    if (!o) {
+        if (pc->option_count == PLAYER_OPTIONS_MAX) {
+            snprintf(why, len, "more than %d options", PLAYER_OPTIONS_MAX);
+            return false;
+        }
+        o = &pc->options[pc->option_count];
+        if (!inifile_text(o->name, sizeof o->name, name, why, len))
+            return false;
+        pc->option_count++;
+    }
+    return inifile_text(o->value, sizeof o->value, v, why, len);
+}
+
+/// args: words separated by spaces or tabs (no quoting: the engine runs without a shell).
+static bool set_args(PlayerConfig *pc, const char *v, char *why, size_t len)
+{
+    char buf[PLAYER_TEXT_MAX];
+    if (!inifile_text(buf, sizeof buf, v, why, len))
+        return false;
+    pc->argc = 0;
+    for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (pc->argc == PLAYER_ARGS_MAX) {
+            snprintf(why, len, "more than %d args", PLAYER_ARGS_MAX);
+            return false;
+        }
+        snprintf(pc->args[pc->argc++], PLAYER_TEXT_MAX, "%s", t);
+    }
+    return true;
+}
+
+static bool set_time(TimeControl *tc, const char *key, const char *v, char *why, size_t len)
+{
+    long n;
+    double s;
+    if (!strcmp(key, "tc")) {
+        if (game_parse_tc(v, tc))
+            return true;
+        snprintf(why, len,
+                 "expected base+inc in seconds (10+0.1), moves/base+inc (40/60+0.5) or inf, "
+                 "not '%s'",
+                 v);
+        return false;
+    }
+    if (!strcmp(key, "st")) {
+        if (!inifile_double(v, 0.001, 1e6, &s, why, len))
+            return false;
+        tc->movetime_ms = (int64_t)(s * 1000 + 0.5);
+        return true;
+    }
+    if (!strcmp(key, "depth") && inifile_long(v, 1, 100, &n, why, len))
+        return tc->depth = (int)n, true;
+    if (!strcmp(key, "nodes") && inifile_long(v, 1, 2000000000L, &n, why, len))
+        return tc->nodes = (uint64_t)n, true;
+    if (!strcmp(key, "timemargin") && inifile_long(v, 0, 600000, &n, why, len))
+        return tc->margin_ms = n, true;
+    return false; // inifile_long said why
+}
+
+/// A path: taken from base_dir when relative and base_dir is given.
+static bool set_path(char *dst, size_t cap, const char *base_dir, const char *v, char *why,
+                     size_t len)
+{
+    return inifile_path(base_dir, v, dst, cap, why, len) == INIFILE_OK;
+}
+
+/// The settings of external engines and of every engine, but not the time control.
+static EngineSpecStatus set_player(PlayerConfig *pc, const char *key, const char *v,
+                                   const char *base_dir, char *why, size_t len)
+{
+    long n;
+    bool ok;
+    if (!strcmp(key, "cmd")) {
+        if (pc->proto == PROTO_BUILTIN)
+            pc->proto = PROTO_UCI;
+        ok = set_path(pc->cmd, sizeof pc->cmd, strchr(v, '/') ? base_dir : NULL, v, why, len);
+    } else if (!strcmp(key, "name")) {
+        ok = inifile_text(pc->name, sizeof pc->name, v, why, len);
+    } else if (!strcmp(key, "dir")) {
+        ok = set_path(pc->workdir, sizeof pc->workdir, base_dir, v, why, len);
+    } else if (!strcmp(key, "params")) {
+        ok = set_path(pc->weights_file, sizeof pc->weights_file, base_dir, v, why, len);
+    } else if (!strcmp(key, "proto")) {
+        if (!(ok = player_proto_parse(v, &pc->proto)))
+            snprintf(why, len, "'%s': expected uci, ucci, xboard or builtin", v);
+    } else if (!strcmp(key, "args")) {
+        ok = set_args(pc, v, why, len);
+    } else if (!strncmp(key, "option.", 7)) {
+        ok = set_option(pc, key + 7, v, why, len);
+    } else if (!strcmp(key, "ranks")) {
+        if ((ok = inifile_long(v, 0, 1, &n, why, len)))
+            pc->rank_base = (int)n;
+    } else if (!strcmp(key, "startup")) {
+        if ((ok = inifile_long(v, 1, 600000, &n, why, len)))
+            pc->startup_timeout_ms = (int)n;
+    } else if (!strcmp(key, "ping")) {
+        if ((ok = inifile_long(v, 1, 600000, &n, why, len)))
+            pc->ping_timeout_ms = (int)n;
+    } else {
+        snprintf(why, len, "unknown engine setting '%s'", key);
+        return ENGINE_SPEC_ERR_KEY;
+    }
+    return ok ? ENGINE_SPEC_OK : ENGINE_SPEC_ERR_VALUE;
+}
+
+EngineSpecStatus engine_spec_set(PlayerConfig *pc, TimeControl *tc, const char *key,
+                                 const char *value, const char *base_dir, char *why, size_t why_len)
+{
+    bool b;
+    if (!strcmp(key, "builtin")) {
+        if (value[0] && (!inifile_bool(value, &b) || !b)) {
+            snprintf(why, why_len, "'%s': builtin takes no value (or true)", value);
+            return ENGINE_SPEC_ERR_VALUE;
+        }
+        pc->proto = PROTO_BUILTIN;
+        return ENGINE_SPEC_OK;
+    }
+    if (engine_spec_is_time_key(key))
+        return set_time(tc, key, value, why, why_len) ? ENGINE_SPEC_OK : ENGINE_SPEC_ERR_VALUE;
+    return set_player(pc, key, value, base_dir, why, why_len);
+}
+
+EngineSpecStatus engine_spec_word(PlayerConfig *pc, TimeControl *tc, const char *word, char *why,
+                                  size_t why_len)
+{
+    const char *eq = strchr(word, '=');
+    if (!eq && !strcmp(word, "builtin"))
+        return engine_spec_set(pc, tc, word, "", NULL, why, why_len);
+    if (!eq || eq == word) {
+        snprintf(why, why_len, "'%s' is not key=value", word);
+        return ENGINE_SPEC_ERR_KEY;
+    }
+    char key[PLAYER_TEXT_MAX + 8]; // option.NAME
+    if (eq - word >= (ptrdiff_t)sizeof key) {
+        snprintf(why, why_len, "unknown engine setting '%.*s...'", 32, word);
+        return ENGINE_SPEC_ERR_KEY;
+    }
+    snprintf(key, sizeof key, "%.*s", (int)(eq - word), word);
+    return engine_spec_set(pc, tc, key, eq + 1, NULL, why, why_len);
+}

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// Engine settings: the key=value words of `xqforge play -engine` and the keys of a job file's
+// [engine NAME], [each] and [time] sections, parsed by one function so that the two can never
+// mean different things. A repeated option.NAME replaces the earlier value (the last wins).
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "game.h"
+#include "player.h"
+
+typedef enum {
+    ENGINE_SPEC_OK,
+    ENGINE_SPEC_ERR_KEY,   // not an engine setting
+    ENGINE_SPEC_ERR_VALUE, // a bad or out-of-range value
+    ENGINE_SPEC_STATUS_NB
+} EngineSpecStatus;
+
+const char *engine_spec_strerror(EngineSpecStatus st);
+
+/// Applies one setting to a player and its time control. Keys: builtin, cmd, name, proto,
+/// args, dir, params, option.NAME, ranks, startup, ping, tc, st, depth, nodes, timemargin.
+/// base_dir: where relative paths come from (a job file's directory, absolute) for params,
+/// dir, and cmd when it holds a '/' (a bare command name is kept); NULL keeps every path as
+/// written (the shell's current directory). why says what is wrong.
+EngineSpecStatus engine_spec_set(PlayerConfig *pc, TimeControl *tc, const char *key,
+                                 const char *value, const char *base_dir, char *why,
+                                 size_t why_len);
+
+/// One word of `xqforge play -engine`/`-each`: "key=value", or "builtin" alone.
+EngineSpecStatus engine_spec_word(PlayerConfig *pc, TimeControl *tc, const char *word, char *why,
+                                  size_t why_len);
+
+/// The time-control keys (tc, st, depth, nodes, timemargin): the ones [time] takes.
+bool engine_spec_is_time_key(const char *key);
