@@ -1297,8 +1297,10 @@ static int coordinator_main(Run *run, const char *dir, bool resume)
         }
     }
     JournalReplayStats js;
-    JournalStatus jst =
-        journal_open(&c->journal, path, run->job_id, replay_record, c, &js, why, sizeof why);
+    char jid[32]; // interim identity: the old fingerprint, until identity_of_job's text
+    snprintf(jid, sizeof jid, "fingerprint=%016llx\n", (unsigned long long)run->job_id);
+    JournalStatus jst = journal_open(&c->journal, path, &(JournalIdentity){jid, strlen(jid)},
+                                     replay_record, c, &js, why, sizeof why);
     if (jst != JOURNAL_OK) {
         fprintf(stderr, "xqforge run: journal %s: %s (%s)\n", path, journal_strerror(jst), why);
         goto fail;

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -27,13 +29,23 @@ static const uint8_t MAGIC[9] = {'X', 'Q', 'J', 'O', 'U', 'R', 'N', 'A', 'L'};
 
 struct Journal {
     int fd;
-    uint64_t end; // size of the durable journal: where the next record goes
-    bool failed;  // an append failed in a way only a reopen repairs
-    int err;      // errno of the last failed append
+    uint64_t start; // where the records begin: after the header and its identity text
+    uint64_t end;   // size of the durable journal: where the next record goes
+    bool failed;    // an append failed in a way only a reopen repairs
+    int err;        // errno of the last failed append
     char last_error[256];
     uint8_t *buf; // record scratch space, grown up to one whole record
     size_t buf_cap;
+    char run_id[JOURNAL_RUN_ID_LEN + 1];
 };
+
+/// A header as read from a file: the identity text is in a buffer of its own.
+typedef struct {
+    uint32_t version;
+    char run_id[JOURNAL_RUN_ID_LEN + 1];
+    uint8_t *text; // malloc'd, len bytes
+    uint32_t len;
+} Header;
 
 /// The keys seen during replay: open addressing, 0 marks an empty slot (key 0 kept aside).
 typedef struct {
@@ -50,7 +62,7 @@ static const char *const STATUS_TEXT[JOURNAL_STATUS_NB] = {
     [JOURNAL_ERR_NOMEM] = "out of memory",
     [JOURNAL_ERR_HEADER] = "not a journal (bad or damaged header)",
     [JOURNAL_ERR_VERSION] = "journal of another format version",
-    [JOURNAL_ERR_FINGERPRINT] = "journal of another job",
+    [JOURNAL_ERR_IDENTITY] = "journal of another job (its identity differs)",
     [JOURNAL_ERR_CORRUPT] = "journal damaged before its end",
     [JOURNAL_ERR_LOCKED] = "journal in use by another process",
     [JOURNAL_ERR_TOO_LARGE] = "journal record too large",
@@ -161,41 +173,124 @@ static bool buf_reserve(Journal *j, size_t n)
     return true;
 }
 
-static void header_encode(uint8_t *h, uint64_t fingerprint)
+static uint64_t text_hash(const void *text, size_t len)
 {
-    memset(h, 0, JOURNAL_HEADER_SIZE);
-    memcpy(h, MAGIC, sizeof MAGIC);
-    put_le32(h + 12, JOURNAL_VERSION);
-    put_le64(h + 16, fingerprint);
-    put_le32(h + 24, (uint32_t)crc32(crc32(0L, Z_NULL, 0), h, 24));
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ ((const uint8_t *)text)[i]) * 0x100000001b3ull;
+    return h;
 }
 
-/// The header checks in order: magic, version (whose layout may differ), CRC, fingerprint.
-static JournalStatus header_check(const uint8_t *h, size_t n, uint64_t fingerprint, char *why,
-                                  size_t why_len)
+static uint32_t header_crc(const uint8_t *fixed, const void *text, size_t len)
 {
-    if (n < JOURNAL_HEADER_SIZE || memcmp(h, MAGIC, sizeof MAGIC) != 0) {
-        bool magic = n >= sizeof MAGIC && memcmp(h, MAGIC, sizeof MAGIC) == 0;
-        set_why(why, why_len, "not a journal (%s)", magic ? "header too short" : "bad magic");
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), fixed, JOURNAL_HEADER_FIXED - 4);
+    if (len)
+        crc = crc32(crc, text, (uInt)len);
+    return (uint32_t)crc;
+}
+
+static void header_encode(uint8_t *h, const JournalIdentity *id, const char *run_id)
+{
+    memset(h, 0, JOURNAL_HEADER_FIXED);
+    memcpy(h, MAGIC, sizeof MAGIC);
+    put_le32(h + 12, JOURNAL_VERSION);
+    put_le64(h + 16, text_hash(id->text, id->len));
+    memcpy(h + 24, run_id, JOURNAL_RUN_ID_LEN);
+    put_le32(h + 40, (uint32_t)id->len);
+    put_le32(h + 44, header_crc(h, id->text, id->len));
+}
+
+/// A new run id: 8 random bytes as 16 hex digits; -1 with errno when no randomness is had.
+static int run_id_new(char out[JOURNAL_RUN_ID_LEN + 1])
+{
+    uint8_t r[JOURNAL_RUN_ID_LEN / 2];
+    ssize_t got = getrandom(r, sizeof r, 0);
+    if (got != (ssize_t)sizeof r) {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        got = fd < 0 ? -1 : read_full(fd, r, sizeof r, 0);
+        if (fd >= 0)
+            close(fd);
+        if (got != (ssize_t)sizeof r) {
+            errno = got < 0 ? errno : EIO;
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < sizeof r; i++)
+        snprintf(out + 2 * i, 3, "%02x", r[i]);
+    return 0;
+}
+
+/// Checks the fixed part of a header in order: magic, version (whose layout may differ),
+/// then the identity length against the cap.
+static JournalStatus header_check_fixed(const uint8_t *h, size_t n, char *why, size_t why_len)
+{
+    if (n < sizeof MAGIC || memcmp(h, MAGIC, sizeof MAGIC) != 0) {
+        set_why(why, why_len, "not a journal (%s)",
+                n < sizeof MAGIC ? "header too short" : "bad magic");
+        return JOURNAL_ERR_HEADER;
+    }
+    if (n < 16) {
+        set_why(why, why_len, "not a journal (header too short)");
         return JOURNAL_ERR_HEADER;
     }
     uint32_t version = get_le32(h + 12);
+    if (version == 1) {
+        set_why(why, why_len,
+                "journal of an older xqforge format (version 1): start afresh with --fresh");
+        return JOURNAL_ERR_VERSION;
+    }
     if (version != JOURNAL_VERSION) {
         set_why(why, why_len, "journal format version %u, this build reads version %u", version,
                 JOURNAL_VERSION);
         return JOURNAL_ERR_VERSION;
     }
-    if (get_le32(h + 24) != (uint32_t)crc32(crc32(0L, Z_NULL, 0), h, 24) || h[9] || h[10] ||
-        h[11]) {
+    if (n < JOURNAL_HEADER_FIXED) {
+        set_why(why, why_len, "not a journal (header too short)");
+        return JOURNAL_ERR_HEADER;
+    }
+    if (get_le32(h + 40) > JOURNAL_IDENTITY_MAX) {
+        set_why(why, why_len, "journal header damaged (identity length %u above the cap)",
+                get_le32(h + 40));
+        return JOURNAL_ERR_HEADER;
+    }
+    return JOURNAL_OK;
+}
+
+/// Reads and checks the header of fd (size bytes): *out gets its parts (free out->text).
+static JournalStatus header_read(int fd, uint64_t size, Header *out, char *why, size_t why_len)
+{
+    uint8_t h[JOURNAL_HEADER_FIXED];
+    *out = (Header){0};
+    ssize_t n = read_full(fd, h, sizeof h, 0);
+    if (n < 0) {
+        set_why(why, why_len, "reading the journal header: %s", strerror(errno));
+        return JOURNAL_ERR_IO;
+    }
+    JournalStatus st = header_check_fixed(h, (size_t)n, why, why_len);
+    if (st != JOURNAL_OK)
+        return st;
+    out->version = get_le32(h + 12);
+    out->len = get_le32(h + 40);
+    if (size < (uint64_t)JOURNAL_HEADER_FIXED + out->len) {
+        set_why(why, why_len, "not a journal (header too short)");
+        return JOURNAL_ERR_HEADER;
+    }
+    if (!(out->text = malloc(out->len ? out->len : 1)))
+        return JOURNAL_ERR_NOMEM;
+    if (read_full(fd, out->text, out->len, JOURNAL_HEADER_FIXED) != (ssize_t)out->len) {
+        set_why(why, why_len, "reading the journal header: %s", strerror(errno ? errno : EIO));
+        return JOURNAL_ERR_IO;
+    }
+    bool hex = true;
+    for (unsigned i = 0; i < JOURNAL_RUN_ID_LEN; i++)
+        hex = hex && strchr("0123456789abcdef", h[24 + i]) && h[24 + i];
+    if (get_le32(h + 44) != header_crc(h, out->text, out->len) || h[9] || h[10] || h[11] || !hex ||
+        get_le64(h + 16) != text_hash(out->text, out->len)) {
         set_why(why, why_len, "journal header damaged (checksum mismatch)");
         return JOURNAL_ERR_HEADER;
     }
-    uint64_t found = get_le64(h + 16);
-    if (found != fingerprint) {
-        set_why(why, why_len, "journal of another job (fingerprint %016llx, this job %016llx)",
-                (unsigned long long)found, (unsigned long long)fingerprint);
-        return JOURNAL_ERR_FINGERPRINT;
-    }
+    memcpy(out->run_id, h + 24, JOURNAL_RUN_ID_LEN);
+    out->run_id[JOURNAL_RUN_ID_LEN] = '\0';
     return JOURNAL_OK;
 }
 
@@ -222,9 +317,11 @@ static int dir_sync(const char *path)
 
 /// Creates the journal atomically: header into "<path>.new", synced, linked to path. Returns
 /// an fd of path, or -1 with errno (EEXIST: another process created it first).
-static int journal_create(const char *path, uint64_t fingerprint)
+static int journal_create(const char *path, const JournalIdentity *want)
 {
-    char tmp[PATH_MAX];
+    char tmp[PATH_MAX], run_id[JOURNAL_RUN_ID_LEN + 1];
+    if (run_id_new(run_id) != 0)
+        return -1;
     if (snprintf(tmp, sizeof tmp, "%s.new", path) >= (int)sizeof tmp) {
         errno = ENAMETOOLONG;
         return -1;
@@ -232,9 +329,11 @@ static int journal_create(const char *path, uint64_t fingerprint)
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    uint8_t h[JOURNAL_HEADER_SIZE];
-    header_encode(h, fingerprint);
+    uint8_t h[JOURNAL_HEADER_FIXED];
+    header_encode(h, want, run_id);
     int rc = write_full(fd, h, sizeof h, 0);
+    if (rc == 0 && want->len)
+        rc = write_full(fd, want->text, want->len, sizeof h);
     if (rc == 0)
         rc = fsync(fd);
     if (rc == 0)
@@ -322,7 +421,7 @@ static JournalStatus tail_judge(Journal *j, uint64_t off, uint64_t size, char *w
 static JournalStatus journal_verify(Journal *j, uint64_t size, uint64_t *end, char *why,
                                     size_t why_len)
 {
-    uint64_t off = JOURNAL_HEADER_SIZE;
+    uint64_t off = j->start;
     while (off < size) {
         uint32_t len;
         uint64_t key;
@@ -391,7 +490,7 @@ static JournalStatus journal_replay(Journal *j, uint64_t end, JournalReplayFn fn
 {
     KeySet seen = {0};
     JournalStatus st = JOURNAL_OK;
-    uint64_t off = JOURNAL_HEADER_SIZE;
+    uint64_t off = j->start;
     while (off < end) {
         uint32_t len;
         uint64_t key;
@@ -425,14 +524,14 @@ done:
 }
 
 /// Opens path, creating it when missing; *created tells which.
-static int journal_open_fd(const char *path, uint64_t fingerprint, bool *created)
+static int journal_open_fd(const char *path, const JournalIdentity *want, bool *created)
 {
     *created = false;
     for (int attempt = 0; attempt < 2; attempt++) {
         int fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd >= 0 || errno != ENOENT)
             return fd;
-        fd = journal_create(path, fingerprint);
+        fd = journal_create(path, want);
         if (fd >= 0 || errno != EEXIST) {
             *created = fd >= 0;
             return fd;
@@ -442,9 +541,9 @@ static int journal_open_fd(const char *path, uint64_t fingerprint, bool *created
     return -1;
 }
 
-/// Locks the file and checks its header.
-static JournalStatus journal_check_file(Journal *j, uint64_t fingerprint, uint64_t *size, char *why,
-                                        size_t why_len)
+/// Locks the file and checks its header against the identity wanted.
+static JournalStatus journal_check_file(Journal *j, const JournalIdentity *want, uint64_t *size,
+                                        char *why, size_t why_len)
 {
     if (flock(j->fd, LOCK_EX | LOCK_NB) != 0) {
         set_why(why, why_len, "journal locked: %s", strerror(errno));
@@ -460,37 +559,53 @@ static JournalStatus journal_check_file(Journal *j, uint64_t fingerprint, uint64
         return JOURNAL_ERR_HEADER;
     }
     *size = (uint64_t)sb.st_size;
-    uint8_t h[JOURNAL_HEADER_SIZE];
-    ssize_t n = read_full(j->fd, h, sizeof h, 0);
-    if (n < 0) {
-        set_why(why, why_len, "reading the journal header: %s", strerror(errno));
-        return JOURNAL_ERR_IO;
+    Header h;
+    JournalStatus st = header_read(j->fd, *size, &h, why, why_len);
+    if (st == JOURNAL_OK && (h.len != want->len || (h.len && memcmp(h.text, want->text, h.len)))) {
+        set_why(why, why_len,
+                "journal of another job: its identity differs (journal %016llx, this job %016llx)",
+                (unsigned long long)text_hash(h.text, h.len),
+                (unsigned long long)text_hash(want->text, want->len));
+        st = JOURNAL_ERR_IDENTITY;
     }
-    return header_check(h, (size_t)n, fingerprint, why, why_len);
+    if (st == JOURNAL_OK) {
+        j->start = JOURNAL_HEADER_FIXED + (uint64_t)h.len;
+        memcpy(j->run_id, h.run_id, sizeof j->run_id);
+    }
+    free(h.text);
+    return st;
 }
 
-JournalStatus journal_open(Journal **out, const char *path, uint64_t fingerprint,
+JournalStatus journal_open(Journal **out, const char *path, const JournalIdentity *want,
                            JournalReplayFn fn, void *ctx, JournalReplayStats *stats, char *why,
                            size_t why_len)
 {
     JournalReplayStats local;
+    JournalIdentity none = {"", 0};
     if (!stats)
         stats = &local;
+    if (!want)
+        want = &none;
     *stats = (JournalReplayStats){0};
     *out = NULL;
     set_why(why, why_len, "ok");
+    if (want->len > JOURNAL_IDENTITY_MAX) {
+        set_why(why, why_len, "identity of %zu bytes, above the %u-byte cap", want->len,
+                JOURNAL_IDENTITY_MAX);
+        return JOURNAL_ERR_TOO_LARGE;
+    }
     Journal *j = calloc(1, sizeof *j);
     if (!j)
         return JOURNAL_ERR_NOMEM;
     JournalStatus st = JOURNAL_OK;
-    j->fd = journal_open_fd(path, fingerprint, &stats->created);
+    j->fd = journal_open_fd(path, want, &stats->created);
     if (j->fd < 0) {
         set_why(why, why_len, "%s: %s", path, strerror(errno));
         st = JOURNAL_ERR_IO;
         goto fail;
     }
     uint64_t size = 0, end = 0;
-    st = journal_check_file(j, fingerprint, &size, why, why_len);
+    st = journal_check_file(j, want, &size, why, why_len);
     if (st == JOURNAL_OK)
         st = journal_verify(j, size, &end, why, why_len);
     if (st == JOURNAL_OK)
@@ -572,4 +687,189 @@ void journal_close(Journal *j)
         close(j->fd); // closing releases the flock
     free(j->buf);
     free(j);
+}
+
+const char *journal_run_id(const Journal *j) { return j->run_id; }
+
+JournalStatus journal_peek(const char *path, char *identity, size_t cap, size_t *len,
+                           char run_id[JOURNAL_RUN_ID_LEN + 1], char *why, size_t why_len)
+{
+    set_why(why, why_len, "ok");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        set_why(why, why_len, "%s: %s", path, strerror(errno));
+        return JOURNAL_ERR_IO;
+    }
+    struct stat sb;
+    Header h = {0};
+    JournalStatus st = JOURNAL_OK;
+    if (fstat(fd, &sb) != 0) {
+        set_why(why, why_len, "fstat: %s", strerror(errno));
+        st = JOURNAL_ERR_IO;
+    } else if (!S_ISREG(sb.st_mode)) {
+        set_why(why, why_len, "not a journal (not a regular file)");
+        st = JOURNAL_ERR_HEADER;
+    } else {
+        st = header_read(fd, (uint64_t)sb.st_size, &h, why, why_len);
+    }
+    close(fd);
+    if (st == JOURNAL_OK) {
+        if (cap) {
+            size_t n = h.len < cap - 1 ? h.len : cap - 1;
+            memcpy(identity, h.text, n);
+            identity[n] = '\0';
+        }
+        if (len)
+            *len = h.len;
+        if (run_id)
+            memcpy(run_id, h.run_id, JOURNAL_RUN_ID_LEN + 1);
+    }
+    free(h.text);
+    return st;
+}
+
+// ---- Starting afresh ----------------------------------------------------------------------
+
+/// Whether a relative name stays inside its directory: not absolute, no ".." component.
+static bool name_inside(const char *name)
+{
+    if (!name[0] || name[0] == '/')
+        return false;
+    for (const char *p = name; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return false;
+        p += n;
+        p += *p == '/';
+    }
+    return true;
+}
+
+/// Makes the directories of name's parents under base (base itself exists).
+static int make_parents(const char *base, const char *name)
+{
+    char path[PATH_MAX];
+    for (const char *slash = strchr(name, '/'); slash; slash = strchr(slash + 1, '/')) {
+        if (snprintf(path, sizeof path, "%s/%.*s", base, (int)(slash - name), name) >=
+            (int)sizeof path) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -1;
+    }
+    return 0;
+}
+
+/// Creates dir/previous-YYYYmmdd-HHMMSS[-N] into out.
+static int make_previous_dir(const char *dir, char *out, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    char stamp[32];
+    if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm)) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int k = 1; k < 1000; k++) {
+        int n = k == 1 ? snprintf(out, len, "%s/previous-%s", dir, stamp)
+                       : snprintf(out, len, "%s/previous-%s-%d", dir, stamp, k);
+        if (n < 0 || (size_t)n >= len) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        if (mkdir(out, 0755) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/// Locks every existing regular file of names (shared, not waiting) into fds[i] (-1 when
+/// none): a journal still open in another process refuses the move. Returns how many names
+/// exist, or -1 with why.
+static int check_names(const char *dir, const char *const *names, int n, int *fds, char *why,
+                       size_t why_len)
+{
+    int existing = 0;
+    for (int i = 0; i < n; i++)
+        fds[i] = -1;
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        struct stat sb;
+        if (!names[i] || !names[i][0])
+            continue; // an output the job does not write
+        if (!name_inside(names[i])) {
+            set_why(why, why_len, "'%s' is not a name inside %s", names[i], dir);
+            return -1;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (lstat(path, &sb) != 0)
+            continue;
+        existing++;
+        if (!S_ISREG(sb.st_mode))
+            continue;
+        fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+        if (fds[i] >= 0 && flock(fds[i], LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            set_why(why, why_len, "%s is in use by another process (a run still going?)", path);
+            return -1;
+        }
+    }
+    return existing;
+}
+
+int journal_move_aside(const char *dir, const char *const *names, int n, char *moved_to, size_t len,
+                       char *why, size_t why_len)
+{
+    char sub[PATH_MAX];
+    sub[0] = '\0';
+    set_why(why, why_len, "ok");
+    if (moved_to && len)
+        moved_to[0] = '\0';
+    int *fds = malloc((size_t)(n > 0 ? n : 1) * sizeof *fds);
+    if (!fds) {
+        set_why(why, why_len, "out of memory");
+        return -1;
+    }
+    int moved = check_names(dir, names, n, fds, why, why_len);
+    if (moved > 0 && make_previous_dir(dir, sub, sizeof sub) != 0) {
+        set_why(why, why_len, "making a directory in %s: %s", dir, strerror(errno));
+        moved = -1;
+    }
+    if (moved > 0) {
+        moved = 0;
+        for (int i = 0; i < n; i++) {
+            char from[PATH_MAX], to[PATH_MAX];
+            struct stat sb;
+            if (!names[i] || !names[i][0])
+                continue;
+            snprintf(from, sizeof from, "%s/%s", dir, names[i]);
+            if (lstat(from, &sb) != 0)
+                continue; // absent, or listed twice
+            if (snprintf(to, sizeof to, "%s/%s", sub, names[i]) >= (int)sizeof to ||
+                make_parents(sub, names[i]) != 0 || rename(from, to) != 0) {
+                set_why(why, why_len, "moving %s to %s: %s (%d moved before)", from, sub,
+                        strerror(errno), moved);
+                moved = -1;
+                break;
+            }
+            moved++;
+        }
+        // The renames are durable once both directories are (best effort: a crash before
+        // this leaves each file whole in one of the two places).
+        char probe[PATH_MAX + 8];
+        snprintf(probe, sizeof probe, "%s/x", sub);
+        (void)dir_sync(probe);
+        snprintf(probe, sizeof probe, "%s/x", dir);
+        (void)dir_sync(probe);
+    }
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+    if (moved_to && len && sub[0])
+        snprintf(moved_to, len, "%s", sub);
+    return moved < 0 ? -1 : 0;
 }

@@ -5,17 +5,24 @@
 // strings (the coordinator stores msgpack result messages), each under a 64-bit key (the
 // game-pair id) so that replay can skip and report duplicates.
 //
-// File format (all integers little-endian):
-//   header, 28 bytes:
+// File format (all integers little-endian), version 2:
+//   header, 48 bytes + the identity text:
 //     0  "XQJOURNAL" (9 bytes), then 3 zero bytes
-//     12 u32 format version (JOURNAL_VERSION)
-//     16 u64 job fingerprint, chosen by the caller: a journal of another job is refused
-//     24 u32 CRC-32 (zlib) of bytes 0..23
-//   then records, back to back, each 16 bytes + payload:
+//     12 u32 format version (JOURNAL_VERSION; at this offset in every version)
+//     16 u64 64-bit FNV-1a of the identity text (for a quick look; the text is compared)
+//     24 run id: 16 lowercase hex digits, random for a new journal, kept on every reopen
+//     40 u32 identity text length L, at most JOURNAL_IDENTITY_MAX
+//     44 u32 CRC-32 (zlib) of bytes 0..43 followed by the identity text
+//     48 identity text, L bytes, chosen by the caller (coordinator/identity.h's text form):
+//        a journal whose text differs byte for byte is refused as another job's
+//   then records from byte 48 + L, back to back, each 16 bytes + payload:
 //     0  u32 payload length, at most JOURNAL_RECORD_MAX
 //     4  u64 key
 //     12 u32 CRC-32 of the 8 key bytes followed by the payload
 //     16 payload
+// Version 1 (a 28-byte header holding a u64 fingerprint of the job file) is refused with a
+// message telling to start afresh (--fresh): its fingerprint cannot be checked against an
+// identity.
 //
 // Guarantees:
 // - A new journal appears atomically: the header is written to "<path>.new", synced, then
@@ -29,7 +36,8 @@
 //   scans it byte by byte for a valid record: instant for the small records the coordinator
 //   writes, seconds for a torn multi-MiB record of incompressible bytes.)
 // - Replay sees only a fully checked journal: the callback is not called at all when the
-//   journal is refused.
+//   journal is refused. A journal of another identity, version or a damaged header is
+//   refused before anything is written to it.
 // - One process at a time: the file is locked (flock) while a Journal is open.
 // No globals; one Journal per coordinator, used from one thread at a time.
 #pragma once
@@ -38,23 +46,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JOURNAL_VERSION     1u
-#define JOURNAL_RECORD_MAX  (8u << 20) // payload bytes of one record
-#define JOURNAL_HEADER_SIZE 28u
-#define JOURNAL_RECORD_HEAD 16u // length, key, CRC
+#define JOURNAL_VERSION      2u
+#define JOURNAL_RECORD_MAX   (8u << 20)  // payload bytes of one record
+#define JOURNAL_IDENTITY_MAX (64u << 10) // bytes of the identity text
+#define JOURNAL_HEADER_FIXED 48u         // header bytes before the identity text
+#define JOURNAL_RECORD_HEAD  16u         // length, key, CRC
+#define JOURNAL_RUN_ID_LEN   16u         // hex digits
 
 typedef enum {
     JOURNAL_OK,
-    JOURNAL_ERR_IO,          // a system call failed (errno kept; see journal_last_error)
-    JOURNAL_ERR_NOMEM,       // out of memory
-    JOURNAL_ERR_HEADER,      // not a journal: bad magic, short or damaged header
-    JOURNAL_ERR_VERSION,     // a journal of another format version
-    JOURNAL_ERR_FINGERPRINT, // a journal of another job
-    JOURNAL_ERR_CORRUPT,     // a damaged record followed by valid data
-    JOURNAL_ERR_LOCKED,      // another process has the journal open
-    JOURNAL_ERR_TOO_LARGE,   // payload above JOURNAL_RECORD_MAX
-    JOURNAL_ERR_CALLBACK,    // the replay callback asked to stop
-    JOURNAL_ERR_FAILED,      // an earlier append failed in a way that needs a reopen
+    JOURNAL_ERR_IO,        // a system call failed (errno kept; see journal_last_error)
+    JOURNAL_ERR_NOMEM,     // out of memory
+    JOURNAL_ERR_HEADER,    // not a journal: bad magic, short or damaged header
+    JOURNAL_ERR_VERSION,   // a journal of another format version (1: start afresh)
+    JOURNAL_ERR_IDENTITY,  // a journal of another job: its identity text differs
+    JOURNAL_ERR_CORRUPT,   // a damaged record followed by valid data
+    JOURNAL_ERR_LOCKED,    // another process has the journal open
+    JOURNAL_ERR_TOO_LARGE, // payload above JOURNAL_RECORD_MAX
+    JOURNAL_ERR_CALLBACK,  // the replay callback asked to stop
+    JOURNAL_ERR_FAILED,    // an earlier append failed in a way that needs a reopen
     JOURNAL_STATUS_NB
 } JournalStatus;
 
@@ -71,18 +81,36 @@ typedef struct {
     bool created;        // the file did not exist and was created
 } JournalReplayStats;
 
+/// The identity of the job that opens a journal: text (need not end in NUL) and its length.
+typedef struct {
+    const char *text;
+    size_t len; // at most JOURNAL_IDENTITY_MAX
+} JournalIdentity;
+
 typedef struct Journal Journal;
 
 const char *journal_strerror(JournalStatus st);
 
-/// Opens the journal at path for the job `fingerprint`, creating it when missing, else
-/// checking its header (refused without touching the file when it does not match) and
-/// replaying its records through fn (may be NULL) with ctx. stats (may be NULL) receives the
-/// replay counts. On failure *out is NULL and why[why_len] (may be NULL) says what happened,
-/// with the byte offset for JOURNAL_ERR_CORRUPT.
-JournalStatus journal_open(Journal **out, const char *path, uint64_t fingerprint,
+/// Opens the journal at path for the job of identity `want` (NULL: the empty identity),
+/// creating it when missing (with a new random run id), else checking its header and
+/// replaying its records through fn (may be NULL) with ctx. A journal of another identity is
+/// JOURNAL_ERR_IDENTITY, refused without replaying or touching the file: journal_peek reads its
+/// identity so that the caller can say what changed. stats (may be NULL) receives the replay
+/// counts. On failure *out is NULL and why[why_len] (may be NULL) says what happened, with the byte
+/// offset for JOURNAL_ERR_CORRUPT.
+JournalStatus journal_open(Journal **out, const char *path, const JournalIdentity *want,
                            JournalReplayFn fn, void *ctx, JournalReplayStats *stats, char *why,
                            size_t why_len);
+
+/// Reads the header of the journal at path without locking or changing it: the identity
+/// text into identity[cap] (NUL-terminated, cut to fit when cap is too small; may be NULL
+/// with cap 0), its whole length into *len (may be NULL), the run id into run_id (may be
+/// NULL). Header errors as journal_open's (JOURNAL_ERR_IO with ENOENT when there is none).
+JournalStatus journal_peek(const char *path, char *identity, size_t cap, size_t *len,
+                           char run_id[JOURNAL_RUN_ID_LEN + 1], char *why, size_t why_len);
+
+/// The run id of an open journal: 16 hex digits, the same on every reopen.
+const char *journal_run_id(const Journal *j);
 
 /// Appends one record with a single write and fdatasync. On error the file is cut back to
 /// its last durable size (or, if even that fails, left with at most a torn tail that the
@@ -100,3 +128,15 @@ uint64_t journal_size(const Journal *j);
 
 /// Closes the journal and frees it; journal_close(NULL) is a no-op.
 void journal_close(Journal *j);
+
+/// For starting a run afresh (--fresh): moves those of names[0..n) (paths relative to dir:
+/// the journal, PGN, result, reports, ...; NULL or "" entries are skipped) that exist into a
+/// new directory dir/previous-YYYYmmdd-HHMMSS (local time; "-2", "-3", ... appended when
+/// taken), each by one rename(2) within dir, so every file is either in its old place or in
+/// the new one, whole; nothing is ever deleted. Refused before moving anything when a name
+/// is absolute or has a ".." component, or a file is locked by another process (a run still
+/// using its journal). Returns 0 with the new directory in moved_to[len] ("" when none of
+/// the names existed: no directory is made), or -1 with why[why_len] (then moved_to names
+/// the directory holding what was moved before the failure, if any).
+int journal_move_aside(const char *dir, const char *const *names, int n, char *moved_to, size_t len,
+                       char *why, size_t why_len);

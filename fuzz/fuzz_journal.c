@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT
 // Journal records (coordinator/journal.c): any file opens with its valid prefix replayed, or
 // is refused untouched; replayed payloads are within the size limit, keys are never replayed
-// twice, and a journal that opened takes a new record and opens again with it. With the first
-// input byte odd, the header and record CRCs are recomputed so the fuzzer gets past them.
+// twice, and a journal that opened takes a new record and opens again with it. The journal
+// is opened with the identity its header holds (journal_peek), so any identity text gets to
+// the records. With the first input byte odd, the header (identity hash and CRC) and record
+// CRCs are recomputed so the fuzzer gets past them.
 #include "fuzz_util.h"
 
 #include <zlib.h>
 
 #include "journal.h"
 
-enum { FINGERPRINT = 0x5851464f52474521ull, SEEN_MAX = 4096 };
+enum { SEEN_MAX = 4096 };
+
+// The identity of a journal whose header cannot be read (the seeds hold it: fuzz/seedgen.c).
+static const char IDENTITY[] = "kind=match\nfuzz=journal\n";
 
 typedef struct {
     uint64_t keys[SEEN_MAX];
@@ -37,15 +42,28 @@ static void put_le32(uint8_t *p, uint32_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/// Rewrites the header CRC and the CRC of every record that fits in the file.
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/// Rewrites the header's identity hash and CRC and the CRC of every record that fits.
 static void fix_crcs(uint8_t *f, size_t size)
 {
-    if (size < JOURNAL_HEADER_SIZE)
+    if (size < JOURNAL_HEADER_FIXED)
         return;
-    put_le32(f + 24, (uint32_t)crc32(0, f, 24));
-    for (size_t pos = JOURNAL_HEADER_SIZE; pos + JOURNAL_RECORD_HEAD <= size;) {
-        uint32_t len = (uint32_t)f[pos] | (uint32_t)f[pos + 1] << 8 | (uint32_t)f[pos + 2] << 16 |
-                       (uint32_t)f[pos + 3] << 24;
+    uint32_t id_len = get_le32(f + 40);
+    if (id_len > size - JOURNAL_HEADER_FIXED)
+        return;
+    uint64_t h = 0xcbf29ce484222325ull; // FNV-1a of the identity text
+    for (uint32_t i = 0; i < id_len; i++)
+        h = (h ^ f[JOURNAL_HEADER_FIXED + i]) * 0x100000001b3ull;
+    put_le32(f + 16, (uint32_t)h);
+    put_le32(f + 20, (uint32_t)(h >> 32));
+    put_le32(f + 44, (uint32_t)crc32(crc32(0, f, JOURNAL_HEADER_FIXED - 4),
+                                     f + JOURNAL_HEADER_FIXED, id_len));
+    for (size_t pos = JOURNAL_HEADER_FIXED + id_len; pos + JOURNAL_RECORD_HEAD <= size;) {
+        uint32_t len = get_le32(f + pos);
         if (len > size - pos - JOURNAL_RECORD_HEAD)
             return;
         put_le32(f + pos + 12,
@@ -70,8 +88,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     seen.replayed = 0;
     Journal *j = NULL;
     JournalReplayStats stats;
-    JournalStatus st =
-        journal_open(&j, path, FINGERPRINT, on_record, &seen, &stats, why, sizeof why);
+    static char stored[JOURNAL_IDENTITY_MAX + 1];
+    size_t stored_len = 0;
+    JournalIdentity id = {IDENTITY, sizeof IDENTITY - 1};
+    if (journal_peek(path, stored, sizeof stored, &stored_len, NULL, why, sizeof why) == JOURNAL_OK)
+        id = (JournalIdentity){stored, stored_len};
+    JournalStatus st = journal_open(&j, path, &id, on_record, &seen, &stats, why, sizeof why);
     if (st == JOURNAL_OK) {
         if (stats.records != seen.replayed + stats.duplicates)
             abort();
@@ -81,8 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         seen.n = 0;
         seen.replayed = 0;
         JournalReplayStats again;
-        if (journal_open(&j, path, FINGERPRINT, on_record, &seen, &again, why, sizeof why) !=
-                JOURNAL_OK ||
+        if (journal_open(&j, path, &id, on_record, &seen, &again, why, sizeof why) != JOURNAL_OK ||
             again.torn_bytes != 0 || again.records != stats.records + 1)
             abort(); // the repaired journal plus one record reads back whole
         journal_close(j);

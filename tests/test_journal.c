@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 // The coordinator's write-ahead journal: round trips, duplicate keys, torn tails cut at every
-// length, damage in the middle refused with its offset, foreign headers refused untouched,
-// and failing appends (a full disk through RLIMIT_FSIZE, a read-only descriptor).
+// length, damage in the middle refused with its offset, foreign headers (another identity, a
+// version-1 journal) refused untouched with the stored identity readable, the run id kept
+// across reopens, failing appends (a full disk through RLIMIT_FSIZE, a read-only descriptor),
+// and moving a run's files aside for a fresh start.
+#define _GNU_SOURCE // nftw
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,7 +29,11 @@
 
 enum { SEEN_MAX = 64, SEEN_HEAD = 64 };
 
-static const uint64_t FP = 0x5851464f52474531ULL; // the job fingerprint of every test
+// The identity of every test's job, and another job's.
+static const char ID_TEXT[] = "kind=match\nengine.base.weights=0123456789abcdef\n";
+static const JournalIdentity ID = {ID_TEXT, sizeof ID_TEXT - 1};
+static const JournalIdentity OTHER = {"kind=sprt\n", 10};
+#define HDR (JOURNAL_HEADER_FIXED + sizeof ID_TEXT - 1) // bytes before the first record
 
 typedef struct {
     uint64_t key;
@@ -72,15 +82,18 @@ static int setup(void **state)
     return 0;
 }
 
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
 static int teardown(void **state)
 {
     Fixture *f = *state;
-    char tmp[160];
     setrlimit(RLIMIT_FSIZE, &f->fsize);
-    unlink(f->path);
-    snprintf(tmp, sizeof tmp, "%s.new", f->path);
-    unlink(tmp);
-    rmdir(f->dir);
+    nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(f);
     return 0;
 }
@@ -93,7 +106,7 @@ static Journal *open_ok(const char *path, Collect *c, JournalReplayStats *stats)
         memset(c, 0, sizeof *c);
         c->stop_at = -1;
     }
-    JournalStatus st = journal_open(&j, path, FP, collect_fn, c, stats, why, sizeof why);
+    JournalStatus st = journal_open(&j, path, &ID, collect_fn, c, stats, why, sizeof why);
     if (st != JOURNAL_OK)
         print_error("journal_open: %s (%s)\n", journal_strerror(st), why);
     assert_int_equal(st, JOURNAL_OK);
@@ -168,13 +181,13 @@ static void test_roundtrip(void **state)
     Journal *j = open_ok(f->path, NULL, &stats);
     assert_true(stats.created);
     assert_int_equal(stats.records, 0);
-    assert_int_equal(stats.bytes, JOURNAL_HEADER_SIZE);
-    assert_int_equal(file_size(f->path), JOURNAL_HEADER_SIZE);
+    assert_int_equal(stats.bytes, HDR);
+    assert_int_equal(file_size(f->path), HDR);
     append_text(j, 42, "first");
     append_text(j, 7, "second result");
     append_text(j, UINT64_MAX, "third");
     uint64_t size = journal_size(j);
-    assert_int_equal(size, JOURNAL_HEADER_SIZE + 3 * JOURNAL_RECORD_HEAD + 5 + 13 + 5);
+    assert_int_equal(size, HDR + 3 * JOURNAL_RECORD_HEAD + 5 + 13 + 5);
     journal_close(j);
 
     Collect c;
@@ -223,7 +236,7 @@ static void test_torn_tail_every_cut(void **state)
     Fixture *f = *state;
     uint64_t off[4];
     make_three(f->path, off);
-    uint8_t whole[256];
+    uint8_t whole[1024];
     assert_int_equal(file_read(f->path, whole, sizeof whole), off[3]);
 
     for (uint64_t keep = 1; keep < off[3] - off[2]; keep++) {
@@ -240,7 +253,7 @@ static void test_torn_tail_every_cut(void **state)
         append_text(j, 3, "pair 3: the last one");
         journal_close(j);
 
-        uint8_t again[256];
+        uint8_t again[1024];
         assert_int_equal(file_read(f->path, again, sizeof again), off[3]);
         assert_memory_equal(again, whole, (size_t)off[3]);
         j = open_ok(f->path, &c, &stats);
@@ -279,14 +292,15 @@ static void test_damaged_tail_cut(void **state)
 
 /// Opens a journal that must be refused with `want`, the file unchanged and nothing replayed;
 /// `mention` must appear in the message.
-static void assert_refused(const char *path, uint64_t fp, JournalStatus want, const char *mention)
+static void assert_refused(const char *path, const JournalIdentity *id, JournalStatus want,
+                           const char *mention)
 {
-    uint8_t before[512], after[512];
+    uint8_t before[1024], after[1024];
     size_t n = file_read(path, before, sizeof before);
     Journal *j = (Journal *)&j; // must become NULL
     Collect c = {.stop_at = -1};
     char why[256];
-    JournalStatus st = journal_open(&j, path, fp, collect_fn, &c, NULL, why, sizeof why);
+    JournalStatus st = journal_open(&j, path, id, collect_fn, &c, NULL, why, sizeof why);
     assert_int_equal(st, want);
     assert_null(j);
     assert_int_equal(c.n, 0);
@@ -305,13 +319,13 @@ static void test_corrupt_middle(void **state)
     Fixture *f = *state;
     uint64_t off[4];
     make_three(f->path, off);
-    uint8_t buf[256];
+    uint8_t buf[1024];
     size_t n = file_read(f->path, buf, sizeof buf);
     buf[off[1] + JOURNAL_RECORD_HEAD + 3] ^= 0x40; // a payload byte of record 2
     file_write(f->path, buf, n);
     char mention[64];
     snprintf(mention, sizeof mention, "byte %llu ", (unsigned long long)off[1]);
-    assert_refused(f->path, FP, JOURNAL_ERR_CORRUPT, mention);
+    assert_refused(f->path, &ID, JOURNAL_ERR_CORRUPT, mention);
 }
 
 /// A length field above JOURNAL_RECORD_MAX is corruption in the middle and a torn tail at
@@ -321,7 +335,7 @@ static void test_length_above_cap(void **state)
     Fixture *f = *state;
     uint64_t off[4];
     make_three(f->path, off);
-    uint8_t whole[256], buf[256];
+    uint8_t whole[1024], buf[1024];
     size_t n = file_read(f->path, whole, sizeof whole);
 
     memcpy(buf, whole, n);
@@ -329,7 +343,7 @@ static void test_length_above_cap(void **state)
     file_write(f->path, buf, n);
     char mention[64];
     snprintf(mention, sizeof mention, "byte %llu ", (unsigned long long)off[1]);
-    assert_refused(f->path, FP, JOURNAL_ERR_CORRUPT, mention);
+    assert_refused(f->path, &ID, JOURNAL_ERR_CORRUPT, mention);
 
     memcpy(buf, whole, n);
     put_le32(buf + off[2], JOURNAL_RECORD_MAX + 1);
@@ -349,7 +363,7 @@ static void test_oversized_record(void **state)
     Fixture *f = *state;
     uint64_t off[4];
     make_three(f->path, off);
-    uint8_t whole[256];
+    uint8_t whole[1024];
     size_t n = file_read(f->path, whole, sizeof whole);
     size_t len = JOURNAL_RECORD_MAX + 1;
     size_t zeros = JOURNAL_RECORD_MAX + ((size_t)1 << 20); // past any torn append's reach
@@ -369,7 +383,7 @@ static void test_oversized_record(void **state)
     assert_int_equal(fclose(fp), 0);
     char why[256];
     Journal *j = NULL;
-    assert_int_equal(journal_open(&j, f->path, FP, NULL, NULL, NULL, why, sizeof why),
+    assert_int_equal(journal_open(&j, f->path, &ID, NULL, NULL, NULL, why, sizeof why),
                      JOURNAL_ERR_CORRUPT);
     char mention[64];
     snprintf(mention, sizeof mention, "byte %llu ", (unsigned long long)off[2]);
@@ -383,43 +397,171 @@ static void test_oversized_record(void **state)
     assert_int_equal(fwrite(big, 1, zeros, fp), zeros);
     assert_int_equal(fclose(fp), 0);
     uint64_t size = file_size(f->path);
-    assert_int_equal(journal_open(&j, f->path, FP, NULL, NULL, NULL, why, sizeof why),
+    assert_int_equal(journal_open(&j, f->path, &ID, NULL, NULL, NULL, why, sizeof why),
                      JOURNAL_ERR_CORRUPT);
     assert_non_null(strstr(why, "torn append"));
     assert_int_equal(file_size(f->path), size);
     free(big);
 }
 
-/// Bad magic, a damaged header, another format version, another job's fingerprint and a
-/// short file are refused without changing the file.
+/// Rewrites the header CRC of a version-2 journal in buf (identity text included).
+static void fix_header_crc(uint8_t *buf)
+{
+    uint32_t len = (uint32_t)buf[40] | (uint32_t)buf[41] << 8 | (uint32_t)buf[42] << 16 |
+                   (uint32_t)buf[43] << 24;
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), buf, JOURNAL_HEADER_FIXED - 4);
+    put_le32(buf + 44, (uint32_t)crc32(crc, buf + JOURNAL_HEADER_FIXED, len));
+}
+
+/// Bad magic, a damaged header (fixed part, run id or identity text), a newer format
+/// version, an identity length above the cap and a short file are refused without changing
+/// the file.
 static void test_header_refused(void **state)
 {
     Fixture *f = *state;
     uint64_t off[4];
     make_three(f->path, off);
-    uint8_t whole[256], buf[256];
+    uint8_t whole[1024], buf[1024];
     size_t n = file_read(f->path, whole, sizeof whole);
-
-    assert_refused(f->path, FP + 1, JOURNAL_ERR_FINGERPRINT, "another job");
 
     memcpy(buf, whole, n);
     buf[0] = 'Y';
     file_write(f->path, buf, n);
-    assert_refused(f->path, FP, JOURNAL_ERR_HEADER, "bad magic");
+    assert_refused(f->path, &ID, JOURNAL_ERR_HEADER, "bad magic");
 
-    memcpy(buf, whole, n);
-    buf[17] ^= 0x10; // the fingerprint, its CRC left stale
-    file_write(f->path, buf, n);
-    assert_refused(f->path, FP, JOURNAL_ERR_HEADER, "checksum");
+    const size_t damaged[] = {17, 30, JOURNAL_HEADER_FIXED + 3}; // hash, run id, identity
+    for (size_t i = 0; i < sizeof damaged / sizeof damaged[0]; i++) {
+        memcpy(buf, whole, n);
+        buf[damaged[i]] ^= 0x01; // the header CRC left stale
+        file_write(f->path, buf, n);
+        assert_refused(f->path, &ID, JOURNAL_ERR_HEADER, "checksum");
+    }
 
     memcpy(buf, whole, n);
     put_le32(buf + 12, JOURNAL_VERSION + 1);
-    put_le32(buf + 24, (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, 24));
+    fix_header_crc(buf);
     file_write(f->path, buf, n);
-    assert_refused(f->path, FP, JOURNAL_ERR_VERSION, "version 2");
+    assert_refused(f->path, &ID, JOURNAL_ERR_VERSION, "version 3");
 
+    memcpy(buf, whole, n);
+    put_le32(buf + 40, JOURNAL_IDENTITY_MAX + 1);
+    file_write(f->path, buf, n);
+    assert_refused(f->path, &ID, JOURNAL_ERR_HEADER, "above the cap");
+
+    file_write(f->path, whole, JOURNAL_HEADER_FIXED + 4); // the identity text cut
+    assert_refused(f->path, &ID, JOURNAL_ERR_HEADER, "too short");
     file_write(f->path, whole, 12);
-    assert_refused(f->path, FP, JOURNAL_ERR_HEADER, "too short");
+    assert_refused(f->path, &ID, JOURNAL_ERR_HEADER, "too short");
+}
+
+/// A journal of another identity is refused without replaying or changing it, and
+/// journal_peek then reads its identity text and run id (cut to fit a small buffer, its
+/// whole length still told).
+static void test_identity_refused(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    Collect c;
+    Journal *j = open_ok(f->path, &c, NULL);
+    char run_id[JOURNAL_RUN_ID_LEN + 1];
+    snprintf(run_id, sizeof run_id, "%s", journal_run_id(j));
+    journal_close(j);
+
+    assert_refused(f->path, &OTHER, JOURNAL_ERR_IDENTITY, "another job");
+    JournalIdentity longer = {ID_TEXT, sizeof ID_TEXT}; // the same text and a NUL
+    assert_refused(f->path, &longer, JOURNAL_ERR_IDENTITY, "identity differs");
+
+    char text[256], peek_id[JOURNAL_RUN_ID_LEN + 1], why[256];
+    size_t len = 0;
+    assert_int_equal(journal_peek(f->path, text, sizeof text, &len, peek_id, why, sizeof why),
+                     JOURNAL_OK);
+    assert_int_equal(len, ID.len);
+    assert_string_equal(text, ID_TEXT);
+    assert_string_equal(peek_id, run_id);
+    char small[5];
+    assert_int_equal(journal_peek(f->path, small, sizeof small, &len, NULL, NULL, 0), JOURNAL_OK);
+    assert_string_equal(small, "kind");
+    assert_int_equal(len, ID.len);
+
+    char missing[160];
+    snprintf(missing, sizeof missing, "%s/none.xqj", f->dir);
+    assert_int_equal(journal_peek(missing, text, sizeof text, &len, NULL, why, sizeof why),
+                     JOURNAL_ERR_IO);
+    assert_true(access(missing, F_OK) != 0);
+}
+
+/// A version-1 journal (28-byte header with a job fingerprint) is refused, untouched, with a
+/// message telling to start afresh; journal_peek refuses it the same way.
+static void test_version1_refused(void **state)
+{
+    Fixture *f = *state;
+    uint8_t v1[28 + JOURNAL_RECORD_HEAD + 4] = {'X', 'Q', 'J', 'O', 'U', 'R', 'N', 'A', 'L'};
+    put_le32(v1 + 12, 1);
+    for (int i = 0; i < 8; i++)
+        v1[16 + i] = (uint8_t)(0x5851464f52474531ULL >> (8 * i));
+    put_le32(v1 + 24, (uint32_t)crc32(crc32(0L, Z_NULL, 0), v1, 24));
+    put_le32(v1 + 28, 4); // one record, key 1, payload "1-0 "
+    v1[32] = 1;
+    memcpy(v1 + 28 + JOURNAL_RECORD_HEAD, "1-0 ", 4);
+    put_le32(v1 + 40, (uint32_t)crc32(crc32(crc32(0L, Z_NULL, 0), v1 + 32, 8), v1 + 44, 4));
+    file_write(f->path, v1, sizeof v1);
+
+    assert_refused(f->path, &ID, JOURNAL_ERR_VERSION,
+                   "journal of an older xqforge format (version 1): start afresh with --fresh");
+    char why[256];
+    assert_int_equal(journal_peek(f->path, NULL, 0, NULL, NULL, why, sizeof why),
+                     JOURNAL_ERR_VERSION);
+    assert_non_null(strstr(why, "--fresh"));
+}
+
+/// The run id is 16 hex digits, kept by every reopen, and another new journal gets another.
+static void test_run_id(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    char run_id[JOURNAL_RUN_ID_LEN + 1];
+    snprintf(run_id, sizeof run_id, "%s", journal_run_id(j));
+    assert_int_equal(strlen(run_id), JOURNAL_RUN_ID_LEN);
+    assert_int_equal(strspn(run_id, "0123456789abcdef"), JOURNAL_RUN_ID_LEN);
+    append_text(j, 1, "one");
+    journal_close(j);
+
+    Collect c;
+    j = open_ok(f->path, &c, NULL);
+    assert_string_equal(journal_run_id(j), run_id);
+    assert_int_equal(c.n, 1);
+    journal_close(j);
+
+    char other[160];
+    snprintf(other, sizeof other, "%s/other.xqj", f->dir);
+    j = open_ok(other, NULL, NULL);
+    assert_string_not_equal(journal_run_id(j), run_id);
+    journal_close(j);
+}
+
+/// An identity above JOURNAL_IDENTITY_MAX is refused before any file is made, and an empty
+/// identity is an identity like any other.
+static void test_identity_limits(void **state)
+{
+    Fixture *f = *state;
+    char *big = calloc(1, JOURNAL_IDENTITY_MAX + 1);
+    assert_non_null(big);
+    JournalIdentity too_big = {big, JOURNAL_IDENTITY_MAX + 1};
+    Journal *j = NULL;
+    char why[256];
+    assert_int_equal(journal_open(&j, f->path, &too_big, NULL, NULL, NULL, why, sizeof why),
+                     JOURNAL_ERR_TOO_LARGE);
+    assert_null(j);
+    assert_true(access(f->path, F_OK) != 0);
+    free(big);
+
+    JournalIdentity empty = {"", 0};
+    assert_int_equal(journal_open(&j, f->path, &empty, NULL, NULL, NULL, why, sizeof why),
+                     JOURNAL_OK);
+    assert_int_equal(journal_size(j), JOURNAL_HEADER_FIXED);
+    journal_close(j);
+    assert_refused(f->path, &ID, JOURNAL_ERR_IDENTITY, "another job");
 }
 
 /// Finds this process's descriptor of path (the journal's own).
@@ -551,15 +693,133 @@ static void test_locked_and_callback(void **state)
     append_text(j, 1, "a");
     append_text(j, 2, "b");
     Journal *k = NULL;
-    assert_int_equal(journal_open(&k, f->path, FP, NULL, NULL, NULL, NULL, 0), JOURNAL_ERR_LOCKED);
+    assert_int_equal(journal_open(&k, f->path, &ID, NULL, NULL, NULL, NULL, 0), JOURNAL_ERR_LOCKED);
     assert_null(k);
     journal_close(j);
 
     Collect c = {.stop_at = 1};
-    assert_int_equal(journal_open(&k, f->path, FP, collect_fn, &c, NULL, NULL, 0),
+    assert_int_equal(journal_open(&k, f->path, &ID, collect_fn, &c, NULL, NULL, 0),
                      JOURNAL_ERR_CALLBACK);
     assert_null(k);
     assert_int_equal(c.n, 1);
+}
+
+/// Writes text into dir/name.
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    file_write(path, (const uint8_t *)text, strlen(text));
+}
+
+/// The entries of a directory, "." and ".." aside.
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+/// Whether dir/name holds exactly text.
+static bool holds(const char *dir, const char *name, const char *text)
+{
+    char path[1024];
+    uint8_t buf[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf, fp);
+    fclose(fp);
+    return n == strlen(text) && !memcmp(buf, text, n);
+}
+
+/// Moving a run's files aside puts each existing one, whole, into a new previous-*
+/// directory (subdirectories too), skips missing and empty names, makes a second directory
+/// for a second move, and deletes nothing; with nothing to move no directory is made.
+static void test_move_aside(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    append_text(j, 1, "kept");
+    journal_close(j);
+    put_file(f->dir, "games.pgn", "[Event \"x\"]\n");
+    put_file(f->dir, "result.json", "{}");
+    char spool[160];
+    snprintf(spool, sizeof spool, "%s/spool", f->dir);
+    assert_int_equal(mkdir(spool, 0755), 0);
+    put_file(spool, "1.json", "{\"n\":1}");
+    uint8_t journal[1024];
+    size_t journal_len = file_read(f->path, journal, sizeof journal);
+
+    const char *names[] = {"run.xqj",     "games.pgn", "",          "result.json",
+                           "report.html", "spool",     "games.pgn", NULL};
+    char moved_to[512], why[256];
+    int rc = journal_move_aside(f->dir, names, 8, moved_to, sizeof moved_to, why, sizeof why);
+    if (rc != 0)
+        print_error("journal_move_aside: %s\n", why);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(moved_to, "/previous-"));
+    assert_int_equal(count_entries(moved_to), 4);
+    assert_int_equal(count_entries(f->dir), 1); // the previous-* directory alone
+    assert_true(access(f->path, F_OK) != 0);
+    assert_true(holds(moved_to, "games.pgn", "[Event \"x\"]\n"));
+    assert_true(holds(moved_to, "result.json", "{}"));
+    char moved_spool[600];
+    snprintf(moved_spool, sizeof moved_spool, "%s/spool", moved_to);
+    assert_true(holds(moved_spool, "1.json", "{\"n\":1}"));
+    char moved_journal[600];
+    snprintf(moved_journal, sizeof moved_journal, "%s/run.xqj", moved_to);
+    uint8_t again[1024];
+    assert_int_equal(file_read(moved_journal, again, sizeof again), journal_len);
+    assert_memory_equal(again, journal, journal_len);
+
+    assert_int_equal(
+        journal_move_aside(f->dir, names, 8, moved_to, sizeof moved_to, why, sizeof why), 0);
+    assert_string_equal(moved_to, "");
+
+    put_file(f->dir, "games.pgn", "second run");
+    char first[600];
+    snprintf(first, sizeof first, "%s", moved_spool);
+    first[strlen(first) - strlen("/spool")] = '\0';
+    assert_int_equal(
+        journal_move_aside(f->dir, names, 8, moved_to, sizeof moved_to, why, sizeof why), 0);
+    assert_string_not_equal(moved_to, first);
+    assert_int_equal(count_entries(moved_to), 1);
+    assert_int_equal(count_entries(f->dir), 2);
+    assert_int_equal(count_entries(first), 4);
+    assert_true(holds(moved_to, "games.pgn", "second run"));
+    assert_true(holds(first, "games.pgn", "[Event \"x\"]\n"));
+}
+
+/// A journal still open (locked) elsewhere, or a name leaving the directory, refuses the
+/// whole move before anything is moved.
+static void test_move_aside_refused(void **state)
+{
+    Fixture *f = *state;
+    put_file(f->dir, "games.pgn", "pgn");
+    Journal *j = open_ok(f->path, NULL, NULL);
+    const char *names[] = {"games.pgn", "run.xqj"};
+    char moved_to[512], why[256];
+    assert_int_equal(
+        journal_move_aside(f->dir, names, 2, moved_to, sizeof moved_to, why, sizeof why), -1);
+    assert_non_null(strstr(why, "in use"));
+    assert_string_equal(moved_to, "");
+    assert_true(holds(f->dir, "games.pgn", "pgn"));
+    assert_int_equal(access(f->path, F_OK), 0);
+    journal_close(j);
+
+    const char *escape[] = {"games.pgn", "../games.pgn"};
+    assert_int_equal(
+        journal_move_aside(f->dir, escape, 2, moved_to, sizeof moved_to, why, sizeof why), -1);
+    assert_true(holds(f->dir, "games.pgn", "pgn"));
+    const char *absolute[] = {"/etc/passwd"};
+    assert_int_equal(
+        journal_move_aside(f->dir, absolute, 1, moved_to, sizeof moved_to, why, sizeof why), -1);
 }
 
 /// Every status has its own message.
@@ -587,11 +847,17 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_length_above_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_oversized_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identity_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version1_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identity_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_readonly_fd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zero_length, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_payload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locked_and_callback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_move_aside, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_move_aside_refused, setup, teardown),
         cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

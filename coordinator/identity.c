@@ -1,0 +1,921 @@
+// SPDX-License-Identifier: MIT
+// The identity of a run (what is in it and why: identity.h). Hashes are 64-bit FNV-1a,
+// written as 16 hex digits: files by their bytes, weight tables by name and value of every
+// weight, so a weight added to params.def changes them too.
+#include "identity.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <limits.h>
+#include <math.h>
+
+#include "openings.h"
+#include "params.h"
+#include "search.h"
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME  0x100000001b3ull
+
+enum { HASH_TEXT = 17, SHOWN_MAX = 60 }; // 16 hex digits and NUL; value chars in a diff line
+
+/// A bounded text being built: n counts every byte asked for, buf holds what fits.
+typedef struct {
+    char *buf;
+    size_t cap, n;
+    uint64_t hash; // FNV-1a of every byte, written or not
+} Text;
+
+static const char *const STATUS_TEXT[IDENTITY_STATUS_NB] = {
+    [IDENTITY_OK] = "ok",
+    [IDENTITY_ERR_NOMEM] = "out of memory",
+    [IDENTITY_ERR_ENGINE] = "an engine's weights cannot be resolved",
+    [IDENTITY_ERR_TOO_LARGE] = "identity too large",
+    [IDENTITY_ERR_SYNTAX] = "not an identity text",
+};
+
+const char *identity_strerror(IdentityStatus st)
+{
+    return (unsigned)st < IDENTITY_STATUS_NB ? STATUS_TEXT[st] : "unknown identity status";
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * FNV_PRIME;
+    return h;
+}
+
+__attribute__((format(printf, 3, 4))) static void set_why(char *why, size_t why_len,
+                                                          const char *fmt, ...)
+{
+    if (!why || !why_len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_len, fmt, ap);
+    va_end(ap);
+}
+
+static void text_putc(Text *t, char c)
+{
+    if (t->n + 1 < t->cap)
+        t->buf[t->n] = c;
+    t->n++;
+    t->hash = (t->hash ^ (unsigned char)c) * FNV_PRIME;
+}
+
+static void text_puts(Text *t, const char *s)
+{
+    for (; *s; s++)
+        text_putc(t, *s);
+}
+
+__attribute__((format(printf, 2, 3))) static void text_printf(Text *t, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof small)
+        text_puts(t, small);
+}
+
+/// NUL-terminates what fits.
+static void text_end(Text *t)
+{
+    if (t->cap)
+        t->buf[t->n < t->cap ? t->n : t->cap - 1] = '\0';
+}
+
+// ---- Items --------------------------------------------------------------------------------
+
+void identity_init(Identity *id) { *id = (Identity){0}; }
+
+void identity_destroy(Identity *id)
+{
+    for (int i = 0; i < id->count; i++) {
+        free(id->items[i].key);
+        free(id->items[i].value);
+    }
+    free(id->items);
+    identity_init(id);
+}
+
+/// Takes ownership of key and value (both freed on failure).
+static IdentityStatus add_owned(Identity *id, char *key, char *value)
+{
+    IdentityStatus st = IDENTITY_OK;
+    if (!key || !value) {
+        st = IDENTITY_ERR_NOMEM;
+    } else if (id->count >= IDENTITY_ITEMS_MAX) {
+        st = IDENTITY_ERR_TOO_LARGE;
+    } else if (id->count == id->cap) {
+        int cap = id->cap ? 2 * id->cap : 32;
+        IdentityItem *items = realloc(id->items, (size_t)cap * sizeof *items);
+        if (items) {
+            id->items = items;
+            id->cap = cap;
+        } else {
+            st = IDENTITY_ERR_NOMEM;
+        }
+    }
+    if (st != IDENTITY_OK) {
+        free(key);
+        free(value);
+        return st;
+    }
+    id->items[id->count++] = (IdentityItem){key, value};
+    return IDENTITY_OK;
+}
+
+IdentityStatus identity_add(Identity *id, const char *key, const char *value)
+{
+    return add_owned(id, strdup(key), strdup(value));
+}
+
+const char *identity_get(const Identity *id, const char *key)
+{
+    for (int i = 0; i < id->count; i++)
+        if (!strcmp(id->items[i].key, key))
+            return id->items[i].value;
+    return NULL;
+}
+
+/// A new string of the formatted text, or NULL when out of memory.
+__attribute__((format(printf, 1, 0))) static char *str_vprintf(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return s;
+}
+
+__attribute__((format(printf, 1, 2))) static char *str_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = str_vprintf(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+__attribute__((format(printf, 3, 4))) static IdentityStatus addf(Identity *id, const char *key,
+                                                                 const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *value = str_vprintf(fmt, ap);
+    va_end(ap);
+    return add_owned(id, strdup(key), value);
+}
+
+/// "engine.NAME.SUB" with '.' and '\' in the name escaped, so that the name can be read back.
+static char *engine_key(const char *name, const char *sub)
+{
+    size_t len = strlen(name), sub_len = strlen(sub);
+    char *key = malloc(7 + 2 * len + 1 + sub_len + 1);
+    if (!key)
+        return NULL;
+    char *p = key;
+    memcpy(p, "engine.", 7);
+    p += 7;
+    for (const char *s = name; *s; s++) {
+        if (*s == '.' || *s == '\\')
+            *p++ = '\\';
+        *p++ = *s;
+    }
+    *p++ = '.';
+    memcpy(p, sub, sub_len + 1);
+    return key;
+}
+
+__attribute__((format(printf, 4, 5))) static IdentityStatus
+add_engine(Identity *id, const char *name, const char *sub, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *value = str_vprintf(fmt, ap);
+    va_end(ap);
+    return add_owned(id, engine_key(name, sub), value);
+}
+
+// ---- Resolving what a job names -----------------------------------------------------------
+
+/// The content hash of a file as 16 hex digits, or "unreadable (path: why)".
+static char *file_hash(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    uint64_t h = FNV_OFFSET;
+    if (f) {
+        unsigned char buf[1 << 14];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+            h = fnv1a(h, buf, n);
+        if (ferror(f)) {
+            int err = errno ? errno : EIO;
+            fclose(f);
+            f = NULL;
+            errno = err;
+        } else {
+            fclose(f);
+            return str_printf("%016llx", (unsigned long long)h);
+        }
+    }
+    return str_printf("unreadable (%s: %s)", path, strerror(errno));
+}
+
+static bool is_program(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
+}
+
+/// The program an external player runs: cmd, relative to its workdir when it has one (the
+/// player execs it there, without a PATH search). A bare name that is no program there is
+/// looked up in PATH, as a shell would.
+static void program_path(const PlayerConfig *pc, char *out, size_t len)
+{
+    if (pc->cmd[0] != '/' && pc->workdir[0])
+        snprintf(out, len, "%s/%s", pc->workdir, pc->cmd);
+    else
+        snprintf(out, len, "%s", pc->cmd);
+    if (strchr(pc->cmd, '/') || is_program(out))
+        return;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;;) {
+        const char *end = strchr(p, ':');
+        size_t dir_len = end ? (size_t)(end - p) : strlen(p);
+        char cand[PATH_MAX];
+        int n = dir_len ? snprintf(cand, sizeof cand, "%.*s/%s", (int)dir_len, p, pc->cmd)
+                        : snprintf(cand, sizeof cand, "%s", pc->cmd);
+        if (n > 0 && (size_t)n < sizeof cand && is_program(cand)) {
+            snprintf(out, len, "%s", cand);
+            return;
+        }
+        if (!end)
+            return;
+        p = end + 1;
+    }
+}
+
+static uint64_t weights_hash(const Weights *w)
+{
+    uint64_t h = FNV_OFFSET;
+    for (int i = 0; i < PARAM_NB; i++) {
+        uint8_t v[4];
+        for (int b = 0; b < 4; b++)
+            v[b] = (uint8_t)((uint32_t)w->v[i] >> (8 * b));
+        h = fnv1a(h, params_info[i].name, strlen(params_info[i].name) + 1);
+        h = fnv1a(h, v, sizeof v);
+    }
+    return h;
+}
+
+/// The weights a builtin player searches with: its weights file, then its weight options,
+/// applied to a fresh engine as the player does it.
+static IdentityStatus builtin_weights(const PlayerConfig *pc, uint64_t *hash, char *why,
+                                      size_t why_len)
+{
+    Engine *e = engine_new();
+    if (!e)
+        return IDENTITY_ERR_NOMEM;
+    IdentityStatus st = IDENTITY_OK;
+    char msg[512];
+    if (pc->weights_file[0] &&
+        weights_load(engine_weights(e), pc->weights_file, msg, sizeof msg) != PARAMS_OK) {
+        set_why(why, why_len, "engine '%s': weights: %s", pc->name, msg);
+        st = IDENTITY_ERR_ENGINE;
+        goto done;
+    }
+    for (int i = 0; i < pc->option_count; i++) {
+        const PlayerOption *o = &pc->options[i];
+        if (params_find(o->name) < 0)
+            continue;
+        EngineStatus es = engine_set_option(e, o->name, o->value);
+        if (es != ENGINE_OK) {
+            set_why(why, why_len, "engine '%s': option %s=%s: %s", pc->name, o->name, o->value,
+                    engine_strerror(es));
+            st = IDENTITY_ERR_ENGINE;
+            goto done;
+        }
+    }
+    *hash = weights_hash(engine_weights(e));
+done:
+    engine_free(e);
+    return st;
+}
+
+/// Options that do not make the builtin player's engine: its weights (in the weights hash),
+/// the rules (the job's rules are set before every game) and a button.
+static bool builtin_option_ignored(const char *name)
+{
+    return params_find(name) >= 0 || !strcasecmp(name, "Rules") ||
+           !strcasecmp(name, "CountingDefault") || !strcasecmp(name, "Clear Hash");
+}
+
+static int option_cmp(const void *a, const void *b)
+{
+    const PlayerOption *x = *(const PlayerOption *const *)a, *y = *(const PlayerOption *const *)b;
+    int c = strcasecmp(x->name, y->name);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+/// One item per option, sorted by name; an option set twice counts with its last value.
+static IdentityStatus add_options(Identity *id, const PlayerConfig *pc)
+{
+    const PlayerOption *opts[PLAYER_OPTIONS_MAX];
+    int n = 0;
+    for (int i = 0; i < pc->option_count && i < PLAYER_OPTIONS_MAX; i++) {
+        const PlayerOption *o = &pc->options[i];
+        bool later = false;
+        for (int k = i + 1; k < pc->option_count && !later; k++)
+            later = !strcasecmp(pc->options[k].name, o->name);
+        if (!later && !(pc->proto == PROTO_BUILTIN && builtin_option_ignored(o->name)))
+            opts[n++] = o;
+    }
+    qsort(opts, (size_t)n, sizeof *opts, option_cmp);
+    IdentityStatus st = IDENTITY_OK;
+    for (int i = 0; i < n && !st; i++) {
+        char sub[PLAYER_TEXT_MAX + 8];
+        snprintf(sub, sizeof sub, "option.%s", opts[i]->name);
+        st = add_engine(id, pc->name, sub, "%s", opts[i]->value);
+    }
+    return st;
+}
+
+/// The arguments, each quoted as a shell would need it.
+static IdentityStatus add_args(Identity *id, const PlayerConfig *pc)
+{
+    size_t cap = 1;
+    for (int i = 0; i < pc->argc; i++)
+        cap += 4 * strlen(pc->args[i]) + 3;
+    char *value = malloc(cap);
+    if (!value)
+        return IDENTITY_ERR_NOMEM;
+    Text t = {value, cap, 0, 0};
+    for (int i = 0; i < pc->argc; i++) {
+        const char *a = pc->args[i];
+        bool plain = *a && !a[strcspn(a, " \t'\"\\$`*?[]{}()<>|&;#~")];
+        if (i)
+            text_putc(&t, ' ');
+        if (plain) {
+            text_puts(&t, a);
+            continue;
+        }
+        text_putc(&t, '\'');
+        for (; *a; a++)
+            *a == '\'' ? text_puts(&t, "'\\''") : text_putc(&t, *a);
+        text_putc(&t, '\'');
+    }
+    text_end(&t);
+    return add_owned(id, engine_key(pc->name, "args"), value);
+}
+
+/// The limits a player is given: clock, fixed time per move, depth, nodes ("inf": none).
+static void tc_text(const TimeControl *tc, char *out, size_t len)
+{
+    Text t = {out, len, 0, 0};
+    if (tc->base_ms || tc->inc_ms) {
+        if (tc->moves)
+            text_printf(&t, "%d/", tc->moves);
+        text_printf(&t, "%g+%g", tc->base_ms / 1000.0, tc->inc_ms / 1000.0);
+    }
+    if (tc->movetime_ms)
+        text_printf(&t, "%sst=%g", t.n ? " " : "", tc->movetime_ms / 1000.0);
+    if (tc->depth)
+        text_printf(&t, "%sdepth=%d", t.n ? " " : "", tc->depth);
+    if (tc->nodes)
+        text_printf(&t, "%snodes=%llu", t.n ? " " : "", (unsigned long long)tc->nodes);
+    if (!t.n)
+        text_puts(&t, "inf");
+    text_end(&t);
+}
+
+static IdentityStatus add_engine_items(Identity *id, const JobPlayer *jp, uint64_t bench, char *why,
+                                       size_t why_len)
+{
+    const PlayerConfig *pc = &jp->cfg;
+    IdentityStatus st;
+    if (pc->proto == PROTO_BUILTIN) {
+        uint64_t wh = 0;
+        st = builtin_weights(pc, &wh, why, why_len);
+        if (!st)
+            st = add_engine(id, pc->name, "protocol", "builtin");
+        if (!st)
+            st = add_engine(id, pc->name, "weights", "%016llx", (unsigned long long)wh);
+        if (!st)
+            st = add_engine(id, pc->name, "bench", "%llu", (unsigned long long)bench);
+    } else {
+        char path[PATH_MAX];
+        program_path(pc, path, sizeof path);
+        st = add_engine(id, pc->name, "protocol", "%s%s", player_proto_name(pc->proto),
+                        pc->rank_base ? " ranks=1-10" : "");
+        if (!st)
+            st = add_owned(id, engine_key(pc->name, "binary"), file_hash(path));
+        if (!st)
+            st = add_args(id, pc);
+    }
+    if (!st)
+        st = add_options(id, pc);
+    char tc[256];
+    tc_text(&jp->tc, tc, sizeof tc);
+    if (!st)
+        st = add_engine(id, pc->name, "tc", "%s", tc);
+    return st;
+}
+
+/// The engines in order (the first is the gauntlet's base), the pairing scheme, each engine.
+static IdentityStatus add_engines(Identity *id, const JobConfig *job, uint64_t bench, char *why,
+                                  size_t why_len)
+{
+    size_t cap = 1;
+    for (int i = 0; i < job->player_count; i++)
+        cap += strlen(job->players[i].cfg.name) + 1;
+    char *names = malloc(cap);
+    if (!names)
+        return IDENTITY_ERR_NOMEM;
+    Text t = {names, cap, 0, 0};
+    for (int i = 0; i < job->player_count; i++) {
+        if (i)
+            text_putc(&t, ',');
+        text_puts(&t, job->players[i].cfg.name);
+    }
+    text_end(&t);
+    IdentityStatus st = add_owned(id, strdup("engines"), names);
+    // Two engines make one pairing whichever scheme is asked for.
+    const char *pairing = job->kind == JOB_SPSA    ? "self"
+                          : job->player_count <= 2 ? "single"
+                          : job->round_robin       ? "round robin"
+                                                   : "gauntlet";
+    if (!st)
+        st = identity_add(id, "pairing", pairing);
+    for (int i = 0; i < job->player_count && !st; i++)
+        st = add_engine_items(id, &job->players[i], bench, why, why_len);
+    return st;
+}
+
+static IdentityStatus add_rules(Identity *id, const RulesConfig *r)
+{
+    return addf(id, "rules", "%s counting_default=%d ply_limit=%d", rules_set_name(r->set),
+                r->counting_default, r->ply_limit);
+}
+
+/// What games are played from and how they end: openings, repeat, adjudication.
+static IdentityStatus add_games(Identity *id, const JobConfig *job)
+{
+    IdentityStatus st = add_rules(id, &job->rules);
+    if (!st && job->openings_file[0]) {
+        st = add_owned(id, strdup("openings"), file_hash(job->openings_file));
+    } else if (!st) {
+        uint64_t h = FNV_OFFSET;
+        for (int i = 0; i < openings_default_count; i++)
+            h = fnv1a(fnv1a(h, openings_default_lines[i], strlen(openings_default_lines[i])), "\n",
+                      1);
+        st = addf(id, "openings", "default %016llx", (unsigned long long)h);
+    }
+    if (!st && job->openings_random)
+        st = addf(id, "openings.order", "random seed=%llu start=%d", (unsigned long long)job->seed,
+                  job->openings_start + 1);
+    else if (!st)
+        st = addf(id, "openings.order", "sequential start=%d", job->openings_start + 1);
+    if (!st)
+        st = identity_add(id, "repeat", job->repeat ? "true" : "false");
+    const DrawAdjudication *d = &job->draw;
+    if (!st && d->enabled)
+        st = addf(id, "adjudication.draw", "movenumber=%d movecount=%d score=%d", d->movenumber,
+                  d->movecount, d->score);
+    else if (!st)
+        st = identity_add(id, "adjudication.draw", "off");
+    const ResignAdjudication *r = &job->resign;
+    if (!st && r->enabled)
+        st = addf(id, "adjudication.resign", "movecount=%d score=%d twosided=%s", r->movecount,
+                  r->score, r->twosided ? "true" : "false");
+    else if (!st)
+        st = identity_add(id, "adjudication.resign", "off");
+    if (!st)
+        st = addf(id, "adjudication.max_plies", "%d", job->max_plies);
+    return st;
+}
+
+static IdentityStatus add_sprt(Identity *id, const JobConfig *job)
+{
+    IdentityStatus st = addf(id, "sprt.elo0", "%.12g", job->sprt.elo0);
+    if (!st)
+        st = addf(id, "sprt.elo1", "%.12g", job->sprt.elo1);
+    if (!st)
+        st = addf(id, "sprt.alpha", "%.12g", job->sprt.alpha);
+    if (!st)
+        st = addf(id, "sprt.beta", "%.12g", job->sprt.beta);
+    if (!st)
+        st = identity_add(id, "sprt.model",
+                          job->sprt.model == JOB_SPRT_LOGISTIC ? "logistic" : "normalized");
+    return st;
+}
+
+/// SPSA: the iteration count (rounds) sets the gain schedule, so it is part of the identity.
+static IdentityStatus add_spsa(Identity *id, const JobConfig *job)
+{
+    IdentityStatus st = addf(id, "spsa.iterations", "%d", job->rounds);
+    if (!st)
+        st = addf(id, "spsa.a_ratio", "%.12g", job->spsa.a_ratio);
+    if (!st)
+        st = addf(id, "spsa.alpha", "%.12g", job->spsa.alpha);
+    if (!st)
+        st = addf(id, "spsa.gamma", "%.12g", job->spsa.gamma);
+    if (!st)
+        st = addf(id, "spsa.r_end", "%.12g", job->spsa.r_end);
+    for (int i = 0; i < job->spsa.param_count && !st; i++) {
+        const JobSpsaParam *p = &job->spsa.params[i];
+        char key[128], start[32];
+        const char *name = (unsigned)p->id < PARAM_NB ? params_info[p->id].name : "?";
+        snprintf(key, sizeof key, "spsa.param.%s", name);
+        if (p->has_start)
+            snprintf(start, sizeof start, "%.12g", p->start);
+        else
+            snprintf(start, sizeof start, "engine");
+        st = addf(id, key, "start=%s min=%.12g max=%.12g c_end=%.12g r_end=%.12g", start, p->min,
+                  p->max, p->c_end, isnan(p->r_end) ? job->spsa.r_end : p->r_end);
+    }
+    return st;
+}
+
+static IdentityStatus add_file_or(Identity *id, const char *key, const char *path, const char *none)
+{
+    return path[0] ? add_owned(id, strdup(key), file_hash(path)) : identity_add(id, key, none);
+}
+
+static IdentityStatus add_book(Identity *id, const JobConfig *job, uint64_t bench)
+{
+    const __typeof__(job->book) *b = &job->book;
+    int64_t max_candidates = b->max_candidates ? b->max_candidates : 100 * (int64_t)b->positions;
+    IdentityStatus st = add_rules(id, &job->rules);
+    if (!st)
+        st = addf(id, "book.positions", "%d", b->positions);
+    if (!st)
+        st = addf(id, "book.plies", "%d-%d", b->plies_min, b->plies_max);
+    if (!st)
+        st = addf(id, "book.select", "multipv=%d depth=%d margin=%d temperature=%.12g", b->multipv,
+                  b->select_depth, b->margin, b->temperature);
+    if (!st)
+        st = addf(id, "book.verify", "depth=%d window=%d..%d either_side=%s hash_mb=%d",
+                  b->verify_depth, b->score_min, b->score_max, b->either_side ? "true" : "false",
+                  b->hash_mb);
+    if (!st)
+        st = addf(id, "book.unit", "%d", b->unit);
+    if (!st)
+        st = addf(id, "book.max_candidates", "%lld", (long long)max_candidates);
+    if (!st)
+        st = addf(id, "book.seed", "%llu", (unsigned long long)b->seed);
+    if (!st)
+        st = add_file_or(id, "book.seed_book", b->seed_book, "start position");
+    if (!st)
+        st = add_file_or(id, "book.existing", b->existing, "none");
+    if (!st)
+        st = addf(id, "book.bench", "%llu", (unsigned long long)bench);
+    return st;
+}
+
+static IdentityStatus add_texel(Identity *id, const JobConfig *job)
+{
+    const __typeof__(job->texel) *x = &job->texel;
+    IdentityStatus st = add_file_or(id, "texel.data", x->data, "none");
+    if (!st)
+        st = add_file_or(id, "texel.start", x->start, "default");
+    int tuned = 0;
+    uint64_t h = FNV_OFFSET;
+    for (int i = 0; i < PARAM_NB; i++)
+        if (x->tuned[i]) {
+            tuned++;
+            h = fnv1a(h, params_info[i].name, strlen(params_info[i].name) + 1);
+        }
+    if (!st && tuned == PARAM_NB)
+        st = identity_add(id, "texel.params", "all");
+    else if (!st)
+        st = addf(id, "texel.params", "%d weights %016llx", tuned, (unsigned long long)h);
+    if (!st)
+        st = addf(id, "texel.fit", "epochs=%d lr=%.12g l2=%.12g", x->epochs, x->lr, x->l2);
+    if (!st && x->k == 0)
+        st = identity_add(id, "texel.k", "fitted");
+    else if (!st)
+        st = addf(id, "texel.k", "%.12g", x->k);
+    return st;
+}
+
+IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, Identity *out,
+                               char *why, size_t why_len)
+{
+    identity_init(out);
+    out->rounds = job->rounds;
+    set_why(why, why_len, "ok");
+    IdentityStatus st = identity_add(out, "kind", job_kind_name(job->kind));
+    bool games = job->kind == JOB_SPRT || job->kind == JOB_MATCH || job->kind == JOB_SPSA;
+    if (!st && games)
+        st = add_engines(out, job, bench_signature, why, why_len);
+    if (!st && games)
+        st = add_games(out, job);
+    if (!st && job->kind == JOB_SPRT)
+        st = add_sprt(out, job);
+    if (!st && job->kind == JOB_SPSA)
+        st = add_spsa(out, job);
+    if (!st && job->kind == JOB_BOOK)
+        st = add_book(out, job, bench_signature);
+    if (!st && job->kind == JOB_TEXEL)
+        st = add_texel(out, job);
+    size_t len = st ? 0 : identity_encode(out, NULL, 0);
+    if (!st && len > IDENTITY_TEXT_MAX) {
+        set_why(why, why_len, "identity of %zu bytes, above the %d-byte cap", len,
+                IDENTITY_TEXT_MAX);
+        st = IDENTITY_ERR_TOO_LARGE;
+    }
+    if (st && st != IDENTITY_ERR_ENGINE && st != IDENTITY_ERR_TOO_LARGE)
+        set_why(why, why_len, "%s", identity_strerror(st));
+    return st;
+}
+
+// ---- Text form ----------------------------------------------------------------------------
+
+static void put_escaped(Text *t, const char *s, bool is_key)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            text_puts(t, "\\\\");
+        else if (*s == '\n')
+            text_puts(t, "\\n");
+        else if (*s == '=' && is_key)
+            text_puts(t, "\\=");
+        else
+            text_putc(t, *s);
+    }
+}
+
+/// Writes the text into t (its hash included).
+static void encode_into(const Identity *id, Text *t)
+{
+    for (int i = 0; i < id->count; i++) {
+        put_escaped(t, id->items[i].key, true);
+        text_putc(t, '=');
+        put_escaped(t, id->items[i].value, false);
+        text_putc(t, '\n');
+    }
+}
+
+size_t identity_encode(const Identity *id, char *buf, size_t len)
+{
+    Text t = {buf, buf ? len : 0, 0, FNV_OFFSET};
+    encode_into(id, &t);
+    text_end(&t);
+    return t.n;
+}
+
+uint64_t identity_hash(const Identity *id)
+{
+    Text t = {NULL, 0, 0, FNV_OFFSET};
+    encode_into(id, &t);
+    return t.hash;
+}
+
+/// Unescapes s[0..n) into a new string; a key ends at its first unescaped '=' (*used tells
+/// where). NULL with *bad set on a bad escape.
+static char *unescape(const char *s, size_t n, bool is_key, size_t *used, bool *bad)
+{
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t k = 0, i = 0;
+    for (; i < n; i++) {
+        if (is_key && s[i] == '=')
+            break;
+        if (s[i] != '\\') {
+            out[k++] = s[i];
+            continue;
+        }
+        char e = i + 1 < n ? s[++i] : '\0';
+        if (e == '\\' || (e == '=' && is_key))
+            out[k++] = e;
+        else if (e == 'n')
+            out[k++] = '\n';
+        else {
+            *bad = true;
+            free(out);
+            return NULL;
+        }
+    }
+    out[k] = '\0';
+    *used = i;
+    return out;
+}
+
+IdentityStatus identity_decode(const char *text, size_t len, Identity *out)
+{
+    identity_init(out);
+    size_t pos = 0;
+    while (pos < len) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - line) : len - pos;
+        pos += n + (nl != NULL);
+        size_t used = 0, ignored = 0;
+        bool bad = memchr(line, '\0', n) != NULL;
+        char *key = bad ? NULL : unescape(line, n, true, &used, &bad);
+        if (!bad && key && (used == n || !key[0])) // no '=' or an empty key
+            bad = true;
+        char *value =
+            bad || !key ? NULL : unescape(line + used + 1, n - used - 1, false, &ignored, &bad);
+        if (bad) {
+            free(key);
+            free(value);
+            identity_destroy(out);
+            return IDENTITY_ERR_SYNTAX;
+        }
+        IdentityStatus st = add_owned(out, key, value);
+        if (st) {
+            identity_destroy(out);
+            return st;
+        }
+    }
+    return IDENTITY_OK;
+}
+
+// ---- Differences --------------------------------------------------------------------------
+
+/// Splits an engine key into the engine's name (unescaped, into name) and what follows.
+static const char *engine_sub(const char *key, char *name, size_t len)
+{
+    if (strncmp(key, "engine.", 7) != 0)
+        return NULL;
+    size_t k = 0;
+    for (const char *p = key + 7; *p; p++) {
+        if (*p == '\\' && p[1])
+            p++;
+        else if (*p == '.') {
+            name[k] = '\0';
+            return p + 1;
+        }
+        if (k + 1 < len)
+            name[k++] = *p;
+    }
+    return NULL;
+}
+
+/// What an item is, in words: "engine 'new': weights", "time control of 'base'", "rules".
+static void describe(const char *key, char *out, size_t len)
+{
+    static const struct {
+        const char *sub, *words;
+    } SUBS[] = {{"protocol", "protocol"},
+                {"weights", "weights"},
+                {"bench", "bench signature"},
+                {"binary", "program file"},
+                {"args", "arguments"}};
+    char name[PLAYER_NAME_MAX * 2];
+    const char *sub = engine_sub(key, name, sizeof name);
+    if (!sub) {
+        snprintf(out, len, "%s", key);
+        return;
+    }
+    if (!strcmp(sub, "tc")) {
+        snprintf(out, len, "time control of '%s'", name);
+        return;
+    }
+    if (!strncmp(sub, "option.", 7)) {
+        snprintf(out, len, "engine '%s': option %s", name, sub + 7);
+        return;
+    }
+    for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++)
+        if (!strcmp(sub, SUBS[i].sub)) {
+            snprintf(out, len, "engine '%s': %s", name, SUBS[i].words);
+            return;
+        }
+    snprintf(out, len, "engine '%s': %s", name, sub);
+}
+
+/// Whether a value ends in a 16-hex-digit hash (nothing more to show than "changed").
+static bool ends_in_hash(const char *v)
+{
+    size_t n = strlen(v);
+    if (n < 16 || (n > 16 && v[n - 17] != ' '))
+        return false;
+    for (size_t i = n - 16; i < n; i++)
+        if (!isxdigit((unsigned char)v[i]))
+            return false;
+    return true;
+}
+
+/// A value for a message: at most SHOWN_MAX characters, newlines as spaces.
+static void shown(const char *v, char *out, size_t len)
+{
+    size_t n = strlen(v);
+    snprintf(out, len, "%.*s%s", SHOWN_MAX, v, n > SHOWN_MAX ? "..." : "");
+    for (char *p = out; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+}
+
+static void note(Text *t, int *count, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(Text *t, int *count, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (*count)
+        text_puts(t, "; ");
+    text_puts(t, line);
+    ++*count;
+}
+
+static int find(const Identity *id, const char *key)
+{
+    for (int i = 0; i < id->count; i++)
+        if (!strcmp(id->items[i].key, key))
+            return i;
+    return -1;
+}
+
+/// Whether an engine of this name has any item in id.
+static bool has_engine(const Identity *id, const char *name)
+{
+    char other[PLAYER_NAME_MAX * 2];
+    for (int i = 0; i < id->count; i++)
+        if (engine_sub(id->items[i].key, other, sizeof other) && !strcmp(other, name))
+            return true;
+    return false;
+}
+
+/// Items of a and not of b: one line per item, or one per engine that b lacks altogether.
+static void note_missing(const Identity *a, const Identity *b, const char *verb, Text *t,
+                         int *count)
+{
+    char last[PLAYER_NAME_MAX * 2] = "";
+    bool have_last = false;
+    for (int i = 0; i < a->count; i++) {
+        const IdentityItem *it = &a->items[i];
+        if (find(b, it->key) >= 0)
+            continue;
+        char name[PLAYER_NAME_MAX * 2], what[PLAYER_TEXT_MAX + 64], v[SHOWN_MAX + 4];
+        if (engine_sub(it->key, name, sizeof name) && !has_engine(b, name)) {
+            if (!have_last || strcmp(last, name)) {
+                note(t, count, "engine '%s' %s", name, verb);
+                snprintf(last, sizeof last, "%s", name);
+                have_last = true;
+            } else {
+                ++*count; // the engine was named already
+            }
+            continue;
+        }
+        describe(it->key, what, sizeof what);
+        shown(it->value, v, sizeof v);
+        note(t, count, "%s %s (%s)", what, verb, v);
+    }
+}
+
+int identity_diff(const Identity *journal, const Identity *now, char *why, size_t why_len)
+{
+    char small[1];
+    Text t = {why && why_len ? why : small, why && why_len ? why_len : sizeof small, 0, 0};
+    int count = 0;
+    for (int i = 0; i < journal->count; i++) {
+        const IdentityItem *was = &journal->items[i];
+        int k = find(now, was->key);
+        if (k < 0 || !strcmp(was->value, now->items[k].value))
+            continue;
+        char what[PLAYER_TEXT_MAX + 64], a[SHOWN_MAX + 4], b[SHOWN_MAX + 4];
+        describe(was->key, what, sizeof what);
+        if (ends_in_hash(was->value) && ends_in_hash(now->items[k].value)) {
+            note(&t, &count, "%s changed", what);
+            continue;
+        }
+        shown(was->value, a, sizeof a);
+        shown(now->items[k].value, b, sizeof b);
+        note(&t, &count, "%s changed (%s -> %s)", what, a, b);
+    }
+    note_missing(journal, now, "removed", &t, &count);
+    note_missing(now, journal, "added", &t, &count);
+    if (!count && identity_hash(journal) != identity_hash(now))
+        note(&t, &count, "the same items in another order");
+    if (t.n >= t.cap && t.cap > 4)
+        memcpy(t.buf + t.cap - 4, "...", 4);
+    else
+        text_end(&t);
+    if (!count)
+        text_end(&t);
+    return count;
+}
