@@ -17,15 +17,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
 int cmd_book(int argc, char **argv);
 
-/// `xqforge run` of a job of kind = book (cli/cmd_book.c): book_job_is says whether the job
-/// (with its overrides) is one, book_run runs it as cmd_run would.
-bool book_job_is(const char *path, char **sets, int n_sets);
-int book_run(int *argc, char ***argv, const char *path, char **sets, int n_sets, bool resume);
-
 int cmd_texel(int argc, char **argv);
-/// `xqforge run` of a job of kind = texel (cli/cmd_texel.c), as for books.
-bool texel_job_is(const char *path, char **sets, int n_sets);
-int texel_run(int *argc, char ***argv, const char *path, char **sets, int n_sets, bool resume);
 
 /// Strict integer option parsing shared by the subcommands; false if not an integer in range.
 int cli_parse_int(const char *text, long lo, long hi, long *out);

@@ -134,6 +134,8 @@ void report_set_version(Report *r, uint64_t version, bool final)
 uint64_t report_version(const Report *r) { return r->version; }
 const char *report_run_id(const Report *r) { return r->run_id; }
 
+void report_set_run_id(Report *r, const char *run_id) { copy(r->run_id, sizeof r->run_id, run_id); }
+
 ReportStatus report_set(Report *r, const char *key, json_t *value)
 {
     bool reserved = false;

@@ -61,6 +61,8 @@ void report_free(Report *r); // NULL: no-op
 void report_set_version(Report *r, uint64_t version, bool final);
 uint64_t report_version(const Report *r);
 const char *report_run_id(const Report *r);
+/// Sets the run id (known once the run's journal is open).
+void report_set_run_id(Report *r, const char *run_id);
 
 /// Sets a top-level record field, taking the reference to value (also on failure). Keys
 /// the report writes itself (schema, schema_version, run_id, title, report_version, final,

@@ -131,10 +131,15 @@ static double map_x(const Frame *f, double x)
     return f->px0 + (x - f->x0) / (f->x1 - f->x0) * (f->px1 - f->px0);
 }
 
+/// Values outside the frame (the first, noisy points a long series leaves out of its range)
+/// are drawn on its edge.
 static double map_y(const Frame *f, double y)
 {
-    return f->py1 - (y - f->y0) / (f->y1 - f->y0) * (f->py1 - f->py0);
+    double py = f->py1 - (y - f->y0) / (f->y1 - f->y0) * (f->py1 - f->py0);
+    return py < f->py0 ? f->py0 : py > f->py1 ? f->py1 : py;
 }
+
+enum { SVG_SETTLE_POINTS = 20 };
 
 static void widen(double *lo, double *hi, double v)
 {
@@ -146,12 +151,20 @@ static void widen(double *lo, double *hi, double v)
         *hi = v;
 }
 
-/// The data range of every finite value (points, bands and bounds); false when none.
+/// The data range of every finite value (points, bands and bounds); false when none. The y
+/// range follows the run once it is past its start: in a series of SVG_SETTLE_POINTS or more,
+/// the points in the first tenth of the x range (an Elo of +-1500 after 2 games) do not widen
+/// it, so a curve at -30 +- 15 after 1,600 games fills the plot.
 static bool data_range(const SvgLineChart *c, Frame *f)
 {
     f->x0 = f->y0 = INFINITY;
     f->x1 = f->y1 = -INFINITY;
     bool any = false;
+    for (int s = 0; s < c->series_count; s++)
+        for (size_t i = 0; i < c->series[s].count; i++)
+            if (isfinite(c->series[s].points[i].x) && isfinite(c->series[s].points[i].y))
+                widen(&f->x0, &f->x1, c->series[s].points[i].x);
+    double settled = f->x0 + (f->x1 - f->x0) / 10;
     for (int s = 0; s < c->series_count; s++) {
         const SvgSeries *sr = &c->series[s];
         for (size_t i = 0; i < sr->count; i++) {
@@ -159,7 +172,8 @@ static bool data_range(const SvgLineChart *c, Frame *f)
             if (!isfinite(p.x) || !isfinite(p.y))
                 continue;
             any = true;
-            widen(&f->x0, &f->x1, p.x);
+            if (sr->count >= SVG_SETTLE_POINTS && p.x < settled)
+                continue;
             widen(&f->y0, &f->y1, p.y);
             if (sr->lo && sr->hi) {
                 widen(&f->y0, &f->y1, sr->lo[i]);

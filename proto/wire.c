@@ -252,7 +252,13 @@ static WireStatus check_stop(Ctx *c, const WireStop *m)
     return check_text(c, "text", m->text, sizeof m->text, false);
 }
 
-static WireStatus check_bye(Ctx *c, const WireBye *m) { return check_rank(c, m->rank); }
+static WireStatus check_bye(Ctx *c, const WireBye *m)
+{
+    WireStatus st = check_rank(c, m->rank);
+    if (st)
+        return st;
+    return check_text(c, "error", m->error, sizeof m->error, false);
+}
 
 /// Book candidates: a start FEN, moves on the board, at most the caps.
 static WireStatus check_book_result(Ctx *c, const WireBookResult *m)
@@ -421,12 +427,12 @@ static WireStatus body_stop(msgpack_packer *pk, const WireStop *m)
 
 static WireStatus body_bye(msgpack_packer *pk, const WireBye *m)
 {
-    WireStatus st = pack_envelope(pk, WIRE_BYE, 2);
+    WireStatus st = pack_envelope(pk, WIRE_BYE, 3);
     if (st)
         return st;
     PACK(msgpack_pack_uint32(pk, m->rank));
     PACK(msgpack_pack_uint64(pk, m->games_played));
-    return WIRE_OK;
+    return pack_text(pk, m->error);
 }
 
 static WireStatus body_book_result(msgpack_packer *pk, const WireBookResult *m)
@@ -835,6 +841,7 @@ static WireStatus decode_bye(Ctx *c, const msgpack_object *f, WireBye *m)
 {
     GET(get_u32(c, &f[0], "rank", &m->rank));
     GET(get_uint(c, &f[1], "games played", UINT64_MAX, &m->games_played));
+    GET(get_text(c, &f[2], "error", m->error, sizeof m->error));
     return check_bye(c, m);
 }
 
@@ -874,7 +881,7 @@ static WireStatus decode_book_result(Ctx *c, const msgpack_object *f, WireBookRe
 /// Body field counts per kind (the layouts of proto/README.md).
 static const uint32_t body_fields[WIRE_KIND_NB] = {
     [WIRE_HELLO] = 7,  [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 3,
-    [WIRE_RESULT] = 6, [WIRE_STOP] = 2,   [WIRE_BYE] = 2,     [WIRE_BOOK] = 7,
+    [WIRE_RESULT] = 6, [WIRE_STOP] = 2,   [WIRE_BYE] = 3,     [WIRE_BOOK] = 7,
 };
 
 /// The envelope ["XQ", version, kind, body]; magic and version come first so that a later

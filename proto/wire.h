@@ -17,7 +17,7 @@
 #define WIRE_MAGIC "XQ"
 
 enum {
-    WIRE_VERSION = 3,             // bumped on any change to a body layout
+    WIRE_VERSION = 4,             // bumped on any change to a body layout
     WIRE_MAX_MESSAGE = 4 << 20,   // bytes, checked before parsing and after packing
     WIRE_MAX_PAIRS_PER_WORK = 64, // pair ids in a WORK, pair results in a RESULT
     WIRE_MAX_GAMES_PER_PAIR = 2,  // a pair result holds 1 or 2 games
@@ -156,6 +156,7 @@ typedef struct {
 typedef struct {
     uint32_t rank;
     uint64_t games_played;
+    char error[WIRE_MAX_TEXT + 1]; // why the worker could not go on; "" when it could
 } WireBye;
 
 typedef struct {

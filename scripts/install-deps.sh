@@ -4,7 +4,7 @@
 # Idempotent, and silent when everything is already there.
 set -euo pipefail
 packages=(
-    build-essential cmake pkg-config git bc
+    build-essential cmake pkg-config git bc jq # jq: the run tests read result.json and report.json
     libopenmpi-dev openmpi-bin libmsgpack-dev libcurl4-openssl-dev libcmocka-dev
     libjansson-dev zlib1g-dev libinih-dev
     clang-format

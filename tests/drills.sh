@@ -32,6 +32,9 @@ rank_pid() {
     done
 }
 
+# Games in a PGN file: one [Result] tag each; a torn game would lack it or glue on the next.
+pgn_games() { grep -c '^\[Result ' "$1"; }
+
 # A random moment: 0.5 to 4.4 s after the start (the uninterrupted job takes about 8 s).
 pause() { sleep "$((RANDOM % 4)).$((RANDOM % 10))"; sleep 0.5; }
 
@@ -39,7 +42,10 @@ pause() { sleep "$((RANDOM % 4)).$((RANDOM % 10))"; sleep 0.5; }
 drill() {
     local name=$1 rank=$2 dir=$work/$1 runs=0 done_kills=0
     for ((k = 0; k < kills; k++)); do
-        "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$dir" >"$work/$name.$k.log" 2>&1 &
+        local again=()
+        [[ -e $dir/journal.xqj ]] && again=(--resume)
+        "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$dir" "${again[@]}" \
+            >"$work/$name.$k.log" 2>&1 &
         local mp=$!
         runs=$((runs + 1))
         pause
@@ -52,13 +58,19 @@ drill() {
         # Open MPI ends the other ranks; make sure none of this run is left.
         for q in $(pgrep -f "output.dir=$dir\$"); do kill -KILL "$q" 2>/dev/null; done
     done
-    "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$dir" >"$work/$name.end.log" 2>&1 ||
+    local again=()
+    [[ -e $dir/journal.xqj ]] && again=(--resume)
+    "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$dir" "${again[@]}" \
+        >"$work/$name.end.log" 2>&1 ||
         fail "$name: the final run failed: $(tail -3 "$work/$name.end.log")"
     runs=$((runs + 1))
     local got lost
     got=$(summary "$work/$name.end.log")
     lost=$((want_games - $(games_of "$work/$name.end.log")))
     [[ $got == "$want" ]] || fail "$name: totals differ: want '$want' got '$got'"
+    # The PGN is rebuilt from the journal: exactly its games, none torn or doubled.
+    [[ $(pgn_games "$dir/games.pgn") == "$want_games" ]] ||
+        fail "$name: the PGN holds $(pgn_games "$dir/games.pgn") games, want $want_games"
     echo "drill $name: $runs runs, $done_kills kills of rank $rank, games lost $lost," \
         "totals $([[ $got == "$want" ]] && echo equal || echo DIFFERENT)"
 }
@@ -118,8 +130,10 @@ if mount -t tmpfs -o size=64k tmpfs "$full" 2>/dev/null; then
         >"$work/roomy.log" 2>&1 || fail "disk full: the resumed run failed: $(tail -3 "$work/roomy.log")"
     got=$(summary "$work/roomy.log")
     [[ $got == "$want" ]] || fail "disk full: totals differ after resume: want '$want' got '$got'"
+    [[ $(pgn_games "$work/roomy/games.pgn") == "$want_games" ]] ||
+        fail "disk full: the PGN holds $(pgn_games "$work/roomy/games.pgn") games, want $want_games"
     echo "drill disk-full: 2 runs, $(grep -m1 -oiE '[^:]*no space[^;]*' "$work/full.log" || echo 'journal error')," \
-        "$(grep -m1 -o 'Resuming: [0-9]* pairs' "$work/roomy.log"), games lost" \
+        "$(grep -m1 -o 'Resuming run [0-9a-f]*: [0-9]* units' "$work/roomy.log"), games lost" \
         "$((want_games - $(games_of "$work/roomy.log")))"
 else
     echo "drill disk-full: skipped (cannot mount a tmpfs here)"

@@ -79,7 +79,7 @@ done
 wait $pid 2>/dev/null
 [[ -n $killed ]] || fail "could not find worker rank 1 to kill"
 grep -q "^Book:" "$work/e1.log" && fail "the run finished before the kill"
-"${mpi[@]}" "$xq" run "$work/book.ini" "${big[@]}" --set output.dir="$work/e" >"$work/e2.log" 2>&1 ||
+"${mpi[@]}" "$xq" run "$work/book.ini" "${big[@]}" --set output.dir="$work/e" --resume >"$work/e2.log" 2>&1 ||
     fail "resumed run failed: $(tail -5 "$work/e2.log")"
 n1=$(sed -n 's/^Resuming: \([0-9]*\) units journaled.*/\1/p' "$work/e2.log")
 [[ ${n1:-0} -gt 0 ]] || fail "the rerun did not resume: $(head -3 "$work/e2.log")"

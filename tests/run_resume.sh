@@ -3,7 +3,9 @@
 # Nothing lost, nothing counted twice: in a job run under MPI (3 ranks) a worker rank is killed
 # with SIGKILL part-way (Open MPI then ends the job), the job is run again (which resumes it), and must end with exactly the totals of an uninterrupted
 # run of the same job (node-limited games are deterministic; pair ids fix openings and
-# colours). Also: another job's journal is refused, --resume needs a journal, and a job that
+# colours). Also: a plain rerun over a journal stops and names --resume and --fresh; a
+# changed engine is refused by --resume, naming it; a harmless change (concurrency) is
+# accepted; --resume needs a journal; --fresh moves the old outputs aside; and a job that
 # cannot write its output stops everywhere with a clear error.
 set -u
 xq=$1 job=$2
@@ -38,19 +40,33 @@ wait $pid 2>/dev/null
 pkill -KILL -f "output.dir=$work/b" 2>/dev/null
 [[ -n $killed ]] || fail "could not find worker rank 1 to kill"
 
-# Another job (different settings) must not touch this journal.
-"$xq" run "$job" "${sets[@]}" --set job.rounds=25 --set output.dir="$work/b" >"$work/b2.log" 2>&1 &&
-    fail "a different job accepted the journal"
-grep -q "another job" "$work/b2.log" || fail "no clear refusal of another job's journal: $(tail -3 "$work/b2.log")"
+# Another experiment (the engine "new" changed) must not touch this journal.
+"$xq" run "$job" "${sets[@]}" --set engine.new.option.horse_mg=310 --set output.dir="$work/b" \
+    --resume >"$work/b2.log" 2>&1 && fail "a changed engine accepted the journal"
+grep -q "another experiment.*'new'" "$work/b2.log" ||
+    fail "no refusal naming the changed engine: $(tail -3 "$work/b2.log")"
+# A plain rerun does not resume silently: it says to use --resume or --fresh.
+"$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b5.log" 2>&1 &&
+    fail "a plain rerun over a journal went on"
+grep -q -- "--resume.*--fresh" "$work/b5.log" || fail "no hint at --resume/--fresh: $(tail -3 "$work/b5.log")"
 "$xq" run "$job" "${sets[@]}" --set output.dir="$work/none" --resume >"$work/b4.log" 2>&1 &&
     fail "--resume without a journal succeeded"
 
-# Rerunning the same job resumes it.
-"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b3.log" 2>&1 ||
+# --resume continues it, with another concurrency (not part of the experiment).
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set job.concurrency=2 --set output.dir="$work/b" \
+    --resume >"$work/b3.log" 2>&1 ||
     fail "resumed run failed: $(tail -5 "$work/b3.log")"
 grep -q "Resuming" "$work/b3.log" || fail "the resumed run did not replay the journal"
 got=$(grep -E '^(Games|Ptnml)' "$work/b3.log")
 [[ $got == "$want" ]] || fail "resumed totals differ: want '$want' got '$got'"
+# The PGN holds exactly the journal's games, none torn or doubled: as many as the totals.
+games=$(grep -c '^\[Result ' "$work/b/games.pgn")
+[[ $games == 48 ]] || fail "the resumed PGN holds $games games, 48 expected"
+# --fresh moves the old outputs aside and starts again.
+"$xq" run "$job" --set job.kind=match --set job.rounds=2 --set job.concurrency=2 \
+    --set output.dir="$work/b" --fresh >"$work/b6.log" 2>&1 || fail "--fresh failed: $(tail -3 "$work/b6.log")"
+ls -d "$work"/b/previous-* >/dev/null 2>&1 || fail "--fresh did not keep the old outputs"
+grep -q "Games: 4," "$work/b6.log" || fail "--fresh did not start afresh"
 # A job whose output cannot be written stops on every rank with a message, never hangs.
 if timeout 60 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir=/proc/xqforge-no >"$work/c.log" 2>&1; then
     fail "a run with an unwritable output directory succeeded"

@@ -35,7 +35,7 @@ grep -q "SPSA: 40 of 40" "$work/1.log" && fail "the job finished before the kill
 head -n -1 "$out/spsa.csv" >"$work/before.csv"
 rows=$(wc -l <"$work/before.csv")
 
-"${mpi[@]}" "$xq" run "$job" --set output.dir="$out" >"$work/2.log" 2>&1 ||
+"${mpi[@]}" "$xq" run "$job" --set output.dir="$out" --resume >"$work/2.log" 2>&1 ||
     fail "resumed run failed: $(tail -5 "$work/2.log")"
 grep -q "Resuming" "$work/2.log" || fail "the rerun did not replay the journal"
 grep -q "SPSA: 40 of 40 iterations applied" "$work/2.log" ||

@@ -110,6 +110,37 @@ static void test_line_band(void **state)
     svg_buf_destroy(&o);
 }
 
+/// A long run's y range follows the curve once its first games are past: an Elo of +-1500
+/// after the first pairs does not squash a curve that sits at -30 +- 15 for 1,600 games;
+/// a short series still shows every point.
+static void test_line_range_settles(void **state)
+{
+    (void)state;
+    enum { N = 800 };
+    static SvgPoint pts[N];
+    static double lo[N], hi[N];
+    for (int i = 0; i < N; i++) {
+        double y = i < 4 ? (i % 2 ? 1500 : -1500) : -30;
+        pts[i] = (SvgPoint){2.0 * (i + 1), y};
+        lo[i] = y - (i < 4 ? 800 : 15);
+        hi[i] = y + (i < 4 ? 800 : 15);
+    }
+    SvgSeries s = {"Elo", pts, N, lo, hi};
+    SvgBound zero = {"0", 0};
+    SvgLineChart c = {"Elo", "games", "Elo", &s, 1, &zero, 1};
+    SvgBuf o;
+    svg_buf_init(&o, 0);
+    assert_int_equal(svg_line_chart(&c, &o), SVG_OK);
+    assert_true(attr(o.data, "data-ymin") >= -100 && attr(o.data, "data-ymin") <= -45);
+    assert_true(attr(o.data, "data-ymax") >= 0 && attr(o.data, "data-ymax") <= 50);
+    svg_buf_destroy(&o);
+    s.count = 10; // a short series: its first points still count
+    svg_buf_init(&o, 0);
+    assert_int_equal(svg_line_chart(&c, &o), SVG_OK);
+    assert_true(attr(o.data, "data-ymin") <= -2300 && attr(o.data, "data-ymax") >= 2300);
+    svg_buf_destroy(&o);
+}
+
 /// No series at all, or a series without points: a chart that says "no data yet".
 static void test_line_empty(void **state)
 {
@@ -207,11 +238,17 @@ static void test_buf_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_axis_round),           cmocka_unit_test(test_axis_degenerate),
-        cmocka_unit_test(test_line_bounds_in_range), cmocka_unit_test(test_line_band),
-        cmocka_unit_test(test_line_empty),           cmocka_unit_test(test_line_one_point),
-        cmocka_unit_test(test_line_skips_nonfinite), cmocka_unit_test(test_escaping),
-        cmocka_unit_test(test_bars_empty),           cmocka_unit_test(test_buf_limit),
+        cmocka_unit_test(test_axis_round),
+        cmocka_unit_test(test_axis_degenerate),
+        cmocka_unit_test(test_line_bounds_in_range),
+        cmocka_unit_test(test_line_band),
+        cmocka_unit_test(test_line_range_settles),
+        cmocka_unit_test(test_line_empty),
+        cmocka_unit_test(test_line_one_point),
+        cmocka_unit_test(test_line_skips_nonfinite),
+        cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_bars_empty),
+        cmocka_unit_test(test_buf_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,10 +228,12 @@ static void test_roundtrip_small(void **state)
     assert_int_equal(d.stop.code, WIRE_STOP_INTERRUPTED);
     assert_string_equal(d.stop.text, "");
 
-    m = (WireMessage){.kind = WIRE_BYE, .bye = {.rank = 0, .games_played = 99}};
+    m = (WireMessage){.kind = WIRE_BYE,
+                      .bye = {.rank = 0, .games_played = 99, .error = "engine 'x' cannot start"}};
     roundtrip(&m, &d);
     assert_int_equal(d.bye.rank, 0);
     assert_int_equal(d.bye.games_played, 99);
+    assert_string_equal(d.bye.error, "engine 'x' cannot start");
     wire_message_destroy(&d);
 }
 
@@ -390,7 +392,7 @@ static void test_oversized(void **state)
     static const char str32[] = "\xdb\x7f\xff\xff\xff"
                                 "abc";
     // Inside a real envelope: a WORK whose id list declares 2^32 - 1 entries.
-    static const char work[] = "\x94\xa2XQ\x03\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
+    static const char work[] = "\x94\xa2XQ\x04\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
     const struct {
         const char *data;
         size_t len;
@@ -627,8 +629,8 @@ static void test_envelope(void **state)
     assert_int_equal(unpack_status("\x01", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("\x90", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("", 0), WIRE_ERR_MALFORMED);
-    // A version-4 envelope of another length still reads as "version", not "magic".
-    static const char v2[] = "\x95\xa2XQ\x04\x00\x90\xc0";
+    // A version-5 envelope of another length still reads as "version", not "magic".
+    static const char v2[] = "\x95\xa2XQ\x05\x00\x90\xc0";
     assert_int_equal(unpack_status(v2, sizeof v2 - 1), WIRE_ERR_VERSION);
     msgpack_sbuffer_destroy(&b);
 }
@@ -652,10 +654,10 @@ static void test_trailing_and_encoding(void **state)
     }
     free_samples(bufs);
     // REQUEST [5, 2] with the 5 as uint8 (0xcc 0x05) instead of a fixint.
-    static const char ok[] = "\x94\xa2XQ\x03\x02\x92\x05\x02";
-    static const char wide[] = "\x94\xa2XQ\x03\x02\x92\xcc\x05\x02";
-    static const char wide_str[] = "\x94\xd9\x02XQ\x03\x02\x92\x05\x02";
-    static const char reserved[] = "\x94\xa2XQ\x03\x02\x92\xc1\x02";
+    static const char ok[] = "\x94\xa2XQ\x04\x02\x92\x05\x02";
+    static const char wide[] = "\x94\xa2XQ\x04\x02\x92\xcc\x05\x02";
+    static const char wide_str[] = "\x94\xd9\x02XQ\x04\x02\x92\x05\x02";
+    static const char reserved[] = "\x94\xa2XQ\x04\x02\x92\xc1\x02";
     assert_int_equal(unpack_status(ok, sizeof ok - 1), WIRE_OK);
     assert_int_equal(unpack_status(wide, sizeof wide - 1), WIRE_ERR_MALFORMED);
     assert_int_equal(unpack_status(wide_str, sizeof wide_str - 1), WIRE_ERR_MALFORMED);

@@ -48,7 +48,7 @@ pkill -KILL -f "output.dir=$work/b"
 wait $pid 2>/dev/null
 grep -q "^Tuned weights" "$work/b1.log" && fail "the fit ended before the kill"
 [[ -f $work/b/texel.ckpt ]] || fail "no checkpoint after the kill"
-"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b2.log" 2>&1 ||
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" --resume >"$work/b2.log" 2>&1 ||
     fail "resumed fit failed: $(tail -5 "$work/b2.log")"
 grep -q "Resuming at epoch" "$work/b2.log" || fail "did not resume: $(head -5 "$work/b2.log")"
 cmp -s "$work/a/texel-weights.txt" "$work/b/texel-weights.txt" ||

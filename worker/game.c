@@ -289,3 +289,81 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
     free(b);
     return 0;
 }
+
+/// Rules first: a position the rules end must be the last one, and a rule ending must be the
+/// rules' own verdict there; an adjudication or a failure must leave a position the rules do
+/// not end, with a decisive result (or a draw for the draw adjudication and the ply limit).
+bool game_verify(const GameRecord *rec, const GameConfig *cfg, const Opening *opening, char *why,
+                 size_t why_len)
+{
+    if (rec->outcome == OUTCOME_NONE || rec->term == TERM_NONE || rec->term == TERM_ABORTED ||
+        rec->term >= TERM_NB || rec->outcome > OUTCOME_DRAW) {
+        snprintf(why, why_len, "an aborted game or no result");
+        return false;
+    }
+    Board *b = malloc(sizeof *b);
+    if (!b) {
+        snprintf(why, why_len, "out of memory");
+        return false;
+    }
+    bool ok = false;
+    char fen[BOARD_FEN_MAX];
+    if (opening) {
+        if (board_set_fen(b, opening->fen, why, why_len) != FEN_OK)
+            goto out;
+        board_fen(b, fen, sizeof fen);
+        if (strcmp(fen, rec->start_fen) != 0 || rec->book_plies != opening->move_count) {
+            snprintf(why, why_len, "the game does not start from its pair's opening");
+            goto out;
+        }
+    }
+    char fwhy[128];
+    if (board_set_fen(b, rec->start_fen, fwhy, sizeof fwhy) != FEN_OK) {
+        snprintf(why, why_len, "start position: %s", fwhy);
+        goto out;
+    }
+    for (int i = 0; i < rec->ply_count; i++) {
+        Move m = rec->moves[i].move;
+        if (opening && i < opening->move_count && m != opening->moves[i]) {
+            snprintf(why, why_len, "book move %d is not the opening's", i + 1);
+            goto out;
+        }
+        if (i >= rec->book_plies && rules_game_end(b, &cfg->rules).outcome != OUTCOME_NONE) {
+            snprintf(why, why_len, "moves go on after the rules ended the game (ply %d)", i + 1);
+            goto out;
+        }
+        if (!movegen_is_legal(b, m) || b->hist_len >= BOARD_HISTORY_MAX - 1) {
+            char mv[MOVE_TEXT_MAX];
+            move_text(m, 0, mv);
+            snprintf(why, why_len, "illegal move %s at ply %d", mv, i + 1);
+            goto out;
+        }
+        board_make_move(b, m);
+    }
+    GameEnd end = rules_game_end(b, &cfg->rules);
+    if (end.outcome != OUTCOME_NONE) {
+        ok = rec->outcome == end.outcome && rec->term == from_rule(end.reason);
+        if (!ok)
+            snprintf(why, why_len, "the rules end the game by %s, the record says %s",
+                     rules_end_name(end.reason), game_termination_name(rec->term));
+        goto out;
+    }
+    bool draw_term = rec->term == TERM_DRAW_ADJ || rec->term == TERM_PLY_LIMIT;
+    bool rule_term = rec->term <= TERM_INSUFFICIENT;
+    if (rule_term) {
+        snprintf(why, why_len, "the record says %s, the rules do not end the game there",
+                 game_termination_name(rec->term));
+    } else if (draw_term != (rec->outcome == OUTCOME_DRAW)) {
+        snprintf(why, why_len, "%s with a %s", game_termination_name(rec->term),
+                 rec->outcome == OUTCOME_DRAW ? "draw" : "decisive result");
+    } else if (rec->term == TERM_PLY_LIMIT &&
+               !(cfg->max_plies && rec->ply_count >= cfg->max_plies) &&
+               rec->ply_count < GAME_MAX_PLIES && b->hist_len < BOARD_HISTORY_MAX - MAX_MOVES) {
+        snprintf(why, why_len, "ply limit after %d plies", rec->ply_count);
+    } else {
+        ok = true;
+    }
+out:
+    free(b);
+    return ok;
+}

@@ -96,6 +96,13 @@ bool game_resigns(const ResignAdjudication *ra, const GameRecord *rec);
 /// Whether both sides' last movecount scores lie within +-score, from full move movenumber.
 bool game_agrees_draw(const DrawAdjudication *da, const GameRecord *rec, int fullmove);
 
+/// Whether a finished game record (from another rank) holds: it starts from opening (NULL:
+/// any valid position) with its moves, every move is legal, the game ends where the rules end
+/// it and with their result, and an adjudication or failure has a result of its kind. false
+/// with why otherwise (aborted games included).
+bool game_verify(const GameRecord *rec, const GameConfig *cfg, const Opening *opening, char *why,
+                 size_t why_len);
+
 /// Plays one game from an opening (position and book moves, already validated). players[i]
 /// is player i; red says which one has Red once the book moves are played. stop (may be
 /// NULL) aborts between moves. Returns 0, or -1 if the opening is invalid.

@@ -21,13 +21,19 @@ MatchResults summary_results(const MatchTotals *t, bool pairs)
 void summary_print(FILE *out, const char *name0, const char *name1, const MatchTotals *t,
                    bool pairs, const SprtParams *sprt, double minutes)
 {
+    summary_print_rate(out, name0, name1, t, pairs, sprt, minutes > 0 ? t->games / minutes : 0.0);
+}
+
+void summary_print_rate(FILE *out, const char *name0, const char *name1, const MatchTotals *t,
+                        bool pairs, const SprtParams *sprt, double games_per_min)
+{
     MatchResults r = summary_results(t, pairs);
     char block[2048] = "";
     if (t->games > 0)
         stats_format(&r, sprt, block, sizeof block);
     fprintf(out, "--------------------------------------------------\n");
     fprintf(out, "Results of %s vs %s (%d games, %.1f games/min):\n", name0, name1, t->games,
-            minutes > 0 ? t->games / minutes : 0.0);
+            games_per_min);
     fprintf(out, "%s", block);
     fprintf(out, "Terminations:");
     for (int i = 1; i < TERM_NB; i++)

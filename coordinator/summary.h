@@ -12,3 +12,6 @@ MatchResults summary_results(const MatchTotals *t, bool pairs);
 
 void summary_print(FILE *out, const char *name0, const char *name1, const MatchTotals *t,
                    bool pairs, const SprtParams *sprt, double minutes);
+/// The same with the rate given: a resumed run's rate is of this session's games only.
+void summary_print_rate(FILE *out, const char *name0, const char *name1, const MatchTotals *t,
+                        bool pairs, const SprtParams *sprt, double games_per_min);

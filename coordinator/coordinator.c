@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: MIT
+#include "coordinator.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/// Units handed to one rank and not yet done.
+typedef struct {
+    uint64_t *ids;
+    int n, cap;
+} InFlight;
+
+struct Coordinator {
+    CoordConfig cfg;
+    CoordKind kind;
+    CoordState st;
+    Schedule sched;
+    InFlight *inflight; // per rank
+    Journal *journal;
+    msgpack_sbuffer buf;
+    int byes;
+};
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+Coordinator *coord_new(const CoordConfig *cfg, const CoordKind *kind)
+{
+    Coordinator *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->cfg = *cfg;
+    c->kind = *kind;
+    int n = cfg->ch->size;
+    c->st.ranks = n;
+    c->st.units_total = cfg->units_total;
+    c->st.workers_expected = n == 1 ? 1 : n - 1; // one rank: rank 0 runs a worker thread
+    c->st.rank = calloc((size_t)n, sizeof *c->st.rank);
+    c->inflight = calloc((size_t)n, sizeof *c->inflight);
+    msgpack_sbuffer_init(&c->buf);
+    if (!c->st.rank || !c->inflight || schedule_init(&c->sched, cfg->units_total) != 0) {
+        coord_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void coord_free(Coordinator *c)
+{
+    if (!c)
+        return;
+    for (int r = 0; c->inflight && r < c->st.ranks; r++)
+        free(c->inflight[r].ids);
+    free(c->inflight);
+    free(c->st.rank);
+    schedule_destroy(&c->sched);
+    journal_close(c->journal);
+    msgpack_sbuffer_destroy(&c->buf);
+    free(c);
+}
+
+const CoordState *coord_state(const Coordinator *c) { return &c->st; }
+
+int coord_exit_status(const CoordState *st)
+{
+    return st->end == COORD_DONE ? 0 : st->end == COORD_INTERRUPTED ? 130 : 1;
+}
+
+// ---- Units in flight ----------------------------------------------------------------------
+
+static bool inflight_add(InFlight *f, uint64_t id)
+{
+    if (f->n == f->cap) {
+        int cap = f->cap ? 2 * f->cap : 64;
+        uint64_t *p = realloc(f->ids, sizeof *p * (size_t)cap);
+        if (!p)
+            return false;
+        f->ids = p;
+        f->cap = cap;
+    }
+    f->ids[f->n++] = id;
+    return true;
+}
+
+static bool inflight_remove(InFlight *f, uint64_t id)
+{
+    for (int i = 0; i < f->n; i++)
+        if (f->ids[i] == id) {
+            f->ids[i] = f->ids[--f->n];
+            return true;
+        }
+    return false;
+}
+
+/// Gives the units of rank r back to the schedule; returns how many.
+static int release_rank(Coordinator *c, int r)
+{
+    InFlight *f = &c->inflight[r];
+    int n = 0;
+    for (int i = 0; i < f->n; i++)
+        if (!schedule_is_done(&c->sched, f->ids[i])) {
+            schedule_release(&c->sched, f->ids[i]);
+            n++;
+        }
+    f->n = 0;
+    return n;
+}
+
+// ---- Sending ------------------------------------------------------------------------------
+
+static void send_stop(Coordinator *c, int r, WireStopCode code, const char *text)
+{
+    WireStop stop = {(uint32_t)code, ""};
+    snprintf(stop.text, sizeof stop.text, "%.*s", WIRE_MAX_TEXT, text);
+    channel_send(c->cfg.ch, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
+}
+
+static void stop_all(Coordinator *c, WireStopCode code, const char *text)
+{
+    c->st.stopping = true;
+    for (int r = 0; r < c->st.ranks; r++)
+        if (c->st.rank[r].state == COORD_RANK_MEMBER)
+            send_stop(c, r, code, text);
+}
+
+void coord_fail(Coordinator *c, const char *why)
+{
+    if (c->st.end == COORD_FAILED)
+        return;
+    fprintf(stderr, "\nxqforge run: %s; stopping\n", why);
+    c->st.end = COORD_FAILED;
+    snprintf(c->st.reason, sizeof c->st.reason, "%s", why);
+    stop_all(c, WIRE_STOP_ERROR, "the coordinator failed");
+}
+
+/// Hands up to n units to rank r; false if none was left (or the run failed).
+static bool give_units(Coordinator *c, int r, int n)
+{
+    WireWork work = {.job_id = c->cfg.job_id};
+    work.pair_count = schedule_take(&c->sched, work.pair_ids,
+                                    n < WIRE_MAX_PAIRS_PER_WORK ? n : WIRE_MAX_PAIRS_PER_WORK);
+    if (work.pair_count == 0)
+        return false;
+    char why[512] = "out of memory";
+    bool ok = true;
+    for (int i = 0; i < work.pair_count && ok; i++)
+        ok = inflight_add(&c->inflight[r], work.pair_ids[i]);
+    if (ok && c->kind.attach)
+        ok = c->kind.attach(c->kind.ctx, c, &work, why, sizeof why);
+    if (!ok) {
+        for (int i = 0; i < work.pair_count; i++) {
+            inflight_remove(&c->inflight[r], work.pair_ids[i]);
+            schedule_release(&c->sched, work.pair_ids[i]);
+        }
+        coord_fail(c, why);
+        return false;
+    }
+    if (!channel_send(c->cfg.ch, r, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf))
+        fprintf(stderr, "\nxqforge run: cannot send work to rank %d\n", r);
+    return true;
+}
+
+/// Units came back: the ranks waiting for work get them first.
+static void serve_waiting(Coordinator *c)
+{
+    for (int r = 0; r < c->st.ranks && !c->st.stopping; r++) {
+        CoordRank *k = &c->st.rank[r];
+        if (k->state == COORD_RANK_MEMBER && k->waiting && give_units(c, r, (int)k->waiting))
+            k->waiting = 0;
+    }
+}
+
+/// Refuses rank r (a bench mismatch, garbage sent): it is told why and its units go back.
+static void refuse_rank(Coordinator *c, int r, const char *why)
+{
+    CoordRank *k = &c->st.rank[r];
+    if (k->state == COORD_RANK_MEMBER)
+        c->st.workers_live--;
+    if (k->state == COORD_RANK_REFUSED || k->state == COORD_RANK_LEFT)
+        return;
+    k->state = COORD_RANK_REFUSED;
+    k->waiting = 0;
+    snprintf(k->error, sizeof k->error, "%s", why);
+    fprintf(stderr, "\nrank %d (%s) refused: %s\n", r, k->host[0] ? k->host : "?", why);
+    WireRefuse ref;
+    snprintf(ref.reason, sizeof ref.reason, "%.*s", WIRE_MAX_TEXT, why);
+    channel_send(c->cfg.ch, r, LINK_TAG_STOP, wire_pack_refuse(&ref, &c->buf), &c->buf);
+    if (release_rank(c, r))
+        serve_waiting(c);
+}
+
+// ---- The journal ---------------------------------------------------------------------------
+
+/// The unit a result message reports, or false when it is not one unit of this kind.
+static bool result_unit(const Coordinator *c, const WireMessage *m, uint64_t *unit,
+                        uint64_t *job_id, uint32_t *rank)
+{
+    if (m->kind != c->kind.result_kind)
+        return false;
+    if (m->kind == WIRE_RESULT) {
+        if (m->result->pair_count != 1)
+            return false;
+        *unit = m->result->pairs[0].pair_id;
+        *job_id = m->result->job_id;
+        *rank = m->result->rank;
+        return true;
+    }
+    *unit = m->book->unit_id;
+    *job_id = m->book->job_id;
+    *rank = m->book->rank;
+    return true;
+}
+
+/// Counts a journaled unit for rank r (live or replayed).
+static bool count_unit(Coordinator *c, uint64_t unit, int r, const WireMessage *m, bool replay,
+                       char *why, size_t why_len)
+{
+    schedule_finish(&c->sched, unit);
+    c->st.units_done++;
+    if (replay)
+        c->st.units_at_start++;
+    if (r >= 0 && r < c->st.ranks) {
+        c->st.rank[r].units++;
+        c->st.rank[r].units_session += !replay;
+    } else {
+        c->st.units_earlier++;
+    }
+    return c->kind.count(c->kind.ctx, unit, m, replay, why, why_len);
+}
+
+typedef struct {
+    Coordinator *c;
+    char *why;
+    size_t why_len;
+    uint64_t beyond; // records of units beyond this run's total
+} Replay;
+
+static int replay_record(void *ctx, uint64_t key, const void *payload, size_t len)
+{
+    Replay *rp = ctx;
+    Coordinator *c = rp->c;
+    if (key & COORD_KEY_EXTRA) {
+        if (c->kind.replay_extra &&
+            c->kind.replay_extra(c->kind.ctx, key, payload, len, rp->why, rp->why_len))
+            return 0;
+        if (!c->kind.replay_extra)
+            snprintf(rp->why, rp->why_len, "journal record %llu: a record of another kind of job",
+                     (unsigned long long)key);
+        return 1;
+    }
+    WireMessage m;
+    char why[256] = "";
+    uint64_t unit = 0, job_id = 0;
+    uint32_t rank = 0;
+    if (wire_unpack(payload, len, &m, why, sizeof why) != WIRE_OK ||
+        !result_unit(c, &m, &unit, &job_id, &rank) || unit != key) {
+        snprintf(rp->why, rp->why_len, "journal record %llu is not a result of this kind (%s)",
+                 (unsigned long long)key, why[0] ? why : "another kind of message");
+        wire_message_destroy(&m);
+        return 1;
+    }
+    int rc = 0;
+    if (unit >= c->st.units_total) {
+        rp->beyond++; // a resumed run with fewer rounds: not counted
+    } else if (!c->kind.check(c->kind.ctx, unit, &m, why, sizeof why)) {
+        snprintf(rp->why, rp->why_len, "journal record %llu fails its check: %s",
+                 (unsigned long long)key, why);
+        rc = 1;
+    } else if (!count_unit(c, unit, (int)rank, &m, true, why, sizeof why)) {
+        snprintf(rp->why, rp->why_len, "%s", why);
+        rc = 1;
+    }
+    wire_message_destroy(&m);
+    return rc;
+}
+
+const char *coord_run_id(const Coordinator *c)
+{
+    return c->journal ? journal_run_id(c->journal) : "";
+}
+
+bool coord_open_journal(Coordinator *c, const char *path, const JournalIdentity *identity,
+                        JournalReplayStats *stats, char *why, size_t why_len)
+{
+    char jwhy[512] = "";
+    Replay rp = {c, why, why_len, 0};
+    why[0] = '\0';
+    JournalStatus js =
+        journal_open(&c->journal, path, identity, replay_record, &rp, stats, jwhy, sizeof jwhy);
+    if (js == JOURNAL_ERR_CALLBACK)
+        return false;
+    if (js != JOURNAL_OK) {
+        snprintf(why, why_len, "journal %s: %s (%s)", path, journal_strerror(js), jwhy);
+        return false;
+    }
+    if (rp.beyond)
+        printf("Journal: %llu results beyond this run's %llu units are not counted\n",
+               (unsigned long long)rp.beyond, (unsigned long long)c->st.units_total);
+    return true;
+}
+
+bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size_t len)
+{
+    if (c->st.end == COORD_FAILED)
+        return false;
+    if (journal_append(c->journal, COORD_KEY_EXTRA | key, payload, len) == JOURNAL_OK)
+        return true;
+    char why[sizeof c->st.reason];
+    snprintf(why, sizeof why, "journal: %.480s", journal_last_error(c->journal));
+    coord_fail(c, why);
+    return false;
+}
+
+// ---- Messages -----------------------------------------------------------------------------
+
+static void on_hello(Coordinator *c, int src, const WireHello *h)
+{
+    CoordRank *k = &c->st.rank[src];
+    if (k->state != COORD_RANK_UNKNOWN)
+        return; // a second HELLO changes nothing
+    snprintf(k->host, sizeof k->host, "%s", h->hostname);
+    k->bench_nps = h->bench_nps;
+    k->threads = (int)h->concurrency;
+    if (h->bench_signature != c->cfg.bench_signature) {
+        char why[WIRE_MAX_TEXT + 1];
+        snprintf(why, sizeof why,
+                 "bench signature %llu differs from the coordinator's %llu: rebuild the same "
+                 "xqforge everywhere",
+                 (unsigned long long)h->bench_signature,
+                 (unsigned long long)c->cfg.bench_signature);
+        refuse_rank(c, src, why);
+        return;
+    }
+    k->state = COORD_RANK_MEMBER;
+    c->st.workers_live++;
+    c->st.workers_admitted++;
+    printf("rank %d on %s joined: %u at once, bench %llu nodes/s\n", src, h->hostname,
+           h->concurrency, (unsigned long long)h->bench_nps);
+}
+
+static void on_request(Coordinator *c, int src, const WireRequest *req)
+{
+    CoordRank *k = &c->st.rank[src];
+    if (k->state != COORD_RANK_MEMBER) {
+        fprintf(stderr, "\nxqforge run: request from rank %d, which is not admitted; ignored\n",
+                src);
+        return;
+    }
+    if (c->st.stopping) {
+        send_stop(c, src,
+                  c->st.end == COORD_FAILED        ? WIRE_STOP_ERROR
+                  : c->st.end == COORD_INTERRUPTED ? WIRE_STOP_INTERRUPTED
+                                                   : WIRE_STOP_DONE,
+                  "no more work");
+        return;
+    }
+    // Nothing left to hand out now: the rank waits until a unit comes back or the job ends.
+    if (!give_units(c, src, (int)req->pairs) && c->st.end != COORD_FAILED)
+        k->waiting = req->pairs;
+}
+
+static void on_result(Coordinator *c, int src, const WireMessage *m)
+{
+    CoordRank *k = &c->st.rank[src];
+    uint64_t unit = 0, job_id = 0;
+    uint32_t rank = 0;
+    char why[512];
+    if (c->st.end == COORD_FAILED)
+        return; // nothing more can be journaled
+    if (k->state != COORD_RANK_MEMBER) {
+        fprintf(stderr, "\nxqforge run: a result from rank %d, which is not admitted; ignored\n",
+                src);
+        return;
+    }
+    if (!result_unit(c, m, &unit, &job_id, &rank) || rank != (uint32_t)src ||
+        job_id != c->cfg.job_id) {
+        refuse_rank(c, src, "sent a result that is not one unit of this job");
+        return;
+    }
+    if (unit >= c->st.units_total || schedule_is_done(&c->sched, unit) ||
+        !inflight_remove(&c->inflight[src], unit)) {
+        fprintf(stderr,
+                "\nxqforge run: rank %d sent unit %llu, which is not its to send; ignored\n", src,
+                (unsigned long long)unit);
+        return;
+    }
+    if (!c->kind.check(c->kind.ctx, unit, m, why, sizeof why)) {
+        char text[700];
+        snprintf(text, sizeof text, "unit %llu: %s", (unsigned long long)unit, why);
+        schedule_release(&c->sched, unit);
+        refuse_rank(c, src, text);
+        return;
+    }
+    // Journal first: a result counts only once it is durable.
+    if (wire_pack(m, &c->buf) != WIRE_OK ||
+        journal_append(c->journal, unit, c->buf.data, c->buf.size) != JOURNAL_OK) {
+        msgpack_sbuffer_clear(&c->buf);
+        schedule_release(&c->sched, unit);
+        snprintf(why, sizeof why, "journal: %s", journal_last_error(c->journal));
+        coord_fail(c, why);
+        return;
+    }
+    msgpack_sbuffer_clear(&c->buf);
+    if (!count_unit(c, unit, src, m, false, why, sizeof why))
+        coord_fail(c, why);
+    if (c->kind.tick)
+        c->kind.tick(c->kind.ctx, &c->st, false);
+}
+
+static bool poll_one(Coordinator *c, LinkTag first, LinkTag second, int *src, WireMessage *m)
+{
+    int rejected = -1;
+    if (channel_receive(c->cfg.ch, first, second, src, m, &rejected))
+        return true;
+    if (rejected >= 0 && rejected < c->st.ranks)
+        refuse_rank(c, rejected, "sent a message that is not valid");
+    return false;
+}
+
+static void dispatch(Coordinator *c, int src, const WireMessage *m);
+
+static void on_bye(Coordinator *c, int src, const WireBye *b)
+{
+    // Its results were sent before its BYE, under another tag: take them first.
+    int s;
+    WireMessage m;
+    while (poll_one(c, LINK_TAG_RESULT, LINK_TAG_RESULT, &s, &m)) {
+        dispatch(c, s, &m);
+        wire_message_destroy(&m);
+    }
+    c->byes++;
+    CoordRank *k = &c->st.rank[src];
+    if (b->error[0]) {
+        snprintf(k->error, sizeof k->error, "%s", b->error);
+        fprintf(stderr, "\nrank %d (%s) failed: %s\n", src, k->host[0] ? k->host : "?", b->error);
+    }
+    if (k->state != COORD_RANK_MEMBER)
+        return;
+    k->state = COORD_RANK_LEFT;
+    k->waiting = 0;
+    c->st.workers_live--;
+    int released = release_rank(c, src);
+    if (released && !c->st.stopping && c->st.workers_live > 0)
+        printf("\nrank %d left with %d units unfinished: they go to the others\n", src, released);
+    serve_waiting(c);
+}
+
+static void dispatch(Coordinator *c, int src, const WireMessage *m)
+{
+    if (src < 0 || src >= c->st.ranks)
+        return;
+    switch (m->kind) {
+    case WIRE_HELLO: on_hello(c, src, &m->hello); break;
+    case WIRE_REQUEST: on_request(c, src, &m->request); break;
+    case WIRE_RESULT:
+    case WIRE_BOOK: on_result(c, src, m); break;
+    case WIRE_BYE: on_bye(c, src, &m->bye); break;
+    default:
+        fprintf(stderr, "\nxqforge run: unexpected %s from rank %d\n", wire_kind_name(m->kind),
+                src);
+    }
+}
+
+static void check_complete(Coordinator *c)
+{
+    if (c->st.stopping)
+        return;
+    bool abandon = false;
+    char verdict[256] = "";
+    bool done = c->kind.complete(c->kind.ctx, &c->st, &abandon, verdict, sizeof verdict);
+    if (!done && c->st.units_done < c->st.units_total)
+        return;
+    c->st.end = COORD_DONE;
+    snprintf(c->st.reason, sizeof c->st.reason, "%s", verdict);
+    stop_all(c, abandon ? WIRE_STOP_INTERRUPTED : WIRE_STOP_DONE,
+             verdict[0] ? verdict : "the job is complete");
+}
+
+/// Why a run whose workers all left before the job was complete failed.
+static void explain_failure(Coordinator *c)
+{
+    CoordState *st = &c->st;
+    st->end = COORD_FAILED;
+    for (int r = 0; r < st->ranks; r++)
+        if (st->rank[r].error[0]) {
+            snprintf(st->reason, sizeof st->reason, "%s rank %d: %s",
+                     st->workers_admitted == 0 ? "no worker could play:" : "workers failed:", r,
+                     st->rank[r].error);
+            return;
+        }
+    snprintf(st->reason, sizeof st->reason, "every worker left with %llu units unplayed",
+             (unsigned long long)(st->units_total - st->units_done));
+}
+
+CoordEnd coord_run(Coordinator *c)
+{
+    check_complete(c);
+    while (c->byes < c->st.workers_expected) {
+        if (c->cfg.interrupted && atomic_load(c->cfg.interrupted) && !c->st.stopping) {
+            printf("\nInterrupted: finishing, keeping every result that arrives\n");
+            c->st.end = COORD_INTERRUPTED;
+            snprintf(c->st.reason, sizeof c->st.reason, "interrupted");
+            stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
+        }
+        if (c->kind.tick)
+            c->kind.tick(c->kind.ctx, &c->st, false);
+        int src;
+        WireMessage m;
+        if (!poll_one(c, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &m)) {
+            sleep_ms(c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20);
+            continue;
+        }
+        dispatch(c, src, &m);
+        wire_message_destroy(&m);
+        check_complete(c);
+    }
+    if (c->st.end == COORD_RUNNING)
+        explain_failure(c);
+    return c->st.end;
+}

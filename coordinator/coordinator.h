@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// Rank 0's life, for every job kind that hands out units (game pairs, book units): admit the
+// workers that say HELLO, hand out units on REQUEST, take each unit's result, journal it,
+// count it, stop the workers when the job is complete, and end when every worker said BYE.
+// The loop is generic; a CoordKind checks, counts and reports the results of its kind.
+//
+// Protocol and invariants:
+// - MPI orders messages per tag only. Results travel under LINK_TAG_RESULT, HELLO/REQUEST/
+//   BYE under LINK_TAG_CONTROL; WORK and STOP have their own tags (the worker drops a WORK
+//   taken after a STOP).
+// - Journal before count: a result counts only after its journal record is durable; a
+//   journal that cannot be written stops the run with an error (exit 1), what it holds whole.
+// - Trust nothing: a result counts only from an admitted rank, for a unit handed to that very
+//   rank and not yet done, of this job, and only when the kind's check passes (the rules
+//   replay every move). A rank that sends garbage is refused and its units go to others.
+// - A rank that leaves (BYE) gives its unfinished units back; a rank asking when nothing is
+//   left to hand out waits (parked) until a unit comes back or the job is complete.
+// - STOP "done" lets the workers finish and send what they have; "interrupted" (an operator's
+//   signal, an SPRT verdict, a full book) and "error" abandon the units in progress.
+// - The run succeeds (exit 0) only when the job is complete: its limit or its verdict.
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "channel.h"
+#include "journal.h"
+#include "schedule.h"
+#include "wire.h"
+
+/// Journal keys with this bit are the kind's own records (an SPSA step), not unit results.
+#define COORD_KEY_EXTRA (1ull << 63)
+
+typedef enum { COORD_RUNNING, COORD_DONE, COORD_INTERRUPTED, COORD_FAILED } CoordEnd;
+
+typedef enum {
+    COORD_RANK_UNKNOWN, // no HELLO yet
+    COORD_RANK_MEMBER,  // admitted
+    COORD_RANK_REFUSED, // refused at HELLO or for sending garbage
+    COORD_RANK_LEFT,    // said BYE
+} CoordRankState;
+
+typedef struct {
+    CoordRankState state;
+    char host[WIRE_MAX_TEXT + 1];
+    uint64_t bench_nps;
+    int threads;
+    uint64_t units;                // results counted from this rank, the journal's included
+    uint64_t units_session;        // of them, this session's
+    uint32_t waiting;              // units asked for and not yet given (none were left)
+    char error[WIRE_MAX_TEXT + 1]; // refusal or failure reason
+} CoordRank;
+
+/// What the kinds read of the run (never written by them).
+typedef struct {
+    uint64_t units_total, units_done, units_at_start; // at_start: replayed from the journal
+    uint64_t units_earlier;                           // journaled by ranks beyond this run's size
+    int ranks;                                        // the channel's size
+    CoordRank *rank;                                  // [ranks]
+    int workers_expected, workers_live, workers_admitted;
+    bool stopping;
+    CoordEnd end;
+    char reason[512]; // why it failed, or the verdict
+} CoordState;
+
+typedef struct Coordinator Coordinator;
+
+typedef struct {
+    void *ctx;
+    WireKind result_kind; // WIRE_RESULT (one pair per message) or WIRE_BOOK
+    /// Checks a unit's result before it is journaled (replays the moves); false with why:
+    /// the rank sent something that must not count.
+    bool (*check)(void *ctx, uint64_t unit, const WireMessage *m, char *why, size_t why_len);
+    /// Counts a journaled result (live, or replayed when replay). false with why: the run
+    /// cannot go on (an output write error).
+    bool (*count)(void *ctx, uint64_t unit, const WireMessage *m, bool replay, char *why,
+                  size_t why_len);
+    /// A journal record under COORD_KEY_EXTRA (may be NULL: such records are refused).
+    bool (*replay_extra)(void *ctx, uint64_t key, const void *payload, size_t len, char *why,
+                         size_t why_len);
+    /// Before a WORK is sent (may be NULL): attach what it needs, journaling it first through
+    /// coord_journal_extra. false with why: the run cannot go on.
+    bool (*attach)(void *ctx, Coordinator *c, WireWork *work, char *why, size_t why_len);
+    /// Whether the job is complete (by its limit or its verdict); *abandon: the units in
+    /// progress are not needed (a verdict), else the workers finish them.
+    bool (*complete)(void *ctx, const CoordState *st, bool *abandon, char *verdict,
+                     size_t verdict_len);
+    /// Every loop turn (force: something changed): progress line, periodic report.
+    void (*tick)(void *ctx, const CoordState *st, bool force);
+} CoordKind;
+
+typedef struct {
+    Channel *ch;
+    uint64_t job_id;          // on the wire: results of another job are refused
+    uint64_t units_total;     // unit ids are 0..units_total-1
+    uint64_t bench_signature; // a worker with another signature is refused
+    const atomic_bool *interrupted;
+    int poll_ms; // idle sleep between polls
+} CoordConfig;
+
+/// A coordinator; NULL when out of memory.
+Coordinator *coord_new(const CoordConfig *cfg, const CoordKind *kind);
+void coord_free(Coordinator *c);
+
+/// Opens (or creates) the journal at path for the run of this identity (the text of
+/// coordinator/identity) and replays its records through the kind. false with why (a
+/// journal of another experiment, a record that fails its check).
+bool coord_open_journal(Coordinator *c, const char *path, const JournalIdentity *identity,
+                        JournalReplayStats *stats, char *why, size_t why_len);
+/// The run id the journal keeps (new for a new run, the same when resumed).
+const char *coord_run_id(const Coordinator *c);
+
+/// Journals a kind's own record (key gets COORD_KEY_EXTRA); false: the run is failing.
+bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size_t len);
+
+/// Runs the protocol until every expected worker said BYE. Returns the end state.
+CoordEnd coord_run(Coordinator *c);
+
+/// Stops the run with an error (a kind's write failure), naming why.
+void coord_fail(Coordinator *c, const char *why);
+
+const CoordState *coord_state(const Coordinator *c);
+
+/// The exit status of an ended run: 0 done, 1 failed, 130 interrupted.
+int coord_exit_status(const CoordState *st);

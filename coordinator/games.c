@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE // RUSAGE_THREAD
+#include "games.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "games_impl.h"
+#include "pgn.h"
+#include "timeman.h"
+
+enum { SUMMARY_EVERY = 100 };
+
+// ---- Setup ---------------------------------------------------------------------------------
+
+/// SPSA: the engine plays itself as "plus" and "minus"; parameters without a start take the
+/// engine's configured value (its weights file and options), as the games would.
+static bool spsa_prepare(GamesCoord *g, char *why, size_t why_len)
+{
+    const JobConfig *job = g->job;
+    const PlayerConfig *pc = &job->players[0].cfg;
+    Engine *e = engine_new();
+    if (!e) {
+        snprintf(why, why_len, "out of memory");
+        return false;
+    }
+    ParamsStatus ps = pc->weights_file[0]
+                          ? weights_load(engine_weights(e), pc->weights_file, why, why_len)
+                          : PARAMS_OK;
+    for (int i = 0; ps == PARAMS_OK && i < pc->option_count; i++)
+        if (engine_set_option(e, pc->options[i].name, pc->options[i].value) != ENGINE_OK) {
+            snprintf(why, why_len, "engine %s: option %s=%s refused", pc->name, pc->options[i].name,
+                     pc->options[i].value);
+            ps = PARAMS_ERR_VALUE;
+        }
+    g->spsa_weights = *engine_weights(e);
+    engine_free(e);
+    if (ps != PARAMS_OK)
+        return false;
+    SpsaConfig *cfg = &g->spsa_cfg;
+    spsa_config_init(cfg, job->rounds);
+    cfg->a_ratio = job->spsa.a_ratio;
+    cfg->alpha = job->spsa.alpha;
+    cfg->gamma = job->spsa.gamma;
+    cfg->count = job->spsa.param_count;
+    for (int i = 0; i < cfg->count; i++) {
+        const JobSpsaParam *jp = &job->spsa.params[i];
+        SpsaParam *sp = &cfg->params[i];
+        snprintf(sp->name, sizeof sp->name, "%s", params_info[jp->id].name);
+        sp->id = jp->id;
+        sp->start = jp->has_start ? jp->start : g->spsa_weights.v[jp->id];
+        sp->min = jp->min;
+        sp->max = jp->max;
+        sp->c_end = jp->c_end;
+        sp->r_end = jp->r_end;
+        if (sp->start < sp->min || sp->start > sp->max)
+            sp->start = sp->start < sp->min ? sp->min : sp->max;
+    }
+    if (spsa_config_check(cfg, why, why_len) != SPSA_OK)
+        return false;
+    if (!(g->spsa = spsa_tuner_new(cfg, job->seed, g->plan->pairs_total))) {
+        snprintf(why, why_len, "out of memory for SPSA");
+        return false;
+    }
+    // The trajectory is rewritten from the start: the replay writes its rows again.
+    char path[GAMES_PATH_MAX];
+    games_path(g, job->spsa.trajectory, path, sizeof path);
+    if (!(g->spsa_csv = fopen(path, "w"))) {
+        snprintf(why, why_len, "cannot write %s: %s", path, strerror(errno));
+        return false;
+    }
+    int64_t every = cfg->iterations / 500;
+    spsa_tuner_set_csv(g->spsa, g->spsa_csv, every > 0 ? every : 1);
+    return true;
+}
+
+void games_path(const GamesCoord *g, const char *name, char *out, size_t len)
+{
+    snprintf(out, len, "%.2000s/%.2000s", g->dir, name);
+}
+
+GamesCoord *games_coord_new(const GamesSetup *s, char *why, size_t why_len)
+{
+    GamesCoord *g = calloc(1, sizeof *g);
+    if (!g || !(g->rec = malloc(sizeof *g->rec)) || !(g->board = malloc(sizeof *g->board)) ||
+        !(g->rank_games = calloc((size_t)s->ranks, sizeof *g->rank_games))) {
+        snprintf(why, why_len, "out of memory");
+        games_coord_free(g);
+        return NULL;
+    }
+    g->job = s->job;
+    g->plan = s->plan;
+    g->bench_signature = s->bench_signature;
+    g->ranks = s->ranks;
+    g->per_pair = s->plan->repeat ? 2 : 1;
+    snprintf(g->dir, sizeof g->dir, "%s", s->dir);
+    g->sprt =
+        (SprtParams){s->job->sprt.elo0, s->job->sprt.elo1, s->job->sprt.alpha, s->job->sprt.beta,
+                     s->job->sprt.model == JOB_SPRT_LOGISTIC ? SPRT_LOGISTIC : SPRT_NORMALIZED};
+    rating_init(&g->rating, s->plan->players < 2 ? 2 : s->plan->players);
+    if (s->job->kind == JOB_SPSA && !spsa_prepare(g, why, why_len)) {
+        games_coord_free(g);
+        return NULL;
+    }
+    char path[GAMES_PATH_MAX];
+    if (s->job->output.positions[0]) {
+        games_path(g, s->job->output.positions, path, sizeof path);
+        if (texel_writer_open(path, &g->positions, why, why_len) != TEXEL_OK) {
+            games_coord_free(g);
+            return NULL;
+        }
+    }
+    // The PGN is rebuilt from the journal into a new file that replaces the old one once the
+    // replay is complete: whatever a kill or a full disk left in the old one, the new one
+    // holds exactly the journal's games.
+    if (s->job->output.pgn[0]) {
+        games_path(g, s->job->output.pgn, path, sizeof path);
+        snprintf(g->pgn_tmp, sizeof g->pgn_tmp, "%.4100s.rebuild", path);
+        if (!(g->pgn = fopen(g->pgn_tmp, "w"))) {
+            snprintf(why, why_len, "cannot write %s: %s", g->pgn_tmp, strerror(errno));
+            games_coord_free(g);
+            return NULL;
+        }
+    }
+    games_report_init(g);
+    return g;
+}
+
+void games_coord_free(GamesCoord *g)
+{
+    if (!g)
+        return;
+    if (g->pgn)
+        fclose(g->pgn);
+    if (g->pgn_tmp[0])
+        unlink(g->pgn_tmp); // only left behind when the start failed
+    texel_writer_discard(g->positions);
+    spsa_tuner_free(g->spsa);
+    if (g->spsa_csv)
+        fclose(g->spsa_csv);
+    run_report_end(&g->rr, false);
+    free(g->rank_games);
+    free(g->board);
+    free(g->rec);
+    free(g);
+}
+
+// ---- Results ------------------------------------------------------------------------------
+
+static void wire_to_game(const WireGame *w, const MatchConfig *m, GameRecord *r)
+{
+    memset(r, 0, offsetof(GameRecord, moves));
+    snprintf(r->names[0], PLAYER_NAME_MAX, "%s", m->players[0].name);
+    snprintf(r->names[1], PLAYER_NAME_MAX, "%s", m->players[1].name);
+    r->red = w->red;
+    r->outcome = (Outcome)w->outcome;
+    r->term = (Termination)w->term;
+    snprintf(r->detail, sizeof r->detail, "%s", w->detail);
+    snprintf(r->start_fen, sizeof r->start_fen, "%s", w->start_fen);
+    r->book_plies = w->book_plies;
+    r->ply_count = w->ply_count;
+    for (int i = 0; i < w->ply_count; i++) {
+        const WireGameMove *wm = &w->moves[i];
+        r->moves[i] = (GameMove){wm->move,
+                                 wm->score,
+                                 (wm->flags & WIRE_MOVE_HAS_SCORE) != 0,
+                                 (wm->flags & WIRE_MOVE_MATE) != 0,
+                                 wm->depth,
+                                 wm->time_ms};
+    }
+}
+
+/// A pair counts only whole (both games with repeat), from its own opening, with colours
+/// swapped, and with every game holding by the rules.
+static bool games_check(void *ctx, uint64_t unit, const WireMessage *m, char *why, size_t len)
+{
+    GamesCoord *g = ctx;
+    const GamePlan *plan = g->plan;
+    const WirePair *p = &m->result->pairs[0];
+    const MatchConfig *mc = &plan->pairings[plan_pairing_of(plan, unit)].m;
+    uint64_t round = plan_round_of(plan, unit);
+    int want = openings_pick(mc->openings, round, mc->random_order, mc->seed, mc->start);
+    if (p->game_count != g->per_pair) {
+        snprintf(why, len, "an incomplete pair (%d of %d games)", p->game_count, g->per_pair);
+        return false;
+    }
+    if ((int)p->opening != want || want < 0 || want >= mc->openings->count) {
+        snprintf(why, len, "pair %llu played opening %u, not its own %d", (unsigned long long)unit,
+                 p->opening, want + 1);
+        return false;
+    }
+    if (p->game_count == 2 && p->games[0].red == p->games[1].red) {
+        snprintf(why, len, "both games of the pair with the same colours");
+        return false;
+    }
+    for (int i = 0; i < p->game_count; i++) {
+        char gwhy[256];
+        wire_to_game(&p->games[i], mc, g->rec);
+        if (!game_verify(g->rec, &mc->game, &mc->openings->items[want], gwhy, sizeof gwhy)) {
+            snprintf(why, len, "game %d: %s", i + 1, gwhy);
+            return false;
+        }
+    }
+    return true;
+}
+
+/// A Texel dataset from the games as they are counted (on replay too, so the file is always
+/// the journal's games).
+static void add_positions(GamesCoord *g, const WirePair *p)
+{
+    static Move moves[WIRE_MAX_PLIES]; // the coordinator thread only
+    for (int i = 0; i < p->game_count && g->positions; i++) {
+        const WireGame *wg = &p->games[i];
+        for (int m = 0; m < wg->ply_count; m++)
+            moves[m] = wg->moves[m].move;
+        double red = wg->outcome == WIRE_OUTCOME_RED_WINS ? 1
+                     : wg->outcome == WIRE_OUTCOME_DRAW   ? 0.5
+                                                          : 0;
+        if (texel_writer_add_game(g->positions, g->board, wg->start_fen, moves, wg->ply_count,
+                                  wg->book_plies, red, 8, &g->positions_seen) == TEXEL_ERR_IO) {
+            fprintf(stderr, "\nxqforge run: cannot write the positions file; no more positions\n");
+            texel_writer_discard(g->positions);
+            g->positions = NULL;
+        }
+    }
+}
+
+static bool write_pgn(GamesCoord *g, uint64_t unit, const WirePair *p, char *why, size_t len)
+{
+    if (!g->pgn)
+        return true;
+    const MatchConfig *mc = &g->plan->pairings[plan_pairing_of(g->plan, unit)].m;
+    char tc[64];
+    game_format_tc(&mc->game.tc[0], tc, sizeof tc);
+    PgnTags tags = {g->job->name, "xqforge cluster", (int)(unit + 1), tc,
+                    rules_set_name(mc->game.rules.set)};
+    int rc = 0;
+    for (int i = 0; i < p->game_count && rc == 0; i++) {
+        wire_to_game(&p->games[i], mc, g->rec);
+        rc = pgn_write(g->pgn, g->rec, &tags);
+    }
+    if (rc != 0 || fflush(g->pgn) != 0) {
+        snprintf(why, len,
+                 "cannot write the PGN: %s (the journal keeps every game; --resume "
+                 "rebuilds the PGN)",
+                 strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+static void tally(MatchTotals *t, double pts, int term)
+{
+    t->games++;
+    t->wins += pts == 1.0;
+    t->draws += pts == 0.5;
+    t->losses += pts == 0.0;
+    if (term < TERM_NB)
+        t->terms[term]++;
+}
+
+static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool replay, char *why,
+                        size_t len)
+{
+    GamesCoord *g = ctx;
+    const WirePair *p = &m->result->pairs[0];
+    int pi = plan_pairing_of(g->plan, unit);
+    const Pairing *pg = &g->plan->pairings[pi];
+    double points = 0;
+    int before = g->all.games;
+    for (int i = 0; i < p->game_count; i++) {
+        const WireGame *wg = &p->games[i];
+        double pts = wg->outcome == WIRE_OUTCOME_DRAW                           ? 0.5
+                     : (wg->outcome == WIRE_OUTCOME_RED_WINS) == (wg->red == 0) ? 1.0
+                                                                                : 0.0;
+        tally(&g->tot[pi], pts, wg->term);
+        tally(&g->all, pts, wg->term);
+        if (!replay)
+            tally(&g->session, pts, wg->term);
+        rating_add(&g->rating, pg->a, pg->b, pts);
+        points += pts;
+    }
+    if (p->game_count == 2) {
+        g->tot[pi].ptnml[(int)(points * 2 + 0.5)]++;
+        g->all.ptnml[(int)(points * 2 + 0.5)]++;
+    }
+    uint32_t rank = m->result->rank;
+    if ((int)rank < g->ranks)
+        g->rank_games[rank] += (uint64_t)p->game_count;
+    if (g->positions)
+        add_positions(g, p);
+    // SPSA: plus (player 0) scored points of game_count; W - L = 2 * points - games.
+    if (g->spsa)
+        spsa_tuner_pair_done(g->spsa, unit, (int)lround(2 * points) - p->game_count);
+    games_report_history(g);
+    if (!write_pgn(g, unit, p, why, len))
+        return false;
+    // The summary block now and then (every SUMMARY_EVERY games), as fastchess does.
+    if (!replay && before / SUMMARY_EVERY != g->all.games / SUMMARY_EVERY) {
+        printf("\n");
+        games_print_summary(g);
+    }
+    return true;
+}
+
+static bool games_replay_extra(void *ctx, uint64_t key, const void *payload, size_t len, char *why,
+                               size_t why_len)
+{
+    GamesCoord *g = ctx;
+    if (!g->spsa) {
+        snprintf(why, why_len,
+                 "journal record %llu: an SPSA step in a journal of another kind "
+                 "of job",
+                 (unsigned long long)key);
+        return false;
+    }
+    char swhy[256];
+    if (spsa_tuner_replay_step(g->spsa, payload, len, swhy, sizeof swhy))
+        return true;
+    snprintf(why, why_len, "journal record %llu: %s", (unsigned long long)key, swhy);
+    return false;
+}
+
+/// Makes an SPSA step for the pairs of a WORK and journals it before the WORK is sent, so
+/// that a resumed run applies the results of these pairs with this very step.
+static bool games_attach(void *ctx, Coordinator *c, WireWork *work, char *why, size_t len)
+{
+    GamesCoord *g = ctx;
+    if (!g->spsa)
+        return true;
+    const SpsaStep *st = spsa_tuner_step(g->spsa, work->pair_ids, work->pair_count);
+    size_t n = 0;
+    void *rec = st ? spsa_tuner_encode(st, work->pair_ids, work->pair_count, &n) : NULL;
+    if (!rec) {
+        snprintf(why, len, "SPSA step: out of memory");
+        return false;
+    }
+    bool ok = coord_journal_extra(c, st->id, rec, n);
+    free(rec);
+    if (!ok) {
+        snprintf(why, len, "cannot journal an SPSA step");
+        return false;
+    }
+    const SpsaConfig *cfg = spsa_tuner_config(g->spsa);
+    work->spsa.id = st->id;
+    work->spsa.count = cfg->count;
+    for (int i = 0; i < cfg->count; i++) {
+        work->spsa.param[i] = (uint16_t)cfg->params[i].id;
+        work->spsa.plus[i] = st->plus[i];
+        work->spsa.minus[i] = st->minus[i];
+    }
+    return true;
+}
+
+bool games_sprt(const GamesCoord *g, SprtResult *out)
+{
+    if (!g->job->sprt.enabled)
+        return false;
+    MatchResults r = summary_results(&g->tot[0], g->plan->repeat);
+    return sprt_evaluate(&r, &g->sprt, out) == STATS_OK;
+}
+
+static bool games_complete(void *ctx, const CoordState *st, bool *abandon, char *verdict,
+                           size_t len)
+{
+    GamesCoord *g = ctx;
+    (void)st;
+    SprtResult s;
+    if (!games_sprt(g, &s) || s.decision == SPRT_CONTINUE)
+        return false;
+    *abandon = true; // the games in progress cannot change the verdict
+    snprintf(verdict, len, "SPRT %s", sprt_decision_name(s.decision));
+    return true;
+}
+
+static void games_tick(void *ctx, const CoordState *st, bool force)
+{
+    GamesCoord *g = ctx;
+    games_progress(g, st, force);
+    if (run_report_due(&g->rr))
+        games_report_refresh(g, st, false);
+}
+
+void games_coord_kind(GamesCoord *g, CoordKind *out)
+{
+    *out = (CoordKind){g,
+                       WIRE_RESULT,
+                       games_check,
+                       games_count,
+                       games_replay_extra,
+                       games_attach,
+                       games_complete,
+                       games_tick};
+}
+
+// ---- Start and end -------------------------------------------------------------------------
+
+static double thread_cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return 0;
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+bool games_coord_start(GamesCoord *g, const CoordState *st, const char *run_id, char *why,
+                       size_t why_len)
+{
+    snprintf(g->run_id, sizeof g->run_id, "%s", run_id);
+    if (g->rr.report)
+        report_set_run_id(g->rr.report, run_id);
+    if (g->pgn) {
+        char path[GAMES_PATH_MAX];
+        games_path(g, g->job->output.pgn, path, sizeof path);
+        if (fflush(g->pgn) != 0 || fsync(fileno(g->pgn)) != 0 || rename(g->pgn_tmp, path) != 0) {
+            snprintf(why, why_len, "cannot write %s: %s", path, strerror(errno));
+            return false;
+        }
+        g->pgn_tmp[0] = '\0';
+    }
+    g->start_ms = g->last_progress_ms = timeman_now_ms();
+    g->cpu_at_start = thread_cpu_seconds();
+    const GamePlan *plan = g->plan;
+    int workers = st->workers_expected;
+    if (plan->pairing_count == 1)
+        printf("Job %s: %s vs %s, %llu %s, %d worker rank%s\n", g->job->name,
+               plan->pairings[0].m.players[0].name, plan->pairings[0].m.players[1].name,
+               (unsigned long long)plan->pairs_total, plan->repeat ? "game pairs" : "games",
+               workers, workers == 1 ? "" : "s");
+    else
+        printf("Job %s: %d engines, %s, %d pairings x %d rounds (%llu %s), %d worker rank%s\n",
+               g->job->name, g->job->player_count, g->job->round_robin ? "round robin" : "gauntlet",
+               plan->pairing_count, g->job->rounds, (unsigned long long)plan->pairs_total,
+               plan->repeat ? "game pairs" : "games", workers, workers == 1 ? "" : "s");
+    games_report_begin(g);
+    return true;
+}
+
+double games_session_minutes(const GamesCoord *g)
+{
+    return g->start_ms ? (timeman_now_ms() - g->start_ms) / 60000.0 : 0.0;
+}
+
+double games_coordinator_cpu(const GamesCoord *g) { return thread_cpu_seconds() - g->cpu_at_start; }
+
+/// Whether every game this session ended with an engine failing before it could play: the
+/// run played nothing.
+static bool only_failures(const GamesCoord *g)
+{
+    const MatchTotals *t = &g->session;
+    return t->games > 0 && t->terms[TERM_CRASH] + t->terms[TERM_STALL] == t->games;
+}
+
+int games_coord_finish(GamesCoord *g, const CoordState *st)
+{
+    CoordState end = *st;
+    if (end.end == COORD_DONE && only_failures(g)) {
+        end.end = COORD_FAILED;
+        snprintf(end.reason, sizeof end.reason,
+                 "every game of this run ended with an engine crash or stall: no usable engine");
+    }
+    games_progress(g, &end, true);
+    printf("\n");
+    if (g->all.games > 0) {
+        games_print_summary(g);
+        if (g->plan->players > 2)
+            games_print_ratings(g);
+    }
+    SprtResult s;
+    if (games_sprt(g, &s)) {
+        if (s.decision != SPRT_CONTINUE)
+            printf("SPRT: %s (LLR %.2f, bounds %.2f %.2f)\n", sprt_decision_name(s.decision), s.llr,
+                   s.lower, s.upper);
+        else if (end.end == COORD_DONE)
+            printf("SPRT: no verdict: the game limit was reached first (LLR %.2f, bounds %.2f "
+                   "%.2f)\n",
+                   s.llr, s.lower, s.upper);
+    }
+    double wall = games_session_minutes(g) * 60;
+    double cpu = games_coordinator_cpu(g);
+    printf("coordinator CPU %.2f s in %.1f s (%.2f%% of one core)\n", cpu, wall,
+           wall > 0 ? 100 * cpu / wall : 0.0);
+    if (g->spsa)
+        games_spsa_finish(g);
+    if (g->positions) {
+        char why[512];
+        uint64_t kept = texel_writer_count(g->positions);
+        if (texel_writer_close(g->positions, why, sizeof why) != TEXEL_OK)
+            fprintf(stderr, "xqforge run: positions: %s\n", why);
+        else
+            printf("Positions: %llu quiet of %llu looked at, in %s/%s\n", (unsigned long long)kept,
+                   (unsigned long long)g->positions_seen, g->dir, g->job->output.positions);
+        g->positions = NULL;
+    }
+    if (g->pgn) {
+        if (fclose(g->pgn) != 0 && end.end != COORD_FAILED) {
+            end.end = COORD_FAILED;
+            snprintf(end.reason, sizeof end.reason, "cannot write the PGN: %s", strerror(errno));
+        }
+        g->pgn = NULL;
+    }
+    if (!games_write_result(g, &end) && end.end != COORD_FAILED) {
+        end.end = COORD_FAILED;
+        snprintf(end.reason, sizeof end.reason, "cannot write %.200s/%.200s", g->dir,
+                 g->job->output.result);
+    }
+    games_report_refresh(g, &end, true);
+    run_report_end(&g->rr, true);
+    if (end.end == COORD_FAILED)
+        fprintf(stderr, "xqforge run: failed: %s\n", end.reason);
+    return coord_exit_status(&end);
+}

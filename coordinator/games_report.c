@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: MIT
+// What a game job shows: the progress line, the summary, the joint rating, result.json and
+// the report. Every figure comes from the tallies, which come from the journal's pairs.
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "games_impl.h"
+#include "timeman.h"
+#include "upload.h"
+
+static json_t *finite_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static double session_rate(const GamesCoord *g)
+{
+    double mins = games_session_minutes(g);
+    return mins > 0 ? g->session.games / mins : 0.0;
+}
+
+static const char *pair_name(const GamesCoord *g, int k, int side)
+{
+    return g->plan->pairings[k].m.players[side].name;
+}
+
+/// The rated engines: the job's, or "plus" and "minus" for SPSA.
+static const char *player_name(const GamesCoord *g, int i)
+{
+    if (g->job->kind == JOB_SPSA)
+        return i == 0 ? "plus" : "minus";
+    return g->job->players[i].cfg.name;
+}
+
+/// running, interrupted, failed, the SPRT verdict, no verdict, or finished.
+static const char *state_name(const GamesCoord *g, const CoordState *st, bool final)
+{
+    if (!final)
+        return "running";
+    if (st->end == COORD_FAILED)
+        return "failed";
+    if (st->end == COORD_INTERRUPTED)
+        return "interrupted";
+    SprtResult s;
+    if (games_sprt(g, &s))
+        return s.decision == SPRT_CONTINUE ? "no verdict" : sprt_decision_name(s.decision);
+    return "finished";
+}
+
+// ---- Console -------------------------------------------------------------------------------
+
+void games_progress(GamesCoord *g, const CoordState *st, bool force)
+{
+    int64_t now = timeman_now_ms();
+    bool tty = isatty(STDOUT_FILENO);
+    // A terminal gets a line rewritten every second; a log file one whole line every 10 s.
+    if (!g->start_ms || (!force && now - g->last_progress_ms < (tty ? 1000 : 10000)))
+        return;
+    g->last_progress_ms = now;
+    double rate = session_rate(g);
+    uint64_t left = (st->units_total - st->units_done) * (uint64_t)g->per_pair;
+    char extra[200] = "";
+    if (g->plan->pairing_count == 1) {
+        MatchResults r = summary_results(&g->tot[0], g->plan->repeat);
+        EloEstimate e = {0};
+        stats_elo(&r, &e);
+        int n = snprintf(extra, sizeof extra, ", Elo %.1f +/- %.1f", e.elo, e.elo_error);
+        SprtResult s;
+        if (games_sprt(g, &s))
+            snprintf(extra + n, sizeof extra - (size_t)n, ", LLR %.2f (%.2f, %.2f)", s.llr, s.lower,
+                     s.upper);
+    }
+    printf("%s%d/%llu games, %.1f games/min, ETA %.0f min%s, %d workers%s", tty ? "\r" : "",
+           g->all.games, (unsigned long long)(st->units_total * (uint64_t)g->per_pair), rate,
+           rate > 0 ? left / rate : 0.0, extra, st->workers_live, tty ? "   " : "\n");
+    fflush(stdout);
+}
+
+void games_print_summary(const GamesCoord *g)
+{
+    double rate = session_rate(g);
+    for (int k = 0; k < g->plan->pairing_count; k++)
+        summary_print_rate(stdout, pair_name(g, k, 0), pair_name(g, k, 1), &g->tot[k],
+                           g->plan->repeat, g->job->sprt.enabled ? &g->sprt : NULL, rate);
+    if (g->plan->pairing_count > 1)
+        printf("Total: %d games in %d pairings (%d draws), %.1f games/min\n", g->all.games,
+               g->plan->pairing_count, g->all.draws, rate);
+}
+
+/// Engine indices best first by the fitted Elo.
+static void rating_order(const GamesCoord *g, const RatingResult *rr, int *order)
+{
+    int n = g->plan->players;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && rr->elo[order[j]] > rr->elo[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+}
+
+void games_print_ratings(const GamesCoord *g)
+{
+    RatingResult rr;
+    if (!rating_fit(&g->rating, &rr)) {
+        printf("Joint rating: not every engine is linked to the others by games yet\n");
+        return;
+    }
+    int order[RATING_MAX_PLAYERS];
+    rating_order(g, &rr, order);
+    printf("Joint rating (Bradley-Terry over all games, Elo relative to the field):\n");
+    printf("Rank Name                            Elo     +/-    Games   Points\n");
+    for (int k = 0; k < g->plan->players; k++) {
+        int i = order[k];
+        printf("%4d %-28s %7.1f %7.1f %8llu %8.1f\n", k + 1, player_name(g, i), rr.elo[i],
+               rr.elo_error[i], (unsigned long long)rr.games[i], rr.points[i]);
+    }
+}
+
+void games_spsa_finish(GamesCoord *g)
+{
+    const SpsaConfig *cfg = &g->spsa_cfg;
+    const double *theta = spsa_tuner_theta(g->spsa);
+    spsa_tuner_csv_row(g->spsa);
+    Weights w = g->spsa_weights;
+    printf("SPSA: %lld of %lld iterations applied\n", (long long)spsa_tuner_iterations(g->spsa),
+           (long long)cfg->iterations);
+    printf("%-28s %9s %9s %9s\n", "parameter", "start", "tuned", "change");
+    for (int i = 0; i < cfg->count; i++) {
+        w.v[cfg->params[i].id] = (int32_t)lround(theta[i]);
+        if (i < 40 || cfg->count <= 50)
+            printf("%-28s %9.2f %9.2f %+9.2f\n", cfg->params[i].name, cfg->params[i].start,
+                   theta[i], theta[i] - cfg->params[i].start);
+    }
+    if (cfg->count > 50)
+        printf("... %d more in the trajectory file\n", cfg->count - 40);
+    char path[GAMES_PATH_MAX];
+    games_path(g, g->job->spsa.weights, path, sizeof path);
+    if (weights_save(&w, path) != PARAMS_OK)
+        fprintf(stderr, "xqforge run: cannot write %s\n", path);
+    else
+        printf("Tuned weights: %s (load with params = %s)\n", path, path);
+}
+
+// ---- JSON pieces ---------------------------------------------------------------------------
+
+static json_t *totals_json(const MatchTotals *t, bool pairs, bool sides)
+{
+    json_t *terms = json_object(), *ptnml = json_array();
+    for (int i = 1; i < TERM_NB; i++)
+        if (t->terms[i])
+            json_object_set_new(terms, game_termination_name((Termination)i),
+                                json_integer(t->terms[i]));
+    for (int i = 0; i < STATS_PENTA_NB; i++)
+        json_array_append_new(ptnml, json_integer(t->ptnml[i]));
+    json_t *o =
+        json_pack("{s:i, s:i, s:o, s:o, s:i, s:i, s:i, s:i}", "games", t->games, "draws", t->draws,
+                  "ptnml", pairs ? ptnml : (json_decref(ptnml), json_null()), "terminations", terms,
+                  "crashes", t->terms[TERM_CRASH], "time_losses", t->terms[TERM_TIME_FORFEIT],
+                  "illegal_moves", t->terms[TERM_ILLEGAL_MOVE], "stalls", t->terms[TERM_STALL]);
+    // Wins and losses are of the pairing's first engine; over several pairings they have no
+    // single side, so the total says decisive games instead.
+    if (sides) {
+        json_object_set_new(o, "wins", json_integer(t->wins));
+        json_object_set_new(o, "losses", json_integer(t->losses));
+    } else {
+        json_object_set_new(o, "decisive", json_integer(t->wins + t->losses));
+    }
+    return o;
+}
+
+static json_t *elo_json(const MatchTotals *t, bool pairs)
+{
+    MatchResults r = summary_results(t, pairs);
+    EloEstimate e = {0};
+    stats_elo(&r, &e);
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "elo", finite_or_null(e.elo), "error",
+                     finite_or_null(e.elo_error), "nelo", finite_or_null(e.nelo), "nelo_error",
+                     finite_or_null(e.nelo_error), "los", finite_or_null(e.los), "score",
+                     finite_or_null(e.score));
+}
+
+static json_t *pairings_json(const GamesCoord *g)
+{
+    json_t *list = json_array();
+    for (int k = 0; k < g->plan->pairing_count; k++)
+        json_array_append_new(list, json_pack("{s:s, s:s, s:o, s:o}", "new", pair_name(g, k, 0),
+                                              "base", pair_name(g, k, 1), "totals",
+                                              totals_json(&g->tot[k], g->plan->repeat, true), "elo",
+                                              elo_json(&g->tot[k], g->plan->repeat)));
+    return list;
+}
+
+/// The joint Bradley-Terry rating of every engine, best first, with its error bars.
+static json_t *ratings_json(const GamesCoord *g)
+{
+    RatingResult rr;
+    json_t *list = json_array();
+    bool fitted = rating_fit(&g->rating, &rr);
+    int order[RATING_MAX_PLAYERS];
+    if (fitted)
+        rating_order(g, &rr, order);
+    for (int k = 0; k < g->plan->players; k++) {
+        int i = fitted ? order[k] : k;
+        json_array_append_new(
+            list, json_pack("{s:s, s:o, s:o, s:I, s:f}", "name", player_name(g, i), "elo",
+                            fitted ? finite_or_null(rr.elo[i]) : json_null(), "elo_error",
+                            fitted ? finite_or_null(rr.elo_error[i]) : json_null(), "games",
+                            (json_int_t)(fitted ? rr.games[i] : 0), "points",
+                            fitted ? rr.points[i] : 0.0));
+    }
+    return list;
+}
+
+static json_t *sprt_json(const GamesCoord *g)
+{
+    SprtResult s;
+    if (!games_sprt(g, &s))
+        return NULL;
+    return json_pack("{s:f, s:f, s:f, s:f, s:s, s:o, s:f, s:f, s:s}", "elo0", g->sprt.elo0, "elo1",
+                     g->sprt.elo1, "alpha", g->sprt.alpha, "beta", g->sprt.beta, "model",
+                     sprt_model_name(g->sprt.model), "llr", finite_or_null(s.llr), "lower", s.lower,
+                     "upper", s.upper, "decision",
+                     s.decision == SPRT_CONTINUE ? "no verdict" : sprt_decision_name(s.decision));
+}
+
+bool games_write_result(const GamesCoord *g, const CoordState *st)
+{
+    const JobConfig *job = g->job;
+    if (!job->output.result[0])
+        return true;
+    bool one = g->plan->pairing_count == 1;
+    bool pairs = g->plan->repeat;
+    json_t *o = totals_json(one ? &g->tot[0] : &g->all, pairs, one);
+    json_object_set_new(o, "schema", json_integer(2));
+    json_object_set_new(o, "job", json_string(job->name));
+    json_object_set_new(o, "kind", json_string(job_kind_name(job->kind)));
+    json_object_set_new(o, "run_id", json_string(g->run_id));
+    json_object_set_new(o, "state", json_string(state_name(g, st, true)));
+    if (st->end == COORD_FAILED)
+        json_object_set_new(o, "reason", json_string(st->reason));
+    json_object_set_new(o, "rules",
+                        json_string(rules_set_name(g->plan->pairings[0].m.game.rules.set)));
+    json_object_set_new(o, "pairs_total", json_integer((json_int_t)st->units_total));
+    json_object_set_new(o, "pairs_done", json_integer((json_int_t)st->units_done));
+    if (one) {
+        json_object_set_new(o, "new", json_string(pair_name(g, 0, 0)));
+        json_object_set_new(o, "base", json_string(pair_name(g, 0, 1)));
+        json_object_update(o, elo_json(&g->tot[0], pairs));
+    } else {
+        json_object_set_new(o, "pairings", pairings_json(g));
+    }
+    if (g->plan->players > 2)
+        json_object_set_new(o, "ratings", ratings_json(g));
+    json_t *s = sprt_json(g);
+    if (s) {
+        json_object_set_new(o, "llr", json_incref(json_object_get(s, "llr")));
+        json_object_set_new(o, "lower", json_incref(json_object_get(s, "lower")));
+        json_object_set_new(o, "upper", json_incref(json_object_get(s, "upper")));
+        json_object_set_new(o, "decision", json_incref(json_object_get(s, "decision")));
+        json_decref(s);
+    }
+    json_object_set_new(o, "interrupted", json_boolean(st->end == COORD_INTERRUPTED));
+    json_object_set_new(o, "version", json_string(XQFORGE_VERSION));
+    char path[GAMES_PATH_MAX], tmp[GAMES_PATH_MAX + 8];
+    games_path(g, job->output.result, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    bool ok =
+        json_dump_file(o, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) == 0 && rename(tmp, path) == 0;
+    if (!ok)
+        fprintf(stderr, "xqforge run: cannot write %s\n", path);
+    json_decref(o);
+    return ok;
+}
+
+// ---- The report ----------------------------------------------------------------------------
+
+static json_t *engine_json(const GamesCoord *g, int i)
+{
+    const JobPlayer *p = &g->job->players[i];
+    json_t *options = json_object(), *args = json_array();
+    for (int k = 0; k < p->cfg.option_count; k++)
+        json_object_set_new(options, p->cfg.options[k].name, json_string(p->cfg.options[k].value));
+    for (int k = 0; k < p->cfg.argc; k++)
+        json_array_append_new(args, json_string(p->cfg.args[k]));
+    char tc[64];
+    game_format_tc(&p->tc, tc, sizeof tc);
+    bool builtin = p->cfg.proto == PROTO_BUILTIN;
+    // A builtin engine's signature is the bench node count every rank proved it shares.
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:o}", "name", p->cfg.name, "proto",
+                     player_proto_name(p->cfg.proto), "cmd", p->cfg.cmd, "args", args, "options",
+                     options, "weights_file", p->cfg.weights_file, "time_control", tc, "signature",
+                     builtin ? json_integer((json_int_t)g->bench_signature) : json_null());
+}
+
+/// The job as resolved (file and overrides), without secrets: URLs lose user info and query,
+/// the token appears only as where it is read from.
+static json_t *job_json(const GamesCoord *g)
+{
+    const JobConfig *j = g->job;
+    json_t *engines = json_array(), *urls = json_array();
+    for (int i = 0; i < j->player_count; i++)
+        json_array_append_new(engines, engine_json(g, i));
+    for (int i = 0; i < j->report.url_count; i++) {
+        char u[JOB_TEXT_MAX];
+        upload_url_for_log(j->report.urls[i], u, sizeof u);
+        json_array_append_new(urls, json_string(u));
+    }
+    json_t *o = json_pack(
+        "{s:s, s:s, s:i, s:b, s:i, s:b, s:o, s:{s:s, s:b, s:i, s:I}, s:{s:{s:b, s:i, s:i, s:i}, "
+        "s:{s:b, s:b, s:i, s:i}, s:i}, s:{s:s, s:s, s:s, s:s}}",
+        "name", j->name, "kind", job_kind_name(j->kind), "rounds", j->rounds, "repeat", j->repeat,
+        "concurrency", j->concurrency, "round_robin", j->round_robin, "engines", engines,
+        "openings", "file", j->openings_file[0] ? j->openings_file : "default", "random",
+        j->openings_random, "start", j->openings_start + 1, "seed", (json_int_t)j->seed,
+        "adjudication", "draw", "enabled", j->draw.enabled, "movenumber", j->draw.movenumber,
+        "movecount", j->draw.movecount, "score", j->draw.score, "resign", "enabled",
+        j->resign.enabled, "twosided", j->resign.twosided, "movecount", j->resign.movecount,
+        "score", j->resign.score, "max_plies", j->max_plies, "output", "dir", j->output.dir, "pgn",
+        j->output.pgn, "journal", j->output.journal, "result", j->output.result);
+    if (!o)
+        return json_null();
+    json_object_set_new(o, "report",
+                        json_pack("{s:o, s:s, s:s, s:s, s:i, s:s}", "urls", urls, "method",
+                                  upload_method_name((UploadMethod)j->report.method), "token_env",
+                                  j->report.token_env, "token_file", j->report.token_file,
+                                  "interval", j->report.interval_s, "ca_file", j->report.ca_file));
+    json_t *s = sprt_json(g);
+    if (s) {
+        json_object_del(s, "llr");
+        json_object_del(s, "lower");
+        json_object_del(s, "upper");
+        json_object_del(s, "decision");
+        json_object_set_new(o, "sprt", s);
+    }
+    return o;
+}
+
+void games_report_init(GamesCoord *g)
+{
+    char title[JOB_TEXT_MAX + 32];
+    snprintf(title, sizeof title, "%s: %s", job_kind_name(g->job->kind), g->job->name);
+    run_report_begin(&g->rr, g->job, g->dir, "", title);
+    Report *r = g->rr.report;
+    if (!r)
+        return;
+    if (g->job->sprt.enabled)
+        report_plot(r, "llr", REPORT_PLOT_LINE, "SPRT log-likelihood ratio", "games", "LLR");
+    report_plot(r, "elo", REPORT_PLOT_LINE,
+                g->plan->pairing_count == 1 ? "Elo with its 95% interval"
+                                            : "Elo of each pairing's first engine",
+                "games", "Elo");
+    report_plot_bound(r, "elo", "0", 0);
+    report_plot(r, "terminations", REPORT_PLOT_BARS, "Results by termination (all games)", "games",
+                "");
+}
+
+/// One history point per finished game pair (a game without repeat): LLR, Elo and its band;
+/// on replay too, so a resumed run's plots hold the whole run.
+void games_report_history(GamesCoord *g)
+{
+    Report *r = g->rr.report;
+    if (!r || g->all.games < g->next_sample || g->all.games == 0)
+        return;
+    g->next_sample = g->all.games + g->per_pair;
+    for (int k = 0; k < g->plan->pairing_count && k < REPORT_SERIES_MAX; k++) {
+        MatchResults mr = summary_results(&g->tot[k], g->plan->repeat);
+        EloEstimate e = {0};
+        if (g->tot[k].games == 0 || stats_elo(&mr, &e) != STATS_OK)
+            continue;
+        if (g->plan->pairing_count == 1) {
+            report_series_add_band(r, "elo", "Elo", g->tot[k].games, e.elo, e.elo - e.elo_error,
+                                   e.elo + e.elo_error);
+        } else {
+            char name[2 * PLAYER_NAME_MAX + 8];
+            snprintf(name, sizeof name, "%s vs %s", pair_name(g, k, 0), pair_name(g, k, 1));
+            report_series_add(r, "elo", name, g->tot[k].games, e.elo);
+        }
+    }
+    SprtResult s;
+    if (games_sprt(g, &s)) {
+        report_series_add(r, "llr", "LLR", g->tot[0].games, s.llr);
+        report_plot_bound(r, "llr", "H1 accepted", s.upper);
+        report_plot_bound(r, "llr", "H0 accepted", s.lower);
+    }
+}
+
+/// The facts of the page's summary tables (the record holds the same numbers).
+static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
+{
+    Report *r = g->rr.report;
+    const MatchTotals *all = &g->all;
+    report_facts_clear(r);
+    report_fact(r, "Result", "State", "%s", state);
+    if (st->end == COORD_FAILED)
+        report_fact(r, "Result", "Why", "%s", st->reason);
+    if (g->plan->pairing_count == 1) {
+        const MatchTotals *t = &g->tot[0];
+        MatchResults mr = summary_results(t, g->plan->repeat);
+        EloEstimate e = {0};
+        stats_elo(&mr, &e);
+        report_fact(r, "Result", "Engines", "%s vs %s", pair_name(g, 0, 0), pair_name(g, 0, 1));
+        report_fact(r, "Result", "Elo", "%.1f \u00b1 %.1f (nElo %.1f \u00b1 %.1f)", e.elo,
+                    e.elo_error, e.nelo, e.nelo_error);
+        report_fact(r, "Result", "LOS", "%.1f%%", 100 * e.los);
+        report_fact(r, "Result", "Games (W/D/L)", "%d (%d / %d / %d)", t->games, t->wins, t->draws,
+                    t->losses);
+        if (g->plan->repeat)
+            report_fact(r, "Result", "Ptnml (0-2)", "%d, %d, %d, %d, %d", t->ptnml[0], t->ptnml[1],
+                        t->ptnml[2], t->ptnml[3], t->ptnml[4]);
+    } else {
+        report_fact(r, "Result", "Games", "%d in %d pairings (%d draws)", all->games,
+                    g->plan->pairing_count, all->draws);
+        for (int k = 0; k < g->plan->pairing_count; k++) {
+            const MatchTotals *t = &g->tot[k];
+            char label[2 * PLAYER_NAME_MAX + 8];
+            snprintf(label, sizeof label, "%s vs %s", pair_name(g, k, 0), pair_name(g, k, 1));
+            report_fact(r, "Pairings (W/D/L of the first)", label, "%d games (%d / %d / %d)",
+                        t->games, t->wins, t->draws, t->losses);
+        }
+    }
+    RatingResult rr;
+    if (g->plan->players > 2 && rating_fit(&g->rating, &rr)) {
+        int order[RATING_MAX_PLAYERS];
+        rating_order(g, &rr, order);
+        for (int k = 0; k < g->plan->players; k++) {
+            int i = order[k];
+            char label[PLAYER_NAME_MAX + 8];
+            snprintf(label, sizeof label, "%d. %s", k + 1, player_name(g, i));
+            report_fact(r, "Joint rating (Bradley-Terry)", label,
+                        "%.1f \u00b1 %.1f Elo, %.1f of %llu points", rr.elo[i], rr.elo_error[i],
+                        rr.points[i], (unsigned long long)rr.games[i]);
+        }
+    }
+    SprtResult s;
+    if (games_sprt(g, &s)) {
+        report_fact(r, "SPRT", "LLR", "%.2f (%.2f, %.2f)", s.llr, s.lower, s.upper);
+        report_fact(r, "SPRT", "Hypotheses", "[%g, %g] %s Elo, alpha %g, beta %g", g->sprt.elo0,
+                    g->sprt.elo1, sprt_model_name(g->sprt.model), g->sprt.alpha, g->sprt.beta);
+        report_fact(r, "SPRT", "Decision", "%s",
+                    s.decision == SPRT_CONTINUE
+                        ? (st->end == COORD_DONE ? "no verdict" : "continue")
+                        : sprt_decision_name(s.decision));
+    }
+    char tc[64];
+    game_format_tc(&g->plan->pairings[0].m.game.tc[0], tc, sizeof tc);
+    double minutes = games_session_minutes(g);
+    report_fact(r, "Run", "Run id", "%s", g->run_id);
+    report_fact(r, "Run", "Rules", "%s", rules_set_name(g->plan->pairings[0].m.game.rules.set));
+    report_fact(r, "Run", "Time control", "%s", tc);
+    report_fact(r, "Run", "Pairs", "%llu of %llu (%llu from the journal)",
+                (unsigned long long)st->units_done, (unsigned long long)st->units_total,
+                (unsigned long long)st->units_at_start);
+    report_fact(r, "Run", "This session", "%.1f min, %d games, %.1f games/min", minutes,
+                g->session.games, session_rate(g));
+    report_fact(r, "Run", "Failures", "%d crashes, %d time losses, %d illegal moves, %d stalls",
+                all->terms[TERM_CRASH], all->terms[TERM_TIME_FORFEIT],
+                all->terms[TERM_ILLEGAL_MOVE], all->terms[TERM_STALL]);
+    for (int w = 0; w < st->ranks; w++) {
+        const CoordRank *k = &st->rank[w];
+        if (k->state == COORD_RANK_UNKNOWN && !g->rank_games[w])
+            continue;
+        char label[WIRE_MAX_TEXT + 32];
+        snprintf(label, sizeof label, "rank %d on %s", w, k->host[0] ? k->host : "?");
+        report_fact(r, "Workers", label, "%llu games, %llu nodes/s%s%s",
+                    (unsigned long long)g->rank_games[w], (unsigned long long)k->bench_nps,
+                    k->error[0] ? ": " : "", k->error);
+    }
+}
+
+static json_t *workers_json(const GamesCoord *g, const CoordState *st)
+{
+    static const char *const states[] = {"unknown", "member", "refused", "left"};
+    json_t *workers = json_array();
+    for (int w = 0; w < st->ranks; w++) {
+        const CoordRank *k = &st->rank[w];
+        if (k->state == COORD_RANK_UNKNOWN && !g->rank_games[w])
+            continue;
+        json_array_append_new(workers,
+                              json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:s}", "rank", w, "host",
+                                        k->host, "state", states[k->state], "games",
+                                        (json_int_t)g->rank_games[w], "pairs", (json_int_t)k->units,
+                                        "bench_nps", (json_int_t)k->bench_nps, "error", k->error));
+    }
+    return workers;
+}
+
+static void report_spsa(GamesCoord *g, Report *r)
+{
+    enum { PLOTS = 16, ROWS = 1024 };
+    const SpsaConfig *cfg = &g->spsa_cfg;
+    int n = cfg->count < PLOTS ? cfg->count : PLOTS, rows = 0;
+    SvgPoint *pts = malloc(sizeof *pts * ROWS * (size_t)n);
+    char path[GAMES_PATH_MAX], line[65536];
+    games_path(g, g->job->spsa.trajectory, path, sizeof path);
+    if (g->spsa_csv)
+        fflush(g->spsa_csv);
+    FILE *f = pts ? fopen(path, "r") : NULL;
+    while (f && rows < ROWS && fgets(line, sizeof line, f)) {
+        char *p = line, *end;
+        double it = strtod(p, &end);
+        if (end == p)
+            continue; // the header
+        for (int i = 0; i < n && *end == ','; i++) {
+            p = end + 1;
+            pts[(size_t)i * ROWS + (size_t)rows] = (SvgPoint){it, strtod(p, &end)};
+        }
+        rows++;
+    }
+    if (f)
+        fclose(f);
+    const double *theta = spsa_tuner_theta(g->spsa);
+    json_t *params = json_array();
+    for (int i = 0; i < cfg->count; i++)
+        json_array_append_new(params, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f}", "name",
+                                                cfg->params[i].name, "start", cfg->params[i].start,
+                                                "value", theta[i], "min", cfg->params[i].min, "max",
+                                                cfg->params[i].max, "c_end", cfg->params[i].c_end));
+    report_set(r, "spsa",
+               json_pack("{s:I, s:I, s:o}", "iterations",
+                         (json_int_t)spsa_tuner_iterations(g->spsa), "iterations_total",
+                         (json_int_t)cfg->iterations, "params", params));
+    for (int i = 0; pts && i < n; i++) {
+        char id[80];
+        snprintf(id, sizeof id, "spsa.%s", cfg->params[i].name);
+        report_plot(r, id, REPORT_PLOT_LINE, cfg->params[i].name, "iteration", "value");
+        report_plot_bound(r, id, "start", cfg->params[i].start);
+        report_series_set(r, id, cfg->params[i].name, pts + (size_t)i * ROWS, (size_t)rows);
+    }
+    free(pts);
+}
+
+void games_report_refresh(GamesCoord *g, const CoordState *st, bool final)
+{
+    Report *r = g->rr.report;
+    if (!r)
+        return;
+    const char *state = state_name(g, st, final);
+    bool pairs = g->plan->repeat, one = g->plan->pairing_count == 1;
+    report_set(r, "state", json_string(state));
+    if (final && st->end == COORD_FAILED)
+        report_set(r, "reason", json_string(st->reason));
+    report_set(r, "job", job_json(g));
+    report_set(r, "rules", json_string(rules_set_name(g->plan->pairings[0].m.game.rules.set)));
+    char tc[64];
+    game_format_tc(&g->plan->pairings[0].m.game.tc[0], tc, sizeof tc);
+    report_set(r, "time_control", json_string(tc));
+    report_set(r, "pairs",
+               json_pack("{s:I, s:I}", "total", (json_int_t)st->units_total, "done",
+                         (json_int_t)st->units_done));
+    // totals: every game of every pairing (what the PGN holds).
+    report_set(r, "totals", totals_json(one ? &g->tot[0] : &g->all, pairs, one));
+    if (one)
+        report_set(r, "elo", elo_json(&g->tot[0], pairs));
+    json_t *s = sprt_json(g);
+    if (s)
+        report_set(r, "sprt", s);
+    if (!one)
+        report_set(r, "pairings", pairings_json(g));
+    if (g->plan->players > 2)
+        report_set(r, "ratings", ratings_json(g));
+    report_set(r, "workers", workers_json(g, st));
+    double minutes = games_session_minutes(g);
+    report_set(r, "timings",
+               json_pack("{s:f, s:i, s:f, s:I, s:f}", "duration_s", minutes * 60,
+                         "games_this_session", g->session.games, "games_per_minute",
+                         session_rate(g), "games_from_journal",
+                         (json_int_t)(g->all.games - g->session.games), "coordinator_cpu_s",
+                         games_coordinator_cpu(g)));
+    for (int i = 1; i < TERM_NB; i++)
+        if (g->all.terms[i])
+            report_bar_set(r, "terminations", game_termination_name((Termination)i),
+                           g->all.terms[i]);
+    report_facts(g, st, state);
+    if (g->spsa)
+        report_spsa(g, r);
+    run_report_publish(&g->rr, final, final ? g->job->output.pgn : NULL);
+}
+
+void games_report_begin(GamesCoord *g) { (void)g; }

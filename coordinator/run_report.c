@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+#include "run_report.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void run_report_path(const RunReport *rr, const char *name, char *out, size_t len)
+{
+    if (name[0] == '/')
+        snprintf(out, len, "%s", name);
+    else
+        snprintf(out, len, "%.500s/%.500s", rr->dir, name);
+}
+
+void run_report_begin(RunReport *rr, const JobConfig *job, const char *dir, const char *run_id,
+                      const char *title)
+{
+    memset(rr, 0, sizeof *rr);
+    rr->job = job;
+    rr->last_ms = now_ms();
+    snprintf(rr->dir, sizeof rr->dir, "%s", dir);
+    if (!(rr->report = report_new(run_id, title, XQFORGE_VERSION))) {
+        fprintf(stderr, "xqforge run: no report (out of memory)\n");
+        return;
+    }
+    if (job->report.url_count == 0)
+        return;
+    UploadTarget *t = &rr->target;
+    for (int i = 0; i < job->report.url_count; i++)
+        snprintf(t->urls[i], sizeof t->urls[i], "%s", job->report.urls[i]);
+    t->url_count = job->report.url_count;
+    t->method = (UploadMethod)job->report.method;
+    snprintf(t->token_env, sizeof t->token_env, "%s", job->report.token_env);
+    snprintf(t->token_file, sizeof t->token_file, "%s", job->report.token_file);
+    snprintf(t->ca_file, sizeof t->ca_file, "%s", job->report.ca_file);
+    t->connect_timeout_s = job->report.connect_timeout_s;
+    t->timeout_s = job->report.timeout_s;
+    run_report_path(rr, job->report.spool, rr->spool, sizeof rr->spool);
+    UploadPolicy pol;
+    upload_policy_default(&pol, rr->spool);
+    pol.attempts = job->report.attempts;
+    pol.backoff_s = job->report.backoff_s;
+    pol.backoff_max_s = job->report.backoff_max_s;
+    // A missing token is said now, not only at the first upload; reports still spool.
+    char why[512], token[UPLOAD_TOKEN_MAX];
+    if (upload_token_load(t, token, sizeof token, why, sizeof why) != UPLOAD_OK)
+        fprintf(stderr, "xqforge run: report upload: %s (reports are spooled)\n", why);
+    memset(token, 0, sizeof token);
+    if (!(rr->uploader = upload_start(&pol)))
+        fprintf(stderr, "xqforge run: cannot start the upload thread (reports are spooled)\n");
+}
+
+bool run_report_due(const RunReport *rr)
+{
+    return rr->report && now_ms() - rr->last_ms >= 1000LL * rr->job->report.interval_s;
+}
+
+bool run_report_publish(RunReport *rr, bool final, const char *extra)
+{
+    Report *r = rr->report;
+    if (!r)
+        return false;
+    rr->last_ms = now_ms();
+    report_set_version(r, ++rr->version, final);
+    char why[1024];
+    if (report_write(r, rr->dir, why, sizeof why) != REPORT_OK) {
+        fprintf(stderr, "\nxqforge run: report: %s\n", why);
+        return false;
+    }
+    if (!rr->target.url_count)
+        return true;
+    // POST sends the record; PUT and multipart the page too, and the extra file at the end.
+    char files[3][JOB_TEXT_MAX * 2 + 2];
+    const char *list[3] = {files[0], files[1], files[2]};
+    int n = rr->target.method == UPLOAD_POST ? 1 : 2;
+    snprintf(files[0], sizeof files[0], "%s/report.json", rr->dir);
+    snprintf(files[1], sizeof files[1], "%s/report.html", rr->dir);
+    if (extra && extra[0]) {
+        snprintf(files[2], sizeof files[2], "%s/%s", rr->dir, extra);
+        if (final && n == 2 && access(files[2], R_OK) == 0)
+            n = 3;
+    }
+    if (upload_spool_add(rr->spool, &rr->target, report_run_id(r), rr->version, final, list, n, why,
+                         sizeof why) != UPLOAD_OK)
+        fprintf(stderr, "\nxqforge run: report not spooled: %s\n", why);
+    upload_kick(rr->uploader);
+    return true;
+}
+
+void run_report_end(RunReport *rr, bool final)
+{
+    if (rr->uploader) {
+        UploadStats st;
+        upload_stop(rr->uploader, final ? rr->job->report.final_wait_s : 0, &st);
+        rr->uploader = NULL;
+        int left = upload_spool_count(rr->spool);
+        printf("Report upload: %d delivered, %d retries%s", st.delivered, st.retries,
+               left ? "" : "\n");
+        if (left)
+            printf(", %d kept in %s (deliver with: xqforge upload --spool %s)\n", left, rr->spool,
+                   rr->spool);
+    }
+    if (final && rr->report)
+        printf("Report: %s/report.html\n", rr->dir);
+    report_free(rr->report);
+    rr->report = NULL;
+}

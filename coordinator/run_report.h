@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// A run's report and its delivery, for every job kind: the Report (report.json and
+// report.html in the output directory), rewritten every [report] interval and at the end,
+// and, when [report] names URLs, spooled and uploaded by its own thread (coordinator/upload).
+// The kinds fill the Report; this module writes and delivers it.
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "report.h"
+#include "upload.h"
+
+typedef struct {
+    Report *report; // NULL: no report (out of memory)
+    const JobConfig *job;
+    char dir[JOB_TEXT_MAX];
+    char spool[UPLOAD_TEXT_MAX];
+    UploadTarget target; // url_count 0: no upload
+    Uploader *uploader;
+    uint64_t version;
+    int64_t last_ms;
+} RunReport;
+
+/// Starts the report of a run (run_id kept across resumes); says on stderr what it cannot do.
+void run_report_begin(RunReport *rr, const JobConfig *job, const char *dir, const char *run_id,
+                      const char *title);
+/// Whether the [report] interval has passed since the last write.
+bool run_report_due(const RunReport *rr);
+/// Writes the report (its version raised) and hands it to the uploader; `extra` (may be
+/// NULL) is a file of the output directory sent with the final report (the PGN). false with
+/// a message on stderr when the files could not be written.
+bool run_report_publish(RunReport *rr, bool final, const char *extra);
+/// Stops the uploader (waiting up to [report] final_wait for delivery when final), says what
+/// was delivered and kept, and frees the report.
+void run_report_end(RunReport *rr, bool final);
+/// Where a [report] path lies: absolute, or relative to the output directory.
+void run_report_path(const RunReport *rr, const char *name, char *out, size_t len);

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+#include "texel_fit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "report.h"
+#include "run_report.h"
+#include "texel.h"
+#include "timeman.h"
+
+static bool reduce_link(void *ctx, double *buf, int n) { return link_sum(ctx, buf, n); }
+
+/// The run's report (rank 0): loss per epoch and the largest weight changes, rewritten
+/// every 10 epochs and at the end (report.json and report.html in the output directory).
+typedef struct {
+    Report *r;
+    const char *dir;
+    const Weights *start;
+    uint64_t version;
+    RunReport *rr; // a job's report: written and delivered as [report] says (else NULL)
+} FitReport;
+
+static void report_changes(FitReport *fr, const double *w)
+{
+    bool used[PARAM_NB] = {false};
+    report_plot(fr->r, "changes", REPORT_PLOT_BARS, "Largest weight changes (centipawns)", "weight",
+                "tuned - start");
+    for (int k = 0; k < 12; k++) { // the 12 largest, by selection
+        int best = -1;
+        for (int i = 0; i < PARAM_NB; i++)
+            if (!used[i] &&
+                (best < 0 || fabs(w[i] - fr->start->v[i]) > fabs(w[best] - fr->start->v[best])))
+                best = i;
+        if (best < 0 || fabs(w[best] - fr->start->v[best]) < 0.5)
+            break;
+        used[best] = true;
+        report_bar_set(fr->r, "changes", params_info[best].name, w[best] - fr->start->v[best]);
+    }
+}
+
+static void report_flush(FitReport *fr, bool final)
+{
+    if (fr->rr) {
+        run_report_publish(fr->rr, final, NULL);
+        return;
+    }
+    char why[512];
+    report_set_version(fr->r, ++fr->version, final);
+    if (report_write(fr->r, fr->dir, why, sizeof why) != REPORT_OK)
+        fprintf(stderr, "xqforge texel: report: %s\n", why);
+}
+
+static void on_epoch(void *ctx, int epoch, double loss, const double *w)
+{
+    FitReport *fr = ctx;
+    report_series_add(fr->r, "loss", "loss", epoch, loss);
+    if (epoch % 10 == 9) {
+        report_changes(fr, w);
+        report_flush(fr, false);
+    }
+}
+
+/// A resumed fit's page shows the epochs before it too: the loss file's rows (the last one
+/// of each epoch, which a kill may have written twice).
+static void loss_history(Report *r, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    double last = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        char *end;
+        double epoch = strtod(line, &end);
+        if (end == line || *end != ',')
+            continue; // the header
+        double loss = strtod(end + 1, NULL);
+        if (epoch > last && isfinite(loss))
+            report_series_add(r, "loss", "loss", epoch, loss);
+        last = epoch > last ? epoch : last;
+    }
+    if (f)
+        fclose(f);
+}
+
+/// The weights that changed, largest change first, as "name start tuned change" lines.
+static void write_diff(FILE *f, const Weights *from, const Weights *to, int show)
+{
+    int order[PARAM_NB], n = 0;
+    for (int i = 0; i < PARAM_NB; i++)
+        if (from->v[i] != to->v[i])
+            order[n++] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && abs(to->v[order[j]] - from->v[order[j]]) >
+                                     abs(to->v[order[j - 1]] - from->v[order[j - 1]]);
+             j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    fprintf(f, "# %d weights changed (name start tuned change), largest first\n", n);
+    for (int k = 0; k < n && k < show; k++) {
+        int i = order[k];
+        fprintf(f, "%-28s %6d %6d %+6d\n", params_info[i].name, from->v[i], to->v[i],
+                to->v[i] - from->v[i]);
+    }
+}
+
+static void path_in(char *out, size_t len, const char *dir, const char *name)
+{
+    if (name[0] == '/')
+        snprintf(out, len, "%.4000s", name);
+    else
+        snprintf(out, len, "%.2000s/%.2000s", dir, name);
+}
+
+/// Loads this rank's shard, fits, and (rank 0) writes the weights, the diff and the loss.
+int texel_fit_run(const TexelFitJob *fj, Link *link)
+{
+    int rank = link ? link_rank(link) : 0, size = link ? link_size(link) : 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = fj->threads > 0 ? fj->threads : (int)(cores > 0 ? cores : 1);
+    char why[1024] = "";
+    Weights start;
+    weights_default(&start);
+    bool ok = !fj->start[0] || weights_load(&start, fj->start, why, sizeof why) == PARAMS_OK;
+    TexelSet *set = NULL;
+    uint64_t total = 0;
+    int64_t t0 = timeman_now_ms();
+    if (ok &&
+        texel_set_load(fj->data, rank, size, threads, &set, &total, why, sizeof why) != TEXEL_OK)
+        ok = false;
+    if (!ok)
+        fprintf(stderr, "xqforge texel (rank %d): %s\n", rank, why);
+    if (link && !link_all_ok(link, ok))
+        ok = false;
+    if (!ok) {
+        texel_set_free(set);
+        return 1;
+    }
+    double load_s = (timeman_now_ms() - t0) / 1000.0;
+    if (rank == 0)
+        printf("Loaded %llu positions on %d rank%s x %d threads in %.2f s\n",
+               (unsigned long long)total, size, size == 1 ? "" : "s", threads, load_s);
+    char ckpt[4200], lossp[4200], wpath[4200], dpath[4200];
+    path_in(ckpt, sizeof ckpt, fj->out_dir, "texel.ckpt");
+    path_in(lossp, sizeof lossp, fj->out_dir, fj->loss);
+    path_in(wpath, sizeof wpath, fj->out_dir, fj->weights);
+    snprintf(dpath, sizeof dpath, "%.4000s.diff", wpath);
+    FILE *csv = rank == 0 ? fopen(lossp, "a") : NULL;
+    if (csv && ftell(csv) == 0)
+        fprintf(csv, "epoch,loss\n");
+    TexelFitConfig cfg = {.epochs = fj->epochs,
+                          .lr = fj->lr,
+                          .l2 = fj->l2,
+                          .k = fj->k,
+                          .checkpoint = rank == 0 ? ckpt : NULL,
+                          .fingerprint = fj->fingerprint,
+                          .log = rank == 0 ? stdout : NULL,
+                          .loss_csv = csv};
+    memcpy(cfg.tuned, fj->tuned, sizeof cfg.tuned);
+    TexelExec x = {link ? reduce_link : NULL, link, threads};
+    FitReport fr = {NULL, fj->out_dir, &start, 0, NULL};
+    RunReport rr;
+    char run_id[32];
+    snprintf(run_id, sizeof run_id, "%016llx", (unsigned long long)fj->fingerprint);
+    if (rank == 0 && fj->job) {
+        run_report_begin(&rr, fj->job, fj->out_dir, run_id, "texel: evaluation fit");
+        fr.r = rr.report;
+        fr.rr = &rr;
+    } else if (rank == 0) {
+        fr.r = report_new(run_id, "texel: evaluation fit", XQFORGE_VERSION);
+    }
+    if (fr.r) {
+        report_plot(fr.r, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)", "epoch",
+                    "loss");
+        loss_history(fr.r, lossp);
+        report_fact(fr.r, "Data", "dataset", "%s", fj->data);
+        report_fact(fr.r, "Data", "positions", "%llu", (unsigned long long)total);
+        report_fact(fr.r, "Data", "ranks x threads", "%d x %d", size, threads);
+        report_fact(fr.r, "Data", "load time", "%.2f s", load_s);
+        cfg.on_epoch = on_epoch;
+        cfg.ctx = &fr;
+    }
+    Weights out;
+    TexelFitReport rep;
+    TexelStatus st = texel_fit(set, &cfg, &start, &x, &out, &rep, why, sizeof why);
+    if (fr.r && st == TEXEL_OK) {
+        double w[PARAM_NB];
+        for (int i = 0; i < PARAM_NB; i++)
+            w[i] = out.v[i];
+        report_changes(&fr, w);
+        report_fact(fr.r, "Fit", "K", "%.4f", rep.k);
+        report_fact(fr.r, "Fit", "loss", "%.6f at the start, %.6f at the end", rep.loss_start,
+                    rep.loss_end);
+        report_fact(fr.r, "Fit", "epochs", "%d (resumed from %d)", rep.epochs_done,
+                    rep.resumed_from);
+        report_fact(fr.r, "Fit", "time per epoch", "%.3f s", rep.seconds_per_epoch);
+        report_flush(&fr, true);
+    }
+    if (fr.rr)
+        run_report_end(fr.rr, st == TEXEL_OK);
+    else
+        report_free(fr.r);
+    if (csv)
+        fclose(csv);
+    texel_set_free(set);
+    if (st != TEXEL_OK) {
+        fprintf(stderr, "xqforge texel (rank %d): %s\n", rank, why);
+        return 1;
+    }
+    if (rank != 0)
+        return 0;
+    printf("K %.4f, loss %.6f -> %.6f after %d epochs (%.3f s/epoch, %.0f positions/s per "
+           "core)\n",
+           rep.k, rep.loss_start, rep.loss_end, rep.epochs_done, rep.seconds_per_epoch,
+           rep.seconds_per_epoch > 0 ? total / rep.seconds_per_epoch / (threads * size) : 0.0);
+    write_diff(stdout, &start, &out, 25);
+    FILE *df = fopen(dpath, "w");
+    if (df) {
+        write_diff(df, &start, &out, PARAM_NB);
+        fclose(df);
+    }
+    if (weights_save(&out, wpath) != PARAMS_OK) {
+        fprintf(stderr, "xqforge texel: cannot write %s\n", wpath);
+        return 1;
+    }
+    printf("Tuned weights: %s; changes: %s; loss per epoch: %s\n", wpath, dpath, lossp);
+    return 0;
+}
+
+int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint)
+{
+    TexelFitJob *fj = calloc(1, sizeof *fj);
+    if (!fj)
+        return 1;
+    fj->job = job;
+    snprintf(fj->data, sizeof fj->data, "%s", job->texel.data);
+    snprintf(fj->start, sizeof fj->start, "%s", job->texel.start);
+    snprintf(fj->out_dir, sizeof fj->out_dir, "%s", dir);
+    snprintf(fj->weights, sizeof fj->weights, "%s", job->texel.weights);
+    snprintf(fj->loss, sizeof fj->loss, "%s", job->texel.loss);
+    memcpy(fj->tuned, job->texel.tuned, sizeof fj->tuned);
+    fj->epochs = job->texel.epochs;
+    fj->threads = job->texel.threads;
+    fj->lr = job->texel.lr;
+    fj->l2 = job->texel.l2;
+    fj->k = job->texel.k;
+    // The checkpoint belongs to this job file, these overrides and this many ranks (the
+    // shards, and so the sums' rounding, depend on it).
+    int size = link_size(link);
+    fj->fingerprint = files_fnv(fingerprint, &size, sizeof size);
+    if (link_rank(link) == 0)
+        printf("Job %s: Texel fit of %s over %d rank%s\n", job->name, fj->data, size,
+               size == 1 ? "" : "s");
+    int rc = texel_fit_run(fj, link);
+    free(fj);
+    return rc;
+}

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// The Texel fit as a run: every rank loads its shard of the dataset, gradients are summed
+// over the ranks (link_sum, MPI_Allreduce), and rank 0 checkpoints every epoch, writes the
+// weights, their diff and the loss curve, and the report (delivered as [report] says). Used
+// by `xqforge run` for kind = texel and by `xqforge texel fit` (one machine, no link).
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "link.h"
+#include "params.h"
+
+typedef struct {
+    const JobConfig *job; // the job whose [report] to honour (NULL: texel fit)
+    char data[JOB_TEXT_MAX], start[JOB_TEXT_MAX], out_dir[JOB_TEXT_MAX];
+    char weights[JOB_TEXT_MAX], loss[JOB_TEXT_MAX];
+    bool tuned[PARAM_NB];
+    int epochs, threads;
+    double lr, l2, k;
+    uint64_t fingerprint; // the checkpoint belongs to these settings
+} TexelFitJob;
+
+/// Fits on every rank of link (NULL: this process alone); returns the exit status.
+int texel_fit_run(const TexelFitJob *fj, Link *link);
+/// A kind = texel job over link, outputs in dir (which exists); returns the exit status.
+int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint);

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// The few file-system and hashing helpers every part needs, written once: mkdir -p, a file
+// replaced atomically (temporary file, fsync, rename), FNV-1a over bytes and over a file.
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FILES_FNV_BASIS 0xcbf29ce484222325ull
+
+/// FNV-1a (64-bit) of n bytes, continuing from h (FILES_FNV_BASIS to start).
+static inline uint64_t files_fnv(uint64_t h, const void *data, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)data)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/// mkdir -p: creates the directory and its missing parents; -1 with errno on failure.
+int files_mkdir_p(const char *path);
+
+/// FNV-1a of a whole file's bytes into *h; false (errno set) when it cannot be read.
+bool files_hash(const char *path, uint64_t *h);
+
+/// Replaces path with len bytes atomically: a reader sees the old file or the new one,
+/// whole. -1 with errno on failure (path is then untouched).
+int files_write_atomic(const char *path, const void *data, size_t len);

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+#include "work_book.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "timeman.h"
+
+typedef struct {
+    BookWorker *bw;
+    Bookgen *g;
+    BookgenCandidate *cands;
+    WireBookResult *res;
+} BookThread;
+
+static void book_thread_free(void *arg)
+{
+    BookThread *t = arg;
+    bookgen_free(t->g);
+    free(t->cands);
+    wire_book_result_free(t->res);
+    free(t);
+}
+
+static void *book_thread_new(void *ctx, char *why, size_t why_len)
+{
+    BookWorker *bw = ctx;
+    BookThread *t = calloc(1, sizeof *t);
+    BookgenStatus st = BOOKGEN_ERR_NOMEM;
+    if (t) {
+        t->bw = bw;
+        t->cands = malloc(sizeof *t->cands * (size_t)bw->gen->unit);
+        t->res = wire_book_result_new();
+        st = t->cands && t->res ? bookgen_new(bw->gen, &t->g) : BOOKGEN_ERR_NOMEM;
+    }
+    if (st == BOOKGEN_OK)
+        return t;
+    snprintf(why, why_len, "book generator: %s", bookgen_strerror(st));
+    if (t)
+        book_thread_free(t);
+    return NULL;
+}
+
+static WorkerUnitStatus book_unit_run(void *arg, const WireWork *work, uint64_t unit,
+                                      const atomic_bool *abort, msgpack_sbuffer *out, char *why,
+                                      size_t why_len)
+{
+    BookThread *t = arg;
+    BookWorker *bw = t->bw;
+    int64_t t0 = timeman_now_ms();
+    uint64_t nodes = 0;
+    BookgenStatus st = bookgen_unit(t->g, unit, abort, t->cands, &nodes);
+    if (st == BOOKGEN_ABORTED)
+        return WORKER_UNIT_ABORTED;
+    if (st != BOOKGEN_OK) {
+        snprintf(why, why_len, "book generator: %s", bookgen_strerror(st));
+        return WORKER_UNIT_FAILED;
+    }
+    WireBookResult *res = t->res;
+    int n = bw->gen->unit;
+    res->job_id = work->job_id;
+    res->rank = bw->rank;
+    res->unit_id = unit;
+    res->candidate_count = n;
+    for (int i = 0; i < n; i++) {
+        WireBookCandidate *k = &res->candidates[i];
+        const BookgenCandidate *c = &t->cands[i];
+        snprintf(k->start_fen, sizeof k->start_fen, "%.*s", WIRE_MAX_FEN, c->start_fen);
+        k->path_len = c->path_len;
+        for (int p = 0; p < c->path_len; p++)
+            k->path[p] = (WireBookMove){c->path[p], c->path_scores[p]};
+        k->score = c->score;
+    }
+    int64_t ms = timeman_now_ms() - t0;
+    pthread_mutex_lock(&bw->lock);
+    bw->candidates += (uint64_t)n;
+    bw->nodes += nodes;
+    bw->busy_ms += (uint64_t)(ms > 0 ? ms : 0);
+    res->candidates_done = bw->candidates;
+    res->nodes = bw->nodes;
+    res->busy_ms = bw->busy_ms;
+    pthread_mutex_unlock(&bw->lock);
+    WireStatus ws = wire_pack_book(res, out);
+    if (ws != WIRE_OK) {
+        snprintf(why, why_len, "cannot pack unit %llu: %s", (unsigned long long)unit,
+                 wire_strerror(ws));
+        return WORKER_UNIT_FAILED;
+    }
+    return WORKER_UNIT_OK;
+}
+
+static uint64_t book_done(void *ctx)
+{
+    BookWorker *bw = ctx;
+    pthread_mutex_lock(&bw->lock);
+    uint64_t n = bw->candidates;
+    pthread_mutex_unlock(&bw->lock);
+    return n;
+}
+
+void book_worker_kind(BookWorker *bw, const BookgenConfig *gen, uint32_t rank, WorkerKind *out)
+{
+    bw->gen = gen;
+    bw->rank = rank;
+    bw->candidates = bw->nodes = bw->busy_ms = 0;
+    pthread_mutex_init(&bw->lock, NULL);
+    *out = (WorkerKind){bw, book_thread_new, book_thread_free, book_unit_run, book_done};
+}
+
+void book_worker_destroy(BookWorker *bw) { pthread_mutex_destroy(&bw->lock); }

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+#include "work_games.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    GamesWorker *gw;
+    Player *seats[JOB_PLAYERS_MAX];
+    GameRecord rec;
+    WireResult *res;
+} GamesThread;
+
+static void game_to_wire(const GameRecord *r, WireGame *w)
+{
+    w->red = (uint8_t)r->red;
+    w->outcome = (uint8_t)r->outcome;
+    w->term = (uint8_t)r->term;
+    snprintf(w->detail, sizeof w->detail, "%.*s", WIRE_MAX_TEXT, r->detail);
+    snprintf(w->start_fen, sizeof w->start_fen, "%.*s", WIRE_MAX_FEN, r->start_fen);
+    w->book_plies = r->book_plies;
+    w->ply_count = r->ply_count;
+    for (int i = 0; i < r->ply_count; i++) {
+        const GameMove *m = &r->moves[i];
+        uint8_t flags =
+            (uint8_t)((m->has_score ? WIRE_MOVE_HAS_SCORE : 0) | (m->mate ? WIRE_MOVE_MATE : 0) |
+                      (i < r->book_plies ? WIRE_MOVE_BOOK : 0));
+        w->moves[i] = (WireGameMove){m->move, flags, (uint8_t)(m->depth > 255 ? 255 : m->depth),
+                                     m->score, (uint32_t)(m->time_ms > 0 ? m->time_ms : 0)};
+    }
+}
+
+static void *games_thread_new(void *ctx, char *why, size_t why_len)
+{
+    GamesThread *t = calloc(1, sizeof *t);
+    if (t && !(t->res = wire_result_new())) {
+        free(t);
+        t = NULL;
+    }
+    if (!t)
+        snprintf(why, why_len, "out of memory");
+    else
+        t->gw = ctx;
+    return t;
+}
+
+static void games_thread_free(void *arg)
+{
+    GamesThread *t = arg;
+    for (int i = 0; i < JOB_PLAYERS_MAX; i++)
+        player_free(t->seats[i]);
+    wire_result_free(t->res);
+    free(t);
+}
+
+static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t id,
+                                       const atomic_bool *abort, msgpack_sbuffer *out, char *why,
+                                       size_t why_len)
+{
+    GamesThread *t = arg;
+    const GamePlan *plan = t->gw->plan;
+    if (id >= plan->pairs_total) {
+        snprintf(why, why_len, "pair %llu is beyond the job's %llu pairs", (unsigned long long)id,
+                 (unsigned long long)plan->pairs_total);
+        return WORKER_UNIT_FAILED;
+    }
+    const Pairing *pg = &plan->pairings[plan_pairing_of(plan, id)];
+    uint64_t round = plan_round_of(plan, id);
+    const MatchConfig *m = &pg->m;
+    Player *two[2] = {t->seats[pg->a], t->seats[pg->b]};
+    MatchStatus st = MATCH_OK;
+    for (int i = 0; i < 2 && st == MATCH_OK; i++)
+        if (!two[i])
+            st = match_seat_start(m, i, &two[i], why, why_len);
+    // SPSA: plus and minus are the same engine with the step's two weight sets.
+    const WireSpsaStep *step = &work->spsa;
+    for (int i = 0; step->count > 0 && i < 2 && st == MATCH_OK; i++)
+        if (player_set_weights(two[i], step->param, i == 0 ? step->plus : step->minus, step->count,
+                               why, why_len) != PLAYER_OK)
+            st = MATCH_ERR_PLAYER;
+    WireResult *res = t->res;
+    WirePair *pair = &res->pairs[0];
+    pair->pair_id = id;
+    pair->opening = (uint32_t)openings_pick(m->openings, round, m->random_order, m->seed, m->start);
+    pair->game_count = m->repeat ? 2 : 1;
+    for (int g = 0; g < pair->game_count && st == MATCH_OK; g++) {
+        st = match_play_game(m, two, round, g, abort, &t->rec, why, why_len);
+        if (st == MATCH_OK)
+            game_to_wire(&t->rec, &pair->games[g]);
+    }
+    t->seats[pg->a] = two[0];
+    t->seats[pg->b] = two[1];
+    if (st == MATCH_ABORTED)
+        return WORKER_UNIT_ABORTED;
+    if (st != MATCH_OK)
+        return WORKER_UNIT_FAILED;
+    res->job_id = work->job_id;
+    res->rank = t->gw->rank;
+    res->pair_count = 1;
+    res->games_played =
+        atomic_fetch_add(&t->gw->games, (uint64_t)pair->game_count) + (uint64_t)pair->game_count;
+    WireStatus ws = wire_pack_result(res, out);
+    if (ws != WIRE_OK) {
+        snprintf(why, why_len, "cannot pack pair %llu: %s", (unsigned long long)id,
+                 wire_strerror(ws));
+        return WORKER_UNIT_FAILED;
+    }
+    return WORKER_UNIT_OK;
+}
+
+static uint64_t games_done(void *ctx) { return atomic_load(&((GamesWorker *)ctx)->games); }
+
+void games_worker_kind(GamesWorker *gw, WorkerKind *out)
+{
+    *out = (WorkerKind){gw, games_thread_new, games_thread_free, games_unit_run, games_done};
+}

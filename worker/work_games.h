@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+// The worker side of game jobs: a unit is a game pair (two games on one opening with colours
+// swapped, or one game without repeat), played by engines kept per thread between pairs, and
+// sent as a RESULT holding that one pair. An SPSA step attached to the WORK sets "plus" and
+// "minus" weights first.
+#pragma once
+
+#include <stdatomic.h>
+
+#include "plan.h"
+#include "worker.h"
+
+typedef struct {
+    const GamePlan *plan;
+    uint32_t rank;
+    atomic_uint_fast64_t games; // played by this worker, for RESULT and BYE
+} GamesWorker;
+
+/// The WorkerKind over gw (which must outlive the worker run).
+void games_worker_kind(GamesWorker *gw, WorkerKind *out);

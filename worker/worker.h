@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// A worker rank's life, for every job kind: HELLO, then REQUEST / WORK / result until the
+// coordinator says STOP, then BYE. The loop is generic; a WorkerKind says how one unit of
+// work (a game pair, a book unit) is done and packed as its result message.
+//
+// Protocol and invariants:
+// - The communication thread (the caller's) sends HELLO, asks for at most 2 units per work
+//   thread in flight, sends every finished unit as one message under LINK_TAG_RESULT, and
+//   polls LINK_TAG_WORK and LINK_TAG_STOP.
+// - MPI orders messages per tag only: a WORK sent before a STOP can be taken after it. A WORK
+//   taken after a STOP is dropped (the work threads may be gone; its units go to others).
+// - STOP "done" lets the queued and running units finish and be sent; STOP "interrupted" or
+//   "error", and REFUSE, abandon them (the coordinator does not count them).
+// - A failing work thread (an engine that cannot start) ends the worker: its reason goes
+//   into BYE, and the exit status is 1. Units not finished are given back by the coordinator.
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+
+#include "channel.h"
+#include "wire.h"
+
+typedef enum { WORKER_UNIT_OK, WORKER_UNIT_ABORTED, WORKER_UNIT_FAILED } WorkerUnitStatus;
+
+typedef struct {
+    void *ctx;
+    /// Per work thread state (engines, scratch), or NULL with why.
+    void *(*thread_new)(void *ctx, char *why, size_t why_len);
+    void (*thread_free)(void *t);
+    /// Does unit `unit` of `work`; on WORKER_UNIT_OK the packed result message is in out.
+    /// abort rises when the coordinator says stop now.
+    WorkerUnitStatus (*unit_run)(void *t, const WireWork *work, uint64_t unit,
+                                 const atomic_bool *abort, msgpack_sbuffer *out, char *why,
+                                 size_t why_len);
+    /// Units done by this worker so far (games for game jobs), for BYE.
+    uint64_t (*done_count)(void *ctx);
+} WorkerKind;
+
+typedef struct {
+    Channel *ch;
+    int threads; // work threads (concurrency)
+    uint64_t bench_signature, bench_nps;
+    const char *version;
+} WorkerConfig;
+
+/// Runs the worker until the coordinator stops it. 0 when it ended as told, 1 when it
+/// failed (its reason printed on stderr and sent in BYE).
+int worker_run(const WorkerConfig *cfg, const WorkerKind *kind);
