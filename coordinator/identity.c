@@ -18,12 +18,12 @@
 #include <limits.h>
 #include <math.h>
 
+#include "files.h"
 #include "openings.h"
 #include "params.h"
 #include "search.h"
 
-#define FNV_OFFSET 0xcbf29ce484222325ull
-#define FNV_PRIME  0x100000001b3ull
+#define FNV_OFFSET FILES_FNV_BASIS
 
 enum { HASH_TEXT = 17, SHOWN_MAX = 60 }; // 16 hex digits and NUL; value chars in a diff line
 
@@ -47,13 +47,7 @@ const char *identity_strerror(IdentityStatus st)
     return (unsigned)st < IDENTITY_STATUS_NB ? STATUS_TEXT[st] : "unknown identity status";
 }
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * FNV_PRIME;
-    return h;
-}
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n) { return files_fnv(h, data, n); }
 
 __attribute__((format(printf, 3, 4))) static void set_why(char *why, size_t why_len,
                                                           const char *fmt, ...)
@@ -71,7 +65,7 @@ static void text_putc(Text *t, char c)
     if (t->n + 1 < t->cap)
         t->buf[t->n] = c;
     t->n++;
-    t->hash = (t->hash ^ (unsigned char)c) * FNV_PRIME;
+    t->hash = files_fnv(t->hash, &c, 1);
 }
 
 static void text_puts(Text *t, const char *s)

@@ -20,6 +20,8 @@
 
 #include <limits.h>
 
+#include "files.h"
+
 // A crash tears at most the one record being appended; the filesystem may add a few blocks
 // of zeros after it. More bytes than this after a bad record cannot be a torn append.
 #define TAIL_SLACK ((uint64_t)64 << 10)
@@ -175,10 +177,7 @@ static bool buf_reserve(Journal *j, size_t n)
 
 static uint64_t text_hash(const void *text, size_t len)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ ((const uint8_t *)text)[i]) * 0x100000001b3ull;
-    return h;
+    return files_fnv(FILES_FNV_BASIS, text, len);
 }
 
 static uint32_t header_crc(const uint8_t *fixed, const void *text, size_t len)

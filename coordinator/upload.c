@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
+
 #ifndef XQFORGE_VERSION
 #define XQFORGE_VERSION "0"
 #endif
@@ -210,23 +212,6 @@ static bool run_id_ok(const char *s)
     return true;
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[UPLOAD_TEXT_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -1;
-        if (!c)
-            return 0;
-        *p = c;
-    }
-}
-
 /// Copies src to dst and flushes it to disk; FNV-1a of the bytes into *hash.
 static bool copy_file(const char *src, const char *dst, uint64_t *hash)
 {
@@ -239,8 +224,7 @@ static bool copy_file(const char *src, const char *dst, uint64_t *hash)
             ok = errno == EINTR;
             continue;
         }
-        for (ssize_t i = 0; i < n; i++)
-            *hash = (*hash ^ (unsigned char)block[i]) * 0x100000001b3ull;
+        *hash = files_fnv(*hash, block, (size_t)n);
         ok = write(out, block, (size_t)n) == n;
     }
     ok = ok && fsync(out) == 0;
@@ -304,7 +288,7 @@ UploadStatus upload_spool_add(const char *spool_dir, const UploadTarget *t, cons
     if (!run_id_ok(run_id) || n < 1 || n > UPLOAD_FILES_MAX || t->url_count < 1 ||
         t->url_count > UPLOAD_URLS_MAX)
         return failf(why, why_len, UPLOAD_ERR_ARG, "spool: bad run id, file or URL count");
-    if (mkdir_p(spool_dir) != 0)
+    if (files_mkdir_p(spool_dir) != 0)
         return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", spool_dir, strerror(errno));
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -318,7 +302,7 @@ UploadStatus upload_spool_add(const char *spool_dir, const UploadTarget *t, cons
              (unsigned long long)version, final ? 'f' : 'p');
     if (mkdir(tmp, 0777) != 0)
         return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", tmp, strerror(errno));
-    uint64_t hash = 0xcbf29ce484222325ull;
+    uint64_t hash = FILES_FNV_BASIS;
     json_t *names = json_array();
     for (int i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/%s", tmp, base_name(files[i]));

@@ -9,6 +9,7 @@
 
 #include <zlib.h>
 
+#include "files.h"
 #include "journal.h"
 
 enum { SEEN_MAX = 4096 };
@@ -55,9 +56,7 @@ static void fix_crcs(uint8_t *f, size_t size)
     uint32_t id_len = get_le32(f + 40);
     if (id_len > size - JOURNAL_HEADER_FIXED)
         return;
-    uint64_t h = 0xcbf29ce484222325ull; // FNV-1a of the identity text
-    for (uint32_t i = 0; i < id_len; i++)
-        h = (h ^ f[JOURNAL_HEADER_FIXED + i]) * 0x100000001b3ull;
+    uint64_t h = files_fnv(FILES_FNV_BASIS, f + JOURNAL_HEADER_FIXED, id_len); // the identity
     put_le32(f + 16, (uint32_t)h);
     put_le32(f + 20, (uint32_t)(h >> 32));
     put_le32(f + 44, (uint32_t)crc32(crc32(0, f, JOURNAL_HEADER_FIXED - 4),

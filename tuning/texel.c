@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "eval.h"
+#include "files.h"
 #include "movegen.h"
 
 enum { VALUE_BIG = 32000 };
@@ -144,13 +145,9 @@ TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, 
 /// FNV-1a of the weight names in table order: the trace layout a dataset was written with.
 static uint64_t layout_hash(void)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int id = 0; id < PARAM_NB; id++)
-        for (const char *p = params_info[id].name;; p++) {
-            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-            if (!*p)
-                break;
-        }
+    uint64_t h = FILES_FNV_BASIS;
+    for (int id = 0; id < PARAM_NB; id++) // each name with its NUL
+        h = files_fnv(h, params_info[id].name, strlen(params_info[id].name) + 1);
     return h;
 }
 
