@@ -300,8 +300,12 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
     games_report_history(g);
     if (!write_pgn(g, unit, p, why, len))
         return false;
-    // The summary block now and then (every SUMMARY_EVERY games), as fastchess does.
-    if (!replay && before / SUMMARY_EVERY != g->all.games / SUMMARY_EVERY) {
+    // The summary block now and then (every SUMMARY_EVERY games), as fastchess does; not for
+    // the last pair (the end prints it) nor when the SPRT has just decided.
+    SprtResult s;
+    bool last = (uint64_t)g->all.games >= g->plan->pairs_total * (uint64_t)g->per_pair ||
+                (games_sprt(g, &s) && s.decision != SPRT_CONTINUE);
+    if (!replay && !last && before / SUMMARY_EVERY != g->all.games / SUMMARY_EVERY) {
         printf("\n");
         games_print_summary(g);
     }
