@@ -320,7 +320,7 @@ int cmd_run(int argc, char **argv)
         channel_from_link(&run->ch, link);
         run->threads = run_threads(&run->job, link);
         if (run->job.kind == JOB_TEXEL)
-            rc = texel_fit_job(link, &run->job, run->dir, run_fingerprint(path, sets, n_sets));
+            rc = texel_fit_job(link, &run->job, run->dir, run->job_id); // rank 0's counts
         else
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }

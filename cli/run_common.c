@@ -3,24 +3,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench.h"
 #include "commands.h"
-#include "files.h"
 #include "search.h"
-
-uint64_t run_fingerprint(const char *path, char *const *sets, int n)
-{
-    uint64_t h = FILES_FNV_BASIS;
-    files_hash(path, &h);
-    // Where the output goes and how reports travel do not change the games: a job whose
-    // directory moved (e.g. off a full disk) is the same job.
-    for (int i = 0; i < n; i++)
-        if (strncmp(sets[i], "output.", 7) && strncmp(sets[i], "report.", 7))
-            h = files_fnv(h, sets[i], strlen(sets[i]));
-    return h;
-}
 
 bool run_bench(uint64_t *signature, uint64_t *nps)
 {

@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: MIT
-// What `xqforge run` computes the same way on every rank before the roles split: the job's
-// fingerprint and the bench that proves every rank runs the same build.
+// What `xqforge run` computes the same way on every rank before the roles split: the bench
+// that proves every rank runs the same build.
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/// FNV-1a over the job file's bytes and the overrides (but output.* and report.*, which do
-/// not change the games): a journal of another job is refused.
-uint64_t run_fingerprint(const char *path, char *const *sets, int n);
 
 /// The bench of this build at the signature depth (BENCH_DEPTH_SIGNATURE, the `Bench: N` of
 /// commits): its node count is the signature every rank must share. XQFORGE_BENCH_DEPTH

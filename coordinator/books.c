@@ -422,13 +422,9 @@ static bool write_result(BooksCoord *b, const CoordState *st, double minutes)
     json_object_set_new(o, "scores_accepted", histogram_json(bs->hist_accepted));
     json_object_set_new(o, "scores_all", histogram_json(bs->hist_all));
     json_object_set_new(o, "version", json_string(XQFORGE_VERSION));
-    char path[PATH_MAX_LEN], tmp[PATH_MAX_LEN + 8];
+    char path[PATH_MAX_LEN];
     books_path(b, job->output.result, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    bool ok =
-        json_dump_file(o, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) == 0 && rename(tmp, path) == 0;
-    if (!ok)
-        fprintf(stderr, "xqforge run: cannot write %s\n", path);
+    bool ok = run_write_json(path, o);
     json_decref(o);
     return ok;
 }

@@ -347,8 +347,10 @@ static void on_request(Coordinator *c, int src, const WireRequest *req)
 {
     CoordRank *k = &c->st.rank[src];
     if (k->state != COORD_RANK_MEMBER) {
-        fprintf(stderr, "\nxqforge run: request from rank %d, which is not admitted; ignored\n",
-                src);
+        // A refused rank may have asked before its REFUSE arrived: nothing to say then.
+        if (k->state != COORD_RANK_REFUSED)
+            fprintf(stderr, "\nxqforge run: request from rank %d, which is not admitted; ignored\n",
+                    src);
         return;
     }
     if (c->st.stopping) {

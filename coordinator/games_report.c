@@ -266,13 +266,9 @@ bool games_write_result(const GamesCoord *g, const CoordState *st)
     }
     json_object_set_new(o, "interrupted", json_boolean(st->end == COORD_INTERRUPTED));
     json_object_set_new(o, "version", json_string(XQFORGE_VERSION));
-    char path[GAMES_PATH_MAX], tmp[GAMES_PATH_MAX + 8];
+    char path[GAMES_PATH_MAX];
     games_path(g, job->output.result, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    bool ok =
-        json_dump_file(o, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) == 0 && rename(tmp, path) == 0;
-    if (!ok)
-        fprintf(stderr, "xqforge run: cannot write %s\n", path);
+    bool ok = run_write_json(path, o);
     json_decref(o);
     return ok;
 }

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "run_report.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "files.h"
 
 static int64_t now_ms(void)
 {
@@ -19,6 +23,17 @@ void run_report_path(const RunReport *rr, const char *name, char *out, size_t le
         snprintf(out, len, "%s", name);
     else
         snprintf(out, len, "%.500s/%.500s", rr->dir, name);
+}
+
+bool run_write_json(const char *path, const json_t *o)
+{
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+    bool ok = text && files_write_atomic(path, text, strlen(text)) == 0;
+    if (!ok)
+        fprintf(stderr, "xqforge run: cannot write %s: %s\n", path,
+                text ? strerror(errno) : "out of memory");
+    free(text);
+    return ok;
 }
 
 void run_report_begin(RunReport *rr, const JobConfig *job, const char *dir, const char *run_id,

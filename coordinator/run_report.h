@@ -35,5 +35,8 @@ bool run_report_publish(RunReport *rr, bool final, const char *extra);
 /// Stops the uploader (waiting up to [report] final_wait for delivery when final), says what
 /// was delivered and kept, and frees the report.
 void run_report_end(RunReport *rr, bool final);
+/// Writes a JSON result file atomically (a reader sees the old file or the new one, whole);
+/// false with a message on stderr.
+bool run_write_json(const char *path, const json_t *o);
 /// Where a [report] path lies: absolute, or relative to the output directory.
 void run_report_path(const RunReport *rr, const char *name, char *out, size_t len);
