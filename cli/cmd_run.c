@@ -150,7 +150,8 @@ static int run_same_experiment(Run *run, char *why, size_t why_len)
     identity_init(&then);
     identity_init(&now);
     if (js != JOURNAL_OK) {
-        snprintf(why, why_len, "journal %.900s: %s (%s)", run->journal, journal_strerror(js), jwhy);
+        snprintf(why, why_len, "journal %.400s: %s (%.300s)", run->journal, journal_strerror(js),
+                 jwhy);
         rc = 1;
     } else if (identity_decode(text, len, &then) != IDENTITY_OK ||
                identity_decode(run->identity, run->identity_len, &now) != IDENTITY_OK) {

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+// Rank 0's protocol loop for every job kind. The protocol and the invariants this file keeps
+// (journal before count, trust nothing a rank sends, units back from a rank that leaves, STOP
+// done versus interrupted) are stated at the top of coordinator.h.
 #include "coordinator.h"
 
 #include <stdio.h>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+// A worker rank's protocol loop for every job kind: the communication thread (the caller's)
+// and the work threads. The protocol and its invariants (a WORK after a STOP is dropped; STOP
+// done finishes the queued units, interrupted abandons them) are stated in worker.h.
 #include "worker.h"
 
 #include <pthread.h>
