@@ -21,6 +21,7 @@ struct Coordinator {
     CoordState st;
     Schedule sched;
     InFlight *inflight; // per rank
+    uint8_t *said_bye;  // per rank: a second BYE is not another worker leaving
     Journal *journal;
     msgpack_sbuffer buf;
     int byes;
@@ -45,8 +46,10 @@ Coordinator *coord_new(const CoordConfig *cfg, const CoordKind *kind)
     c->st.workers_expected = n == 1 ? 1 : n - 1; // one rank: rank 0 runs a worker thread
     c->st.rank = calloc((size_t)n, sizeof *c->st.rank);
     c->inflight = calloc((size_t)n, sizeof *c->inflight);
+    c->said_bye = calloc((size_t)n, 1);
     msgpack_sbuffer_init(&c->buf);
-    if (!c->st.rank || !c->inflight || schedule_init(&c->sched, cfg->units_total) != 0) {
+    if (!c->st.rank || !c->inflight || !c->said_bye ||
+        schedule_init(&c->sched, cfg->units_total) != 0) {
         coord_free(c);
         return NULL;
     }
@@ -60,6 +63,7 @@ void coord_free(Coordinator *c)
     for (int r = 0; c->inflight && r < c->st.ranks; r++)
         free(c->inflight[r].ids);
     free(c->inflight);
+    free(c->said_bye);
     free(c->st.rank);
     schedule_destroy(&c->sched);
     journal_close(c->journal);
@@ -399,6 +403,7 @@ static void on_result(Coordinator *c, int src, const WireMessage *m)
         snprintf(text, sizeof text, "unit %llu: %s", (unsigned long long)unit, why);
         schedule_release(&c->sched, unit);
         refuse_rank(c, src, text);
+        serve_waiting(c); // the unit may have been the rank's last: refuse_rank saw none
         return;
     }
     // Journal first: a result counts only once it is durable.
@@ -438,6 +443,9 @@ static void on_bye(Coordinator *c, int src, const WireBye *b)
         dispatch(c, s, &m);
         wire_message_destroy(&m);
     }
+    if (c->said_bye[src])
+        return;
+    c->said_bye[src] = 1;
     c->byes++;
     CoordRank *k = &c->st.rank[src];
     if (b->error[0]) {

@@ -250,7 +250,9 @@ bool games_write_result(const GamesCoord *g, const CoordState *st)
     if (one) {
         json_object_set_new(o, "new", json_string(pair_name(g, 0, 0)));
         json_object_set_new(o, "base", json_string(pair_name(g, 0, 1)));
-        json_object_update(o, elo_json(&g->tot[0], pairs));
+        json_t *elo = elo_json(&g->tot[0], pairs);
+        json_object_update(o, elo);
+        json_decref(elo);
     } else {
         json_object_set_new(o, "pairings", pairings_json(g));
     }

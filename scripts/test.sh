@@ -39,7 +39,7 @@ fi
 echo "== ThreadSanitizer build (Lazy SMP and the TT, UCI, games, engines, concurrent games, a 1-rank run)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXQ_WERROR=ON -DXQ_TSAN=ON >/dev/null
 cmake --build build-tsan -j"$jobs" --target test_search test_uci test_game test_player_ext \
-    test_process test_bookgen xqforge
+    test_process test_bookgen test_loops xqforge
 supp=$PWD/tests/tsan.supp # Open MPI's internals only
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$supp" ctest -L tsan -j"$jobs" \
     --output-on-failure)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { QUEUE_MAX = 2 * WIRE_MAX_PAIRS_PER_WORK, THREADS_MAX = 256 };
+enum { THREADS_MAX = 256 };
 
 /// A WORK shared by its queued units; freed by the last of them.
 typedef struct {
@@ -29,9 +29,9 @@ typedef struct {
     const WorkerKind *kind;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    uint64_t queue[QUEUE_MAX];
-    SharedWork *qwork[QUEUE_MAX];
-    int qlen, busy;
+    uint64_t *queue;    // [queue_cap]: the comm loop never asks for more than fits
+    SharedWork **qwork; // the WORK of each queued unit
+    int qlen, queue_cap, busy;
     bool requested, no_more_work, failed;
     atomic_bool abort;
     Packet *out_head, *out_tail; // finished units, oldest first
@@ -137,7 +137,7 @@ static void on_message(Worker *w, const WireMessage *msg, int rank)
             return;
         }
         *sw = (SharedWork){msg->work, 0};
-        for (int i = 0; i < msg->work.pair_count && w->qlen < QUEUE_MAX; i++) {
+        for (int i = 0; i < msg->work.pair_count && w->qlen < w->queue_cap; i++) {
             sw->refs++;
             w->qwork[w->qlen] = sw;
             w->queue[w->qlen++] = msg->work.pair_ids[i];
@@ -181,7 +181,10 @@ static int comm_loop(Worker *w, Channel *ch, int threads, msgpack_sbuffer *buf)
     for (;;) {
         WireRequest req = {(uint32_t)ch->rank, 0};
         pthread_mutex_lock(&w->lock);
+        // Two units per thread in flight, and never more than the queue holds.
         int room = 2 * threads - w->qlen - w->busy;
+        if (room > w->queue_cap - w->qlen)
+            room = w->queue_cap - w->qlen;
         if (!w->requested && !w->no_more_work && !w->failed && room > 0) {
             req.pairs = (uint32_t)(room < WIRE_MAX_PAIRS_PER_WORK ? room : WIRE_MAX_PAIRS_PER_WORK);
             w->requested = true;
@@ -225,6 +228,16 @@ int worker_run(const WorkerConfig *cfg, const WorkerKind *kind)
         return 1;
     }
     w->kind = kind;
+    w->queue_cap = 2 * (cfg->threads > 0 ? cfg->threads : 1) + WIRE_MAX_PAIRS_PER_WORK;
+    w->queue = malloc(sizeof *w->queue * (size_t)w->queue_cap);
+    w->qwork = malloc(sizeof *w->qwork * (size_t)w->queue_cap);
+    if (!w->queue || !w->qwork) {
+        free(w->queue);
+        free(w->qwork);
+        free(w);
+        fprintf(stderr, "rank %d: out of memory\n", ch->rank);
+        return 1;
+    }
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cond, NULL);
     msgpack_sbuffer buf;
@@ -278,6 +291,8 @@ int worker_run(const WorkerConfig *cfg, const WorkerKind *kind)
     msgpack_sbuffer_destroy(&buf);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->cond);
+    free(w->queue);
+    free(w->qwork);
     free(w);
     return rc;
 }
