@@ -85,6 +85,30 @@ check "play stops when the SPRT decides" 0 "SPRT: H1 accepted" "$xq" play -engin
     depth=4 -engine builtin name=weak depth=1 option.chariot_mg=300 option.chariot_eg=300 \
     option.horse_mg=100 option.horse_eg=100 -rounds 400 -repeat -sprt elo0=0 elo1=100
 
+# xqforge run (one rank, no mpirun): honest exit status and the end state in result.json.
+jobs=$(dirname "$0")/../jobs
+run_dir=$(mktemp -d)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+check "run --help names the exit codes" 0 "130 interrupted" "$xq" run --help
+check "run: an engine that cannot start exits 1 with its reason" 1 \
+    "xqforge run: failed: .*cannot run /nonexistent/engine" "$xq" run "$jobs/sprt-weights.ini" \
+    --set job.kind=match --set job.rounds=2 --set engine.new.proto=uci \
+    --set engine.new.cmd=/nonexistent/engine --set output.dir="$run_dir/dead"
+check "run: a failed run says so in result.json" 0 '^"failed"$' jq .state "$run_dir/dead/result.json"
+"$xq" run "$jobs/sprt-weights.ini" --set job.rounds=2 --set output.dir="$run_dir/limit" \
+    >"$run_dir/limit.log" 2>&1
+check "run: an SPRT at its game limit has no verdict" 0 "^SPRT: no verdict" cat "$run_dir/limit.log"
+check "run: ... and records it" 0 '^"no verdict"$' jq .state "$run_dir/limit/result.json"
+check "run: a log file gets whole lines, no carriage return" 1 "^0$" grep -c $'\r' "$run_dir/limit.log"
+check "run: the summary once" 0 "^1$" grep -c "^Results of" "$run_dir/limit.log"
+check "run: a rerun over a journal asks for --resume or --fresh" 2 "--resume, or start afresh with --fresh" \
+    "$xq" run "$jobs/sprt-weights.ini" --set job.rounds=2 --set output.dir="$run_dir/limit"
+check "run: --resume without a journal" 2 "no journal at" "$xq" run "$jobs/sprt-weights.ini" \
+    --resume --set output.dir="$run_dir/none"
+check "run: --resume and --fresh together" 2 "exclude each other" "$xq" run \
+    "$jobs/sprt-weights.ini" --resume --fresh
+rm -rf "$run_dir"
+
 # Texel commands: usage and clear errors.
 check "texel without subcommand" 2 "usage: xqforge texel extract" "$xq" texel
 check "texel --help" 0 "quiescence search" "$xq" texel --help
