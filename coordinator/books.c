@@ -168,7 +168,7 @@ static bool books_complete(void *ctx, const CoordState *st, bool *abandon, char 
 static void progress(BooksCoord *b, const CoordState *st, bool force)
 {
     int64_t now = timeman_now_ms();
-    bool tty = isatty(STDOUT_FILENO);
+    bool tty = run_console_is_terminal();
     if (!b->start_ms || (!force && now - b->last_progress_ms < (tty ? 1000 : 10000)))
         return;
     b->last_progress_ms = now;

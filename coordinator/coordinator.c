@@ -22,6 +22,7 @@ struct Coordinator {
     Schedule sched;
     InFlight *inflight; // per rank
     uint8_t *said_bye;  // per rank: a second BYE is not another worker leaving
+    bool decided;       // a verdict ended the job: later results would change what it said
     Journal *journal;
     msgpack_sbuffer buf;
     int byes;
@@ -379,8 +380,8 @@ static void on_result(Coordinator *c, int src, const WireMessage *m)
     uint64_t unit = 0, job_id = 0;
     uint32_t rank = 0;
     char why[512];
-    if (c->st.end == COORD_FAILED)
-        return; // nothing more can be journaled
+    if (c->st.end == COORD_FAILED || c->decided)
+        return; // nothing more can be journaled, or the verdict stands as it was given
     if (k->state != COORD_RANK_MEMBER) {
         fprintf(stderr, "\nxqforge run: a result from rank %d, which is not admitted; ignored\n",
                 src);
@@ -489,6 +490,7 @@ static void check_complete(Coordinator *c)
     if (!done && c->st.units_done < c->st.units_total)
         return;
     c->st.end = COORD_DONE;
+    c->decided = abandon;
     snprintf(c->st.reason, sizeof c->st.reason, "%s", verdict);
     stop_all(c, abandon ? WIRE_STOP_INTERRUPTED : WIRE_STOP_DONE,
              verdict[0] ? verdict : "the job is complete");

@@ -54,7 +54,7 @@ static const char *state_name(const GamesCoord *g, const CoordState *st, bool fi
 void games_progress(GamesCoord *g, const CoordState *st, bool force)
 {
     int64_t now = timeman_now_ms();
-    bool tty = isatty(STDOUT_FILENO);
+    bool tty = run_console_is_terminal();
     // A terminal gets a line rewritten every second; a log file one whole line every 10 s.
     if (!g->start_ms || (!force && now - g->last_progress_ms < (tty ? 1000 : 10000)))
         return;

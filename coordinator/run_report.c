@@ -25,6 +25,16 @@ void run_report_path(const RunReport *rr, const char *name, char *out, size_t le
         snprintf(out, len, "%.500s/%.500s", rr->dir, name);
 }
 
+bool run_console_is_terminal(void)
+{
+    // (Not PMIX_RANK: Open MPI sets it in a singleton run too, started from a terminal.)
+    static const char *const launched[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof launched / sizeof *launched; i++)
+        if (getenv(launched[i]))
+            return false;
+    return isatty(STDOUT_FILENO);
+}
+
 bool run_write_json(const char *path, const json_t *o)
 {
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);

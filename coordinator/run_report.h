@@ -38,5 +38,8 @@ void run_report_end(RunReport *rr, bool final);
 /// Writes a JSON result file atomically (a reader sees the old file or the new one, whole);
 /// false with a message on stderr.
 bool run_write_json(const char *path, const json_t *o);
+/// Whether progress may rewrite its line (\r): stdout is a terminal, and not the pseudo
+/// terminal a launcher (mpirun, srun) gives its ranks whatever the user sends the output to.
+bool run_console_is_terminal(void);
 /// Where a [report] path lies: absolute, or relative to the output directory.
 void run_report_path(const RunReport *rr, const char *name, char *out, size_t len);

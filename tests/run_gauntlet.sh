@@ -44,6 +44,9 @@ for scheme in roundrobin gauntlet; do
         --set output.dir="$work/$scheme.3" >"$work/$scheme.3.log" 2>&1 ||
         fail "$scheme on 3 ranks: $(tail -3 "$work/$scheme.3.log")"
     check "$scheme, 3 ranks" "$work/$scheme.3" "$work/$scheme.3.log"
+    # Under mpirun the ranks' stdout is a pseudo terminal whatever the user redirects it to:
+    # the log must still get whole lines.
+    [[ $(grep -c $'\r' "$work/$scheme.3.log") == 0 ]] || fail "$scheme: carriage returns in a log file"
 done
 # Node-limited games are deterministic: 1 rank and 3 ranks give the same totals.
 for scheme in roundrobin gauntlet; do

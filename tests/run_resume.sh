@@ -62,11 +62,20 @@ got=$(grep -E '^(Games|Ptnml)' "$work/b3.log")
 # The PGN holds exactly the journal's games, none torn or doubled: as many as the totals.
 games=$(grep -c '^\[Result ' "$work/b/games.pgn")
 [[ $games == 48 ]] || fail "the resumed PGN holds $games games, 48 expected"
+# A resumed run may raise rounds: the same experiment, two more pairs.
+"$xq" run "$job" "${sets[@]}" --set job.rounds=26 --set output.dir="$work/b" --resume \
+    >"$work/b7.log" 2>&1 || fail "raising rounds on resume failed: $(tail -3 "$work/b7.log")"
+grep -q "^Games: 52," "$work/b7.log" || fail "raising rounds: not 52 games: $(grep ^Games "$work/b7.log")"
+id1=$(sed -n 's/^Resuming run \([0-9a-f]*\):.*/\1/p' "$work/b3.log")
+id2=$(jq -r .run_id "$work/b/result.json")
+[[ -n $id1 && $id1 == "$id2" ]] || fail "a resumed run changed its run_id ($id1, $id2)"
+[[ $(grep -c '^\[Result ' "$work/b/games.pgn") == 52 ]] || fail "raising rounds: the PGN is not 52 games"
 # --fresh moves the old outputs aside and starts again.
 "$xq" run "$job" --set job.kind=match --set job.rounds=2 --set job.concurrency=2 \
     --set output.dir="$work/b" --fresh >"$work/b6.log" 2>&1 || fail "--fresh failed: $(tail -3 "$work/b6.log")"
 ls -d "$work"/b/previous-* >/dev/null 2>&1 || fail "--fresh did not keep the old outputs"
 grep -q "Games: 4," "$work/b6.log" || fail "--fresh did not start afresh"
+[[ $(jq -r .run_id "$work/b/result.json") != "$id2" ]] || fail "--fresh kept the old run_id"
 # A job whose output cannot be written stops on every rank with a message, never hangs.
 if timeout 60 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir=/proc/xqforge-no >"$work/c.log" 2>&1; then
     fail "a run with an unwritable output directory succeeded"
