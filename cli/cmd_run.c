@@ -298,7 +298,9 @@ int cmd_run(int argc, char **argv)
         return 1;
     }
     int rank = link_rank(link), rc = 0;
-    if (job_load(path, (const char *const *)sets, n_sets, &run->job, why, sizeof why) != JOB_OK)
+    bool loaded = job_load(path, (const char *const *)sets, n_sets, &run->job, why, sizeof why) ==
+                  JOB_OK;
+    if (!loaded)
         rc = EXIT_USAGE;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
     snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir,
@@ -309,8 +311,12 @@ int cmd_run(int argc, char **argv)
         rc = run_identity(run, why, sizeof why);
     if (rc == 0 && rank == 0)
         rc = run_outputs(run, resume, fresh, why, sizeof why);
+    // The job file is the same everywhere (rank 0 says what is wrong with it); what fails
+    // after it (an openings file missing on one node, the bench) is said by that rank.
     if (rc != 0 && rank == 0)
         fprintf(stderr, "xqforge run: %s\n", why);
+    else if (rc != 0 && loaded)
+        fprintf(stderr, "xqforge run (rank %d on %s): %s\n", rank, link_host(link), why);
     if (!link_all_ok(link, rc == 0)) {
         rc = rc ? rc : EXIT_USAGE; // another rank failed and said why
     } else {
