@@ -4,12 +4,15 @@
 # Idempotent, and silent when everything is already there.
 set -euo pipefail
 packages=(
-    build-essential cmake pkg-config git bc jq # jq: the run tests read result.json and report.json
+    build-essential cmake pkg-config git bc
+    jq     # the tests read result.json and report.json
+    procps # ps, pgrep, pkill: the kill-and-resume tests find ranks and engines
     libopenmpi-dev openmpi-bin libmsgpack-dev libcurl4-openssl-dev libcmocka-dev
     libjansson-dev zlib1g-dev libinih-dev
     clang-format
     clang libclang-rt-dev # libFuzzer and the sanitizers' runtimes (scripts/fuzz.sh)
     valgrind # memcheck on a short cluster run (tests/valgrind_run.sh)
+    time     # GNU time: the fault drills measure a flooding engine's memory (tests/drills.sh)
     nginx libnginx-mod-http-perl openssl curl # the report upload tests' server (WebDAV PUT, a POST sink)
     chromium fonts-dejavu-core                # the report page checked in a headless browser
     fairy-stockfish # the reference for perft and legal-move cross-checks
