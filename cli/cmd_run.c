@@ -65,6 +65,7 @@ typedef struct {
     Channel ch;
     char *identity; // rank 0: the experiment's identity, as text
     size_t identity_len;
+    int lock_fd; // rank 0: the output directory's lock, held for the whole run (-1: none)
 } Run;
 
 /// Game threads per worker rank: the job's concurrency, or (0) the node's cores shared among
@@ -180,6 +181,21 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
         snprintf(why, why_len, "cannot create %.900s: %s", run->dir, strerror(errno));
         return 1;
     }
+    // Nothing in the directory is touched (moved aside, truncated, rebuilt) before the run
+    // holds its lock: a second run of the same job stops here, the first one's files whole.
+    char lock[2 * JOB_TEXT_MAX + 16];
+    long holder = 0;
+    snprintf(lock, sizeof lock, "%s/.xqforge.lock", run->dir);
+    if ((run->lock_fd = files_lock(lock, &holder)) < 0) {
+        if (errno == EWOULDBLOCK && holder > 0)
+            snprintf(why, why_len, "%.900s is in use by another xqforge run (pid %ld)", run->dir,
+                     holder);
+        else if (errno == EWOULDBLOCK)
+            snprintf(why, why_len, "%.900s is in use by another xqforge run", run->dir);
+        else
+            snprintf(why, why_len, "cannot lock %.900s: %s", lock, strerror(errno));
+        return 1;
+    }
     bool exists = access(run->journal, F_OK) == 0;
     if (resume && !exists) {
         snprintf(why, why_len, "--resume: no journal at %.900s", run->journal);
@@ -292,14 +308,15 @@ int cmd_run(int argc, char **argv)
     Link *link = NULL;
     if (!run)
         return 1;
+    run->lock_fd = -1;
     if (link_init(&argc, &argv, WIRE_MAX_MESSAGE, &link, why, sizeof why) != LINK_OK) {
         fprintf(stderr, "xqforge run: MPI: %s\n", why);
         free(run);
         return 1;
     }
     int rank = link_rank(link), rc = 0;
-    bool loaded = job_load(path, (const char *const *)sets, n_sets, &run->job, why, sizeof why) ==
-                  JOB_OK;
+    bool loaded =
+        job_load(path, (const char *const *)sets, n_sets, &run->job, why, sizeof why) == JOB_OK;
     if (!loaded)
         rc = EXIT_USAGE;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
@@ -332,6 +349,8 @@ int cmd_run(int argc, char **argv)
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }
     free(run->identity);
+    if (run->lock_fd >= 0)
+        close(run->lock_fd);
     plan_free(&run->plan);
     openings_free(&run->seeds);
     link_finalize(link);

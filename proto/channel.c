@@ -24,9 +24,12 @@ bool channel_receive(Channel *c, LinkTag first, LinkTag second, int *src, WireMe
         size_t len = 0;
         LinkStatus ls = c->ops->poll(c->impl, tags[i], src, &data, &len);
         // (Not link_strerror: the in-memory channel needs nothing of the MPI library.)
-        if (ls == LINK_ERR_TOO_BIG || ls == LINK_ERR_BAD_TAG)
-            fprintf(stderr, "\nrank %d: a message %s was discarded\n", c->rank,
+        if (ls == LINK_ERR_TOO_BIG || ls == LINK_ERR_BAD_TAG) {
+            fprintf(stderr, "\nrank %d: a message from rank %d %s was discarded\n", c->rank, *src,
                     ls == LINK_ERR_TOO_BIG ? "above the size cap" : "with an unknown tag");
+            if (rejected)
+                *rejected = *src; // a protocol error of that rank
+        }
         if (ls != LINK_OK)
             continue;
         char why[256];

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +50,33 @@ bool files_hash(const char *path, uint64_t *h)
     bool ok = !ferror(f);
     fclose(f);
     return ok;
+}
+
+int files_lock(const char *path, long *holder)
+{
+    *holder = 0;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char text[32] = "";
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        if (n > 0)
+            *holder = strtol(text, NULL, 10);
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    char text[32];
+    int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)n, 0) != n) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
 }
 
 int files_write_atomic(const char *path, const void *data, size_t len)

@@ -23,6 +23,11 @@ int files_mkdir_p(const char *path);
 /// FNV-1a of a whole file's bytes into *h; false (errno set) when it cannot be read.
 bool files_hash(const char *path, uint64_t *h);
 
+/// Takes an exclusive lock on path (created 0600 when missing) without waiting and writes
+/// this process's id into it: the open descriptor (close-on-exec) holds the lock until it is
+/// closed. -1 with errno (EWOULDBLOCK: another process holds it, its pid in *holder).
+int files_lock(const char *path, long *holder);
+
 /// Replaces path with len bytes atomically: a reader sees the old file or the new one,
 /// whole. -1 with errno on failure (path is then untouched).
 int files_write_atomic(const char *path, const void *data, size_t len);

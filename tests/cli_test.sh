@@ -100,6 +100,15 @@ check "run: a log file gets whole lines, no carriage return" 1 "^0$" grep -c $'\
 check "run: the summary once" 0 "^1$" grep -c "^Results of" "$run_dir/limit.log"
 check "run: a rerun over a journal asks for --resume or --fresh" 2 "--resume, or start afresh with --fresh" \
     "$xq" run "$jobs/sprt-weights.ini" --set job.rounds=2 --set output.dir="$run_dir/limit"
+# A directory in use by another run (its lock held, as flock(1) holds it here) is left as it
+# is: not moved aside by --fresh, no file truncated or rebuilt.
+mkdir -p "$run_dir/busy"
+echo KEEP >"$run_dir/busy/games.pgn"
+cp "$run_dir/limit/journal.xqj" "$run_dir/busy/journal.xqj"
+check "run: a directory in use by another run is refused" 1 "in use by another xqforge run" \
+    flock "$run_dir/busy/.xqforge.lock" "$xq" run "$jobs/sprt-weights.ini" --set job.rounds=2 \
+    --set output.dir="$run_dir/busy" --fresh
+check "run: ... and left untouched" 0 "^KEEP$" cat "$run_dir/busy/games.pgn"
 check "run: --resume without a journal" 2 "no journal at" "$xq" run "$jobs/sprt-weights.ini" \
     --resume --set output.dir="$run_dir/none"
 check "run: --resume and --fresh together" 2 "exclude each other" "$xq" run \
