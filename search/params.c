@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "files.h"
+
 const ParamInfo params_info[PARAM_NB] = {
 #define PARAM(name, def, lo, hi, step) {#name, def, lo, hi, step},
 #include "params.def"
@@ -111,20 +113,39 @@ ParamsStatus weights_load(Weights *w, const char *path, char *why, size_t wl)
 
 ParamsStatus weights_save(const Weights *w, const char *path)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+    enum { LINE_MAX_ = 80 }; // a weight's name and value
+    char *text = malloc((size_t)(PARAM_NB + 1) * LINE_MAX_);
+    if (!text)
         return PARAMS_ERR_IO;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return PARAMS_ERR_IO;
-    fprintf(f, "# xqforge evaluation weights: name value\n");
+    size_t n = (size_t)snprintf(text, LINE_MAX_, "# xqforge evaluation weights: name value\n");
     for (int i = 0; i < PARAM_NB; i++)
-        fprintf(f, "%s %d\n", params_info[i].name, (int)w->v[i]);
-    bool ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return PARAMS_ERR_IO;
+        n += (size_t)snprintf(text + n, LINE_MAX_, "%.60s %d\n", params_info[i].name, (int)w->v[i]);
+    int rc = files_write_atomic(path, text, n);
+    free(text);
+    return rc == 0 ? PARAMS_OK : PARAMS_ERR_IO;
+}
+
+ParamsListStatus params_parse_list(const char *list, bool (*add)(void *ctx, int id), void *ctx,
+                                   char *bad, size_t bad_len)
+{
+    char buf[4096], *save = NULL;
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf) {
+        snprintf(bad, bad_len, "%.40s...", list);
+        return PARAMS_LIST_TOO_LONG;
     }
-    return PARAMS_OK;
+    bool any = false;
+    for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+        bool all = !strcmp(w, "all"), psq = !strcmp(w, "psq"), ev = !strcmp(w, "eval");
+        int one = all || psq || ev ? -1 : params_find(w);
+        if (!all && !psq && !ev && one < 0) {
+            snprintf(bad, bad_len, "%s", w);
+            return PARAMS_LIST_UNKNOWN;
+        }
+        any = true;
+        for (int id = 0; id < PARAM_NB; id++)
+            if ((all || (psq && params_is_psq(id)) || (ev && !params_is_psq(id)) || id == one) &&
+                !add(ctx, id))
+                return PARAMS_LIST_STOPPED;
+    }
+    return any ? PARAMS_LIST_OK : PARAMS_LIST_EMPTY;
 }

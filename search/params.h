@@ -46,3 +46,18 @@ ParamsStatus weights_set(Weights *w, const char *name, const char *value);
 ParamsStatus weights_load(Weights *w, const char *path, char *why, size_t why_len);
 /// Writes every weight, one `name value` line each, atomically (temp file + rename).
 ParamsStatus weights_save(const Weights *w, const char *path);
+
+typedef enum {
+    PARAMS_LIST_OK,
+    PARAMS_LIST_EMPTY,    // no word at all
+    PARAMS_LIST_UNKNOWN,  // a word names no weight (it is in bad)
+    PARAMS_LIST_STOPPED,  // add refused a weight (the caller says why)
+    PARAMS_LIST_TOO_LONG, // over 4095 characters
+} ParamsListStatus;
+
+/// The one reader of weight lists (SPSA's and Texel's `params`, `texel fit --params`): words
+/// separated by spaces, tabs or commas, each "all", "psq" (the piece-square weights), "eval"
+/// (every other weight) or a weight's name. Calls add(ctx, id) for the weights of each word in
+/// table order (a weight named twice comes twice); add returns false to stop.
+ParamsListStatus params_parse_list(const char *list, bool (*add)(void *ctx, int id), void *ctx,
+                                   char *bad, size_t bad_len);

@@ -201,12 +201,58 @@ static void test_param_table(void **state)
     free(b);
 }
 
+static bool count_id(void *ctx, int id)
+{
+    int *seen = ctx;
+    seen[id]++;
+    return true;
+}
+
+static bool stop_at_two(void *ctx, int id)
+{
+    (void)id;
+    return ++*(int *)ctx < 2;
+}
+
+/// The one weight-list reader: groups expand to their weights in table order, names to one
+/// weight, a repeated name comes twice, an unknown word is named, add may stop the list.
+static void test_param_lists(void **state)
+{
+    (void)state;
+    static int seen[PARAM_NB];
+    char bad[64] = "";
+    assert_int_equal(params_parse_list("psq, horse_mg\thorse_mg", count_id, seen, bad, sizeof bad),
+                     PARAMS_LIST_OK);
+    int psq = 0, eval = 0;
+    for (int id = 0; id < PARAM_NB; id++) {
+        psq += params_is_psq(id);
+        eval += !params_is_psq(id);
+        if (params_is_psq(id))
+            assert_int_equal(seen[id], 1);
+        else
+            assert_int_equal(seen[id], id == params_find("horse_mg") ? 2 : 0);
+    }
+    assert_true(psq > 0 && eval > 0);
+    memset(seen, 0, sizeof seen);
+    assert_int_equal(params_parse_list("all", count_id, seen, bad, sizeof bad), PARAMS_LIST_OK);
+    for (int id = 0; id < PARAM_NB; id++)
+        assert_int_equal(seen[id], 1);
+    assert_int_equal(params_parse_list("eval horse", count_id, seen, bad, sizeof bad),
+                     PARAMS_LIST_UNKNOWN);
+    assert_string_equal(bad, "horse");
+    assert_int_equal(params_parse_list(" , ", count_id, seen, bad, sizeof bad), PARAMS_LIST_EMPTY);
+    int n = 0;
+    assert_int_equal(params_parse_list("all", stop_at_two, &n, bad, sizeof bad),
+                     PARAMS_LIST_STOPPED);
+    assert_int_equal(n, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_is_linear),    cmocka_unit_test(test_symmetry),
         cmocka_unit_test(test_weights_round_trip), cmocka_unit_test(test_weights_errors),
-        cmocka_unit_test(test_param_table),
+        cmocka_unit_test(test_param_table),        cmocka_unit_test(test_param_lists),
     };
     return cmocka_run_group_tests_name("eval", tests, NULL, NULL);
 }
