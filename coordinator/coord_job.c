@@ -39,34 +39,65 @@ static bool books_start(void *b, const CoordState *st, const char *id, char *why
     return books_coord_start(b, st, id, why, len);
 }
 
-/// A coordinator that could not start still lets every worker say BYE, so mpirun ends.
-static void stop_unstarted(Coordinator *c, const char *why)
+static bool refuse_all(void *ctx, uint64_t unit, const WireMessage *m, char *why, size_t len)
 {
-    coord_fail(c, why);
-    coord_run(c);
+    (void)ctx, (void)unit, (void)m;
+    snprintf(why, len, "the coordinator could not start");
+    return false;
 }
+
+static bool never_done(void *ctx, const CoordState *st, bool *abandon, char *verdict, size_t len)
+{
+    (void)ctx, (void)st, (void)abandon, (void)verdict, (void)len;
+    return false;
+}
+
+/// The kind of a coordinator whose own kind could not start: it counts nothing; the loop
+/// only tells every worker to stop and waits for their BYE, so that mpirun (or the local
+/// worker thread) ends instead of waiting for work forever.
+static const CoordKind failed_kind = {NULL, WIRE_RESULT, refuse_all, NULL,
+                                      NULL, NULL,        never_done, NULL};
+
+/// One kind's run: the loop over the kind (or, when the kind could not be made, the loop
+/// that stops the workers), then the kind's end. Returns the exit status.
+static int run_kind(const CoordJob *cj, uint64_t units_total, const CoordKind *kind,
+                    bool (*start)(void *, const CoordState *, const char *, char *, size_t),
+                    int (*finish)(void *, const CoordState *), const char *kind_why)
+{
+    char why[1024];
+    CoordConfig cfg = {cj->ch,          cj->job_id, units_total, cj->bench_signature,
+                       cj->interrupted, POLL_MS};
+    Coordinator *c = coord_new(&cfg, kind ? kind : &failed_kind);
+    int rc = 1;
+    if (!c) {
+        fprintf(stderr, "xqforge run: out of memory\n");
+    } else if (!kind) {
+        fprintf(stderr, "xqforge run: %s\n", kind_why);
+        coord_fail(c, kind_why);
+        coord_run(c);
+    } else if (!open_and_run(c, cj, why, sizeof why, start, kind->ctx)) {
+        fprintf(stderr, "xqforge run: %s\n", why);
+        coord_fail(c, why);
+        coord_run(c);
+    } else {
+        rc = finish(kind->ctx, coord_state(c));
+    }
+    coord_free(c);
+    return rc;
+}
+
+static int games_finish(void *g, const CoordState *st) { return games_coord_finish(g, st); }
+static int books_finish(void *b, const CoordState *st) { return books_coord_finish(b, st); }
 
 int coord_job_games(const CoordJob *cj, const GamePlan *plan)
 {
     char why[1024];
     GamesSetup gs = {cj->job, plan, cj->dir, cj->bench_signature, cj->ch->size};
     GamesCoord *g = games_coord_new(&gs, why, sizeof why);
-    CoordKind kind = {0};
+    CoordKind kind;
     if (g)
         games_coord_kind(g, &kind);
-    CoordConfig cfg = {cj->ch,          cj->job_id, plan->pairs_total, cj->bench_signature,
-                       cj->interrupted, POLL_MS};
-    Coordinator *c = g ? coord_new(&cfg, &kind) : NULL;
-    int rc = 1;
-    if (!g || !c) {
-        fprintf(stderr, "xqforge run: %s\n", g ? "out of memory" : why);
-    } else if (!open_and_run(c, cj, why, sizeof why, games_start, g)) {
-        fprintf(stderr, "xqforge run: %s\n", why);
-        stop_unstarted(c, why);
-    } else {
-        rc = games_coord_finish(g, coord_state(c));
-    }
-    coord_free(c);
+    int rc = run_kind(cj, plan->pairs_total, g ? &kind : NULL, games_start, games_finish, why);
     games_coord_free(g);
     return rc;
 }
@@ -75,22 +106,10 @@ int coord_job_book(const CoordJob *cj, const BookgenConfig *gen, uint64_t units_
 {
     char why[1024];
     BooksCoord *b = books_coord_new(cj->job, gen, cj->dir, why, sizeof why);
-    CoordKind kind = {0};
+    CoordKind kind;
     if (b)
         books_coord_kind(b, &kind);
-    CoordConfig cfg = {cj->ch,          cj->job_id, units_total, cj->bench_signature,
-                       cj->interrupted, POLL_MS};
-    Coordinator *c = b ? coord_new(&cfg, &kind) : NULL;
-    int rc = 1;
-    if (!b || !c) {
-        fprintf(stderr, "xqforge run: %s\n", b ? "out of memory" : why);
-    } else if (!open_and_run(c, cj, why, sizeof why, books_start, b)) {
-        fprintf(stderr, "xqforge run: %s\n", why);
-        stop_unstarted(c, why);
-    } else {
-        rc = books_coord_finish(b, coord_state(c));
-    }
-    coord_free(c);
+    int rc = run_kind(cj, units_total, b ? &kind : NULL, books_start, books_finish, why);
     books_coord_free(b);
     return rc;
 }
