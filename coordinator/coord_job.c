@@ -72,11 +72,9 @@ static int run_kind(const CoordJob *cj, uint64_t units_total, const CoordKind *k
     if (!c) {
         fprintf(stderr, "xqforge run: out of memory\n");
     } else if (!kind) {
-        fprintf(stderr, "xqforge run: %s\n", kind_why);
-        coord_fail(c, kind_why);
+        coord_fail(c, kind_why); // says why
         coord_run(c);
     } else if (!open_and_run(c, cj, why, sizeof why, start, kind->ctx)) {
-        fprintf(stderr, "xqforge run: %s\n", why);
         coord_fail(c, why);
         coord_run(c);
     } else {
