@@ -59,7 +59,9 @@ void run_report_begin(RunReport *rr, const JobConfig *job, const char *dir, cons
     }
     if (job->report.url_count == 0)
         return;
+    // Where to and with which token: the job's, given to every pass (the spool holds data).
     UploadTarget *t = &rr->target;
+    upload_target_default(t);
     for (int i = 0; i < job->report.url_count; i++)
         snprintf(t->urls[i], sizeof t->urls[i], "%s", job->report.urls[i]);
     t->url_count = job->report.url_count;
@@ -75,12 +77,20 @@ void run_report_begin(RunReport *rr, const JobConfig *job, const char *dir, cons
     pol.attempts = job->report.attempts;
     pol.backoff_s = job->report.backoff_s;
     pol.backoff_max_s = job->report.backoff_max_s;
+    pol.retry_after_max_s = job->report.backoff_max_s; // a server waits no longer than we would
+    // A spool that others can write may hold planted reports: refused (it is made 0700).
+    char why[UPLOAD_TEXT_MAX + 400], token[UPLOAD_TOKEN_MAX];
+    if (upload_spool_check(rr->spool, true, why, sizeof why) != UPLOAD_OK ||
+        upload_target_check(t, why, sizeof why) != UPLOAD_OK) {
+        fprintf(stderr, "xqforge run: report upload off: %s\n", why);
+        t->url_count = 0;
+        return;
+    }
     // A missing token is said now, not only at the first upload; reports still spool.
-    char why[512], token[UPLOAD_TOKEN_MAX];
     if (upload_token_load(t, token, sizeof token, why, sizeof why) != UPLOAD_OK)
         fprintf(stderr, "xqforge run: report upload: %s (reports are spooled)\n", why);
     memset(token, 0, sizeof token);
-    if (!(rr->uploader = upload_start(&pol)))
+    if (!(rr->uploader = upload_start(&pol, t)))
         fprintf(stderr, "xqforge run: cannot start the upload thread (reports are spooled)\n");
 }
 
@@ -96,7 +106,7 @@ bool run_report_publish(RunReport *rr, bool final, const char *extra)
         return false;
     rr->last_ms = now_ms();
     report_set_version(r, ++rr->version, final);
-    char why[1024];
+    char why[UPLOAD_TEXT_MAX + 400];
     if (report_write(r, rr->dir, why, sizeof why) != REPORT_OK) {
         fprintf(stderr, "\nxqforge run: report: %s\n", why);
         return false;
@@ -114,7 +124,7 @@ bool run_report_publish(RunReport *rr, bool final, const char *extra)
         if (final && n == 2 && access(files[2], R_OK) == 0)
             n = 3;
     }
-    if (upload_spool_add(rr->spool, &rr->target, report_run_id(r), rr->version, final, list, n, why,
+    if (upload_spool_add(rr->spool, report_run_id(r), rr->version, final, list, n, why,
                          sizeof why) != UPLOAD_OK)
         fprintf(stderr, "\nxqforge run: report not spooled: %s\n", why);
     upload_kick(rr->uploader);
@@ -130,9 +140,12 @@ void run_report_end(RunReport *rr, bool final)
         int left = upload_spool_count(rr->spool);
         printf("Report upload: %d delivered, %d retries%s", st.delivered, st.retries,
                left ? "" : "\n");
+        if (st.untrusted)
+            printf(", %d not trusted (planted or tampered: left alone, see the log)", st.untrusted);
         if (left)
-            printf(", %d kept in %s (deliver with: xqforge upload --spool %s)\n", left, rr->spool,
-                   rr->spool);
+            printf(", %d kept in %s (deliver with: xqforge upload --job JOBFILE, or --spool %s "
+                   "--url URL)\n",
+                   left, rr->spool, rr->spool);
     }
     if (final && rr->report)
         printf("Report: %s/report.html\n", rr->dir);

@@ -2,7 +2,9 @@
 // A run's report and its delivery, for every job kind: the Report (report.json and
 // report.html in the output directory), rewritten every [report] interval and at the end,
 // and, when [report] names URLs, spooled and uploaded by its own thread (coordinator/upload).
-// The kinds fill the Report; this module writes and delivers it.
+// The spool holds data only; the URLs, method and token source are the job's, handed to the
+// thread (never read back from the spool). The kinds fill the Report; this module writes and
+// delivers it.
 #pragma once
 
 #include <stdbool.h>
@@ -17,13 +19,16 @@ typedef struct {
     const JobConfig *job;
     char dir[JOB_TEXT_MAX];
     char spool[UPLOAD_TEXT_MAX];
-    UploadTarget target; // url_count 0: no upload
+    UploadTarget target; // the job's; url_count 0: no upload (none, or the spool refused)
     Uploader *uploader;
     uint64_t version;
     int64_t last_ms;
 } RunReport;
 
 /// Starts the report of a run (run_id kept across resumes); says on stderr what it cannot do.
+/// With [report] urls it makes the spool (0700), or refuses one that is not the user's alone
+/// (then no upload this run), and starts the uploader, whose first pass delivers what earlier
+/// runs left to the job's URLs.
 void run_report_begin(RunReport *rr, const JobConfig *job, const char *dir, const char *run_id,
                       const char *title);
 /// Whether the [report] interval has passed since the last write.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#define _GNU_SOURCE // dirfd, O_DIRECTORY
+#define _GNU_SOURCE // dirfd, O_DIRECTORY, O_NOFOLLOW
 #include "upload.h"
 
 #include <ctype.h>
@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,23 +26,30 @@
 #define XQFORGE_VERSION "0"
 #endif
 
-enum { SNIPPET_MAX = 160, ENTRIES_MAX = 4096, NAME_MAX_ = 256 };
+enum { SNIPPET_MAX = 160, ENTRIES_MAX = 4096, NAME_MAX_ = 256, RUN_ID_MAX = 64 };
+
+// meta.json of an entry: data only (see entry_parse).
+#define KEY_CHARS    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+#define SPOOL_FORMAT "xqforge-spool-entry"
+enum { SPOOL_FORMAT_VERSION = 2 };
 
 static const char *const METHOD_NAMES[UPLOAD_METHOD_NB] = {"post", "put", "multipart"};
 
 const char *upload_strerror(UploadStatus st)
 {
-    static const char *const text[UPLOAD_STATUS_NB] = {"ok",
-                                                       "out of memory",
-                                                       "spool or file I/O error",
-                                                       "no usable token",
-                                                       "the server refused the upload",
-                                                       "TLS failure (certificate or handshake)",
-                                                       "still failing after the retries",
-                                                       "libcurl error",
-                                                       "malformed spool entry",
-                                                       "another process is draining the spool",
-                                                       "bad argument"};
+    static const char *const text[UPLOAD_STATUS_NB] = {
+        "ok",
+        "out of memory",
+        "spool or file I/O error",
+        "no usable token",
+        "the server refused the upload",
+        "TLS failure (certificate or handshake)",
+        "still failing after the retries",
+        "libcurl error",
+        "malformed, planted or tampered spool entry",
+        "another process is draining the spool",
+        "bad argument",
+        "the spool is not yours alone (owner or mode)"};
     return (unsigned)st < UPLOAD_STATUS_NB ? text[st] : "unknown status";
 }
 
@@ -57,8 +65,16 @@ void upload_policy_default(UploadPolicy *p, const char *spool_dir)
     p->attempts = 5;
     p->backoff_s = 1;
     p->backoff_max_s = 60;
-    p->retry_after_max_s = 600;
+    p->retry_after_max_s = 60;
     p->log = stderr;
+}
+
+void upload_target_default(UploadTarget *t)
+{
+    memset(t, 0, sizeof *t);
+    t->method = UPLOAD_POST;
+    t->connect_timeout_s = 10;
+    t->timeout_s = 60;
 }
 
 UploadVerdict upload_classify(int curl_code, long http_status)
@@ -111,6 +127,20 @@ double upload_backoff(const UploadPolicy *p, int retry, double jitter)
     return base / 2 + jitter * base / 2;
 }
 
+double upload_retry_wait(const UploadPolicy *p, int retry, double jitter, double retry_after_s,
+                         bool *capped)
+{
+    *capped = false;
+    if (!(retry_after_s >= 0)) // none (negative or NaN): our own backoff
+        return upload_backoff(p, retry, jitter);
+    double cap = p->retry_after_max_s > 0 ? p->retry_after_max_s : 0;
+    if (retry_after_s > cap) {
+        *capped = true;
+        return cap;
+    }
+    return retry_after_s;
+}
+
 static UploadStatus failf(char *why, size_t len, UploadStatus st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -124,14 +154,19 @@ static UploadStatus failf(char *why, size_t len, UploadStatus st, const char *fm
     return st;
 }
 
-/// Reads a whole file of at most max bytes into a NUL-terminated heap buffer.
-static char *slurp(const char *path, size_t max, size_t *len)
+/// Reads a whole open regular file of at most max bytes into a NUL-terminated heap buffer;
+/// closes fd.
+static char *slurp_fd(int fd, size_t max, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return NULL;
+    }
     char *buf = NULL;
     struct stat sb;
+    errno = 0;
     if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (size_t)sb.st_size <= max &&
         (buf = malloc((size_t)sb.st_size + 1))) {
         *len = fread(buf, 1, (size_t)sb.st_size, f);
@@ -145,6 +180,28 @@ static char *slurp(const char *path, size_t max, size_t *len)
     }
     fclose(f);
     return buf;
+}
+
+/// Reads a whole file of at most max bytes into a NUL-terminated heap buffer.
+static char *slurp(const char *path, size_t max, size_t *len)
+{
+    return slurp_fd(open(path, O_RDONLY | O_CLOEXEC), max, len);
+}
+
+/// Opens a file of the spool to read: a regular file (not a link) of this user that group
+/// and others cannot write. -1 with errno (EPERM: another's or writable by others).
+static int open_own(const char *path, struct stat *sb)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode) || sb->st_uid != geteuid() ||
+        (sb->st_mode & 022)) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
 }
 
 UploadStatus upload_token_load(const UploadTarget *t, char *buf, size_t len, char *why,
@@ -200,11 +257,111 @@ void upload_url_for_log(const char *url, char *buf, size_t len)
     snprintf(buf, len, "%.*s%.*s", (int)(auth - url), url, (int)rest, host);
 }
 
+UploadStatus upload_url_check(const char *url, char *why, size_t why_len)
+{
+    char shown[UPLOAD_TEXT_MAX];
+    upload_url_for_log(url, shown, sizeof shown);
+    size_t n = strnlen(url, UPLOAD_TEXT_MAX);
+    if (n == 0 || n >= UPLOAD_TEXT_MAX)
+        return failf(why, why_len, UPLOAD_ERR_ARG, "a URL is empty or too long");
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f)
+            return failf(why, why_len, UPLOAD_ERR_ARG, "'%s': a space or control character", shown);
+    if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+        return failf(why, why_len, UPLOAD_ERR_ARG, "'%s' is not an http:// or https:// URL", shown);
+    const char *auth = strstr(url, "://") + 3;
+    if (memchr(auth, '@', strcspn(auth, "/?#")))
+        return failf(why, why_len, UPLOAD_ERR_ARG,
+                     "'%s' has credentials in it (user:password@): give the token with "
+                     "token_env or token_file instead",
+                     shown);
+    return UPLOAD_OK;
+}
+
+UploadStatus upload_target_check(const UploadTarget *t, char *why, size_t why_len)
+{
+    if (t->url_count < 1 || t->url_count > UPLOAD_URLS_MAX)
+        return failf(why, why_len, UPLOAD_ERR_ARG, "%d URLs: give 1 to %d", t->url_count,
+                     UPLOAD_URLS_MAX);
+    if ((unsigned)t->method >= UPLOAD_METHOD_NB || t->connect_timeout_s < 1 || t->timeout_s < 1)
+        return failf(why, why_len, UPLOAD_ERR_ARG, "bad method or timeouts");
+    for (int i = 0; i < t->url_count; i++) {
+        UploadStatus st = upload_url_check(t->urls[i], why, why_len);
+        if (st != UPLOAD_OK)
+            return st;
+    }
+    return UPLOAD_OK;
+}
+
 // ---- The spool -----------------------------------------------------------------------------
+// SPOOL/MS-RUNID-VERSION-K/ (K: f final, p progress), 0700, holding copies of the report
+// files (0600) and meta.json (0600): format, format_version, run_id, version, final,
+// idempotency_key, files [{name, size, fnv1a}], delivered [destination ids]. Nothing in it
+// says where to send or with which token; a destination id is the FNV-1a of "METHOD URL".
+
+/// "name (uid N)", or "uid N" for a user without a name.
+static void owner_text(uid_t uid, char *buf, size_t len)
+{
+    struct passwd pw, *res = NULL;
+    char tmp[1024];
+    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
+        snprintf(buf, len, "%s (uid %u)", res->pw_name, (unsigned)uid);
+    else
+        snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+/// mkdir -p of the parent, then the spool itself with mode 0700.
+static int make_spool(const char *dir)
+{
+    char parent[UPLOAD_TEXT_MAX];
+    snprintf(parent, sizeof parent, "%s", dir);
+    size_t n = strlen(parent);
+    while (n > 1 && parent[n - 1] == '/')
+        parent[--n] = '\0';
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        if (files_mkdir_p(parent) != 0)
+            return -1;
+    }
+    return mkdir(dir, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+UploadStatus upload_spool_check(const char *dir, bool create, char *why, size_t why_len)
+{
+    struct stat sb;
+    int rc = stat(dir, &sb);
+    if (rc != 0 && errno == ENOENT && create && make_spool(dir) == 0)
+        rc = stat(dir, &sb); // and checked below: another may have made it meanwhile
+    if (rc != 0) {
+        int err = errno;
+        failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", dir, strerror(err));
+        errno = err;
+        return UPLOAD_ERR_IO;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: not a directory", dir);
+    }
+    bool theirs = sb.st_uid != geteuid();
+    if (theirs || (sb.st_mode & 022)) {
+        // Whoever can write in it can plant reports that we would send as ours.
+        char owner[300];
+        owner_text(sb.st_uid, owner, sizeof owner);
+        return failf(why, why_len, UPLOAD_ERR_UNSAFE,
+                     "spool %s is refused: mode %04o, owner %s: %s (a spool must be yours "
+                     "and writable by you alone: chmod 700 it, or use another)",
+                     dir, (unsigned)(sb.st_mode & 07777), owner,
+                     theirs ? "not yours" : "group or others can write in it");
+    }
+    if (create && (sb.st_mode & 077) && chmod(dir, 0700) != 0)
+        return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: chmod 700: %s", dir, strerror(errno));
+    return UPLOAD_OK;
+}
 
 static bool run_id_ok(const char *s)
 {
-    if (!s[0] || strlen(s) > 64)
+    if (!s[0] || strlen(s) > RUN_ID_MAX)
         return false;
     for (; *s; s++)
         if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
@@ -212,19 +369,36 @@ static bool run_id_ok(const char *s)
     return true;
 }
 
-/// Copies src to dst and flushes it to disk; FNV-1a of the bytes into *hash.
-static bool copy_file(const char *src, const char *dst, uint64_t *hash)
+/// A plain file name: letters, digits, '.', '-', '_', not starting with '.'.
+static bool file_name_ok(const char *s)
+{
+    if (!s[0] || s[0] == '.' || strlen(s) >= NAME_MAX_)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '.' && *s != '-' && *s != '_')
+            return false;
+    return true;
+}
+
+/// Copies src to dst (created 0600) and flushes it to disk; FNV-1a of the bytes continued
+/// into *all and from the basis into *own, the size into *size.
+static bool copy_file(const char *src, const char *dst, uint64_t *all, uint64_t *own,
+                      long long *size)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
-    int out = in >= 0 ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+    int out = in >= 0 ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
     bool ok = in >= 0 && out >= 0;
     char block[65536];
+    *own = FILES_FNV_BASIS;
+    *size = 0;
     for (ssize_t n; ok && (n = read(in, block, sizeof block)) != 0;) {
         if (n < 0) {
             ok = errno == EINTR;
             continue;
         }
-        *hash = files_fnv(*hash, block, (size_t)n);
+        *all = files_fnv(*all, block, (size_t)n);
+        *own = files_fnv(*own, block, (size_t)n);
+        *size += n;
         ok = write(out, block, (size_t)n) == n;
     }
     ok = ok && fsync(out) == 0;
@@ -243,31 +417,85 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-static json_t *target_json(const UploadTarget *t)
+typedef struct {
+    char name[NAME_MAX_];
+    long long size;
+    uint64_t fnv;
+} EntryFile;
+
+/// What meta.json holds: data only.
+typedef struct {
+    char run_id[RUN_ID_MAX + 1];
+    long long version;
+    bool final;
+    char key[160];
+    EntryFile files[UPLOAD_FILES_MAX];
+    int file_count;
+    uint64_t delivered[UPLOAD_DELIVERED_MAX]; // destination ids that took it
+    int delivered_count;
+} Entry;
+
+static void entry_key(const char *run_id, long long version, uint64_t hash, char *buf, size_t len)
 {
-    json_t *urls = json_array(), *done = json_array();
-    for (int i = 0; i < t->url_count; i++) {
-        json_array_append_new(urls, json_string(t->urls[i]));
-        json_array_append_new(done, json_false());
-    }
-    return json_pack("{s:s, s:o, s:o, s:s, s:s, s:s, s:i, s:i}", "method",
-                     upload_method_name(t->method), "urls", urls, "delivered", done, "token_env",
-                     t->token_env, "token_file", t->token_file, "ca_file", t->ca_file,
-                     "connect_timeout", t->connect_timeout_s, "timeout", t->timeout_s);
+    snprintf(buf, len, "xqforge-%s-%llu-%016llx", run_id, (unsigned long long)version,
+             (unsigned long long)hash);
 }
 
-static bool write_meta(const char *dir, const json_t *meta)
+/// The entry's directory name: sorting names sorts entries by age; the run and the kind are
+/// readable without meta.json.
+static void entry_suffix(const Entry *e, char *buf, size_t len)
+{
+    snprintf(buf, len, "-%s-%08llu-%c", e->run_id, (unsigned long long)e->version,
+             e->final ? 'f' : 'p');
+}
+
+static json_t *entry_json(const Entry *e)
+{
+    char hex[17];
+    json_t *files = json_array(), *done = json_array();
+    for (int i = 0; i < e->file_count; i++) {
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)e->files[i].fnv);
+        json_array_append_new(files, json_pack("{s:s, s:I, s:s}", "name", e->files[i].name, "size",
+                                               (json_int_t)e->files[i].size, "fnv1a", hex));
+    }
+    for (int i = 0; i < e->delivered_count; i++) {
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)e->delivered[i]);
+        json_array_append_new(done, json_string(hex));
+    }
+    return json_pack("{s:s, s:i, s:s, s:I, s:b, s:s, s:o, s:o}", "format", SPOOL_FORMAT,
+                     "format_version", SPOOL_FORMAT_VERSION, "run_id", e->run_id, "version",
+                     (json_int_t)e->version, "final", e->final, "idempotency_key", e->key, "files",
+                     files, "delivered", done);
+}
+
+/// meta.json of dir replaced atomically (mode 0600).
+static bool write_meta(const char *dir, const Entry *e)
 {
     char path[UPLOAD_TEXT_MAX + 32], tmp[UPLOAD_TEXT_MAX + 32];
     snprintf(path, sizeof path, "%s/meta.json", dir);
     snprintf(tmp, sizeof tmp, "%s/.meta.json.tmp", dir);
-    if (json_dump_file(meta, tmp, JSON_INDENT(2)) != 0)
+    json_t *meta = entry_json(e);
+    char *text = meta ? json_dumps(meta, JSON_INDENT(2)) : NULL;
+    json_decref(meta);
+    if (!text) {
+        errno = ENOMEM;
         return false;
-    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
-    bool ok = fd >= 0 && fsync(fd) == 0;
-    if (fd >= 0)
-        close(fd);
-    return ok && rename(tmp, path) == 0;
+    }
+    size_t len = strlen(text);
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0)
+        ok = false;
+    free(text);
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok) {
+        err = errno ? errno : err;
+        unlink(tmp);
+    }
+    errno = err;
+    return ok;
 }
 
 static void remove_tree(const char *dir)
@@ -281,52 +509,48 @@ static void remove_tree(const char *dir)
     rmdir(dir);
 }
 
-UploadStatus upload_spool_add(const char *spool_dir, const UploadTarget *t, const char *run_id,
-                              uint64_t version, bool final, const char *const *files, int n,
-                              char *why, size_t why_len)
+UploadStatus upload_spool_add(const char *spool_dir, const char *run_id, uint64_t version,
+                              bool final, const char *const *files, int n, char *why,
+                              size_t why_len)
 {
-    if (!run_id_ok(run_id) || n < 1 || n > UPLOAD_FILES_MAX || t->url_count < 1 ||
-        t->url_count > UPLOAD_URLS_MAX)
-        return failf(why, why_len, UPLOAD_ERR_ARG, "spool: bad run id, file or URL count");
-    if (files_mkdir_p(spool_dir) != 0)
-        return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", spool_dir, strerror(errno));
+    if (!run_id_ok(run_id) || n < 1 || n > UPLOAD_FILES_MAX || version > INT64_MAX)
+        return failf(why, why_len, UPLOAD_ERR_ARG, "spool: bad run id, version or file count");
+    for (int i = 0; i < n; i++)
+        if (!file_name_ok(base_name(files[i])))
+            return failf(why, why_len, UPLOAD_ERR_ARG, "spool: '%s' is not a plain file name",
+                         base_name(files[i]));
+    UploadStatus st = upload_spool_check(spool_dir, true, why, why_len);
+    if (st != UPLOAD_OK)
+        return st;
+    Entry e = {.version = (long long)version, .final = final, .file_count = n};
+    snprintf(e.run_id, sizeof e.run_id, "%s", run_id);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
     static atomic_uint_fast64_t serial;
     char tmp[UPLOAD_TEXT_MAX + 64], dst[UPLOAD_TEXT_MAX + 128], path[UPLOAD_TEXT_MAX + 320];
+    char suffix[RUN_ID_MAX + 40];
+    entry_suffix(&e, suffix, sizeof suffix);
     snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%llu", spool_dir, (long)getpid(),
              (unsigned long long)atomic_fetch_add(&serial, 1));
-    // Sorting names sorts entries by age; the run and the kind are readable without meta.
-    snprintf(dst, sizeof dst, "%s/%013lld-%s-%08llu-%c", spool_dir, ms, run_id,
-             (unsigned long long)version, final ? 'f' : 'p');
-    if (mkdir(tmp, 0777) != 0)
+    snprintf(dst, sizeof dst, "%s/%013lld%s", spool_dir, ms, suffix);
+    if (mkdir(tmp, 0700) != 0)
         return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", tmp, strerror(errno));
     uint64_t hash = FILES_FNV_BASIS;
-    json_t *names = json_array();
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", tmp, base_name(files[i]));
-        if (!copy_file(files[i], path, &hash)) {
+        EntryFile *f = &e.files[i];
+        snprintf(f->name, sizeof f->name, "%s", base_name(files[i]));
+        snprintf(path, sizeof path, "%s/%s", tmp, f->name);
+        if (!copy_file(files[i], path, &hash, &f->fnv, &f->size)) {
             int err = errno;
-            json_decref(names);
             remove_tree(tmp);
             return failf(why, why_len, UPLOAD_ERR_IO, "spool: cannot copy %s: %s", files[i],
                          strerror(err));
         }
-        json_array_append_new(names, json_string(base_name(files[i])));
     }
-    char key[160];
-    snprintf(key, sizeof key, "xqforge-%s-%llu-%016llx", run_id, (unsigned long long)version,
-             (unsigned long long)hash);
-    json_t *meta = target_json(t);
-    json_object_set_new(meta, "run_id", json_string(run_id));
-    json_object_set_new(meta, "version", json_integer((json_int_t)version));
-    json_object_set_new(meta, "final", json_boolean(final));
-    json_object_set_new(meta, "idempotency_key", json_string(key));
-    json_object_set_new(meta, "files", names);
-    bool ok = write_meta(tmp, meta) && rename(tmp, dst) == 0;
+    entry_key(run_id, e.version, hash, e.key, sizeof e.key);
+    bool ok = write_meta(tmp, &e) && rename(tmp, dst) == 0;
     int err = errno;
-    json_decref(meta);
     if (!ok) {
         remove_tree(tmp);
         return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", dst, strerror(err));
@@ -347,14 +571,178 @@ int upload_spool_count(const char *spool_dir)
     return n < 0 ? 0 : n;
 }
 
+// ---- Reading an entry back: nothing in it is trusted until checked ------------------------
+
+static bool hex64(const char *s, uint64_t *out)
+{
+    if (!s || strlen(s) != 16)
+        return false;
+    for (int i = 0; i < 16; i++)
+        if (!isxdigit((unsigned char)s[i]))
+            return false;
+    *out = strtoull(s, NULL, 16);
+    return true;
+}
+
+/// meta.json's text into e: only the keys of SPOOL_FORMAT, each of its type and range. One
+/// that names where to send or a token source is refused by name: the spool never says so.
+static UploadStatus entry_parse(const char *text, size_t n, Entry *e, char *why, size_t len)
+{
+    static const char *const directions[] = {"urls",     "url",        "method",  "token_env",
+                                             "token",    "token_file", "ca_file", "headers",
+                                             "password", "user"};
+    memset(e, 0, sizeof *e);
+    json_error_t err;
+    json_t *m = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
+    if (!json_is_object(m)) {
+        json_decref(m);
+        return failf(why, len, UPLOAD_ERR_SPOOL, "meta.json is not a JSON object");
+    }
+    for (size_t i = 0; i < sizeof directions / sizeof *directions; i++)
+        if (json_object_get(m, directions[i])) {
+            json_decref(m);
+            return failf(why, len, UPLOAD_ERR_SPOOL,
+                         "meta.json names '%s', but a spool entry carries data only (where "
+                         "to send and with which token come from the job or xqforge upload's "
+                         "options): planted, tampered with, or from an older xqforge",
+                         directions[i]);
+        }
+    const char *format, *run_id, *key;
+    json_int_t format_version, version;
+    int final;
+    json_t *files, *done;
+    bool ok = json_unpack_ex(m, &err, JSON_STRICT, "{s:s, s:I, s:s, s:I, s:b, s:s, s:o, s:o}",
+                             "format", &format, "format_version", &format_version, "run_id",
+                             &run_id, "version", &version, "final", &final, "idempotency_key", &key,
+                             "files", &files, "delivered", &done) == 0 &&
+              !strcmp(format, SPOOL_FORMAT) && format_version == SPOOL_FORMAT_VERSION &&
+              run_id_ok(run_id) && version >= 0 && strlen(key) < sizeof e->key &&
+              strspn(key, KEY_CHARS) == strlen(key) && json_is_array(files) &&
+              json_array_size(files) >= 1 && json_array_size(files) <= UPLOAD_FILES_MAX &&
+              json_is_array(done) && json_array_size(done) <= UPLOAD_DELIVERED_MAX;
+    if (ok) {
+        snprintf(e->run_id, sizeof e->run_id, "%s", run_id);
+        snprintf(e->key, sizeof e->key, "%s", key);
+        e->version = (long long)version;
+        e->final = final;
+        e->file_count = (int)json_array_size(files);
+        e->delivered_count = (int)json_array_size(done);
+    }
+    for (int i = 0; ok && i < e->file_count; i++) {
+        const char *name, *hex;
+        json_int_t size;
+        EntryFile *f = &e->files[i];
+        ok = json_unpack_ex(json_array_get(files, (size_t)i), &err, JSON_STRICT, "{s:s, s:I, s:s}",
+                            "name", &name, "size", &size, "fnv1a", &hex) == 0 &&
+             file_name_ok(name) && size >= 0 && size <= UPLOAD_BODY_MAX && hex64(hex, &f->fnv);
+        if (ok) {
+            snprintf(f->name, sizeof f->name, "%s", name);
+            f->size = (long long)size;
+        }
+        for (int k = 0; ok && k < i; k++)
+            ok = strcmp(e->files[k].name, f->name) != 0;
+    }
+    for (int i = 0; ok && i < e->delivered_count; i++)
+        ok = hex64(json_string_value(json_array_get(done, (size_t)i)), &e->delivered[i]);
+    json_decref(m);
+    if (!ok)
+        return failf(why, len, UPLOAD_ERR_SPOOL,
+                     "meta.json is not an entry of format %s %d (keys, types or values)",
+                     SPOOL_FORMAT, SPOOL_FORMAT_VERSION);
+    return UPLOAD_OK;
+}
+
+/// Whether the entry's files are the ones it recorded (size, hash) and its key theirs.
+static UploadStatus entry_verify(const char *dir, const Entry *e, char *why, size_t len)
+{
+    char path[UPLOAD_TEXT_MAX + 320], key[sizeof e->key];
+    char block[65536];
+    uint64_t all = FILES_FNV_BASIS;
+    for (int i = 0; i < e->file_count; i++) {
+        const EntryFile *f = &e->files[i];
+        snprintf(path, sizeof path, "%s/%s", dir, f->name);
+        struct stat sb;
+        int fd = open_own(path, &sb);
+        if (fd < 0)
+            return failf(why, len, UPLOAD_ERR_SPOOL, "%s: %s", f->name,
+                         errno == EPERM ? "not a plain file of yours that only you can write"
+                                        : strerror(errno));
+        uint64_t own = FILES_FNV_BASIS;
+        long long size = 0;
+        for (ssize_t n; (n = read(fd, block, sizeof block)) != 0;) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                break;
+            own = files_fnv(own, block, (size_t)n);
+            all = files_fnv(all, block, (size_t)n);
+            size += n;
+        }
+        close(fd);
+        if (size != f->size || own != f->fnv)
+            return failf(why, len, UPLOAD_ERR_SPOOL,
+                         "%s is not the file spooled (%lld bytes, recorded %lld, or another hash)",
+                         f->name, size, f->size);
+    }
+    entry_key(e->run_id, e->version, all, key, sizeof key);
+    if (strcmp(key, e->key))
+        return failf(why, len, UPLOAD_ERR_SPOOL, "the idempotency key is not the files'");
+    return UPLOAD_OK;
+}
+
+/// The entry in dir (named name in the spool), trusted only when it is ours alone, its name
+/// agrees with meta.json and its files are the ones recorded.
+static UploadStatus entry_load(const char *dir, const char *name, Entry *e, char *why, size_t len)
+{
+    struct stat sb;
+    memset(e, 0, sizeof *e);
+    if (lstat(dir, &sb) != 0)
+        return failf(why, len, UPLOAD_ERR_SPOOL, "%s", strerror(errno));
+    if (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() || (sb.st_mode & 022))
+        return failf(why, len, UPLOAD_ERR_SPOOL,
+                     "not a directory of yours that only you can write (mode %04o, uid %u)",
+                     (unsigned)(sb.st_mode & 07777), (unsigned)sb.st_uid);
+    char path[UPLOAD_TEXT_MAX + 320];
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    size_t n = 0;
+    char *text = slurp_fd(open_own(path, &sb), UPLOAD_META_MAX, &n);
+    if (!text)
+        return failf(why, len, UPLOAD_ERR_SPOOL, "meta.json: %s",
+                     errno == EPERM ? "not a plain file of yours that only you can write"
+                                    : strerror(errno ? errno : EIO));
+    UploadStatus st = entry_parse(text, n, e, why, len);
+    free(text);
+    if (st != UPLOAD_OK)
+        return st;
+    char suffix[RUN_ID_MAX + 40];
+    entry_suffix(e, suffix, sizeof suffix);
+    size_t nl = strlen(name), sl = strlen(suffix);
+    bool named = nl == 13 + sl && !strcmp(name + 13, suffix);
+    for (size_t i = 0; named && i < 13; i++)
+        named = isdigit((unsigned char)name[i]);
+    if (!named)
+        return failf(why, len, UPLOAD_ERR_SPOOL, "its name does not match meta.json");
+    return entry_verify(dir, e, why, len);
+}
+
+/// Which destination a delivery went to: FNV-1a of "METHOD URL".
+static uint64_t destination_id(UploadMethod m, const char *url)
+{
+    uint64_t h = files_fnv(FILES_FNV_BASIS, upload_method_name(m), strlen(upload_method_name(m)));
+    h = files_fnv(h, " ", 1);
+    return files_fnv(h, url, strlen(url));
+}
+
 // ---- Requests ------------------------------------------------------------------------------
 
 typedef struct Uploader Uploader;
 
-/// One pass's context: the policy, and the thread's stop/deadline when run by an Uploader.
+/// One pass's context: the policy and target, and the thread's stop/deadline when run by an
+/// Uploader.
 typedef struct {
     const UploadPolicy *pol;
-    Uploader *u; // NULL: a pass in the caller's thread (xqforge upload)
+    const UploadTarget *target; // where to, from the caller: never from the spool
+    Uploader *u;                // NULL: a pass in the caller's thread (xqforge upload)
     UploadStats *stats;
     uint64_t rng;
 } Pass;
@@ -418,6 +806,37 @@ static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
     return rq->expired && rq->expired(rq->ctx); // non-zero aborts the transfer
 }
 
+/// Content-Type of a spooled file, from its name.
+static const char *file_type(const char *name)
+{
+    return strstr(name, ".json")   ? "application/json"
+           : strstr(name, ".html") ? "text/html; charset=utf-8"
+                                   : "application/octet-stream";
+}
+
+static size_t part_read(char *buf, size_t size, size_t n, void *arg)
+{
+    size_t got = fread(buf, size, n, arg);
+    return got == 0 && ferror((FILE *)arg) ? CURL_READFUNC_ABORT : got;
+}
+
+static int part_seek(void *arg, curl_off_t offset, int origin)
+{
+    return fseeko(arg, (off_t)offset, origin) == 0 ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_FAIL;
+}
+
+/// A spooled file opened to send (a plain file of ours, never a link), with its size.
+static FILE *open_part(const char *path, curl_off_t *size)
+{
+    struct stat sb;
+    int fd = open_own(path, &sb);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    *size = f ? (curl_off_t)sb.st_size : 0;
+    return f;
+}
+
 static void perform(const Request *rq, Outcome *out)
 {
     char path[UPLOAD_TEXT_MAX * 2], auth[UPLOAD_TOKEN_MAX + 32], key[256], cerr[CURL_ERROR_SIZE];
@@ -427,7 +846,7 @@ static void perform(const Request *rq, Outcome *out)
     CURL *h = curl_easy_init();
     struct curl_slist *hdr = NULL;
     curl_mime *mime = NULL;
-    FILE *body = NULL;
+    FILE *body[UPLOAD_FILES_MAX] = {NULL};
     char *post = NULL;
     if (!h) {
         out->curl_code = CURLE_OUT_OF_MEMORY;
@@ -443,34 +862,36 @@ static void perform(const Request *rq, Outcome *out)
         memset(auth, 0, sizeof auth);
     }
     snprintf(path, sizeof path, "%s/%s", rq->entry_dir, rq->files[0]);
-    const char *type = strstr(rq->files[0], ".json")   ? "application/json"
-                       : strstr(rq->files[0], ".html") ? "text/html; charset=utf-8"
-                                                       : "application/octet-stream";
     char ctype[96];
-    snprintf(ctype, sizeof ctype, "Content-Type: %s", type);
+    snprintf(ctype, sizeof ctype, "Content-Type: %s", file_type(rq->files[0]));
     CURLcode rc = CURLE_OK;
     if (rq->method == UPLOAD_POST) {
         size_t len = 0;
-        if (!(post = slurp(path, UPLOAD_BODY_MAX, &len)))
+        struct stat sb;
+        if (!(post = slurp_fd(open_own(path, &sb), UPLOAD_BODY_MAX, &len)))
             rc = CURLE_READ_ERROR;
         hdr = curl_slist_append(hdr, ctype);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, post);
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     } else if (rq->method == UPLOAD_PUT) {
-        struct stat sb;
-        if (!(body = fopen(path, "rb")) || fstat(fileno(body), &sb) != 0)
+        curl_off_t size;
+        if (!(body[0] = open_part(path, &size)))
             rc = CURLE_READ_ERROR;
         hdr = curl_slist_append(hdr, ctype);
         curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(h, CURLOPT_READDATA, body);
-        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)(body ? sb.st_size : 0));
+        curl_easy_setopt(h, CURLOPT_READDATA, body[0]);
+        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, size);
     } else {
         mime = curl_mime_init(h);
-        for (int i = 0; mime && i < rq->file_count; i++) {
+        for (int i = 0; mime && i < rq->file_count && rc == CURLE_OK; i++) {
             curl_mimepart *part = curl_mime_addpart(mime);
             snprintf(path, sizeof path, "%s/%s", rq->entry_dir, rq->files[i]);
-            curl_mime_name(part, rq->files[i]);
-            if (curl_mime_filedata(part, path) != CURLE_OK)
+            curl_off_t size;
+            if (!(body[i] = open_part(path, &size)) || !part ||
+                curl_mime_name(part, rq->files[i]) != CURLE_OK ||
+                curl_mime_filename(part, rq->files[i]) != CURLE_OK ||
+                curl_mime_type(part, file_type(rq->files[i])) != CURLE_OK ||
+                curl_mime_data_cb(part, size, part_read, part_seek, NULL, body[i]) != CURLE_OK)
                 rc = CURLE_READ_ERROR;
         }
         curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
@@ -516,8 +937,9 @@ static void perform(const Request *rq, Outcome *out)
     curl_slist_free_all(hdr);
     curl_mime_free(mime);
     curl_easy_cleanup(h);
-    if (body)
-        fclose(body);
+    for (int i = 0; i < UPLOAD_FILES_MAX; i++)
+        if (body[i])
+            fclose(body[i]);
     free(post);
 }
 
@@ -527,14 +949,16 @@ enum { REFUSED_MAX = 32 }; // refused entries remembered per run; more are simpl
 
 struct Uploader {
     UploadPolicy pol;
+    UploadTarget target;
     pthread_t tid;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool kicked, stopping;
     double deadline; // monotonic seconds; meaningful once stopping
     UploadStats stats;
-    // Entries refused for good (4xx, TLS, no token) earlier in this process: later passes of
-    // the thread leave them to the next run or `xqforge upload` rather than ask again.
+    // Entries refused for good (4xx, TLS, no token, not trusted) earlier in this process:
+    // later passes of the thread leave them to the next run or `xqforge upload` rather than
+    // ask (or say) again.
     char refused[REFUSED_MAX][NAME_MAX_];
     int refused_n; // touched by the upload thread only
 };
@@ -646,13 +1070,16 @@ static UploadStatus send_with_retries(Pass *p, Request *rq, const char *what)
                   attempt, p->pol->attempts);
             return UPLOAD_ERR_TRANSIENT;
         }
-        double wait = upload_backoff(p->pol, attempt, jitter(p));
-        bool server = o.retry_after_s >= 0;
-        if (server)
-            wait = o.retry_after_s < p->pol->retry_after_max_s ? o.retry_after_s
-                                                               : p->pol->retry_after_max_s;
+        bool capped;
+        double wait = upload_retry_wait(p->pol, attempt, jitter(p), o.retry_after_s, &capped);
+        char said[96] = "";
+        if (capped)
+            snprintf(said, sizeof said, " (Retry-After %.0f s, capped at %.0f s)", o.retry_after_s,
+                     wait);
+        else if (o.retry_after_s >= 0)
+            snprintf(said, sizeof said, " (Retry-After)");
         logf_(p, "%s: %s; attempt %d/%d, retry in %.2f s%s", what, o.error, attempt,
-              p->pol->attempts, wait, server ? " (Retry-After)" : "");
+              p->pol->attempts, wait, said);
         if (!pause_for(p, wait)) {
             logf_(p, "%s: out of time for retries; kept in the spool", what);
             return UPLOAD_ERR_TRANSIENT;
@@ -662,134 +1089,89 @@ static UploadStatus send_with_retries(Pass *p, Request *rq, const char *what)
 
 // ---- Delivering one entry ------------------------------------------------------------------
 
-typedef struct {
-    UploadTarget target;
-    const char *files[UPLOAD_FILES_MAX];
-    int file_count;
-    bool delivered[UPLOAD_URLS_MAX];
-    const char *key, *run_id;
-    json_int_t version;
-    json_t *meta; // owns the strings above
-} Entry;
-
-static UploadStatus entry_load(const char *dir, Entry *e, char *why, size_t len)
+static bool was_delivered(const Entry *e, uint64_t id)
 {
-    char path[UPLOAD_TEXT_MAX + 320];
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    memset(e, 0, sizeof *e);
-    size_t n;
-    char *text = slurp(path, UPLOAD_META_MAX, &n);
-    json_error_t err;
-    e->meta = text ? json_loadb(text, n, 0, &err) : NULL;
-    free(text);
-    const char *method, *te, *tf, *ca;
-    json_t *urls, *done, *files;
-    if (!e->meta ||
-        json_unpack(e->meta, "{s:s, s:o, s:o, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:s, s:o}",
-                    "method", &method, "urls", &urls, "delivered", &done, "token_env", &te,
-                    "token_file", &tf, "ca_file", &ca, "connect_timeout",
-                    &e->target.connect_timeout_s, "timeout", &e->target.timeout_s, "run_id",
-                    &e->run_id, "version", &e->version, "idempotency_key", &e->key, "files",
-                    &files) ||
-        !json_is_array(urls) || !json_is_array(done) || !json_is_array(files) ||
-        json_array_size(urls) != json_array_size(done) || json_array_size(urls) < 1 ||
-        json_array_size(urls) > UPLOAD_URLS_MAX || json_array_size(files) < 1 ||
-        json_array_size(files) > UPLOAD_FILES_MAX) {
-        json_decref(e->meta);
-        e->meta = NULL;
-        return failf(why, len, UPLOAD_ERR_SPOOL, "%s: unreadable or incomplete", path);
-    }
-    e->target.method = UPLOAD_METHOD_NB;
-    for (int m = 0; m < UPLOAD_METHOD_NB; m++)
-        if (!strcmp(method, METHOD_NAMES[m]))
-            e->target.method = (UploadMethod)m;
-    e->target.url_count = (int)json_array_size(urls);
-    e->file_count = (int)json_array_size(files);
-    bool ok = e->target.method != UPLOAD_METHOD_NB;
-    for (int i = 0; ok && i < e->target.url_count; i++) {
-        const char *u = json_string_value(json_array_get(urls, (size_t)i));
-        ok = u && (!strncmp(u, "http://", 7) || !strncmp(u, "https://", 8));
-        snprintf(e->target.urls[i], UPLOAD_TEXT_MAX, "%s", u ? u : "");
-        e->delivered[i] = json_is_true(json_array_get(done, (size_t)i));
-    }
-    for (int i = 0; ok && i < e->file_count; i++) {
-        e->files[i] = json_string_value(json_array_get(files, (size_t)i));
-        ok = e->files[i] && e->files[i][0] && !strchr(e->files[i], '/') && e->files[i][0] != '.';
-    }
-    snprintf(e->target.token_env, UPLOAD_TEXT_MAX, "%s", te);
-    snprintf(e->target.token_file, UPLOAD_TEXT_MAX, "%s", tf);
-    snprintf(e->target.ca_file, UPLOAD_TEXT_MAX, "%s", ca);
-    if (!ok) {
-        json_decref(e->meta);
-        e->meta = NULL;
-        return failf(why, len, UPLOAD_ERR_SPOOL, "%s: bad method, URL or file name", path);
-    }
-    return UPLOAD_OK;
+    for (int i = 0; i < e->delivered_count; i++)
+        if (e->delivered[i] == id)
+            return true;
+    return false;
 }
 
-/// Every URL not yet delivered; true when the entry is done.
-static bool entry_deliver(Pass *p, const char *dir, const char *name, bool *refused)
+/// One URL of the target: every file PUT to URL/NAME, or one POST.
+static UploadStatus deliver_to(Pass *p, const char *dir, const Entry *e, const char *url_base,
+                               const char *token)
+{
+    const UploadTarget *t = p->target;
+    const char *names[UPLOAD_FILES_MAX];
+    for (int f = 0; f < e->file_count; f++)
+        names[f] = e->files[f].name;
+    char shown[UPLOAD_TEXT_MAX], what[UPLOAD_TEXT_MAX + 400];
+    upload_url_for_log(url_base, shown, sizeof shown);
+    UploadStatus st = UPLOAD_OK;
+    bool put = t->method == UPLOAD_PUT, multi = t->method == UPLOAD_MULTIPART;
+    int requests = put ? e->file_count : 1;
+    for (int f = 0; f < requests && st == UPLOAD_OK; f++) {
+        char url[UPLOAD_TEXT_MAX + NAME_MAX_ + 2];
+        size_t ul = strlen(url_base);
+        if (put)
+            snprintf(url, sizeof url, "%s%s%s", url_base, ul && url_base[ul - 1] == '/' ? "" : "/",
+                     names[f]);
+        else
+            snprintf(url, sizeof url, "%s", url_base);
+        snprintf(what, sizeof what, "%s %s%s%s (run %s v%lld)", put ? "PUT" : "POST", shown,
+                 put ? "/" : "", put ? names[f] : "", e->run_id, e->version);
+        Request rq = {.url = url,
+                      .entry_dir = dir,
+                      .files = multi ? names : &names[f],
+                      .file_count = multi ? e->file_count : 1,
+                      .method = t->method,
+                      .target = t,
+                      .token = token,
+                      .key = e->key};
+        st = send_with_retries(p, &rq, what);
+    }
+    return st;
+}
+
+/// What became of an entry in a pass.
+typedef enum {
+    ENTRY_DONE,      // every URL of the target took it
+    ENTRY_KEPT,      // some failed for now (retried next pass)
+    ENTRY_REFUSED,   // a failure retrying soon will not cure (4xx, TLS, no token)
+    ENTRY_UNTRUSTED, // planted or tampered: left in place, not sent
+} EntryOutcome;
+
+/// Every URL of the pass's target that has not taken the entry yet.
+static EntryOutcome entry_deliver(Pass *p, const char *dir, const char *name)
 {
     Entry e;
-    *refused = false;
     char why[512], token[UPLOAD_TOKEN_MAX];
-    if (entry_load(dir, &e, why, sizeof why) != UPLOAD_OK) {
-        logf_(p, "%s (left in place)", why);
-        return false;
+    // Checked again just before sending: the pass's first look may be minutes old.
+    if (entry_load(dir, name, &e, why, sizeof why) != UPLOAD_OK) {
+        logf_(p, "%s: not trusted, left in place and not sent: %s", name, why);
+        return ENTRY_UNTRUSTED;
     }
-    bool all = true;
-    if (upload_token_load(&e.target, token, sizeof token, why, sizeof why) != UPLOAD_OK) {
+    if (upload_token_load(p->target, token, sizeof token, why, sizeof why) != UPLOAD_OK) {
         logf_(p, "%s: %s; kept in the spool", name, why);
-        json_decref(e.meta);
-        *refused = true;
-        return false;
+        return ENTRY_REFUSED;
     }
-    bool transient = false;
-    for (int i = 0; i < e.target.url_count; i++) {
-        if (e.delivered[i])
+    bool all = true, transient = false;
+    for (int i = 0; i < p->target->url_count; i++) {
+        const char *url = p->target->urls[i];
+        uint64_t id = destination_id(p->target->method, url);
+        if (was_delivered(&e, id))
             continue;
-        char shown[UPLOAD_TEXT_MAX], what[UPLOAD_TEXT_MAX + 160];
-        upload_url_for_log(e.target.urls[i], shown, sizeof shown);
-        UploadStatus st = UPLOAD_OK;
-        // PUT: each file to URL/NAME; POST: report.json; multipart: every file at once.
-        int requests = e.target.method == UPLOAD_PUT ? e.file_count : 1;
-        for (int f = 0; f < requests && st == UPLOAD_OK; f++) {
-            char url[UPLOAD_TEXT_MAX + NAME_MAX_ + 2];
-            size_t ul = strlen(e.target.urls[i]);
-            if (e.target.method == UPLOAD_PUT)
-                snprintf(url, sizeof url, "%s%s%s", e.target.urls[i],
-                         ul && e.target.urls[i][ul - 1] == '/' ? "" : "/", e.files[f]);
-            else
-                snprintf(url, sizeof url, "%s", e.target.urls[i]);
-            snprintf(what, sizeof what, "%s %s%s%s (run %s v%lld)",
-                     e.target.method == UPLOAD_PUT ? "PUT" : "POST", shown,
-                     e.target.method == UPLOAD_PUT ? "/" : "",
-                     e.target.method == UPLOAD_PUT ? e.files[f] : "", e.run_id,
-                     (long long)e.version);
-            bool multi = e.target.method == UPLOAD_MULTIPART;
-            Request rq = {.url = url,
-                          .entry_dir = dir,
-                          .files = multi ? e.files : &e.files[f],
-                          .file_count = multi ? e.file_count : 1,
-                          .method = e.target.method,
-                          .target = &e.target,
-                          .token = token,
-                          .key = e.key};
-            st = send_with_retries(p, &rq, what);
-        }
-        if (st == UPLOAD_OK) {
-            e.delivered[i] = true;
-            json_array_set_new(json_object_get(e.meta, "delivered"), (size_t)i, json_true());
-            if (!write_meta(dir, e.meta))
-                logf_(p, "%s: cannot record the delivery to %s: %s", name, shown, strerror(errno));
+        UploadStatus st = deliver_to(p, dir, &e, url, token);
+        if (st == UPLOAD_OK && e.delivered_count < UPLOAD_DELIVERED_MAX) {
+            e.delivered[e.delivered_count++] = id;
+            if (!write_meta(dir, &e))
+                logf_(p, "%s: cannot record a delivery: %s", name, strerror(errno));
         }
         all &= st == UPLOAD_OK;
         transient |= st == UPLOAD_ERR_TRANSIENT;
     }
-    *refused = !all && !transient;
     memset(token, 0, sizeof token);
-    json_decref(e.meta);
-    return all;
+    return all ? ENTRY_DONE : transient ? ENTRY_KEPT : ENTRY_REFUSED;
 }
 
 /// Name layout: MS-RUNID-VERSION-K (K: f final, p progress). Same run: RUNID equal.
@@ -816,55 +1198,104 @@ static bool refused_before(const Uploader *u, const char *name)
     return false;
 }
 
-/// One pass: lock the spool, drop superseded progress entries, deliver the rest in order.
+static void remember_refused(Uploader *u, const char *name)
+{
+    if (u && u->refused_n < REFUSED_MAX && !refused_before(u, name))
+        snprintf(u->refused[u->refused_n++], NAME_MAX_, "%s", name);
+}
+
+/// Which entries of list[0..n) are trusted (entry_load); the others are said once (per
+/// Uploader) and counted. NULL when out of memory.
+static bool *trusted_entries(Pass *p, struct dirent **list, int n)
+{
+    bool *ok = calloc((size_t)(n > 0 ? n : 1), sizeof *ok);
+    char path[UPLOAD_TEXT_MAX + 320], why[512];
+    for (int i = 0; ok && i < n; i++) {
+        const char *name = list[i]->d_name;
+        snprintf(path, sizeof path, "%s/%s", p->pol->spool_dir, name);
+        Entry e;
+        ok[i] = entry_load(path, name, &e, why, sizeof why) == UPLOAD_OK;
+        if (ok[i])
+            continue;
+        if (p->stats)
+            p->stats->untrusted++;
+        if (!refused_before(p->u, name))
+            logf_(p, "%s: not trusted, left in place and not sent: %s", name, why);
+        remember_refused(p->u, name);
+    }
+    return ok;
+}
+
+/// Entry i of the pass, trusted: superseded, delivered, or kept.
+static void pass_entry(Pass *p, struct dirent **list, const bool *trusted, int i, int n)
+{
+    const char *name = list[i]->d_name;
+    char path[UPLOAD_TEXT_MAX + 320];
+    snprintf(path, sizeof path, "%s/%s", p->pol->spool_dir, name);
+    size_t len = strlen(name);
+    bool newer = false;
+    for (int k = i + 1; k < n && !newer; k++)
+        newer = trusted[k] && same_run(name, list[k]->d_name);
+    if (len > 2 && !strcmp(name + len - 2, "-p") && newer) {
+        // A newer report of the same run says everything this one says.
+        remove_tree(path);
+        if (p->stats)
+            p->stats->superseded++;
+        return;
+    }
+    if (time_left(p) <= 0 || refused_before(p->u, name)) {
+        if (p->stats)
+            p->stats->kept++;
+        return;
+    }
+    EntryOutcome o = entry_deliver(p, path, name);
+    if (o == ENTRY_DONE)
+        remove_tree(path);
+    if (o == ENTRY_REFUSED || o == ENTRY_UNTRUSTED)
+        remember_refused(p->u, name);
+    if (p->stats) {
+        p->stats->delivered += o == ENTRY_DONE;
+        p->stats->untrusted += o == ENTRY_UNTRUSTED;
+        p->stats->kept += o == ENTRY_KEPT || o == ENTRY_REFUSED;
+    }
+}
+
+/// One pass: check the spool and target, lock the spool, drop superseded progress entries,
+/// deliver the rest in order; entries that are not trusted stay as they are.
 static UploadStatus drain_pass(Pass *p)
 {
     const char *spool = p->pol->spool_dir;
-    char path[UPLOAD_TEXT_MAX + 320];
+    char path[UPLOAD_TEXT_MAX + 320], why[UPLOAD_TEXT_MAX + 400];
+    struct stat sb;
+    if (stat(spool, &sb) != 0 && errno == ENOENT)
+        return UPLOAD_OK; // no spool: nothing to do
+    UploadStatus st = upload_spool_check(spool, false, why, sizeof why);
+    if (st == UPLOAD_OK)
+        st = upload_target_check(p->target, why, sizeof why);
+    if (st != UPLOAD_OK) {
+        logf_(p, "%s; nothing sent", why);
+        return st;
+    }
     snprintf(path, sizeof path, "%s/.lock", spool);
-    int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int lock = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (lock < 0)
-        return errno == ENOENT ? UPLOAD_OK : UPLOAD_ERR_IO; // no spool: nothing to do
+        return UPLOAD_ERR_IO;
     if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
         close(lock);
         return UPLOAD_ERR_BUSY;
     }
     struct dirent **list;
     int n = scandir(spool, &list, entry_filter, alphasort);
-    UploadStatus st = n < 0 ? UPLOAD_ERR_IO : UPLOAD_OK;
-    bool refused = false;
-    for (int i = 0; i < n; i++) {
-        const char *name = list[i]->d_name;
-        size_t len = strlen(name);
-        snprintf(path, sizeof path, "%s/%s", spool, name);
-        bool newer = false;
-        for (int k = i + 1; k < n && !newer; k++)
-            newer = same_run(name, list[k]->d_name);
-        if (len > 2 && !strcmp(name + len - 2, "-p") && newer) {
-            // A newer report of the same run says everything this one says.
-            remove_tree(path);
-            if (p->stats)
-                p->stats->superseded++;
-        } else if (time_left(p) <= 0) {
-            if (p->stats)
-                p->stats->kept++;
-        } else if (refused_before(p->u, name)) {
-            if (p->stats)
-                p->stats->kept++;
-        } else if (entry_deliver(p, path, name, &refused)) {
-            remove_tree(path);
-            if (p->stats)
-                p->stats->delivered++;
-        } else {
-            if (refused && p->u && p->u->refused_n < REFUSED_MAX)
-                snprintf(p->u->refused[p->u->refused_n++], NAME_MAX_, "%s", name);
-            if (p->stats)
-                p->stats->kept++;
-        }
+    bool *trusted = n >= 0 ? trusted_entries(p, list, n) : NULL;
+    st = n < 0 ? UPLOAD_ERR_IO : trusted ? UPLOAD_OK : UPLOAD_ERR_NOMEM;
+    for (int i = 0; trusted && i < n; i++)
+        if (trusted[i])
+            pass_entry(p, list, trusted, i, n);
+    for (int i = 0; i < n; i++)
         free(list[i]);
-    }
     if (n >= 0)
         free(list);
+    free(trusted);
     close(lock);
     return st;
 }
@@ -872,10 +1303,10 @@ static UploadStatus drain_pass(Pass *p)
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_start(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
-UploadStatus upload_spool_drain(const UploadPolicy *pol, UploadStats *stats)
+UploadStatus upload_spool_drain(const UploadPolicy *pol, const UploadTarget *t, UploadStats *stats)
 {
     pthread_once(&curl_once, curl_start);
-    Pass p = {pol, NULL, stats, 0};
+    Pass p = {pol, t, NULL, stats, 0};
     p.rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ull;
     return drain_pass(&p);
 }
@@ -885,7 +1316,7 @@ UploadStatus upload_spool_drain(const UploadPolicy *pol, UploadStats *stats)
 static void *upload_thread(void *arg)
 {
     Uploader *u = arg;
-    Pass p = {&u->pol, u, NULL, (uint64_t)time(NULL) ^ 0x9E3779B97F4A7C15ull};
+    Pass p = {&u->pol, &u->target, u, NULL, (uint64_t)time(NULL) ^ 0x9E3779B97F4A7C15ull};
     pthread_mutex_lock(&u->lock);
     for (;;) {
         while (!u->kicked && !u->stopping)
@@ -903,7 +1334,8 @@ static void *upload_thread(void *arg)
         u->stats.retries += s.retries;
         u->stats.delivered += s.delivered;
         u->stats.superseded += s.superseded;
-        u->stats.kept = s.kept; // what the latest pass left
+        u->stats.kept = s.kept;           // what the latest pass left
+        u->stats.untrusted = s.untrusted; // and refused to touch
         if (last)
             break;
     }
@@ -911,13 +1343,14 @@ static void *upload_thread(void *arg)
     return NULL;
 }
 
-Uploader *upload_start(const UploadPolicy *pol)
+Uploader *upload_start(const UploadPolicy *pol, const UploadTarget *t)
 {
     pthread_once(&curl_once, curl_start); // here, before any other thread uses libcurl
     Uploader *u = calloc(1, sizeof *u);
     if (!u)
         return NULL;
     u->pol = *pol;
+    u->target = *t;
     u->kicked = true; // what earlier runs left goes first
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

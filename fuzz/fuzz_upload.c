@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: MIT
 // What the uploader reads from outside (coordinator/upload.c): HTTP reply bodies, cut into a
 // one-line snippet for the log (any bytes, in any chunking, give printable bounded text),
-// and spool entries' meta.json (any file is loaded or refused; a loaded entry has an
-// http(s) URL and plain file names). Compiles upload.c itself to reach its static parsers.
+// and spool entries' meta.json (any text is parsed or refused with a reason; a parsed entry
+// holds data only: a run id, plain distinct file names, a header-safe key, bounded counts).
+// Compiles upload.c itself to reach its static parsers.
 #include "fuzz_util.h"
 
-#include <sys/stat.h>
-
 #include "../coordinator/upload.c"
-
-static char spool_dir[64];
 
 static void check_reply(const uint8_t *data, size_t size)
 {
@@ -29,28 +26,27 @@ static void check_reply(const uint8_t *data, size_t size)
 
 static void check_meta(const uint8_t *data, size_t size)
 {
-    if (!spool_dir[0]) {
-        snprintf(spool_dir, sizeof spool_dir, "/tmp/fuzz_upload.XXXXXX");
-        if (!mkdtemp(spool_dir))
-            abort();
-    }
-    char path[128];
-    snprintf(path, sizeof path, "%s/meta.json", spool_dir);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
-        abort();
     Entry e;
     char why[512] = "";
-    if (entry_load(spool_dir, &e, why, sizeof why) == UPLOAD_OK) {
-        for (int i = 0; i < e.target.url_count; i++)
-            if (strncmp(e.target.urls[i], "http://", 7) && strncmp(e.target.urls[i], "https://", 8))
-                abort();
-        for (int i = 0; i < e.file_count; i++)
-            if (!e.files[i][0] || strchr(e.files[i], '/') || e.files[i][0] == '.')
-                abort();
-        json_decref(e.meta);
-    } else if (!*why || e.meta) {
+    if (entry_parse((const char *)data, size, &e, why, sizeof why) != UPLOAD_OK) {
+        if (!*why)
+            abort();
+        return;
+    }
+    if (!run_id_ok(e.run_id) || e.version < 0 || e.file_count < 1 ||
+        e.file_count > UPLOAD_FILES_MAX || e.delivered_count < 0 ||
+        e.delivered_count > UPLOAD_DELIVERED_MAX)
         abort();
+    for (const char *k = e.key; *k; k++) // it goes into a header
+        if ((unsigned char)*k < 0x20 || *k == 0x7f)
+            abort();
+    for (int i = 0; i < e.file_count; i++) {
+        if (!file_name_ok(e.files[i].name) || e.files[i].size < 0 ||
+            e.files[i].size > UPLOAD_BODY_MAX)
+            abort();
+        for (int k = 0; k < i; k++)
+            if (!strcmp(e.files[k].name, e.files[i].name))
+                abort();
     }
 }
 

@@ -4,10 +4,13 @@
 # a perl POST sink that stores each body, WebDAV PUT, a location that answers 503 three
 # times, one that answers 429 with Retry-After once, a bearer-token check (401), an HTTPS
 # server with a test CA, a port that is down until the end, and hostile servers (500
-# forever, a reply that stalls, a port answering garbage). Each run of the default
-# job (shortened) or `xqforge upload --spool` is then checked against what nginx stored and
-# logged. usage: report_nginx.sh XQFORGE WORKDIR. Exit 77 (skip) only when nginx, its perl
-# module, openssl or curl is missing.
+# forever, a reply that stalls, a port answering garbage), and one whose Retry-After is
+# ten minutes. Each run of the default job (shortened) or `xqforge upload` is then checked
+# against what nginx stored and logged. Then the spool's trust: entries planted in a spool
+# (naming a URL and a token source of an attacker's choosing) or tampered with send nothing
+# from `xqforge upload` or from a run's start-up pass, a spool others can write is refused,
+# and URLs with credentials are refused. usage: report_nginx.sh XQFORGE WORKDIR. Exit 77
+# (skip) only when nginx, its perl module, openssl or curl is missing.
 set -euo pipefail
 xq=$1
 work=$2
@@ -90,6 +93,10 @@ location /limited/ {
     if (\$limited = 1) { add_header Retry-After 1 always; return 429; }
     perl Sink::handler;
 }
+location /held/ {
+    if (\$held = 1) { add_header Retry-After 600 always; return 429; }
+    perl Sink::handler;
+}
 # Hostile servers: 500 forever; a reply that stalls mid-body (1 byte a second).
 location /broken/ { return 500; }
 location /slow/ { limit_rate 1; return 200 "$slow_body"; }
@@ -120,9 +127,11 @@ http {
     # The first three requests to each /flaky/ URI fail, the first to each /limited/ URI.
     perl_set \$flaky 'sub { my \$r = shift; our %n; return ++\$n{\$r->uri} <= 3 ? "1" : "0"; }';
     perl_set \$limited 'sub { my \$r = shift; our %m; return ++\$m{\$r->uri} <= 1 ? "1" : "0"; }';
+    perl_set \$held 'sub { my \$r = shift; our %h; return ++\$h{\$r->uri} <= 1 ? "1" : "0"; }';
     map \$http_authorization \$auth_ok { "Bearer $token" 1; default 0; }
     log_format up '\$msec \$server_port \$request_method \$uri \$status '
-                  'key=\$http_idempotency_key auth=\$auth_ok bytes=\$request_length';
+                  'key=\$http_idempotency_key auth=\$auth_ok bytes=\$request_length '
+                  'authz="\$http_authorization"';
     access_log $work/logs/access.log up;
     server { listen 127.0.0.1:$1; include $work/locations.conf; }
     server {
@@ -233,14 +242,17 @@ grep -q "HTTP 401.*not retried" "$work/noauth.log" || fail "401: not reported as
 n401=$(log_lines " POST /sink/noauth 401 ")
 [[ $n401 -ge 1 && $n401 -le 2 ]] || fail "401: $n401 requests (expected one per report version)"
 [[ $(ls "$work/noauth/spool" | wc -l) == 1 ]] || fail "401: the final report is not in the spool"
-XQ_REPORT_TOKEN=$token "$xq" upload --spool "$work/noauth/spool" >"$work/noauth-upload.out" \
-    2>"$work/noauth-upload.log" || fail "401: upload --spool failed: $(cat "$work/noauth-upload.log")"
+XQ_REPORT_TOKEN=$token "$xq" upload --spool "$work/noauth/spool" --url "$base/sink/noauth" \
+    --token-env XQ_REPORT_TOKEN >"$work/noauth-upload.out" 2>"$work/noauth-upload.log" ||
+    fail "401: upload --spool failed: $(cat "$work/noauth-upload.log")"
 cmp -s "$(last_body _sink_noauth)" "$work/noauth/report.json" || fail "401: late delivery differs"
 [[ -z $(ls "$work/noauth/spool") ]] || fail "401: the spool is not empty after delivery"
 
 # 5. HTTPS without the CA (refused, not retried) and a server that is down (retried, then
-#    kept): the run still succeeds; once the server is up, upload --spool delivers to it
-#    while the untrusted URL stays undelivered.
+#    kept): the run still succeeds; once the server is up, `upload --job` (the same job and
+#    settings) delivers to it while the untrusted URL stays undelivered.
+down_sets=(--set output.dir="$work/down" --set report.token_env=XQ_REPORT_TOKEN
+    --set "report.urls=https://127.0.0.1:$tls/sink/notrust http://127.0.0.1:$down/sink/down")
 XQ_REPORT_TOKEN=$token run down "report.urls=https://127.0.0.1:$tls/sink/notrust http://127.0.0.1:$down/sink/down" \
     report.token_env=XQ_REPORT_TOKEN report.attempts=2
 grep -q "sink/notrust.*(TLS); not retried" "$work/down.log" || fail "TLS: not refused as TLS"
@@ -251,13 +263,19 @@ write_conf $port $tls $down
 "$nginx_bin" -c "$work/nginx.conf" -p "$work" -s reload
 ready $down || fail "the late server did not come up"
 rc=0
-XQ_REPORT_TOKEN=$token "$xq" upload --spool "$work/down/spool" --backoff 0.05 >"$work/down-upload.out" \
-    2>"$work/down-upload.log" || rc=$?
-[[ $rc == 1 ]] || fail "down: upload --spool should report the untrusted URL as kept (rc $rc)"
+XQ_REPORT_TOKEN=$token "$xq" upload --job "$job" "${down_sets[@]}" --backoff 0.05 \
+    >"$work/down-upload.out" 2>"$work/down-upload.log" || rc=$?
+[[ $rc == 1 ]] || fail "down: upload --job should report the untrusted URL as kept (rc $rc)"
 cmp -s "$(last_body _sink_down)" "$work/down/report.json" || fail "down: late delivery differs"
 grep -q '"delivered": \[' "$work/down/spool"/*/meta.json || fail "down: meta.json unreadable"
-[[ $(tr -d ' \n' <"$work/down/spool"/*/meta.json | grep -o '"delivered":\[[a-z,]*\]') == '"delivered":[false,true]' ]] ||
-    fail "down: the delivered URL is not recorded"
+[[ $(tr -d ' \n' <"$work/down/spool"/*/meta.json | grep -Eo '"delivered":\[[^]]*\]') =~ ^'"delivered":["'[0-9a-f]{16}'"]'$ ]] ||
+    fail "down: the delivered URL is not recorded (once)"
+# Delivered once: a second pass sends nothing more there.
+n_down=$(log_lines " /sink/down ")
+rc=0
+XQ_REPORT_TOKEN=$token "$xq" upload --job "$job" "${down_sets[@]}" --attempts 1 \
+    >"$work/down-upload2.out" 2>"$work/down-upload2.log" || rc=$?
+[[ $rc == 1 && $(log_lines " /sink/down ") == "$n_down" ]] || fail "down: delivered twice (rc $rc)"
 
 # 6. Hostile servers: 500 forever, a reply stalling mid-body, and a port answering garbage
 #    (not HTTP). The run still ends (well inside a hang guard), says what it kept, and
@@ -291,6 +309,118 @@ ls "$work/hostile/spool"/*/meta.json >/dev/null 2>&1 || fail "hostile: nothing s
 [[ $(log_lines " /broken/post 500") -ge 2 ]] || fail "hostile: 500 was not retried"
 echo "--- hostile servers (500 forever, stalled reply, garbage): our log"
 grep -E "broken|slow|$garbage" "$work/hostile.log" | head -12
+
+# 7. Retry-After of ten minutes: capped at the job's backoff_max (said in the log), so the
+#    report arrives within seconds.
+XQ_REPORT_TOKEN=$token run held "report.urls=$base/held/post" report.token_env=XQ_REPORT_TOKEN \
+    report.backoff_max=2
+grep -q "held/post.*HTTP 429.*retry in 2.00 s (Retry-After 600 s, capped at 2 s)" "$work/held.log" ||
+    fail "Retry-After 600: not capped: $(grep held "$work/held.log" | head -3)"
+t429=$(grep " POST /held/post 429 " "$work/logs/access.log" | cut -d' ' -f1)
+tnext=$(grep " POST /held/post 201 " "$work/logs/access.log" | head -1 | cut -d' ' -f1)
+[[ -n $t429 && -n $tnext ]] || fail "Retry-After 600: no 429 then 201"
+awk -v a="$t429" -v b="$tnext" 'BEGIN { exit !(b - a >= 2.0 && b - a < 15) }' ||
+    fail "Retry-After 600: the retry came $t429 -> $tnext"
+
+# 8. Planted entries: a spool entry naming a URL and a token source of an attacker's choosing
+#    (the variable of a secret, or a credentials file) sends nothing to that URL, and the
+#    secret never leaves, from `xqforge upload` and from a run's start-up pass; the entries
+#    are reported and stay as they are.
+secret=planted-secret-9c1e
+printf 'aws_secret_access_key=%s\n' "$secret" >"$work/credentials"
+chmod 600 "$work/credentials"
+plant() { # SPOOL NAME TOKEN_ENV TOKEN_FILE: an entry in the format that named its target
+    mkdir -p "$1/$2"
+    chmod 700 "$1" "$1/$2"
+    printf '{"a": 1}\n' >"$1/$2/report.json"
+    cat >"$1/$2/meta.json" <<EOF
+{"method": "post", "urls": ["$base/sink/planted", "https://127.0.0.1:$tls/sink/planted"],
+ "delivered": [false, false], "token_env": "$3", "token_file": "$4", "ca_file": "$work/ca.pem",
+ "connect_timeout": 5,
+ "timeout": 10, "run_id": "planted", "version": 1, "final": true, "idempotency_key": "k",
+ "files": ["report.json"]}
+EOF
+}
+plant_both() { # SPOOL
+    plant "$1" 0000000000001-planted-00000001-f XQ_PLANTED_SECRET ""
+    plant "$1" 0000000000002-planted-00000002-f "" "$work/credentials"
+}
+check_planted() { # WHAT SPOOL LOG
+    [[ $(log_lines " /sink/planted") == 0 ]] || fail "$1: a planted entry was sent to its URL"
+    grep -q "$secret" "$work/logs/access.log" && fail "$1: the planted secret left"
+    [[ $(grep -c "planted-0000000[12]-f: not trusted, left in place and not sent: meta.json names 'urls'" "$3") == 2 ]] ||
+        fail "$1: the planted entries were not reported: $(grep planted "$3" | head -3)"
+    for n in 1 2; do
+        cmp -s <(printf '{"a": 1}\n') "$2/000000000000$n-planted-0000000$n-f/report.json" &&
+            grep -q '"urls"' "$2/000000000000$n-planted-0000000$n-f/meta.json" ||
+            fail "$1: planted entry $n was removed or changed"
+    done
+}
+plant_both "$work/planted"
+rc=0
+XQ_PLANTED_SECRET=$secret XQ_REPORT_TOKEN=$token "$xq" upload --spool "$work/planted" \
+    --url "$base/sink/ours" --token-env XQ_REPORT_TOKEN >"$work/planted.out" 2>"$work/planted.log" ||
+    rc=$?
+[[ $rc == 1 ]] || fail "planted: upload exited $rc: $(cat "$work/planted.log")"
+check_planted "planted, xqforge upload" "$work/planted" "$work/planted.log"
+grep -q "2 not trusted" "$work/planted.out" || fail "planted: the summary does not count them"
+[[ $(log_lines " /sink/ours ") == 0 ]] || fail "planted: a planted report went to our URL"
+# A run's start-up pass over the same entries: they stay; the run's own reports go out.
+mkdir -p "$work/startup"
+plant_both "$work/startup/spool"
+XQ_PLANTED_SECRET=$secret XQ_REPORT_TOKEN=$token run startup "report.urls=$base/sink/startup" \
+    report.token_env=XQ_REPORT_TOKEN
+check_planted "planted, a run's start-up pass" "$work/startup/spool" "$work/startup.log"
+cmp -s "$(last_body _sink_startup)" "$work/startup/report.json" || fail "startup: our report differs"
+grep -q "2 not trusted" "$work/startup.out" || fail "startup: the summary does not count them"
+[[ $(ls "$work/startup/spool" | wc -l) == 2 ]] || fail "startup: the spool holds more than the planted"
+
+# 9. A tampered entry (its report changed after spooling) is not sent; a spool that group can
+#    write is refused with its mode and owner named, and nothing is sent from it.
+entry=$(ls -d "$work/down/spool"/*-f)
+printf '{"forged": true}\n' >"$entry/report.json"
+rc=0
+"$xq" upload --spool "$work/down/spool" --url "$base/sink/tampered" >"$work/tampered.out" \
+    2>"$work/tampered.log" || rc=$?
+[[ $rc == 1 && $(log_lines " /sink/tampered ") == 0 ]] || fail "tampered: sent (rc $rc)"
+grep -q "not trusted.*report.json is not the file spooled" "$work/tampered.log" ||
+    fail "tampered: not reported: $(cat "$work/tampered.log")"
+[[ -d $entry ]] || fail "tampered: the entry was removed"
+chmod 770 "$work/planted"
+rc=0
+XQ_PLANTED_SECRET=$secret "$xq" upload --spool "$work/planted" --url "$base/sink/ours" \
+    >"$work/writable.out" 2>"$work/writable.log" || rc=$?
+[[ $rc == 1 ]] || fail "group-writable spool: exit $rc"
+grep -q "spool $work/planted is refused: mode 0770, owner .*(uid $(id -u))" "$work/writable.log" ||
+    fail "group-writable spool: mode and owner not named: $(cat "$work/writable.log")"
+[[ $(log_lines " /sink/ours ") == 0 ]] || fail "group-writable spool: something was sent"
+rc=0
+XQ_REPORT_TOKEN=$token "$xq" run "$job" --set output.dir="$work/writable-run" \
+    --set "report.urls=$base/sink/writable" --set report.spool="$work/planted" \
+    --set job.kind=match --set job.rounds=1 >"$work/writable-run.out" 2>"$work/writable-run.log" ||
+    rc=$?
+[[ $rc == 0 ]] || fail "group-writable spool: the run failed: $(tail -3 "$work/writable-run.log")"
+grep -q "report upload off: spool $work/planted is refused: mode 0770" "$work/writable-run.log" ||
+    fail "group-writable spool: the run did not refuse it"
+[[ $(log_lines " /sink/writable ") == 0 && $(log_lines " /sink/planted") == 0 ]] ||
+    fail "group-writable spool: the run sent something"
+
+# 10. Credentials in a URL are refused: in the job (its [report] urls) and on upload's
+#     command line, where the password is not repeated.
+rc=0
+"$xq" run "$job" --set output.dir="$work/creds" \
+    --set "report.urls=http://alice:pw-zq7@127.0.0.1:$port/sink/creds" >"$work/creds.out" \
+    2>"$work/creds.log" || rc=$?
+[[ $rc == 2 ]] || fail "credentials in a job URL: exit $rc"
+grep -q "\[report\] urls: 'http://...@127.0.0.1:$port/sink/creds' has credentials in it" \
+    "$work/creds.log" || fail "credentials in a job URL: $(cat "$work/creds.log")"
+rc=0
+"$xq" upload --spool "$work/startup/spool" --url "http://alice:pw-zq7@127.0.0.1:$port/sink/creds" \
+    >"$work/creds-upload.out" 2>"$work/creds-upload.log" || rc=$?
+[[ $rc == 2 ]] || fail "credentials in an upload URL: exit $rc"
+grep -q "has credentials in it" "$work/creds-upload.log" || fail "upload: credentials not refused"
+grep -q "pw-zq7" "$work/creds-upload.log" && fail "upload: the password was repeated"
+[[ $(log_lines " /sink/creds ") == 0 ]] || fail "credentials: something was sent"
 
 echo "--- our log, 503 x3 then success"
 grep "flaky" "$work/post.log"

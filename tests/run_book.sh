@@ -66,7 +66,7 @@ big=(--set book.positions=400 --set book.verify_depth=5)
     fail "uninterrupted run failed"
 "${mpi[@]}" "$xq" run "$work/book.ini" "${big[@]}" --set output.dir="$work/e" >"$work/e1.log" 2>&1 &
 pid=$!
-for _ in $(seq 400); do
+for _ in $(seq 3000); do
     [[ -s $work/e/journal.xqj ]] && [[ $(stat -c %s "$work/e/journal.xqj") -gt 3000 ]] && break
     sleep 0.02
 done

@@ -24,7 +24,7 @@ want=$(grep -E '^(Games|Ptnml)' "$work/a.log")
 # Once some results are journaled...
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b1.log" 2>&1 &
 pid=$!
-for _ in $(seq 200); do
+for _ in $(seq 1200); do
     [[ -s $work/b/journal.xqj ]] && [[ $(stat -c %s "$work/b/journal.xqj") -gt 2000 ]] && break
     sleep 0.05
 done

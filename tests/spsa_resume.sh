@@ -16,7 +16,7 @@ out=$work/s
 
 "${mpi[@]}" "$xq" run "$job" --set output.dir="$out" >"$work/1.log" 2>&1 &
 pid=$!
-for _ in $(seq 400); do
+for _ in $(seq 1200); do
     [[ -f $out/spsa.csv ]] && (($(wc -l <"$out/spsa.csv") > 12)) && break
     sleep 0.05
 done

@@ -270,6 +270,24 @@ static void test_out_of_range(void **state)
                       ": [sprt] elo1: elo0 (10) must be below elo1 (5)");
 }
 
+/// A report URL with credentials in it (user:password@) is refused, from the file and from an
+/// override, without repeating the password; an '@' after the host (path, query) is fine.
+static void test_report_url_credentials(void **state)
+{
+    Fixture *f = *state;
+    expect_file_error(state, "[report]\nurls = https://alice:hunter2@example.org/r\n",
+                      JOB_ERR_VALUE,
+                      ":9: [report] urls: 'https://...@example.org/r' has credentials in it");
+    assert_null(strstr(f->why, "hunter2"));
+    const char *bad = "report.urls=http://a http://tok@127.0.0.1:8080/x";
+    assert_int_equal(load(f, "", &bad, 1), JOB_ERR_VALUE);
+    assert_non_null(
+        strstr(f->why, "[report] urls: 'http://...@127.0.0.1:8080/x' has credentials in it"));
+    const char *ok = "report.urls=https://example.org/u@v?who=a@b";
+    assert_int_equal(load(f, "", &ok, 1), JOB_OK);
+    assert_string_equal(f->job->report.urls[0], "https://example.org/u@v?who=a@b");
+}
+
 /// A time control play would refuse is refused here.
 static void test_bad_tc(void **state)
 {
@@ -705,6 +723,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_number, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_url_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_tc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_engine, setup, teardown),

@@ -441,6 +441,14 @@ static bool set_urls(Ctx *c, const char *key, const char *v)
         if (strncmp(t, "http://", 7) && strncmp(t, "https://", 8))
             return fail(c, JOB_ERR_VALUE, "report", key, "'%s' is not an http:// or https:// URL",
                         t);
+        // A password in a URL ends up in logs, reports and process lists: the token has its
+        // own keys. The message does not repeat the credentials.
+        const char *host = strstr(t, "://") + 3, *at = memchr(host, '@', strcspn(host, "/?#"));
+        if (at)
+            return fail(c, JOB_ERR_VALUE, "report", key,
+                        "'%.*s...@%s' has credentials in it (user:password@): give the token "
+                        "with token_env or token_file instead",
+                        (int)(host - t), t, at + 1);
         snprintf(j->report.urls[j->report.url_count++], JOB_TEXT_MAX, "%s", t);
     }
     return true;
