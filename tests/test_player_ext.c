@@ -3,7 +3,11 @@
 // UCI and UCCI mode, Sjaak II, MaxQi, HoiXiangqi) start, play legal moves under depth,
 // movetime and clock limits, from the start and from later positions; scripted fake engines
 // show that a crash, a silent engine, an illegal or unparsable move and a flood of output
-// each give their status in bounded time.
+// each give their status in bounded time; that an engine sees none of our secrets (token
+// variables, descriptors), that its exit is a crash at once even while a process it started
+// holds its pipe and that nothing it started survives, that rlimit_cpu names itself, and that
+// an xboard `resign` is a loss at once.
+#define _GNU_SOURCE // setenv
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "engine_spec.h"
 #include "move.h"
 #include "movegen.h"
 #include "player.h"
@@ -85,6 +91,50 @@ static void configure_fake(Fixture *f, Protocol proto, const char *script, const
     // tested with tight values where that is the point.
     f->cfg.startup_timeout_ms = 8000;
     f->cfg.ping_timeout_ms = 4000;
+}
+
+/// One engine setting, as `xqforge play -engine` and job files give it (engine_spec).
+static void spec(Fixture *f, const char *word)
+{
+    TimeControl tc = {0};
+    char why[256] = "";
+    EngineSpecStatus st = engine_spec_word(&f->cfg, &tc, word, why, sizeof why);
+    if (st != ENGINE_SPEC_OK)
+        print_message("%s: %s\n", word, why);
+    assert_int_equal(st, ENGINE_SPEC_OK);
+}
+
+/// A setting refused as a bad value, with a reason.
+static void spec_bad(Fixture *f, const char *word)
+{
+    TimeControl tc = {0};
+    char why[256] = "";
+    EngineSpecStatus st = engine_spec_word(&f->cfg, &tc, word, why, sizeof why);
+    if (st != ENGINE_SPEC_ERR_VALUE)
+        print_message("%s: accepted\n", word);
+    assert_int_equal(st, ENGINE_SPEC_ERR_VALUE);
+    assert_true(why[0] != '\0');
+}
+
+/// Whether process pid is gone (no such process, or a zombie nobody has reaped yet),
+/// waiting up to 2 s for it.
+static bool pid_gone(pid_t pid)
+{
+    for (int i = 0; i < 200; i++) {
+        char path[64], stat[256] = "";
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return true;
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *paren = strrchr(stat, ')');
+        if (paren && (paren[2] == 'Z' || paren[2] == 'X'))
+            return true;
+        usleep(10000);
+    }
+    return false;
 }
 
 static void start(Fixture *f)
@@ -316,7 +366,107 @@ static void test_fake_crash(void **state)
     configure_fake(f, PROTO_UCI, "uci.sh", "crash");
     start(f);
     go_fails(f, depth_limits(5), 2000, PLAYER_ERR_CRASH);
+    assert_non_null(strstr(f->msg, "the engine exited with status 3"));
     go_fails(f, depth_limits(5), 2000, PLAYER_ERR_CRASH);
+}
+
+/// An engine sees none of our secrets: no report token or cloud key in its environment, no
+/// descriptor of ours (a file, a socket) above 2; it does see what env.NAME sets and what
+/// passenv passes through.
+static void test_fake_clean_start(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(setenv("XQ_REPORT_TOKEN", "secret-token", 1), 0);
+    assert_int_equal(setenv("AWS_SECRET_ACCESS_KEY", "secret-key", 1), 0);
+    assert_int_equal(setenv("XQ_TEST_PASSED", "passed", 1), 0);
+    char tmpl[] = "/tmp/xq-leak-XXXXXX";
+    int file = mkstemp(tmpl), sv[2];
+    assert_true(file >= 0);
+    unlink(tmpl);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    configure_fake(f, PROTO_UCI, "uci.sh", "inspect");
+    spec(f, "env.XQ_TEST_SET=yes");
+    spec(f, "passenv=XQ_TEST_PASSED");
+    start(f);
+    go_legal(f, depth_limits(5), 3000);
+    close(file);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/// An engine that exits while a process it started keeps its output open is a crash at once
+/// (not at the deadline), with its exit status named, and leaves no process behind.
+static void test_fake_fork_exit(void **state)
+{
+    Fixture *f = *state;
+    char pidfile[] = "/tmp/xq-pid-XXXXXX", word[64], text[32] = "";
+    int fd = mkstemp(pidfile);
+    assert_true(fd >= 0);
+    configure_fake(f, PROTO_UCI, "uci.sh", "forkexit");
+    snprintf(word, sizeof word, "env.XQ_TEST_PIDFILE=%s", pidfile);
+    spec(f, word);
+    start(f);
+    int64_t t0 = timeman_now_ms();
+    go_fails(f, depth_limits(5), 8000, PLAYER_ERR_CRASH);
+    assert_true(timeman_now_ms() - t0 < 2000);
+    assert_non_null(strstr(f->msg, "the engine exited with status 3; a process it started"));
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    unlink(pidfile);
+    assert_true(n > 0);
+    pid_t child = (pid_t)atoi(text);
+    assert_true(child > 1);
+    assert_true(pid_gone(child));
+}
+
+/// rlimit_cpu: an engine that spins past its CPU seconds is a crash naming the limit.
+static void test_fake_rlimit_cpu(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_UCI, "uci.sh", "burn");
+    spec(f, "rlimit_cpu=1");
+    start(f);
+    go_fails(f, depth_limits(5), 10000, PLAYER_ERR_CRASH);
+    assert_non_null(strstr(f->msg, "killed by SIGXCPU (over rlimit_cpu 1 s)"));
+}
+
+/// The keys of the engine's environment and limits take the documented values and refuse
+/// bad ones with a reason.
+static void test_engine_keys(void **state)
+{
+    Fixture *f = *state;
+    PlayerConfig *pc = &f->cfg;
+    spec(f, "rlimit_as=512M");
+    assert_true(pc->rlimit_as == (uint64_t)512 << 20);
+    spec(f, "rlimit_as=2g");
+    assert_true(pc->rlimit_as == (uint64_t)2 << 30);
+    spec(f, "rlimit_as=100000000");
+    assert_true(pc->rlimit_as == 100000000);
+    spec(f, "rlimit_as=0");
+    assert_true(pc->rlimit_as == 0);
+    spec(f, "rlimit_cpu=30");
+    assert_true(pc->rlimit_cpu_s == 30);
+    spec(f, "env.A=1");
+    spec(f, "env.B_2=x=y");
+    spec(f, "env.A=2");
+    assert_int_equal(pc->env_count, 2);
+    assert_string_equal(pc->env[0], "A=2");
+    assert_string_equal(pc->env[1], "B_2=x=y");
+    spec(f, "passenv=HOME  XQ_ONE");
+    assert_string_equal(pc->passenv, "HOME  XQ_ONE");
+    static const char *const bad[] = {"rlimit_as=1M",  "rlimit_as=12Q", "rlimit_as=-5",
+                                      "rlimit_as=5MB", "rlimit_as=",    "rlimit_cpu=-1",
+                                      "rlimit_cpu=x",  "env.1X=a",      "env.=a",
+                                      "env.A-B=1",     "passenv=A-B",   "passenv=*"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        spec_bad(f, bad[i]);
+    for (int i = pc->env_count; i < PLAYER_ENV_MAX; i++) {
+        char word[32];
+        snprintf(word, sizeof word, "env.V%d=1", i);
+        spec(f, word);
+    }
+    spec(f, "env.A=3"); // a name already set still fits
+    spec_bad(f, "env.ONE_TOO_MANY=1");
 }
 
 /// An engine that never answers go times out by the deadline.
@@ -405,6 +555,23 @@ static void test_fake_xboard(void **state)
     assert_non_null(strstr(f->msg, "Illegal move"));
 }
 
+/// xboard: `resign` is the engine's loss at once, not a wait until the deadline; the engine
+/// plays on in the next game.
+static void test_fake_xboard_resign(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_XBOARD, "xboard.sh", "resign");
+    start(f);
+    set_position(f, BOARD_START_FEN, "h2e2");
+    int64_t t0 = timeman_now_ms();
+    go_fails(f, depth_limits(4), 8000, PLAYER_RESIGNED);
+    assert_true(timeman_now_ms() - t0 < 2000);
+    assert_non_null(strstr(f->msg, "resigns"));
+    RulesConfig rules = rules_config_default(RULES_ASIAN);
+    assert_int_equal(player_new_game(f->player, &rules, f->msg, sizeof f->msg), PLAYER_OK);
+    go_fails(f, depth_limits(4), 8000, PLAYER_RESIGNED);
+}
+
 /// xboard has only whole seconds (`st`): a sub-second movetime ends with `?` on time.
 static void test_fake_xboard_movetime(void **state)
 {
@@ -441,12 +608,17 @@ int main(void)
         T(test_hoixiangqi),
         T(test_fake_info),
         T(test_fake_crash),
+        T(test_fake_clean_start),
+        T(test_fake_fork_exit),
+        T(test_fake_rlimit_cpu),
+        T(test_engine_keys),
         T(test_fake_silent),
         T(test_fake_bad_moves),
         T(test_fake_flood),
         T(test_fake_start_failures),
         T(test_fake_xboard),
         T(test_fake_xboard_movetime),
+        T(test_fake_xboard_resign),
         T(test_no_limits),
     };
     // clang-format on

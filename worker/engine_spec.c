@@ -4,7 +4,10 @@
 // file.
 #include "engine_spec.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "inifile.h"
@@ -48,6 +51,83 @@ static bool set_option(PlayerConfig *pc, const char *name, const char *v, char *
         pc->option_count++;
     }
     return inifile_text(o->value, sizeof o->value, v, why, len);
+}
+
+/// A variable name: letters, digits and '_', not starting with a digit.
+static bool env_name_ok(const char *name, size_t n)
+{
+    if (n == 0 || isdigit((unsigned char)name[0]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+            return false;
+    return true;
+}
+
+/// env.NAME: set for the engine; a later setting of the same NAME replaces the earlier one.
+static bool set_env(PlayerConfig *pc, const char *name, const char *v, char *why, size_t len)
+{
+    size_t n = strlen(name);
+    if (!env_name_ok(name, n)) {
+        snprintf(why, len, "env.%s: a variable name has letters, digits and '_' (env.NAME)", name);
+        return false;
+    }
+    int i = 0;
+    while (i < pc->env_count && !(!strncmp(pc->env[i], name, n) && pc->env[i][n] == '='))
+        i++;
+    if (i == PLAYER_ENV_MAX) {
+        snprintf(why, len, "more than %d env settings", PLAYER_ENV_MAX);
+        return false;
+    }
+    char entry[PLAYER_TEXT_MAX];
+    if (snprintf(entry, sizeof entry, "%s=%s", name, v) >= (int)sizeof entry) {
+        snprintf(why, len, "env.%s: longer than %d characters with its name", name,
+                 PLAYER_TEXT_MAX - 1);
+        return false;
+    }
+    memcpy(pc->env[i], entry, sizeof entry);
+    if (i == pc->env_count)
+        pc->env_count++;
+    return true;
+}
+
+/// passenv: names of our variables the engine sees (if we have them); replaces a former list.
+static bool set_passenv(PlayerConfig *pc, const char *v, char *why, size_t len)
+{
+    for (const char *w = v + strspn(v, " \t"); *w; w += strspn(w, " \t")) {
+        size_t n = strcspn(w, " \t");
+        if (!env_name_ok(w, n)) {
+            snprintf(why, len, "passenv: '%.*s' is not a variable name", (int)n, w);
+            return false;
+        }
+        w += n;
+    }
+    return inifile_text(pc->passenv, sizeof pc->passenv, v, why, len);
+}
+
+/// A whole number with an optional binary suffix K, M, G or T (rlimit_as = 512M), in lo..hi
+/// or 0 (no limit).
+static bool parse_size(const char *v, uint64_t lo, uint64_t hi, uint64_t *out, char *why,
+                       size_t len)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    const char *units = "KMGT", *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    int shift = u ? 10 * (int)(u - units + 1) : 0;
+    bool ok = end != v && isdigit((unsigned char)v[0]) && errno == 0 && (!*end || (u && !end[1]));
+    if (ok && shift && n > (UINT64_MAX >> shift))
+        ok = false;
+    uint64_t bytes = ok ? (uint64_t)n << shift : 0;
+    if (!ok || (bytes != 0 && (bytes < lo || bytes > hi))) {
+        snprintf(why, len,
+                 "'%s': expected 0 (no limit) or a size from %lluM to %lluT (bytes, or with "
+                 "K, M, G, T)",
+                 v, (unsigned long long)(lo >> 20), (unsigned long long)(hi >> 40));
+        return false;
+    }
+    *out = bytes;
+    return true;
 }
 
 /// args: words separated by spaces or tabs (no quoting: the engine runs without a shell).
@@ -125,6 +205,15 @@ static EngineSpecStatus set_player(PlayerConfig *pc, const char *key, const char
         ok = set_args(pc, v, why, len);
     } else if (!strncmp(key, "option.", 7)) {
         ok = set_option(pc, key + 7, v, why, len);
+    } else if (!strncmp(key, "env.", 4)) {
+        ok = set_env(pc, key + 4, v, why, len);
+    } else if (!strcmp(key, "passenv")) {
+        ok = set_passenv(pc, v, why, len);
+    } else if (!strcmp(key, "rlimit_as")) {
+        ok = parse_size(v, (uint64_t)16 << 20, (uint64_t)1 << 50, &pc->rlimit_as, why, len);
+    } else if (!strcmp(key, "rlimit_cpu")) {
+        if ((ok = inifile_long(v, 0, 100000000L, &n, why, len)))
+            pc->rlimit_cpu_s = (uint64_t)n;
     } else if (!strcmp(key, "ranks")) {
         if ((ok = inifile_long(v, 0, 1, &n, why, len)))
             pc->rank_base = (int)n;

@@ -20,7 +20,10 @@ typedef enum {
 const char *engine_spec_strerror(EngineSpecStatus st);
 
 /// Applies one setting to a player and its time control. Keys: builtin, cmd, name, proto,
-/// args, dir, params, option.NAME, ranks, startup, ping, tc, st, depth, nodes, timemargin.
+/// args, dir, params, option.NAME, ranks, startup, ping, env.NAME, passenv, rlimit_as,
+/// rlimit_cpu, tc, st, depth, nodes, timemargin. env.NAME sets a variable for the engine (the
+/// last one wins), passenv names variables of ours it sees (a later list replaces), rlimit_as
+/// is bytes (or K/M/G/T, at least 16M) and rlimit_cpu seconds (0: no limit).
 /// base_dir: where relative paths come from (a job file's directory, absolute) for params,
 /// dir, and cmd when it holds a '/' (a bare command name is kept); NULL keeps every path as
 /// written (the shell's current directory). why says what is wrong.

@@ -14,6 +14,7 @@ enum {
     PLAYER_NAME_MAX = 64,
     PLAYER_OPTIONS_MAX = 64, // option.NAME=VALUE settings per player
     PLAYER_ARGS_MAX = 32,    // arguments of an external command
+    PLAYER_ENV_MAX = 16,     // env.NAME=VALUE settings per player
     PLAYER_TEXT_MAX = 1024   // command, paths, option names and values
 };
 
@@ -35,6 +36,13 @@ typedef struct {
     int rank_base;                 // 0 (ranks 0-9) or 1 (Fairy-Stockfish's UCI: 1-10)
     int startup_timeout_ms;        // time to answer uci/ucci/xboard handshake
     int ping_timeout_ms;           // time to answer isready/ping
+    // The engine's environment (worker/process.h: an allow-list of ours, then passenv's
+    // names, then env) and limits (setrlimit in the engine's process; 0: none)
+    char env[PLAYER_ENV_MAX][PLAYER_TEXT_MAX]; // "NAME=value", from env.NAME keys
+    int env_count;
+    char passenv[PLAYER_TEXT_MAX]; // names, blank-separated
+    uint64_t rlimit_as;            // bytes of address space
+    uint64_t rlimit_cpu_s;         // seconds of CPU time
     // Every kind: options (UCI setoption; for builtin: Threads, Hash, any weight, ...)
     PlayerOption options[PLAYER_OPTIONS_MAX];
     int option_count;
@@ -71,6 +79,7 @@ typedef enum {
     PLAYER_ERR_ILLEGAL,  // a move that is not legal in the position
     PLAYER_ERR_PROTOCOL, // an unparsable move or reply
     PLAYER_ERR_CONFIG,   // a bad option or setting (named in the message)
+    PLAYER_RESIGNED,     // the engine resigned (xboard `resign`): a loss, not a failure
     PLAYER_STATUS_NB
 } PlayerStatus;
 

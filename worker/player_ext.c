@@ -11,10 +11,12 @@
 //   name and, when the engine answers a bad setboard with an error line, the others are tried.
 // - `new` resets Sjaak's variant, so it is always followed by `variant xiangqi`.
 // - MaxQi has no setboard (feature setboard=0): a game from another position is refused.
-// - MaxQi's result claims (`1/2-1/2 {...}`) are ignored: only a move ends the wait.
+// - MaxQi's result claims (`1/2-1/2 {...}`) are ignored: only a move (or `resign`, a loss
+//   at once) ends the wait.
 // - Sjaak's repetition claims are switched off (`option Claim repetitions=0`) when offered.
 #include "player_impl.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@ enum {
     DEFAULT_PING_MS = 5000,
     XB_FEATURE_WAIT_MS = 2000, // CECP: how long to wait for features without done=0
     QUIT_GRACE_MS = 200,       // time an engine gets to exit after `quit`
+    EXIT_WAIT_MS = 100,        // after EOF on its output: time the engine gets to be seen exit
     ERR_MAX = 512,
     SEND_MAX = 3 * PLAYER_TEXT_MAX,
     // `position fen <FEN> moves` and every move of the history
@@ -103,11 +106,20 @@ __attribute__((format(printf, 3, 4))) static PlayerStatus fail(ExternalPlayer *e
     return st;
 }
 
-/// The process is gone (or its pipes failed): nothing more can be said to it.
+/// The process is gone (or its pipes failed): nothing more can be said to it. The message
+/// says how it ended where it did (an exit status, a signal, a limit); its process group is
+/// ended now, so nothing it started outlives it.
 static PlayerStatus crashed(ExternalPlayer *ep, ProcessStatus ps, const char *doing)
 {
     ep->dead = true;
-    return fail(ep, PLAYER_ERR_CRASH, "%s: %s", doing, process_strerror(ps));
+    char how[160];
+    int wait_ms = ps == PROCESS_ERR_EOF || ps == PROCESS_ERR_WRITE ? EXIT_WAIT_MS : 0;
+    bool exited = process_exit_text(&ep->proc, wait_ms, how, sizeof how);
+    process_close(&ep->proc);
+    if (!exited)
+        return fail(ep, PLAYER_ERR_CRASH, "%s: %s", doing, process_strerror(ps));
+    return fail(ep, PLAYER_ERR_CRASH, "%s: the engine %s%s", doing, how,
+                ps == PROCESS_ERR_EXITED ? "; a process it started held its output open" : "");
 }
 
 static PlayerStatus send_text(ExternalPlayer *ep, const char *text)
@@ -755,8 +767,14 @@ static PlayerStatus xb_wait_move(ExternalPlayer *ep, const Board *game, int64_t 
                 ep->view_valid = false;
             return PLAYER_OK;
         }
+        if (word_is(s, "resign")) {
+            ep->searching = false;
+            ep->view_valid = false;
+            return fail(ep, PLAYER_RESIGNED, "resigns%s%s", *claim ? " after claiming " : "",
+                        claim);
+        }
         if (strncmp(s, "1-0", 3) == 0 || strncmp(s, "0-1", 3) == 0 ||
-            strncmp(s, "1/2-1/2", 7) == 0 || word_is(s, "resign")) {
+            strncmp(s, "1/2-1/2", 7) == 0) {
             copy_text(claim, sizeof claim, s, strlen(s)); // ignored: our referee decides
             continue;
         }
@@ -852,12 +870,21 @@ static PlayerStatus start_engine(ExternalPlayer *ep, const PlayerConfig *cfg)
     for (int i = 0; i < cfg->argc && i < PLAYER_ARGS_MAX; i++)
         argv[argc++] = (char *)cfg->args[i];
     argv[argc] = NULL;
+    const char *env[PLAYER_ENV_MAX + 1];
+    int envc = 0;
+    for (int i = 0; i < cfg->env_count && i < PLAYER_ENV_MAX; i++)
+        env[envc++] = cfg->env[i];
+    env[envc] = NULL;
+    ProcessOptions opt = {cfg->workdir, env, cfg->passenv, cfg->rlimit_as, cfg->rlimit_cpu_s};
     int64_t start = timeman_now_ms();
     int timeout = cfg->startup_timeout_ms > 0 ? cfg->startup_timeout_ms : DEFAULT_STARTUP_MS;
-    ProcessStatus ps = process_spawn(&ep->proc, argv, cfg->workdir[0] ? cfg->workdir : NULL);
+    ProcessStatus ps = process_spawn(&ep->proc, argv, &opt);
     if (ps != PROCESS_OK) {
+        int err = errno;
         ep->dead = true;
-        return fail(ep, PLAYER_ERR_START, "cannot run %s: %s", cfg->cmd, process_strerror(ps));
+        return fail(ep, PLAYER_ERR_START, "cannot run %s%s%s: %s (%s)", cfg->cmd,
+                    cfg->workdir[0] ? " in " : "", cfg->workdir, process_strerror(ps),
+                    strerror(err));
     }
     PlayerStatus st = ep->proto == PROTO_XBOARD ? xb_handshake(ep, start, timeout)
                                                 : uci_handshake(ep, start + timeout, timeout);
@@ -900,7 +927,7 @@ PlayerStatus external_player_new(const PlayerConfig *cfg, void **impl, char *msg
     ep->ping_timeout_ms = cfg->ping_timeout_ms > 0 ? cfg->ping_timeout_ms : DEFAULT_PING_MS;
     snprintf(ep->label, sizeof ep->label, "%s", cfg->name[0] ? cfg->name : "engine");
     ep->proc.pid = -1;
-    ep->proc.in_fd = ep->proc.out_fd = -1;
+    ep->proc.in_fd = ep->proc.out_fd = ep->proc.pidfd = -1;
     PlayerStatus st = start_engine(ep, cfg);
     if (st) {
         put_msg(msg, msg_len, ep->err);

@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: MIT
 # A scripted UCI engine for tests/test_player_ext.c. $1 picks how it answers `go`:
 # good, mate, crash, silent, illegal, garbage, none, flood, floodmove; `hang` never finishes
-# the handshake, `exit` quits at once.
+# the handshake, `exit` quits at once. inspect: moves h2e2 if it sees no secret (the
+# variables XQ_REPORT_TOKEN, AWS_SECRET_ACCESS_KEY; a descriptor above 2 other than the one
+# the shell reads this script from) and sees XQ_TEST_SET=yes and XQ_TEST_PASSED=passed, else
+# `bestmove leak`. forkexit: starts `sleep` (holding our output open), writes its pid to
+# $XQ_TEST_PIDFILE and exits 3. burn: spins (for rlimit_cpu).
 mode=$1
 big=$(printf '%070000d' 0) # longer than PROCESS_LINE_MAX
 [ "$mode" = exit ] && exit 1
@@ -30,6 +34,23 @@ while read -r cmd rest; do
             echo "bestmove h2e2"
             ;;
         crash) exit 3 ;;
+        inspect)
+            # The listing is made by another shell: no descriptor of this one's own work (a
+            # glob's directory handle, a pipe, a redirection's saved stdout) gets into it.
+            list=$(mktemp)
+            sh -c 'ls -l "/proc/$1/fd" >"$2"' sh $$ "$list"
+            leak=$(grep -- '->' "$list" | grep -v ' [012] -> \|/uci\.sh$' | tr ' \n' '_+')
+            rm -f "$list"
+            env | grep -q '^XQ_REPORT_TOKEN=\|^AWS_SECRET_ACCESS_KEY=' && leak="$leak+env"
+            [ "$XQ_TEST_SET" = yes ] && [ "$XQ_TEST_PASSED" = passed ] || leak="$leak+missing"
+            if [ -z "$leak" ]; then echo "bestmove h2e2"; else echo "bestmove leak$leak"; fi
+            ;;
+        forkexit)
+            sleep 1000 &
+            echo $! >"$XQ_TEST_PIDFILE"
+            exit 3
+            ;;
+        burn) while :; do :; done ;;
         silent) ;;
         illegal) echo "bestmove a0a5" ;;
         garbage) echo "bestmove hello" ;;

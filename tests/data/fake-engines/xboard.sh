@@ -3,7 +3,8 @@
 # A scripted xboard engine for tests/test_player_ext.c: features in two lines (done=0 then
 # done=1), usermove=1, no setboard. On `go` it claims a draw, prints thinking output and
 # then moves h9g7 if the last move it was told was `usermove h2e2`, else garbage.
-# $1 = rejects: it answers every move with "Illegal move"; waitq: it moves only after `?`.
+# $1 = rejects: it answers every move with "Illegal move"; waitq: it moves only after `?`;
+# resign: it answers `go` with thinking output and `resign`, and no move.
 mode=$1
 last=none
 while read -r cmd rest; do
@@ -21,6 +22,11 @@ while read -r cmd rest; do
         if [ "$mode" = waitq ]; then # moves only when told to: `?`
             read -r q
             [ "$q" = "?" ] && echo "move h9g7"
+            continue
+        fi
+        if [ "$mode" = resign ]; then
+            echo " 6   -900     10      5000 h9g7"
+            echo "resign"
             continue
         fi
         echo "1/2-1/2 {Draw by repetition}"
