@@ -11,7 +11,7 @@
 
 #include "process.h"
 
-ProcessStatus fuzz_process_spawn(Process *p, char *const argv[], const char *workdir);
+ProcessStatus fuzz_process_spawn(Process *p, char *const argv[], const ProcessOptions *opt);
 #define process_spawn fuzz_process_spawn
 #include "../worker/player_ext.c"
 #undef process_spawn
@@ -19,10 +19,10 @@ ProcessStatus fuzz_process_spawn(Process *p, char *const argv[], const char *wor
 static const uint8_t *engine_out;
 static size_t engine_len;
 
-ProcessStatus fuzz_process_spawn(Process *p, char *const argv[], const char *workdir)
+ProcessStatus fuzz_process_spawn(Process *p, char *const argv[], const ProcessOptions *opt)
 {
     (void)argv;
-    (void)workdir;
+    (void)opt;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         abort();

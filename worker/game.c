@@ -29,6 +29,7 @@ const char *game_termination_name(Termination t)
         [TERM_CRASH] = "crash",
         [TERM_STALL] = "stall",
         [TERM_ABORTED] = "aborted",
+        [TERM_RESIGN] = "resignation",
     };
     return (unsigned)t < TERM_NB ? text[t] : "unknown";
 }
@@ -255,7 +256,8 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
             break;
         }
         if (st != PLAYER_OK) {
-            Termination t = st == PLAYER_ERR_TIMEOUT                           ? TERM_TIME_FORFEIT
+            Termination t = st == PLAYER_RESIGNED                              ? TERM_RESIGN
+                            : st == PLAYER_ERR_TIMEOUT                         ? TERM_TIME_FORFEIT
                             : st == PLAYER_ERR_STALL                           ? TERM_STALL
                             : st == PLAYER_ERR_CRASH || st == PLAYER_ERR_START ? TERM_CRASH
                                                                                : TERM_ILLEGAL_MOVE;

@@ -58,6 +58,7 @@ typedef enum {
     TERM_CRASH,
     TERM_STALL,
     TERM_ABORTED, // the match was interrupted; not a result
+    TERM_RESIGN,  // the engine resigned (xboard `resign`): a loss, not a failure
     TERM_NB
 } Termination;
 

@@ -18,6 +18,7 @@ const char *player_strerror(PlayerStatus st)
         [PLAYER_ERR_ILLEGAL] = "engine sent an illegal move",
         [PLAYER_ERR_PROTOCOL] = "engine sent an unparsable reply",
         [PLAYER_ERR_CONFIG] = "bad engine configuration",
+        [PLAYER_RESIGNED] = "engine resigned",
     };
     return (unsigned)st < PLAYER_STATUS_NB ? text[st] : "unknown player status";
 }
