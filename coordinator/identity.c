@@ -402,6 +402,51 @@ static void tc_text(const TimeControl *tc, char *out, size_t len)
     text_end(&t);
 }
 
+static int text_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/// An external engine's process settings that change what it does: the variables the job
+/// sets (sorted by name, the last of a name counting), the names it passes through (not their
+/// values, which are the host's) and its resource limits. Nothing when unused.
+static IdentityStatus add_process_items(Identity *id, const PlayerConfig *pc)
+{
+    const char *set[PLAYER_ENV_MAX];
+    int n = 0;
+    for (int i = 0; i < pc->env_count && i < PLAYER_ENV_MAX; i++)
+        set[n++] = pc->env[i];
+    qsort(set, (size_t)n, sizeof *set, text_cmp);
+    IdentityStatus st = IDENTITY_OK;
+    for (int i = 0; i < n && !st; i++) {
+        const char *eq = strchr(set[i], '=');
+        char sub[PLAYER_TEXT_MAX + 8];
+        snprintf(sub, sizeof sub, "env.%.*s", eq ? (int)(eq - set[i]) : (int)strlen(set[i]),
+                 set[i]);
+        st = add_engine(id, pc->name, sub, "%s", eq ? eq + 1 : "");
+    }
+    if (!st && pc->passenv[0]) {
+        char buf[PLAYER_TEXT_MAX], *save = NULL, *names[PLAYER_TEXT_MAX / 2], list[PLAYER_TEXT_MAX];
+        int k = 0;
+        snprintf(buf, sizeof buf, "%s", pc->passenv);
+        for (char *w = strtok_r(buf, " \t,", &save); w && k < PLAYER_TEXT_MAX / 2;
+             w = strtok_r(NULL, " \t,", &save))
+            names[k++] = w;
+        qsort(names, (size_t)k, sizeof *names, text_cmp);
+        size_t used = 0;
+        list[0] = '\0';
+        for (int i = 0; i < k && used < sizeof list; i++)
+            used +=
+                (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? " " : "", names[i]);
+        st = add_engine(id, pc->name, "passenv", "%s", list);
+    }
+    if (!st && pc->rlimit_as)
+        st = add_engine(id, pc->name, "rlimit_as", "%llu", (unsigned long long)pc->rlimit_as);
+    if (!st && pc->rlimit_cpu_s)
+        st = add_engine(id, pc->name, "rlimit_cpu", "%llu", (unsigned long long)pc->rlimit_cpu_s);
+    return st;
+}
+
 static IdentityStatus add_engine_items(Identity *id, const JobPlayer *jp, uint64_t bench, char *why,
                                        size_t why_len)
 {
@@ -425,6 +470,8 @@ static IdentityStatus add_engine_items(Identity *id, const JobPlayer *jp, uint64
             st = add_owned(id, engine_key(pc->name, "binary"), file_hash(path));
         if (!st)
             st = add_args(id, pc);
+        if (!st)
+            st = add_process_items(id, pc);
     }
     if (!st)
         st = add_options(id, pc);

@@ -270,6 +270,46 @@ static void test_external_program(void **state)
     identity_destroy(&before);
 }
 
+static void make_external(JobConfig *j)
+{
+    PlayerConfig *ext = &j->players[0].cfg;
+    ext->proto = PROTO_UCI;
+    snprintf(ext->cmd, sizeof ext->cmd, "/bin/sh");
+    snprintf(ext->env[0], sizeof ext->env[0], "EVAL_MODE=fast");
+    snprintf(ext->env[1], sizeof ext->env[1], "NNUE=off");
+    ext->env_count = 2;
+    snprintf(ext->passenv, sizeof ext->passenv, "OMP_NUM_THREADS CUDA_VISIBLE_DEVICES");
+}
+
+static void env_reordered(JobConfig *j)
+{
+    PlayerConfig *ext = &j->players[0].cfg;
+    snprintf(ext->env[0], sizeof ext->env[0], "NNUE=off");
+    snprintf(ext->env[1], sizeof ext->env[1], "EVAL_MODE=fast");
+    snprintf(ext->passenv, sizeof ext->passenv, "CUDA_VISIBLE_DEVICES OMP_NUM_THREADS");
+}
+
+static void env_changed(JobConfig *j)
+{
+    snprintf(j->players[0].cfg.env[1], sizeof j->players[0].cfg.env[1], "NNUE=on");
+}
+
+static void limit_added(JobConfig *j) { j->players[0].cfg.rlimit_cpu_s = 60; }
+
+/// An external engine's environment and limits are part of the experiment: a variable the job
+/// sets, the names it passes and a resource limit count; their order does not.
+static void test_engine_process(void **state)
+{
+    Fixture *f = *state;
+    make_external(f->job);
+    char why[512];
+    assert_int_equal(diff_after(f, env_reordered, why, sizeof why), 0);
+    assert_int_equal(diff_after(f, env_changed, why, sizeof why), 1);
+    assert_mentions(why, "env.NNUE");
+    assert_int_equal(diff_after(f, limit_added, why, sizeof why), 1);
+    assert_mentions(why, "rlimit_cpu");
+}
+
 static void change_tc(JobConfig *j)
 {
     j->players[0].tc = (TimeControl){.base_ms = 5000, .inc_ms = 50};
@@ -414,6 +454,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unrelated_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_weights_file_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_external_program, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_control, setup, teardown),
         cmocka_unit_test_setup_teardown(test_game_settings, setup, teardown),
         cmocka_unit_test(test_text_roundtrip),
