@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "files.h"
 #include "job.h"
 #include "link.h"
 #include "params.h"
@@ -30,6 +29,7 @@ static void texel_usage(FILE *out)
             "       xqforge texel info FILE\n"
             "       xqforge texel fit --data FILE [--start WEIGHTS] [--epochs N] [--lr X]\n"
             "                         [--l2 X] [--k X] [--threads N] [--params LIST] [-o FILE]\n"
+            "                         [--fresh]\n"
             "       mpirun -np N xqforge run JOB   (kind = texel: the fit over ranks)\n\n"
             "extract: every quiet position (not in check, best move not a capture after a\n"
             "  quiescence search) after the first N plies (default 8) of each game, labelled\n"
@@ -37,7 +37,97 @@ static void texel_usage(FILE *out)
             "  texel.xqd.\n"
             "fit: minimises (result - sigmoid(K eval / 400))^2 over the dataset with Adam,\n"
             "  K fitted first (unless --k); --params all|psq|eval|NAME,... (default all);\n"
-            "  writes the tuned weights (default texel-weights.txt) and prints the changes.\n");
+            "  writes the tuned weights (default texel-weights.txt) and prints the changes.\n"
+            "  Each epoch is checkpointed (texel.ckpt): a rerun with the same dataset, start\n"
+            "  weights and settings resumes; one with others is refused (--fresh: start over).\n"
+            "Exit status: 0 done, 1 failure while running, 2 bad usage or unusable input.\n");
+}
+
+/// What an extraction has read so far, over all its files.
+typedef struct {
+    TexelWriter *tw;
+    Board *b;
+    GameRecord *rec;
+    Move moves[GAME_MAX_PLIES];
+    long skip;
+    uint64_t games, skipped, bad, seen;
+} Extract;
+
+enum { EXTRACT_WARNINGS_MAX = 20 }; // skipped games named per file
+
+/// Adds one game read from a PGN file: 0, 1 (the dataset cannot be written) or -1 (a move or
+/// FEN the positions refuse: the game is skipped).
+static int extract_game(Extract *x)
+{
+    const GameRecord *rec = x->rec;
+    if (rec->outcome == OUTCOME_NONE) {
+        x->skipped++;
+        return 0;
+    }
+    double red = rec->outcome == OUTCOME_RED_WINS ? 1 : rec->outcome == OUTCOME_DRAW ? 0.5 : 0;
+    for (int m = 0; m < rec->ply_count; m++)
+        x->moves[m] = rec->moves[m].move;
+    TexelStatus ts = texel_writer_add_game(x->tw, x->b, rec->start_fen, x->moves, rec->ply_count,
+                                           rec->book_plies, red, (int)x->skip, &x->seen);
+    if (ts == TEXEL_ERR_POSITION)
+        return -1;
+    if (ts != TEXEL_OK)
+        return 1;
+    x->games++;
+    return 0;
+}
+
+/// Reads the games of one PGN file: 0; 1 if the dataset cannot be written or the file not
+/// read to its end; 2 (bad input) if it is no file of games, or none of its games reads.
+static int extract_file(Extract *x, const char *path, const char *out)
+{
+    struct stat sb;
+    const char *unusable = stat(path, &sb) != 0  ? strerror(errno)
+                           : S_ISDIR(sb.st_mode) ? "a directory, not a PGN file"
+                                                 : NULL;
+    FILE *in = unusable ? NULL : fopen(path, "r");
+    if (!in) {
+        fprintf(stderr, "xqforge texel: %s: %s\n", path, unusable ? unusable : strerror(errno));
+        return EXIT_USAGE;
+    }
+    char why[512], first[512] = "";
+    int line = 0, got, rc = 0;
+    uint64_t good = 0, bad = 0;
+    while (rc == 0 && (got = pgn_read(in, x->rec, &line, why, sizeof why)) != 0) {
+        int r = got < 0 ? -1 : extract_game(x);
+        if (r < 0 && got > 0)
+            snprintf(why, sizeof why, "line %d: a move or FEN the positions refuse", line);
+        if (r < 0 && !bad++)
+            snprintf(first, sizeof first, "%s", why);
+        if (r < 0 && bad <= EXTRACT_WARNINGS_MAX)
+            fprintf(stderr, "xqforge texel: %s: %s (game skipped)\n", path, why);
+        if (r > 0) {
+            fprintf(stderr, "xqforge texel: cannot write %s\n", out);
+            rc = 1;
+        }
+        good += r == 0;
+    }
+    if (rc == 0 && ferror(in)) {
+        fprintf(stderr, "xqforge texel: %s: read error at line %d\n", path, line);
+        rc = 1;
+    } else if (rc == 0 && good == 0 && bad == 0) {
+        if (line == 0)
+            fprintf(stderr, "xqforge texel: %s: an empty file, no games\n", path);
+        else
+            fprintf(stderr, "xqforge texel: %s: no games in its %d lines: not a PGN file\n", path,
+                    line);
+        rc = EXIT_USAGE;
+    } else if (rc == 0 && good == 0) {
+        fprintf(stderr, "xqforge texel: %s: none of its %llu games could be read (the first: %s)\n",
+                path, (unsigned long long)bad, first);
+        rc = EXIT_USAGE;
+    } else if (bad > EXTRACT_WARNINGS_MAX) {
+        fprintf(stderr, "xqforge texel: %s: %llu games skipped in all\n", path,
+                (unsigned long long)bad);
+    }
+    x->bad += bad;
+    fclose(in);
+    return rc;
 }
 
 static int extract(int argc, char **argv)
@@ -66,70 +156,52 @@ static int extract(int argc, char **argv)
         return EXIT_USAGE;
     }
     char why[512];
-    TexelWriter *tw;
-    if (texel_writer_open(out, &tw, why, sizeof why) != TEXEL_OK) {
-        fprintf(stderr, "xqforge texel: %s\n", why);
+    Extract *x = calloc(1, sizeof *x);
+    if (!x || !(x->rec = malloc(sizeof *x->rec)) || !(x->b = malloc(sizeof *x->b))) {
+        fprintf(stderr, "xqforge texel: out of memory\n");
+        if (x)
+            free(x->rec);
+        free(x);
         return 1;
     }
-    GameRecord *rec = malloc(sizeof *rec);
-    Board *b = malloc(sizeof *b);
-    Move moves[GAME_MAX_PLIES];
-    uint64_t games = 0, skipped = 0, bad = 0, seen = 0;
-    int64_t t0 = timeman_now_ms();
-    int rc = rec && b ? 0 : 1;
-    for (int a = first; a < argc && rc == 0; a++) {
-        FILE *in = fopen(argv[a], "r");
-        if (!in) {
-            fprintf(stderr, "xqforge texel: %s: %s\n", argv[a], strerror(errno));
-            rc = 1;
-            break;
-        }
-        int line = 0, got;
-        while ((got = pgn_read(in, rec, &line, why, sizeof why)) != 0) {
-            if (got < 0) {
-                fprintf(stderr, "xqforge texel: %s: %s (game skipped)\n", argv[a], why);
-                bad++;
-                continue;
-            }
-            if (rec->outcome == OUTCOME_NONE) {
-                skipped++;
-                continue;
-            }
-            double red = rec->outcome == OUTCOME_RED_WINS ? 1
-                         : rec->outcome == OUTCOME_DRAW   ? 0.5
-                                                          : 0;
-            for (int m = 0; m < rec->ply_count; m++)
-                moves[m] = rec->moves[m].move;
-            TexelStatus ts = texel_writer_add_game(tw, b, rec->start_fen, moves, rec->ply_count,
-                                                   rec->book_plies, red, (int)skip, &seen);
-            if (ts == TEXEL_ERR_POSITION) {
-                bad++;
-                continue;
-            }
-            if (ts != TEXEL_OK) {
-                fprintf(stderr, "xqforge texel: cannot write %s\n", out);
-                rc = 1;
-                break;
-            }
-            games++;
-        }
-        fclose(in);
+    x->skip = skip;
+    if (texel_writer_open(out, &x->tw, why, sizeof why) != TEXEL_OK) {
+        fprintf(stderr, "xqforge texel: %s\n", why);
+        free(x->rec);
+        free(x->b);
+        free(x);
+        return 1;
     }
-    uint64_t kept = texel_writer_count(tw);
+    int64_t t0 = timeman_now_ms();
+    int rc = 0;
+    for (int a = first; a < argc && rc == 0; a++)
+        rc = extract_file(x, argv[a], out);
+    uint64_t kept = texel_writer_count(x->tw);
+    if (rc == 0 && kept == 0) {
+        fprintf(stderr,
+                "xqforge texel: no quiet position in the %llu games read (%llu without a result; "
+                "the first %ld plies of each are skipped)\n",
+                (unsigned long long)x->games, (unsigned long long)x->skipped, skip);
+        rc = EXIT_USAGE;
+    }
     if (rc != 0) {
-        texel_writer_discard(tw); // a failed extraction leaves any earlier file alone
+        texel_writer_discard(x->tw); // a failed extraction leaves any earlier file alone
         fprintf(stderr, "xqforge texel: nothing written to %s\n", out);
-    } else if (texel_writer_close(tw, why, sizeof why) != TEXEL_OK) {
+    } else if (texel_writer_close(x->tw, why, sizeof why) != TEXEL_OK) {
         fprintf(stderr, "xqforge texel: %s\n", why);
         rc = 1;
     }
     double secs = (timeman_now_ms() - t0) / 1000.0;
-    printf("%llu games (%llu without a result, %llu unreadable): %llu positions looked at, %llu "
-           "quiet kept in %s (%.1f s)\n",
-           (unsigned long long)games, (unsigned long long)skipped, (unsigned long long)bad,
-           (unsigned long long)seen, (unsigned long long)kept, out, secs);
-    free(rec);
-    free(b);
+    if (rc == 0)
+        printf(
+            "%llu games (%llu without a result, %llu unreadable): %llu positions looked at, %llu "
+            "quiet kept in %s (%.1f s)\n",
+            (unsigned long long)x->games, (unsigned long long)x->skipped,
+            (unsigned long long)x->bad, (unsigned long long)x->seen, (unsigned long long)kept, out,
+            secs);
+    free(x->rec);
+    free(x->b);
+    free(x);
     return rc;
 }
 
@@ -185,6 +257,10 @@ static int fit(int argc, char **argv)
     int rc = 0;
     for (int i = 0; i < argc && rc == 0; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--fresh")) {
+            fj->fresh = true;
+            continue;
+        }
         long n = 0;
         char *end = NULL;
         double d = v ? strtod(v, &end) : 0;
@@ -221,11 +297,8 @@ static int fit(int argc, char **argv)
         fprintf(stderr, "xqforge texel fit: --data FILE is required\n");
         rc = EXIT_USAGE;
     }
-    if (rc == 0) {
-        // A checkpoint belongs to these exact settings.
-        fj->fingerprint = files_fnv(FILES_FNV_BASIS, fj, sizeof *fj - sizeof fj->fingerprint);
+    if (rc == 0)
         rc = texel_fit_run(fj, NULL);
-    }
     free(fj);
     return rc;
 }

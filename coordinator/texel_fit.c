@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "texel_fit.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,57 @@ static void path_in(char *out, size_t len, const char *dir, const char *name)
         snprintf(out, len, "%.2000s/%.2000s", dir, name);
 }
 
+enum { EXIT_BAD_INPUT = 2 }; // README: 2 bad usage or bad input
+
+/// Whether a load failed on the input itself (exit 2) rather than on this machine (exit 1).
+static bool bad_input(TexelStatus st) { return st != TEXEL_ERR_NOMEM && st != TEXEL_ERR_CONFIG; }
+
+/// The start weights and this rank's shard; 0, or the exit status with the reason said.
+static int load_inputs(const TexelFitJob *fj, int rank, int size, int threads, Weights *start,
+                       TexelSet **set, uint64_t *total)
+{
+    char why[1024] = "";
+    weights_default(start);
+    int rc = 0;
+    if (fj->start[0] && weights_load(start, fj->start, why, sizeof why) != PARAMS_OK)
+        rc = EXIT_BAD_INPUT;
+    TexelStatus st = TEXEL_OK;
+    if (rc == 0)
+        st = texel_set_load(fj->data, rank, size, threads, set, total, why, sizeof why);
+    if (st != TEXEL_OK)
+        rc = bad_input(st) ? EXIT_BAD_INPUT : 1;
+    if (rc)
+        fprintf(stderr, "xqforge texel (rank %d): %s\n", rank, why);
+    return rc;
+}
+
+/// Rank 0: what the checkpoint must have been made from, and whether it is resumed (*found);
+/// 0, or the exit status with the reason said (a checkpoint of other inputs is refused).
+static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cfg, bool *found)
+{
+    char why[1024] = "";
+    TexelInputs *in = &cfg->inputs;
+    *in = (TexelInputs){0, 0, fj->fingerprint, size};
+    const char *unread = !files_hash(fj->data, &in->data)                     ? fj->data
+                         : fj->start[0] && !files_hash(fj->start, &in->start) ? fj->start
+                                                                              : NULL;
+    if (unread) {
+        fprintf(stderr, "xqforge texel: %s: %s\n", unread, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    if (fj->fresh && unlink(cfg->checkpoint) != 0 && errno != ENOENT) {
+        fprintf(stderr, "xqforge texel: --fresh: cannot remove %s: %s\n", cfg->checkpoint,
+                strerror(errno));
+        return 1;
+    }
+    TexelStatus st = texel_checkpoint_check(cfg, found, why, sizeof why);
+    if (st == TEXEL_OK)
+        return 0;
+    fprintf(stderr, "xqforge texel: %s%s\n", why,
+            st == TEXEL_ERR_STALE ? ": start afresh with --fresh" : "");
+    return st == TEXEL_ERR_STALE ? EXIT_BAD_INPUT : 1;
+}
+
 /// Loads this rank's shard, fits, and (rank 0) writes the weights, the diff and the loss.
 int texel_fit_run(const TexelFitJob *fj, Link *link)
 {
@@ -125,48 +177,49 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     int threads = fj->threads > 0 ? fj->threads : (int)(cores > 0 ? cores : 1);
     char why[1024] = "";
     Weights start;
-    weights_default(&start);
-    bool ok = !fj->start[0] || weights_load(&start, fj->start, why, sizeof why) == PARAMS_OK;
     TexelSet *set = NULL;
     uint64_t total = 0;
     int64_t t0 = timeman_now_ms();
-    if (ok &&
-        texel_set_load(fj->data, rank, size, threads, &set, &total, why, sizeof why) != TEXEL_OK)
-        ok = false;
-    if (!ok)
-        fprintf(stderr, "xqforge texel (rank %d): %s\n", rank, why);
-    if (link && !link_all_ok(link, ok))
-        ok = false;
-    if (!ok) {
-        texel_set_free(set);
-        return 1;
-    }
+    int rc = load_inputs(fj, rank, size, threads, &start, &set, &total);
     double load_s = (timeman_now_ms() - t0) / 1000.0;
-    if (rank == 0)
-        printf("Loaded %llu positions on %d rank%s x %d threads in %.2f s\n",
-               (unsigned long long)total, size, size == 1 ? "" : "s", threads, load_s);
     char ckpt[4200], lossp[4200], wpath[4200], dpath[4200];
     path_in(ckpt, sizeof ckpt, fj->out_dir, "texel.ckpt");
     path_in(lossp, sizeof lossp, fj->out_dir, fj->loss);
     path_in(wpath, sizeof wpath, fj->out_dir, fj->weights);
     snprintf(dpath, sizeof dpath, "%.4000s.diff", wpath);
-    FILE *csv = rank == 0 ? fopen(lossp, "a") : NULL;
-    if (csv && ftell(csv) == 0)
-        fprintf(csv, "epoch,loss\n");
     TexelFitConfig cfg = {.epochs = fj->epochs,
                           .lr = fj->lr,
                           .l2 = fj->l2,
                           .k = fj->k,
                           .checkpoint = rank == 0 ? ckpt : NULL,
-                          .fingerprint = fj->fingerprint,
-                          .log = rank == 0 ? stdout : NULL,
-                          .loss_csv = csv};
+                          .fresh = fj->fresh,
+                          .log = rank == 0 ? stdout : NULL};
     memcpy(cfg.tuned, fj->tuned, sizeof cfg.tuned);
+    bool resume = false;
+    if (rc == 0 && rank == 0)
+        rc = checkpoint_inputs(fj, size, &cfg, &resume);
+    if (link && !link_all_ok(link, rc == 0))
+        rc = rc ? rc : EXIT_BAD_INPUT; // another rank failed and said why
+    if (rc != 0) {
+        texel_set_free(set);
+        return rc;
+    }
+    if (rank == 0)
+        printf("Loaded %llu positions on %d rank%s x %d threads in %.2f s\n",
+               (unsigned long long)total, size, size == 1 ? "" : "s", threads, load_s);
+    // The loss file continues only with the checkpoint it belongs to.
+    FILE *csv = rank == 0 ? fopen(lossp, resume ? "a" : "w") : NULL;
+    if (csv && ftell(csv) == 0)
+        fprintf(csv, "epoch,loss\n");
+    cfg.loss_csv = csv;
     TexelExec x = {link ? reduce_link : NULL, link, threads};
     FitReport fr = {NULL, fj->out_dir, &start, 0, NULL};
     RunReport rr;
     char run_id[32];
-    snprintf(run_id, sizeof run_id, "%016llx", (unsigned long long)fj->fingerprint);
+    snprintf(run_id, sizeof run_id, "%016llx",
+             (unsigned long long)(fj->fingerprint ? fj->fingerprint
+                                                  : files_fnv(cfg.inputs.data, &cfg.inputs.start,
+                                                              sizeof cfg.inputs.start)));
     if (rank == 0 && fj->job) {
         run_report_begin(&rr, fj->job, fj->out_dir, run_id, "texel: evaluation fit");
         fr.r = rr.report;
@@ -209,8 +262,9 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
         fclose(csv);
     texel_set_free(set);
     if (st != TEXEL_OK) {
-        fprintf(stderr, "xqforge texel (rank %d): %s\n", rank, why);
-        return 1;
+        fprintf(stderr, "xqforge texel (rank %d): %s%s\n", rank, why,
+                st == TEXEL_ERR_STALE ? ": start afresh with --fresh" : "");
+        return st == TEXEL_ERR_STALE ? EXIT_BAD_INPUT : 1;
     }
     if (rank != 0)
         return 0;
@@ -249,10 +303,10 @@ int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fi
     fj->lr = job->texel.lr;
     fj->l2 = job->texel.l2;
     fj->k = job->texel.k;
-    // The checkpoint belongs to this job file, these overrides and this many ranks (the
-    // shards, and so the sums' rounding, depend on it).
+    // The checkpoint records the job's identity (its file, overrides, the dataset's and start
+    // weights' bytes) besides what texel_fit_run adds (the settings, the rank count).
     int size = link_size(link);
-    fj->fingerprint = files_fnv(fingerprint, &size, sizeof size);
+    fj->fingerprint = fingerprint;
     if (link_rank(link) == 0)
         printf("Job %s: Texel fit of %s over %d rank%s\n", job->name, fj->data, size,
                size == 1 ? "" : "s");

@@ -19,10 +19,15 @@ typedef struct {
     bool tuned[PARAM_NB];
     int epochs, threads;
     double lr, l2, k;
-    uint64_t fingerprint; // the checkpoint belongs to these settings
+    bool fresh;           // an existing checkpoint is replaced, not resumed (texel fit --fresh)
+    uint64_t fingerprint; // the job's identity (0: texel fit); the checkpoint records it
 } TexelFitJob;
 
-/// Fits on every rank of link (NULL: this process alone); returns the exit status.
+/// Fits on every rank of link (NULL: this process alone), resuming from out_dir/texel.ckpt
+/// when it was made from these very inputs (the dataset's and start weights' bytes, the
+/// settings, the rank count, the job) and refusing it, with the difference, otherwise.
+/// Returns the exit status: 2 for unusable inputs (a dataset or weights file that cannot be
+/// used, a checkpoint of other inputs), 1 for a failure while fitting.
 int texel_fit_run(const TexelFitJob *fj, Link *link);
 /// A kind = texel job over link, outputs in dir (which exists); returns the exit status.
 int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint);

@@ -124,9 +124,58 @@ check "texel fit without data" 2 "--data FILE is required" "$xq" texel fit --epo
 check "texel fit bad lr" 2 "bad option or value: --lr -1" "$xq" texel fit --data x --lr -1
 check "texel fit bad params" 2 "'horse' is not a weight" "$xq" texel fit --data x --params horse
 check "texel extract no files" 2 "usage" "$xq" texel extract -o /tmp/x.xqd
-check "texel extract missing PGN" 1 "nonexistent.pgn: No such file" \
+check "texel extract missing PGN" 2 "nonexistent.pgn: No such file" \
     "$xq" texel extract -o /tmp/xq-cli-$$.xqd /nonexistent.pgn
 rm -f /tmp/xq-cli-$$.xqd
+
+# texel extract on unusable input: exit 2 naming the file (and line), nothing written; an
+# output that cannot be written is a failure while running (1).
+tx=$(mktemp -d)
+"$xq" play -engine builtin name=a -engine builtin name=b -each depth=1 -rounds 2 -repeat \
+    -maxplies 60 -pgnout file="$tx/g.pgn" >/dev/null 2>&1
+: >"$tx/empty.pgn"
+head -c 4000 "$xq" >"$tx/garbage.pgn" # an ELF file: not a PGN
+printf '[Event "x"]\n[Result "1-0"]\n\n' >"$tx/tags.pgn"
+printf '[Result "1-0"]\n\n1. a0a5 1-0\n\n[Result "0-1"]\n\n1. h0h9 0-1\n' >"$tx/illegal.pgn"
+mkdir "$tx/dir"
+x_out=(-o "$tx/out.xqd")
+check "texel extract empty file" 2 "empty.pgn: an empty file, no games" "$xq" texel extract "${x_out[@]}" "$tx/empty.pgn"
+check "texel extract binary garbage" 2 "garbage.pgn: none of its [0-9]+ games could be read \(the first: line" \
+    "$xq" texel extract "${x_out[@]}" "$tx/garbage.pgn"
+check "texel extract tags only" 2 "tags.pgn: none of its 1 games .*line 3: tags without moves" \
+    "$xq" texel extract "${x_out[@]}" "$tx/tags.pgn"
+check "texel extract all moves illegal" 2 "none of its 2 games could be read \(the first: line 3: move 1 'a0a5'" \
+    "$xq" texel extract "${x_out[@]}" "$tx/illegal.pgn"
+check "texel extract a directory" 2 "dir: a directory, not a PGN file" "$xq" texel extract "${x_out[@]}" "$tx/dir"
+check "texel extract no quiet position" 2 "no quiet position in the 4 games read" \
+    "$xq" texel extract --skip 1000 "${x_out[@]}" "$tx/g.pgn"
+check "texel extract: one bad file of two" 2 "empty.pgn: an empty file" \
+    "$xq" texel extract "${x_out[@]}" "$tx/g.pgn" "$tx/empty.pgn"
+check "texel extract: ... writes nothing" 1 "" test -e "$tx/out.xqd"
+check "texel extract unwritable output" 1 "nope/out.xqd.tmp: No such file" \
+    "$xq" texel extract -o "$tx/nope/out.xqd" "$tx/g.pgn"
+check "texel extract skips bad games, keeps good ones" 0 "^4 games \(0 without a result, 2 unreadable\)" \
+    bash -c "cat '$tx/illegal.pgn' '$tx/g.pgn' | '$xq' texel extract -o '$tx/a.xqd' /dev/stdin 2>/dev/null"
+
+# texel fit: unusable inputs exit 2; a checkpoint is resumed only by the fit it was made from
+# (a changed dataset or setting is refused, named), and --fresh starts it and its loss file over.
+check "texel fit missing dataset" 2 "nonexistent.xqd: No such file" "$xq" texel fit --data /nonexistent.xqd
+check "texel fit a PGN as dataset" 2 "not a Texel dataset \(bad magic\)" "$xq" texel fit --data "$tx/g.pgn"
+check "texel fit missing start weights" 2 "nonexistent.txt: No such file" \
+    "$xq" texel fit --data "$tx/a.xqd" --start /nonexistent.txt
+check "texel info a directory" 2 "dir: Is a directory" "$xq" texel info "$tx/dir"
+fit=("$(realpath "$xq")" texel fit --data "$tx/a.xqd" --epochs 3 --params eval --threads 1)
+check "texel fit" 0 "^Tuned weights" bash -c "cd '$tx' && ${fit[*]}"
+check "texel fit again resumes" 0 "^Resuming at epoch 3" bash -c "cd '$tx' && ${fit[*]}"
+"$xq" texel extract --skip 20 -o "$tx/a.xqd" "$tx/g.pgn" >/dev/null 2>&1
+check "texel fit: changed dataset refused" 2 \
+    "checkpoint ./texel.ckpt was made from another dataset \(hash [0-9a-f]{16}, now [0-9a-f]{16}\): start afresh with --fresh" \
+    bash -c "cd '$tx' && ${fit[*]}"
+check "texel fit --fresh" 0 "^Fitted K" bash -c "cd '$tx' && ${fit[*]} --fresh"
+check "texel fit --fresh: the loss file starts over" 0 "^4 " wc -l "$tx/texel-loss.csv"
+check "texel fit: changed epochs refused" 2 "was made for 3 epochs, now 4" \
+    bash -c "cd '$tx' && ${fit[*]} --epochs 4"
+rm -rf "$tx"
 
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

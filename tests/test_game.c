@@ -292,6 +292,82 @@ static void test_pgn_read_errors(void **state)
     free(rec);
 }
 
+/// A misspelt result token ("1-O") is reported by its line and ends its game at the blank
+/// line: the next game still reads whole (it was swallowed as more moves of the bad one).
+static void test_pgn_bad_result_keeps_next_game(void **state)
+{
+    (void)state;
+    const char *text = "[Event \"x\"]\n[Result \"1-0\"]\n\n1. h2e2 h9g7 1-O\n\n"
+                       "[Event \"y\"]\n[Result \"0-1\"]\n\n1. h2e2 h9g7 2. h0g2 0-1\n";
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    GameRecord *rec = calloc(1, sizeof *rec);
+    int lineno = 0;
+    char why[256] = "";
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "line 4: '1-O' is neither a result"));
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 1);
+    assert_int_equal(rec->ply_count, 3);
+    assert_int_equal(rec->outcome, OUTCOME_BLACK_WINS);
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 0);
+    fclose(f);
+    free(rec);
+}
+
+/// A game cut off without its result, followed at once by the next game's tags (no blank
+/// line), and a game of tags only, are each one malformed game: the games after them read,
+/// and move numbers glued to their moves ("2.h0g2") keep the move.
+static void test_pgn_unfinished_games(void **state)
+{
+    (void)state;
+    const char *text = "[Event \"cut\"]\n\n1. h2e2 h9g7\n"
+                       "[Event \"a\"]\n[Result \"1-0\"]\n\n1. h2e2 h9g7 2.h0g2 1-0\n\n"
+                       "[Event \"tags only\"]\n[Result \"1-0\"]\n\n"
+                       "[Event \"b\"]\n\n1... h9g7 1/2-1/2\n";
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    GameRecord *rec = calloc(1, sizeof *rec);
+    int lineno = 0;
+    char why[256] = "";
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "line 3: game without a result"));
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 1);
+    assert_int_equal(rec->ply_count, 3);
+    assert_int_equal(rec->outcome, OUTCOME_RED_WINS);
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "line 11: tags without moves or a result"));
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), -1); // h9g7 is Black's
+    assert_non_null(strstr(why, "line 14: move 1 'h9g7'"));
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 0);
+    fclose(f);
+    free(rec);
+}
+
+/// A line holding a NUL byte (a binary file) is a fault named by its line, and the line after
+/// it still reads (it was swallowed as the "rest" of an over-long line); input of nothing but
+/// such lines is one malformed game, not the end of the input.
+static void test_pgn_binary_lines(void **state)
+{
+    (void)state;
+    static const char text[] = "\x7f"
+                               "ELF\0\x02\n[Result \"1-0\"]\n\n1. h2e2 1-0\n";
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "r");
+    GameRecord *rec = calloc(1, sizeof *rec);
+    int lineno = 0;
+    char why[256] = "";
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "line 1: a NUL byte: not a text file"));
+    assert_int_equal(lineno, 4); // one line each: line 2 was not swallowed
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 0);
+    fclose(f);
+    static const char binary[] = "\x01\0\x02\n\x03\0\n";
+    f = fmemopen((void *)binary, sizeof binary - 1, "r");
+    lineno = 0;
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "line 1: a NUL byte"));
+    assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 0);
+    fclose(f);
+    free(rec);
+}
+
 /// Move comments whose score or time do not fit an int (or are not numbers) are ignored, the
 /// game still reads (found by fuzz/fuzz_pgn.c: {+2.E8/5 0.001s} overflowed under UBSan).
 static void test_pgn_read_huge_comment(void **state)
@@ -314,23 +390,30 @@ static void test_pgn_read_huge_comment(void **state)
 }
 
 /// Each failing fake engine loses every game with the right reason, is restarted, and the
-/// match goes on to the end: crash, silence (time forfeit) and illegal moves.
+/// match goes on to the end: crash, silence (time forfeit) and illegal moves; an xboard
+/// engine that resigns loses at once by resignation (not a failure).
 static void test_match_with_failing_engines(void **state)
 {
     (void)state;
     static const struct {
         const char *mode;
         Termination term;
-    } cases[] = {
-        {"crash", TERM_CRASH}, {"silent", TERM_TIME_FORFEIT}, {"illegal", TERM_ILLEGAL_MOVE}};
+        Protocol proto;
+        const char *script;
+    } cases[] = {{"crash", TERM_CRASH, PROTO_UCI, "uci.sh"},
+                 {"silent", TERM_TIME_FORFEIT, PROTO_UCI, "uci.sh"},
+                 {"illegal", TERM_ILLEGAL_MOVE, PROTO_UCI, "uci.sh"},
+                 {"resign", TERM_RESIGN, PROTO_XBOARD, "xboard.sh"}};
     Openings o;
     assert_int_equal(openings_load_default(&o), OPENINGS_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         MatchConfig cfg = {0};
         cfg.players[0] = (PlayerConfig){.name = "builtin", .proto = PROTO_BUILTIN};
         PlayerConfig *fake = &cfg.players[1];
-        *fake = (PlayerConfig){.name = "fake", .proto = PROTO_UCI, .cmd = "/bin/sh", .argc = 2};
-        snprintf(fake->args[0], PLAYER_TEXT_MAX, "%s/fake-engines/uci.sh", XQ_TEST_DATA);
+        *fake =
+            (PlayerConfig){.name = "fake", .proto = cases[i].proto, .cmd = "/bin/sh", .argc = 2};
+        snprintf(fake->args[0], PLAYER_TEXT_MAX, "%s/fake-engines/%s", XQ_TEST_DATA,
+                 cases[i].script);
         snprintf(fake->args[1], PLAYER_TEXT_MAX, "%s", cases[i].mode);
         cfg.game.rules = rules_config_default(RULES_ASIAN);
         cfg.game.tc[0].depth = 1;
@@ -398,6 +481,9 @@ int main(void)
         cmocka_unit_test(test_builtin_game_and_pgn),
         cmocka_unit_test(test_pgn_read_errors),
         cmocka_unit_test(test_pgn_read_huge_comment),
+        cmocka_unit_test(test_pgn_bad_result_keeps_next_game),
+        cmocka_unit_test(test_pgn_unfinished_games),
+        cmocka_unit_test(test_pgn_binary_lines),
         cmocka_unit_test(test_openings_long_fields),
         cmocka_unit_test(test_match_with_failing_engines),
         cmocka_unit_test(test_game_ends_by_mate),

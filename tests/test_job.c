@@ -185,12 +185,10 @@ static void test_engine_precedence(void **state)
                         "args = uci  -x\n"
                         "[each]\n"
                         "depth = 9\n"
-                        "option.Hash = 32\n"
-                        "[job]\n"
-                        "kind = match\n"
-                        "rules = asian\n"
-                        "counting = 50\n";
-    assert_int_equal(load(f, extra, NULL, 0), JOB_OK);
+                        "option.Hash = 32\n";
+    // Not a second [job] section (refused): the job's keys as overrides.
+    const char *const ovr[] = {"job.kind=match", "job.rules=asian", "job.counting=50"};
+    assert_int_equal(load(f, extra, ovr, 3), JOB_OK);
     const JobConfig *j = f->job;
     assert_int_equal(j->player_count, 3);
     assert_int_equal(j->players[0].tc.depth, 9);
@@ -396,6 +394,45 @@ static JobStatus load_text(Fixture *f, const char *text)
     return job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why);
 }
 
+/// A section written twice (it was merged silently: a second [job] changed the first's
+/// settings) is refused naming both lines; an engine's section written twice, too.
+static void test_repeated_section(void **state)
+{
+    expect_file_error(state, "[job]\nname = again\n", JOB_ERR_SYNTAX,
+                      ":8: [job] written twice (lines 1 and 8): give each section once");
+    expect_file_error(state, "[sprt]\nelo1 = 5\n[time]\n[sprt]\n", JOB_ERR_SYNTAX,
+                      ":10: [time] written twice (lines 6 and 10)");
+    expect_file_error(state, "[engine b]\n", JOB_ERR_VALUE,
+                      ":8: [engine b] duplicate engine name (first on line 5)");
+}
+
+/// A value that is not UTF-8 (it would make report.json unreadable) is refused with its line
+/// and key, from the file or an override; UTF-8 text of any length per character is kept.
+static void test_value_not_utf8(void **state)
+{
+    Fixture *f = *state;
+    expect_file_error(state, "[output]\npgn = g\xff.pgn\n", JOB_ERR_VALUE,
+                      ":9: [output] pgn: not UTF-8 text (byte 0xff at position 2)");
+    assert_int_equal(load_text(f, "[job]\nkind = texel\nname = caf\xc3\n[texel]\ndata = x\n"),
+                     JOB_ERR_VALUE);
+    if (!strstr(f->why, ":3: [job] name: not UTF-8 text (byte 0xc3 at position 4)"))
+        fail_msg("'%s'", f->why);
+    expect_override_error(state, "job.name=a\xed\xa0\x80", JOB_ERR_VALUE,
+                          "override 'job.name=a\xed\xa0\x80': [job] name: not UTF-8 text (byte "
+                          "0xed at position 2)");
+    const char *const ok = "job.name=caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9d\x84\x9e";
+    assert_int_equal(load(f, "", &ok, 1), JOB_OK);
+    assert_string_equal(f->job->name, "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9d\x84\x9e");
+    // Overlong forms, a lone continuation byte, above U+10FFFF, cut short: all refused.
+    static const char *const bad[] = {"\xc0\xaf",        "\x80",         "\xf4\x90\x80\x80",
+                                      "\xe2\x9c",        "\xe0\x80\xaf", "\xf0\x80\x80\xaf",
+                                      "\xf5\x80\x80\x80"};
+    char why[128];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (inifile_utf8(bad[i], why, sizeof why))
+            fail_msg("bad sequence %zu accepted", i);
+}
+
 /// An SPSA job: table groups and names add each weight once with the table's range and step,
 /// fishtest lines set everything, r_end defaults to the section's; faults are named.
 static void test_spsa_section(void **state)
@@ -552,10 +589,11 @@ static void test_option_last_wins(void **state)
     assert_string_equal(pc->options[0].value, "64");
     assert_string_equal(pc->options[1].value, "2");
     free(pc);
+    const char *const match = "job.kind=match"; // not a second [job] section (refused)
     assert_int_equal(load(f,
-                          "[job]\nkind = match\n[engine c]\noption.Hash = 16\n"
+                          "[engine c]\noption.Hash = 16\n"
                           "option.Threads = 2\noption.Hash = 64\n[each]\noption.Hash = 8\n",
-                          NULL, 0),
+                          &match, 1),
                      JOB_OK);
     const PlayerConfig *c = &f->job->players[2].cfg;
     assert_int_equal(c->option_count, 2);
@@ -727,6 +765,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_tc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_engine, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repeated_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_value_not_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_oversized, setup, teardown),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Texel fitting: dataset files (round trip, every kind of damage named), the sparse trace
+// Texel fitting: dataset files (round trip, every kind of damage named, every flipped bit
+// refused), checkpoints that resume only the fit they were made from, the sparse trace
 // reproducing the evaluation exactly, the gradient against finite differences, K fitting on
 // data generated with a known K, and a fit that lowers the loss.
 #include <math.h>
@@ -239,6 +240,35 @@ static void patch(const char *path, long off, const void *bytes, size_t n)
     fclose(fp);
 }
 
+/// Recomputes every block's CRC-32 after a test changed record bytes on purpose, so that the
+/// checks behind the checksums are reached.
+static void reseal(const char *path)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    long size = ftell(fp);
+    unsigned char *buf = malloc((size_t)size);
+    rewind(fp);
+    assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
+    uint64_t count = 0;
+    memcpy(&count, buf + 16, 8); // little-endian host
+    unsigned char *p = buf + TEXEL_HEADER;
+    for (uint64_t first = 0; first < count; first += TEXEL_BLOCK) {
+        unsigned char *block = p;
+        for (uint64_t i = first; i < count && i < first + TEXEL_BLOCK; i++)
+            p += TEXEL_RECORD + 4 + 4 * (size_t)(p[TEXEL_RECORD + 2] | p[TEXEL_RECORD + 3] << 8);
+        uint32_t crc = (uint32_t)crc32(0, block, (uInt)(p - block));
+        memcpy(p, &crc, 4);
+        p += 4;
+    }
+    assert_true(p == buf + size);
+    rewind(fp);
+    assert_int_equal(fwrite(buf, 1, (size_t)size, fp), (size_t)size);
+    fclose(fp);
+    free(buf);
+}
+
 static void expect_load(const char *path, TexelStatus want, const char *text)
 {
     TexelSet *s = NULL;
@@ -269,21 +299,30 @@ static void test_file_errors(void **state)
     write_set(path, 2, 0);
     patch(path, 16, "\x09", 1); // count changed, CRC not
     expect_load(path, TEXEL_ERR_FORMAT, "CRC");
-    // Version 3 with a correct CRC.
-    write_set(path, 2, 0);
-    unsigned char h[TEXEL_HEADER];
-    FILE *fp = fopen(path, "rb");
-    assert_int_equal(fread(h, 1, sizeof h, fp), sizeof h);
-    fclose(fp);
-    h[8] = 3;
-    uint32_t crc = (uint32_t)crc32(0, h, 44);
-    memcpy(h + 44, &crc, 4);
-    patch(path, 0, h, sizeof h);
-    expect_load(path, TEXEL_ERR_VERSION, "version 3");
+    // Version 4, and version 2 (before checksums: extract again), with a correct CRC.
+    static const struct {
+        unsigned char version;
+        const char *text;
+    } versions[] = {{4, "version 4 (this build reads 3)"},
+                    {2, "version 2, from before records had checksums (this build reads 3): "
+                        "extract it again"}};
+    for (int v = 0; v < 2; v++) {
+        write_set(path, 2, 0);
+        unsigned char h[TEXEL_HEADER];
+        FILE *fp = fopen(path, "rb");
+        assert_int_equal(fread(h, 1, sizeof h, fp), sizeof h);
+        fclose(fp);
+        h[8] = versions[v].version;
+        uint32_t crc = (uint32_t)crc32(0, h, 44);
+        memcpy(h + 44, &crc, 4);
+        patch(path, 0, h, sizeof h);
+        expect_load(path, TEXEL_ERR_VERSION, versions[v].text);
+    }
     // Record 1 with red generals on a0 and b0 (its stored trace is checked by decoding).
     write_set(path, 2, 0);
     unsigned char nib = 0x11;
     patch(path, TEXEL_HEADER, &nib, 1);
+    reseal(path);
     expect_load(path, TEXEL_ERR_POSITION, "position 1");
     snprintf(cmd, sizeof cmd, "%s.missing", path);
     expect_load(cmd, TEXEL_ERR_IO, "No such file");
@@ -310,6 +349,7 @@ static void test_record_bytes_checked(void **state)
         fclose(fp);
         long second = TEXEL_HEADER + TEXEL_RECORD + 4 + 4 * (long)(n[0] | n[1] << 8);
         patch(path, second + bad[i].at, &bad[i].value, 1);
+        reseal(path);
         expect_load(path, TEXEL_ERR_FORMAT, "position 2: side");
     }
     unlink(path);
@@ -322,6 +362,7 @@ static void test_stale_traces(void **state)
     Fixture *f = *state;
     unsigned char coef[2] = {0x7f, 0x00}; // first term of position 1 becomes 127
     patch(f->path, TEXEL_HEADER + TEXEL_RECORD + 4 + 2, coef, 2);
+    reseal(f->path);
     TexelSet *s;
     char why[256];
     assert_int_equal(texel_set_load(f->path, 0, 1, 2, &s, NULL, why, sizeof why), TEXEL_OK);
@@ -347,6 +388,7 @@ static void test_retrace_few_positions(void **state)
     assert_int_equal(texel_writer_close(tw, why, sizeof why), TEXEL_OK);
     unsigned char coef[2] = {0x7f, 0x00}; // a stale trace: traced again
     patch(path, TEXEL_HEADER + TEXEL_RECORD + 4 + 2, coef, 2);
+    reseal(path);
     TexelSet *s;
     assert_int_equal(texel_set_load(path, 0, 1, 4, &s, NULL, why, sizeof why), TEXEL_OK);
     Weights w;
@@ -355,6 +397,182 @@ static void test_retrace_few_positions(void **state)
     texel_set_free(s);
     free(b);
     unlink(path);
+}
+
+/// Any single flipped bit anywhere in a dataset (header, board, side, result, ply bucket,
+/// phase, term count, weight id, coefficient, a checksum; first, middle and last block) is
+/// refused, never fitted; one in a record's bytes names its block's positions and bytes.
+static void test_bit_flips_refused(void **state)
+{
+    Fixture *f = *state;
+    assert_true(f->n > 3 * TEXEL_BLOCK);
+    struct stat sb;
+    assert_int_equal(stat(f->path, &sb), 0);
+    FILE *fp = fopen(f->path, "rb");
+    unsigned char *orig = malloc((size_t)sb.st_size);
+    assert_int_equal(fread(orig, 1, (size_t)sb.st_size, fp), (size_t)sb.st_size);
+    fclose(fp);
+    long rec = TEXEL_HEADER; // the fields of the first record, then spread over the file
+    long offsets[64] = {3,        20,       40,       rec + 7,  rec + 45, rec + 46,
+                        rec + 47, rec + 48, rec + 50, rec + 52, rec + 54, sb.st_size - 1};
+    int n = 12;
+    for (; n < 64; n++)
+        offsets[n] = TEXEL_HEADER + (long)((sb.st_size - TEXEL_HEADER) * (n - 12) / 52);
+    for (int i = 0; i < n; i++) {
+        unsigned char byte = orig[offsets[i]] ^ (unsigned char)(1 << (i % 8));
+        patch(f->path, offsets[i], &byte, 1);
+        TexelSet *s = NULL;
+        char why[256] = "";
+        TexelStatus st = texel_set_load(f->path, 0, 1, 2, &s, NULL, why, sizeof why);
+        if (st == TEXEL_OK)
+            fail_msg("bit %d of byte %ld flipped: loaded", i % 8, offsets[i]);
+        assert_null(s);
+        patch(f->path, offsets[i], orig + offsets[i], 1);
+    }
+    // Position 300's ply bucket: in the second block, named with its byte range.
+    long p = TEXEL_HEADER;
+    for (int i = 0; i < 299; i++)
+        p += TEXEL_RECORD + 4 + 4 * (orig[p + TEXEL_RECORD + 2] | orig[p + TEXEL_RECORD + 3] << 8) +
+             (i % TEXEL_BLOCK == TEXEL_BLOCK - 1 ? 4 : 0);
+    unsigned char byte = orig[p + 47] ^ 4;
+    patch(f->path, p + 47, &byte, 1);
+    expect_load(f->path, TEXEL_ERR_CHECKSUM, "positions 257..512 (bytes ");
+    expect_load(f->path, TEXEL_ERR_CHECKSUM, "checksum mismatch: the file is damaged");
+    free(orig);
+}
+
+typedef struct {
+    char path[64];
+    TexelSet *s;
+    Weights start;
+    TexelFitConfig cfg;
+} CkptFixture;
+
+/// A 4-epoch fit of the fixture's set with a checkpoint made from inputs {1, 2, 3, 1 rank}.
+static void ckpt_fit(CkptFixture *c, TexelStatus want, TexelFitReport *rep, char *why,
+                     size_t why_len)
+{
+    Weights out;
+    TexelExec x = {NULL, NULL, 2};
+    why[0] = '\0';
+    TexelStatus st = texel_fit(c->s, &c->cfg, &c->start, &x, &out, rep, why, why_len);
+    if (st != want)
+        fail_msg("fit: %s '%s', expected %s", texel_strerror(st), why, texel_strerror(want));
+}
+
+static void ckpt_setup(CkptFixture *c, const char *data)
+{
+    char why[256];
+    snprintf(c->path, sizeof c->path, "/tmp/xq-test-texel-%d.ckpt", (int)getpid());
+    unlink(c->path);
+    assert_int_equal(texel_set_load(data, 0, 1, 2, &c->s, NULL, why, sizeof why), TEXEL_OK);
+    weights_default(&c->start);
+    c->cfg = (TexelFitConfig){.epochs = 4, .lr = 2, .k = 1.1, .checkpoint = c->path};
+    c->cfg.inputs = (TexelInputs){1, 2, 3, 1};
+    for (int i = 0; i < PARAM_NB; i++)
+        c->cfg.tuned[i] = !params_is_psq(i);
+}
+
+/// A checkpoint resumes only the fit it was made from: a changed dataset, start weights,
+/// tuned set, epochs, lr, l2, K, rank count or job is refused naming the difference (on the
+/// check and on the fit, which leaves the checkpoint as it was), and --fresh starts over.
+static void test_checkpoint_inputs(void **state)
+{
+    Fixture *f = *state;
+    CkptFixture c;
+    ckpt_setup(&c, f->path);
+    TexelFitReport rep;
+    char why[512];
+    bool found = true;
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_OK);
+    assert_false(found);
+    ckpt_fit(&c, TEXEL_OK, &rep, why, sizeof why);
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_OK);
+    assert_true(found);
+    ckpt_fit(&c, TEXEL_OK, &rep, why, sizeof why);
+    assert_int_equal(rep.resumed_from, 4);
+    static const struct {
+        int field;
+        const char *text;
+    } changes[] = {{0, "was made from another dataset (hash 0000000000000001, now "
+                       "0000000000000009)"},
+                   {1, "made from other start weights (hash 0000000000000002, now "
+                       "0000000000000009)"},
+                   {2, "made tuning another set of weights"},
+                   {3, "made for 4 epochs, now 9"},
+                   {4, "made with lr 2, l2 0, k 1.1 (0: fitted), now lr 9, l2 0, k 1.1"},
+                   {5, "now lr 2, l2 9, k 1.1"},
+                   {6, "now lr 2, l2 0, k 9"},
+                   {7, "made on 1 rank, now 9"},
+                   {8, "made for another job (identity 0000000000000003, now 0000000000000009)"}};
+    for (size_t i = 0; i < sizeof changes / sizeof *changes; i++) {
+        CkptFixture d = c;
+        TexelFitConfig *g = &d.cfg;
+        int k = changes[i].field;
+        g->inputs.data = k == 0 ? 9 : g->inputs.data;
+        g->inputs.start = k == 1 ? 9 : g->inputs.start;
+        g->tuned[0] = k == 2 ? !g->tuned[0] : g->tuned[0];
+        g->epochs = k == 3 ? 9 : g->epochs;
+        g->lr = k == 4 ? 9 : g->lr;
+        g->l2 = k == 5 ? 9 : g->l2;
+        g->k = k == 6 ? 9 : g->k;
+        g->inputs.ranks = k == 7 ? 9 : g->inputs.ranks;
+        g->inputs.job = k == 8 ? 9 : g->inputs.job;
+        assert_int_equal(texel_checkpoint_check(g, &found, why, sizeof why), TEXEL_ERR_STALE);
+        if (!strstr(why, changes[i].text) || !strstr(why, c.path))
+            fail_msg("change %d: '%s'", k, why);
+        struct stat before, after;
+        assert_int_equal(stat(c.path, &before), 0);
+        ckpt_fit(&d, TEXEL_ERR_STALE, &rep, why, sizeof why);
+        assert_non_null(strstr(why, changes[i].text));
+        assert_int_equal(rep.epochs_done, 0);
+        assert_int_equal(stat(c.path, &after), 0);
+        assert_true(before.st_mtim.tv_nsec == after.st_mtim.tv_nsec &&
+                    before.st_ino == after.st_ino);
+    }
+    // --fresh: the checkpoint is not read, and the fit starts over (and replaces it).
+    c.cfg.fresh = true;
+    c.cfg.inputs.data = 9;
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_OK);
+    assert_false(found);
+    ckpt_fit(&c, TEXEL_OK, &rep, why, sizeof why);
+    assert_int_equal(rep.resumed_from, 0);
+    assert_int_equal(rep.epochs_done, 4);
+    c.cfg.fresh = false;
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_OK);
+    assert_true(found);
+    unlink(c.path);
+    texel_set_free(c.s);
+}
+
+/// A checkpoint file of the format before inputs were recorded, of another program, or cut
+/// short is refused with what it is, not resumed nor silently replaced.
+static void test_checkpoint_unusable(void **state)
+{
+    Fixture *f = *state;
+    CkptFixture c;
+    ckpt_setup(&c, f->path);
+    TexelFitReport rep;
+    char why[512];
+    bool found;
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *text;
+    } files[] = {{"XQTXCKP\0\1\2\3\4\5\6\7\0", 16, "written by an older xqforge"},
+                 {"hello, world\n", 13, "is not a Texel checkpoint"},
+                 {"XQTXCK3\0\1\2\3", 11, "is cut short"}};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        FILE *fp = fopen(c.path, "wb");
+        assert_int_equal(fwrite(files[i].bytes, 1, files[i].len, fp), files[i].len);
+        fclose(fp);
+        assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_ERR_STALE);
+        assert_non_null(strstr(why, files[i].text));
+        ckpt_fit(&c, TEXEL_ERR_STALE, &rep, why, sizeof why);
+        assert_non_null(strstr(why, files[i].text));
+    }
+    unlink(c.path);
+    texel_set_free(c.s);
 }
 
 int main(void)
@@ -367,6 +585,9 @@ int main(void)
         cmocka_unit_test(test_record_bytes_checked),
         cmocka_unit_test_setup_teardown(test_stale_traces, setup, teardown),
         cmocka_unit_test(test_retrace_few_positions),
+        cmocka_unit_test_setup_teardown(test_bit_flips_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoint_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoint_unusable, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
 # positions (and a cluster match with [output] positions writes the same file itself), a kind = texel job fits on 2 MPI ranks (each a shard, gradients summed), and
 # (1) lowers the loss, (2) killed part-way and run again, resumes from its checkpoint and
 # ends with exactly the weights of an uninterrupted run, (3) damaged datasets are refused
-# with the reason.
+# with the reason, (4) a checkpoint is never resumed for another dataset or other settings
+# (exit 2, the difference named, nothing written).
 set -u
 xq=$1 job=$2
 work=$(mktemp -d)
@@ -40,7 +41,7 @@ awk -v s="$start" -v e="$end" 'BEGIN { exit !(e < s) }' || fail "loss did not fa
 # Kill rank 0 once a few epochs are checkpointed, then run again.
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/b" >"$work/b1.log" 2>&1 &
 pid=$!
-for _ in $(seq 600); do
+for _ in $(seq 3000); do
     [[ -f $work/b/texel-loss.csv ]] && (($(wc -l <"$work/b/texel-loss.csv") > 8)) && break
     sleep 0.02
 done
@@ -53,6 +54,22 @@ grep -q "^Tuned weights" "$work/b1.log" && fail "the fit ended before the kill"
 grep -q "Resuming at epoch" "$work/b2.log" || fail "did not resume: $(head -5 "$work/b2.log")"
 cmp -s "$work/a/texel-weights.txt" "$work/b/texel-weights.txt" ||
     fail "resumed weights differ from the uninterrupted run's"
+
+# A checkpoint made from another dataset, or for other settings, is refused by --resume (it
+# resumed and wrote the old weights after 0 epochs), naming the difference; nothing changes.
+"$xq" texel extract --skip 12 -o "$work/other.xqd" "$work/g.pgn" >/dev/null 2>&1 || fail "extract other"
+sum_before=$(cat "$work/b/texel.ckpt" "$work/b/texel-weights.txt" "$work/b/texel-loss.csv" | cksum)
+"${mpi[@]}" "$xq" run "$job" --set texel.data="$work/other.xqd" --set output.dir="$work/b" --resume \
+    >"$work/s1.log" 2>&1
+rc=$?
+[[ $rc -eq 2 ]] || fail "a changed dataset: exit $rc, expected 2: $(tail -3 "$work/s1.log")"
+grep -q "texel.ckpt was made from another dataset (hash [0-9a-f]*, now [0-9a-f]*): start afresh with --fresh" \
+    "$work/s1.log" || fail "a changed dataset not named: $(tail -3 "$work/s1.log")"
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set texel.epochs=50 --set output.dir="$work/b" --resume \
+    >"$work/s2.log" 2>&1 && fail "changed epochs resumed: $(tail -3 "$work/s2.log")"
+grep -q "was made for 40 epochs, now 50" "$work/s2.log" || fail "epochs not named: $(tail -3 "$work/s2.log")"
+[[ $(cat "$work/b/texel.ckpt" "$work/b/texel-weights.txt" "$work/b/texel-loss.csv" | cksum) == "$sum_before" ]] ||
+    fail "a refused checkpoint changed the outputs"
 
 # Damage: truncated, and not a dataset at all.
 head -c 1000 "$work/texel.xqd" >"$work/cut.xqd"

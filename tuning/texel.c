@@ -30,7 +30,9 @@ const char *texel_strerror(TexelStatus st)
                                                       "bad position in the dataset",
                                                       "out of memory",
                                                       "another rank failed",
-                                                      "bad settings"};
+                                                      "bad settings",
+                                                      "damaged dataset (checksum mismatch)",
+                                                      "checkpoint of other inputs"};
     return (unsigned)st < TEXEL_STATUS_NB ? text[st] : "unknown Texel status";
 }
 
@@ -74,6 +76,8 @@ struct TexelWriter {
     FILE *f;
     char path[4096], tmp[4120];
     uint64_t count, terms;
+    uint32_t crc;      // of the records of the current block so far
+    uint32_t in_block; // records in the current block
     bool failed;
     Weights w;     // any weights: the trace's coefficients do not depend on them
     EvalTrace *tr; // scratch
@@ -118,6 +122,20 @@ static int trace_terms(const EvalTrace *t, unsigned char *out)
     return n;
 }
 
+/// Closes a block of records with the CRC-32 of its bytes.
+static TexelStatus block_end(TexelWriter *w)
+{
+    unsigned char c[4];
+    put_u32(c, w->crc);
+    w->crc = 0;
+    w->in_block = 0;
+    if (fwrite(c, 1, sizeof c, w->f) != sizeof c) {
+        w->failed = true;
+        return TEXEL_ERR_IO;
+    }
+    return TEXEL_OK;
+}
+
 TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, int ply)
 {
     unsigned char rec[TEXEL_RECORD + 4 + 4 * PARAM_NB] = {0};
@@ -139,6 +157,9 @@ TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, 
     }
     w->count++;
     w->terms += (uint64_t)n;
+    w->crc = (uint32_t)crc32(w->crc, rec, (uInt)len);
+    if (++w->in_block == TEXEL_BLOCK)
+        return block_end(w);
     return TEXEL_OK;
 }
 
@@ -201,6 +222,8 @@ TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
     put_u32(h + 40, PARAM_NB);
     put_u32(h + 44, (uint32_t)crc32(0, h, 44));
     TexelStatus st = TEXEL_OK;
+    if (w->in_block > 0 && !w->failed)
+        block_end(w); // the last, shorter block
     if (w->failed || fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, 1, sizeof h, w->f) != sizeof h ||
         fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
         st = fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
@@ -276,13 +299,21 @@ static TexelStatus read_header(FILE *f, const char *path, Header *hd, uint64_t *
                                size_t why_len)
 {
     unsigned char h[TEXEL_HEADER];
-    if (fread(h, 1, sizeof h, f) != sizeof h)
+    size_t got_h = fread(h, 1, sizeof h, f);
+    if (got_h != sizeof h && ferror(f)) // a directory, a read error
+        return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    if (got_h != sizeof h)
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: shorter than a %d-byte header", path,
                     TEXEL_HEADER);
     if (memcmp(h, MAGIC, 8) != 0)
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: not a Texel dataset (bad magic)", path);
     if ((uint32_t)crc32(0, h, 44) != get_u32(h + 44))
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: header CRC mismatch", path);
+    if (get_u32(h + 8) < TEXEL_VERSION)
+        return fail(TEXEL_ERR_VERSION, why, why_len,
+                    "%s: version %u, from before records had checksums (this build reads %d): "
+                    "extract it again with xqforge texel extract",
+                    path, (unsigned)get_u32(h + 8), TEXEL_VERSION);
     if (get_u32(h + 8) != TEXEL_VERSION)
         return fail(TEXEL_ERR_VERSION, why, why_len, "%s: version %u (this build reads %d)", path,
                     (unsigned)get_u32(h + 8), TEXEL_VERSION);
@@ -298,7 +329,8 @@ static TexelStatus read_header(FILE *f, const char *path, Header *hd, uint64_t *
     if (fseek(f, 0, SEEK_END) != 0)
         return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     long got = ftell(f);
-    uint64_t want = TEXEL_HEADER + hd->count * (TEXEL_RECORD + 4) + hd->terms * 4;
+    uint64_t blocks = (hd->count + TEXEL_BLOCK - 1) / TEXEL_BLOCK;
+    uint64_t want = TEXEL_HEADER + hd->count * (TEXEL_RECORD + 4) + hd->terms * 4 + blocks * 4;
     if (got < 0 || (uint64_t)got != want)
         return fail(TEXEL_ERR_TRUNCATED, why, why_len,
                     "%s: %ld bytes, the header's %llu positions need %llu", path, got,
@@ -531,35 +563,82 @@ static TexelStatus verify_sample(const TexelSet *s, const unsigned char **recs, 
     return st;
 }
 
-/// Walks the records, every length checked against the file's end: this shard's record
-/// pointers, results and phases, and the number of their stored terms.
+/// The length of the record at p, checked against end (0 if it does not fit or claims more
+/// terms than the layout has weights).
+static size_t record_len(const unsigned char *p, const unsigned char *end, uint32_t params)
+{
+    if ((size_t)(end - p) < TEXEL_RECORD + 4)
+        return 0;
+    unsigned n = p[TEXEL_RECORD + 2] | (unsigned)p[TEXEL_RECORD + 3] << 8;
+    size_t len = TEXEL_RECORD + 4 + 4 * (size_t)n;
+    return n > params || (size_t)(end - p) < len ? 0 : len;
+}
+
+/// Checks the CRC-32 of the block of records [first, first + count) that starts at p (a
+/// position of the body at file offset `off`); *block_end receives where its CRC ends.
+static TexelStatus block_check(const unsigned char *p, const unsigned char *end, uint64_t first,
+                               uint64_t count, uint32_t params, uint64_t off,
+                               const unsigned char **block_end, const char *path, char *why,
+                               size_t why_len)
+{
+    const unsigned char *q = p;
+    for (uint64_t i = 0; i < count; i++) {
+        size_t len = record_len(q, end, params);
+        if (!len)
+            return fail(TEXEL_ERR_FORMAT, why, why_len,
+                        "%s: position %llu (byte %llu): its terms overrun the file: the file is "
+                        "damaged",
+                        path, (unsigned long long)(first + i + 1),
+                        (unsigned long long)(off + (uint64_t)(q - p)));
+        q += len;
+    }
+    if ((size_t)(end - q) < 4)
+        return fail(TEXEL_ERR_TRUNCATED, why, why_len,
+                    "%s: the checksum of positions %llu..%llu is cut short", path,
+                    (unsigned long long)first + 1, (unsigned long long)(first + count));
+    if ((uint32_t)crc32(0, p, (uInt)(q - p)) != get_u32(q))
+        return fail(TEXEL_ERR_CHECKSUM, why, why_len,
+                    "%s: positions %llu..%llu (bytes %llu..%llu): checksum mismatch: the file is "
+                    "damaged, extract it again",
+                    path, (unsigned long long)first + 1, (unsigned long long)(first + count),
+                    (unsigned long long)off, (unsigned long long)(off + (uint64_t)(q - p) + 3));
+    *block_end = q + 4;
+    return TEXEL_OK;
+}
+
+/// Walks the records block by block: each block's CRC-32 first, then its records' bytes
+/// (the shard's record pointers, results and phases, and the number of their stored terms).
 static TexelStatus parse_records(const unsigned char *p, const unsigned char *end, const Header *hd,
                                  int shard, int shards, TexelSet *s, const unsigned char **recs,
                                  uint64_t *terms, const char *path, char *why, size_t why_len)
 {
+    const unsigned char *body = p;
     uint64_t k = 0;
     *terms = 0;
-    for (uint64_t i = 0; i < hd->count; i++) {
-        if ((size_t)(end - p) < TEXEL_RECORD + 4)
-            return fail(TEXEL_ERR_TRUNCATED, why, why_len, "%s: position %llu cut short", path,
-                        (unsigned long long)i + 1);
-        unsigned n = p[TEXEL_RECORD + 2] | (unsigned)p[TEXEL_RECORD + 3] << 8;
-        if (n > hd->params || (size_t)(end - p) < TEXEL_RECORD + 4 + 4 * (size_t)n)
-            return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: position %llu: %u terms", path,
-                        (unsigned long long)i + 1, n);
-        // Only every 64th record is decoded: the bytes the fit reads are checked for all.
-        if (p[45] > 1 || p[46] > 2 || p[TEXEL_RECORD] > EVAL_PHASE_MAX)
-            return fail(TEXEL_ERR_FORMAT, why, why_len,
-                        "%s: position %llu: side %u, result %u, phase %u", path,
-                        (unsigned long long)i + 1, p[45], p[46], p[TEXEL_RECORD]);
-        if (i % (uint64_t)shards == (uint64_t)shard) {
-            recs[k] = p;
-            s->result[k] = p[46];
-            s->phase[k] = p[TEXEL_RECORD];
-            *terms += n;
-            k++;
+    for (uint64_t first = 0; first < hd->count; first += TEXEL_BLOCK) {
+        uint64_t count = hd->count - first < TEXEL_BLOCK ? hd->count - first : TEXEL_BLOCK;
+        const unsigned char *next = end;
+        TexelStatus st =
+            block_check(p, end, first, count, hd->params, TEXEL_HEADER + (uint64_t)(p - body),
+                        &next, path, why, why_len);
+        if (st != TEXEL_OK)
+            return st;
+        for (uint64_t i = first; i < first + count; i++) {
+            // Only every 64th record is decoded: the bytes the fit reads are checked for all.
+            if (p[45] > 1 || p[46] > 2 || p[TEXEL_RECORD] > EVAL_PHASE_MAX)
+                return fail(TEXEL_ERR_FORMAT, why, why_len,
+                            "%s: position %llu: side %u, result %u, phase %u", path,
+                            (unsigned long long)i + 1, p[45], p[46], p[TEXEL_RECORD]);
+            if (i % (uint64_t)shards == (uint64_t)shard) {
+                recs[k] = p;
+                s->result[k] = p[46];
+                s->phase[k] = p[TEXEL_RECORD];
+                *terms += p[TEXEL_RECORD + 2] | (unsigned)p[TEXEL_RECORD + 3] << 8;
+                k++;
+            }
+            p += record_len(p, end, hd->params);
         }
-        p += TEXEL_RECORD + 4 + 4 * (size_t)n;
+        p = next;
     }
     return p == end
                ? TEXEL_OK
@@ -807,42 +886,131 @@ TexelStatus texel_fit_k(const TexelSet *s, const double *w, const TexelExec *x, 
 
 // ---- Fit -------------------------------------------------------------------------------------
 
-static const char CKPT_MAGIC[8] = "XQTXCKP";
+// Checkpoint: magic, CkptId, u32 PARAM_NB, FitState (host byte order: it never leaves the
+// machine that wrote it). "XQTXCKP" was the format before it recorded its inputs.
+static const char CKPT_MAGIC[8] = "XQTXCK3", CKPT_MAGIC_OLD[8] = "XQTXCKP";
 
 typedef struct {
     double epoch, k, loss_start;
     double w[PARAM_NB], m[PARAM_NB], v[PARAM_NB];
 } FitState;
 
-/// The state of the last epoch, if the checkpoint belongs to this job.
-static bool ckpt_read(const char *path, uint64_t fingerprint, FitState *st)
+/// What a checkpoint was made from (no padding: written as it is).
+typedef struct {
+    uint64_t data, start, job, tuned;
+    int32_t epochs, ranks;
+    double lr, l2, k;
+} CkptId;
+
+static CkptId ckpt_id(const TexelFitConfig *cfg)
 {
-    FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f)
-        return false;
-    char magic[8];
-    uint64_t fp = 0;
-    uint32_t n = 0;
-    bool ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, CKPT_MAGIC, 8) &&
-              fread(&fp, sizeof fp, 1, f) == 1 && fp == fingerprint &&
-              fread(&n, sizeof n, 1, f) == 1 && n == PARAM_NB && fread(st, sizeof *st, 1, f) == 1;
-    fclose(f);
-    return ok;
+    CkptId id;
+    memset(&id, 0, sizeof id);
+    id.data = cfg->inputs.data;
+    id.start = cfg->inputs.start;
+    id.job = cfg->inputs.job;
+    id.tuned = files_fnv(FILES_FNV_BASIS, cfg->tuned, sizeof cfg->tuned);
+    id.epochs = cfg->epochs;
+    id.ranks = cfg->inputs.ranks;
+    id.lr = cfg->lr;
+    id.l2 = cfg->l2;
+    id.k = cfg->k;
+    return id;
 }
 
-static bool ckpt_write(const char *path, uint64_t fingerprint, const FitState *st)
+/// The first difference between what a checkpoint was made from and now, as "made from
+/// another dataset (hash X, now Y)"; false if there is none.
+static bool ckpt_differs(const CkptId *was, const CkptId *now, char *out, size_t len)
+{
+    if (was->data != now->data)
+        snprintf(out, len, "made from another dataset (hash %016llx, now %016llx)",
+                 (unsigned long long)was->data, (unsigned long long)now->data);
+    else if (was->start != now->start)
+        snprintf(out, len, "made from other start weights (hash %016llx, now %016llx)",
+                 (unsigned long long)was->start, (unsigned long long)now->start);
+    else if (was->tuned != now->tuned)
+        snprintf(out, len, "made tuning another set of weights (params)");
+    else if (was->epochs != now->epochs)
+        snprintf(out, len, "made for %d epochs, now %d", was->epochs, now->epochs);
+    else if (was->lr != now->lr || was->l2 != now->l2 || was->k != now->k)
+        snprintf(out, len, "made with lr %g, l2 %g, k %g (0: fitted), now lr %g, l2 %g, k %g",
+                 was->lr, was->l2, was->k, now->lr, now->l2, now->k);
+    else if (was->ranks != now->ranks)
+        snprintf(out, len, "made on %d rank%s, now %d", was->ranks, was->ranks == 1 ? "" : "s",
+                 now->ranks);
+    else if (was->job != now->job)
+        snprintf(out, len, "made for another job (identity %016llx, now %016llx)",
+                 (unsigned long long)was->job, (unsigned long long)now->job);
+    else
+        return false;
+    return true;
+}
+
+/// Reads the checkpoint into *st: TEXEL_OK with *found (false: no file there), or
+/// TEXEL_ERR_STALE with why for a file that cannot be resumed.
+static TexelStatus ckpt_read(const TexelFitConfig *cfg, bool *found, FitState *st, char *why,
+                             size_t why_len)
+{
+    *found = false;
+    if (!cfg->checkpoint || cfg->fresh)
+        return TEXEL_OK;
+    const char *path = cfg->checkpoint;
+    FILE *f = fopen(path, "rb");
+    if (!f && errno == ENOENT)
+        return TEXEL_OK;
+    if (!f)
+        return fail(TEXEL_ERR_STALE, why, why_len, "checkpoint %s: %s", path, strerror(errno));
+    char magic[8] = "", diff[256] = "";
+    CkptId was, now = ckpt_id(cfg);
+    uint32_t n = 0;
+    bool head = fread(magic, 1, 8, f) == 8;
+    TexelStatus ts = TEXEL_ERR_STALE;
+    if (head && !memcmp(magic, CKPT_MAGIC_OLD, 8))
+        fail(ts, why, why_len,
+             "checkpoint %s was written by an older xqforge (no record of its inputs)", path);
+    else if (!head || memcmp(magic, CKPT_MAGIC, 8))
+        fail(ts, why, why_len, "%s is not a Texel checkpoint", path);
+    else if (fread(&was, sizeof was, 1, f) != 1 || fread(&n, sizeof n, 1, f) != 1 ||
+             (n == PARAM_NB && fread(st, sizeof *st, 1, f) != 1))
+        fail(ts, why, why_len, "checkpoint %s is cut short", path);
+    else if (n != PARAM_NB)
+        fail(ts, why, why_len, "checkpoint %s holds %u weights, this build has %d", path,
+             (unsigned)n, PARAM_NB);
+    else if (ckpt_differs(&was, &now, diff, sizeof diff))
+        fail(ts, why, why_len, "checkpoint %s was %s", path, diff);
+    else if (!(st->epoch >= 0 && st->epoch <= cfg->epochs)) // NaN too
+        fail(ts, why, why_len, "checkpoint %s is damaged (epoch %g)", path, st->epoch);
+    else
+        ts = TEXEL_OK;
+    fclose(f);
+    *found = ts == TEXEL_OK;
+    return ts;
+}
+
+TexelStatus texel_checkpoint_check(const TexelFitConfig *cfg, bool *found, char *why,
+                                   size_t why_len)
+{
+    FitState *st = malloc(sizeof *st);
+    if (!st)
+        return fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
+    TexelStatus ts = ckpt_read(cfg, found, st, why, why_len);
+    free(st);
+    return ts;
+}
+
+static bool ckpt_write(const TexelFitConfig *cfg, const FitState *st)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", cfg->checkpoint);
     FILE *f = fopen(tmp, "wb");
+    CkptId id = ckpt_id(cfg);
     uint32_t n = PARAM_NB;
-    bool ok = f && fwrite(CKPT_MAGIC, 1, 8, f) == 8 &&
-              fwrite(&fingerprint, sizeof fingerprint, 1, f) == 1 &&
+    bool ok = f && fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(&id, sizeof id, 1, f) == 1 &&
               fwrite(&n, sizeof n, 1, f) == 1 && fwrite(st, sizeof *st, 1, f) == 1 &&
               fflush(f) == 0 && fsync(fileno(f)) == 0;
     if (f && fclose(f) != 0)
         ok = false;
-    return ok && rename(tmp, path) == 0;
+    return ok && rename(tmp, cfg->checkpoint) == 0;
 }
 
 static double now_s(void)
@@ -873,9 +1041,16 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         tuned += cfg->tuned[i];
     }
     // The root's checkpoint (or zeros elsewhere) summed over ranks: every rank starts alike.
-    bool resumed = ckpt_read(cfg->checkpoint, cfg->fingerprint, st);
-    double flag = resumed ? 1 : 0;
-    TexelStatus ts = TEXEL_OK;
+    // The flag is the root's: 1 resume, 0 a fresh fit, -1 a checkpoint refused.
+    bool resumed = false;
+    TexelStatus ts = ckpt_read(cfg, &resumed, st, why, why_len);
+    double flag = ts != TEXEL_OK ? -1 : resumed ? 1 : 0;
+    if (ts != TEXEL_OK) {
+        memset(st, 0, sizeof *st); // the refused file may have been read in part
+        for (int i = 0; i < PARAM_NB; i++)
+            st->w[i] = start->v[i];
+    }
+    ts = TEXEL_OK;
     if (x && x->reduce) {
         if (!x->reduce(x->ctx, &flag, 1))
             ts = TEXEL_ERR_REDUCE;
@@ -885,6 +1060,11 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
             if (!x->reduce(x->ctx, (double *)st, (int)(sizeof *st / sizeof(double))))
                 ts = TEXEL_ERR_REDUCE;
         }
+    }
+    if (ts == TEXEL_OK && flag < 0) {
+        ts = TEXEL_ERR_STALE;
+        if (!cfg->checkpoint)
+            fail(ts, why, why_len, "the checkpoint on another rank is of other inputs");
     }
     if (ts == TEXEL_OK && flag == 0) {
         st->k = cfg->k;
@@ -929,7 +1109,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
             fprintf(cfg->log, "epoch %d/%d: loss %.6f (%.3f s/epoch)\n", epoch + 1, cfg->epochs,
                     loss, (now_s() - t0) / (epoch + 1 - rep->resumed_from)),
                 fflush(cfg->log);
-        if (cfg->checkpoint && !ckpt_write(cfg->checkpoint, cfg->fingerprint, st))
+        if (cfg->checkpoint && !ckpt_write(cfg, st))
             ts = fail(TEXEL_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
                       cfg->checkpoint, strerror(errno));
     }

@@ -8,9 +8,12 @@
 //   then per position: 48 bytes: 90 points as 45 bytes of nibbles (piece code, low nibble
 //     first, points rank-major from a0), u8 side (0 Red, 1 Black), u8 result for Red
 //     (0 loss, 1 draw, 2 win), u8 ply bucket (ply / 4, capped at 255);
-//     then its trace: u8 phase, u8 zero, u16 terms n, n x (u16 weight id, i16 coefficient)
-// Loading a million positions is a single read and a copy of the traces (every 64th is
-// checked against this build's evaluation). A dataset of another feature layout, or whose
+//     then its trace: u8 phase, u8 zero, u16 terms n, n x (u16 weight id, i16 coefficient);
+//   after every TEXEL_BLOCK positions (and after the last), u32 CRC-32 of the block's bytes.
+// Loading a million positions is a single read, the checksums and a copy of the traces (every
+// 64th is checked against this build's evaluation); a damaged block is refused by its
+// positions and byte offsets, a dataset of an older version (no checksums) with the advice to
+// extract it again. A dataset of another feature layout, or whose
 // sampled traces disagree with the evaluation, is traced again from its positions (each
 // decoded as strictly as a FEN): the fit always uses the very code the search runs.
 //
@@ -31,9 +34,10 @@
 #include "params.h"
 
 enum {
-    TEXEL_VERSION = 2,
+    TEXEL_VERSION = 3, // 3: records in checksummed blocks
     TEXEL_HEADER = 48,
     TEXEL_RECORD = 48,
+    TEXEL_BLOCK = 256,            // positions under one CRC-32
     TEXEL_MAX_POSITIONS = 1 << 28 // refused above this before allocating
 };
 
@@ -45,8 +49,10 @@ typedef enum {
     TEXEL_ERR_TRUNCATED, // fewer (or more) record bytes than the header's count
     TEXEL_ERR_POSITION,  // a record is not a legal position (named by its index)
     TEXEL_ERR_NOMEM,
-    TEXEL_ERR_REDUCE, // the reduce callback failed (another rank is gone)
-    TEXEL_ERR_CONFIG, // bad fit settings
+    TEXEL_ERR_REDUCE,   // the reduce callback failed (another rank is gone)
+    TEXEL_ERR_CONFIG,   // bad fit settings
+    TEXEL_ERR_CHECKSUM, // a block of records whose CRC-32 does not match: a damaged file
+    TEXEL_ERR_STALE,    // a checkpoint made from other inputs or settings (named)
     TEXEL_STATUS_NB
 } TexelStatus;
 
@@ -116,6 +122,15 @@ TexelStatus texel_gradient(const TexelSet *s, const double *w, double k, const T
 /// The K minimising the loss for weights w (golden-section search on [0.05, 5]).
 TexelStatus texel_fit_k(const TexelSet *s, const double *w, const TexelExec *x, double *k);
 
+/// What a fit is made from besides its settings: a checkpoint records these with the
+/// settings, and one made from anything else is refused (never resumed, never ignored).
+typedef struct {
+    uint64_t data;  // FNV-1a of the dataset file's bytes (files_hash)
+    uint64_t start; // of the start weights file (0: the built-in defaults)
+    uint64_t job;   // the caller's identity of anything else (a run's job identity; 0: none)
+    int ranks;      // the shards the positions are split into (the sums' rounding follows them)
+} TexelInputs;
+
 typedef struct {
     int epochs;
     double lr; // Adam step size, centipawns
@@ -123,7 +138,8 @@ typedef struct {
     double k;  // 0: fit K first
     bool tuned[PARAM_NB];
     const char *checkpoint; // resume state, rewritten each epoch (NULL: none)
-    uint64_t fingerprint;   // of the job: a checkpoint of another job is ignored
+    bool fresh;             // an existing checkpoint is not read (the first epoch replaces it)
+    TexelInputs inputs;     // with epochs, lr, l2, k and tuned: what the checkpoint must match
     FILE *log;              // progress lines (NULL: quiet)
     FILE *loss_csv;         // "epoch,loss" lines (NULL: none)
     /// Called after each epoch with the loss before its step and the weights after it
@@ -138,7 +154,16 @@ typedef struct {
     double seconds_per_epoch;
 } TexelFitReport;
 
-/// Fits from start; out receives the tuned weights rounded and clamped to their ranges.
+/// Whether cfg's checkpoint will be resumed: TEXEL_OK with *found false (no file there, or
+/// cfg->fresh) or true (made from these very inputs and settings); TEXEL_ERR_STALE naming the
+/// first difference ("checkpoint P was made from another dataset (hash X, now Y)"), or what
+/// else is wrong with the file, for anything else.
+TexelStatus texel_checkpoint_check(const TexelFitConfig *cfg, bool *found, char *why,
+                                   size_t why_len);
+
+/// Fits from start, resuming from cfg's checkpoint when texel_checkpoint_check finds it (on the
+/// rank whose cfg names one; a refused one makes every rank return TEXEL_ERR_STALE); out
+/// receives the tuned weights rounded and clamped to their ranges.
 TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weights *start,
                       const TexelExec *x, Weights *out, TexelFitReport *rep, char *why,
                       size_t why_len);

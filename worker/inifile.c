@@ -313,6 +313,39 @@ bool inifile_bool(const char *v, bool *out)
     return false;
 }
 
+/// The continuation bytes a UTF-8 sequence starting with c has (RFC 3629), -1 if none may.
+static int utf8_tail(unsigned char c)
+{
+    return c < 0x80                 ? 0
+           : c >= 0xc2 && c <= 0xdf ? 1
+           : c >= 0xe0 && c <= 0xef ? 2
+           : c >= 0xf0 && c <= 0xf4 ? 3
+                                    : -1;
+}
+
+bool inifile_utf8(const char *v, char *why, size_t why_len)
+{
+    const unsigned char *s = (const unsigned char *)v;
+    for (size_t i = 0; s[i];) {
+        unsigned char c = s[i], d = s[i + 1];
+        int n = utf8_tail(c);
+        bool ok = n >= 0;
+        for (int k = 1; ok && k <= n; k++)
+            ok = (s[i + k] & 0xc0) == 0x80; // stops at the NUL too
+        // The second byte's range excludes overlong forms, surrogates and > U+10FFFF.
+        if (ok && n == 2)
+            ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d > 0x9f);
+        if (ok && n == 3)
+            ok = !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d > 0x8f);
+        if (!ok) {
+            snprintf(why, why_len, "not UTF-8 text (byte 0x%02x at position %zu)", c, i + 1);
+            return false;
+        }
+        i += (size_t)n + 1;
+    }
+    return true;
+}
+
 bool inifile_text(char *dst, size_t cap, const char *v, char *why, size_t why_len)
 {
     if (snprintf(dst, cap, "%s", v) >= (int)cap) {

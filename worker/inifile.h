@@ -74,5 +74,8 @@ bool inifile_long(const char *v, long lo, long hi, long *out, char *why, size_t 
 bool inifile_double(const char *v, double lo, double hi, double *out, char *why, size_t why_len);
 /// true/false, yes/no, on/off, 1/0.
 bool inifile_bool(const char *v, bool *out);
+/// Whether v is UTF-8 text (strictly: no overlong forms, surrogates or code points above
+/// U+10FFFF), as the JSON files it may end up in require; why names the first bad byte.
+bool inifile_utf8(const char *v, char *why, size_t why_len);
 /// Copies v whole, or refuses it ("value longer than N characters").
 bool inifile_text(char *dst, size_t cap, const char *v, char *why, size_t why_len);

@@ -75,7 +75,9 @@ typedef struct {
     Entry entries[ENTRIES_MAX];
     int entry_count;
     bool has_kind, has_rounds;
-    PlayerConfig scratch; // checks an engine setting where it is written
+    int section_lines[SEC_NB];     // where each section (but [engine NAME]) is first written
+    int repeated, repeat_lines[2]; // the first section written twice, and its two lines
+    PlayerConfig scratch;          // checks an engine setting where it is written
     TimeControl scratch_tc;
 } Ctx;
 
@@ -702,10 +704,13 @@ static bool key_texel(Ctx *c, const char *key, const char *v)
     return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // data, start
 }
 
-/// One key = value in a section (a file line or an override).
+/// One key = value in a section (a file line or an override). Values may end up in JSON
+/// (report.json, result.json): they must be UTF-8.
 static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
 {
-    char name[JOB_TEXT_MAX], sec[JOB_TEXT_MAX + 16];
+    char name[JOB_TEXT_MAX], sec[JOB_TEXT_MAX + 16], why[128];
+    if (!inifile_utf8(v, why, sizeof why))
+        return fail(c, JOB_ERR_VALUE, section, key, "%s", why);
     int id = section_parse(section, name, sizeof name);
     switch (id) {
     case SEC_JOB: return key_job(c, key, v);
@@ -740,7 +745,27 @@ static bool on_section(void *user, int line, const char *raw)
     int id = section_parse(raw, name, sizeof name);
     if (id < 0)
         return fail(c, JOB_ERR_KEY, raw, NULL, "unknown section");
+    if (id != SEC_ENGINE && c->section_lines[id] && !c->repeat_lines[1]) {
+        c->repeated = id;
+        c->repeat_lines[0] = c->section_lines[id];
+        c->repeat_lines[1] = line;
+    } else if (id != SEC_ENGINE && !c->section_lines[id]) {
+        c->section_lines[id] = line;
+    }
     return id != SEC_ENGINE || engine_add(c, name);
+}
+
+/// A section written twice would be merged silently (a second [job] quietly changing the
+/// first's kind): refused, both lines named. Said last, after the file's other faults (an
+/// engine's name written twice is refused where it stands, by engine_add).
+static bool refuse_repeated(Ctx *c)
+{
+    if (!c->repeat_lines[1])
+        return true;
+    c->at = (Origin){c->repeat_lines[1], NULL};
+    return fail(c, JOB_ERR_SYNTAX, SECTION_NAMES[c->repeated], NULL,
+                "written twice (lines %d and %d): give each section once", c->repeat_lines[0],
+                c->repeat_lines[1]);
 }
 
 static bool on_key(void *user, int line, const char *section, const char *key, const char *value)
@@ -1101,6 +1126,8 @@ JobStatus job_load(const char *path, const char *const *overrides, int n_overrid
         apply_override(c, overrides[i]);
     if (c->st == JOB_OK)
         validate(c);
+    if (c->st == JOB_OK)
+        refuse_repeated(c);
     JobStatus st = c->st;
     free(c);
     return st;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "pgn.h"
 
-#include <stdlib.h>
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -214,120 +215,217 @@ static void apply_comment(GameMove *m, const char *c, bool *book)
     }
 }
 
+/// The reading state of one game: its board, where its moves are, and the first fault.
+typedef struct {
+    GameRecord *rec;
+    Board *b;
+    Outcome result;
+    bool in_tags, tags_done, in_moves, in_comment, done, bad;
+    char comment[256];
+    size_t clen;
+    int *lineno;
+    char *why;
+    size_t why_len;
+} PgnGame;
+
+/// Records the game's first fault at the current line; reading goes on to the game's end.
+__attribute__((format(printf, 2, 3))) static void game_fault(PgnGame *g, const char *fmt, ...)
+{
+    if (g->bad)
+        return;
+    g->bad = true;
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(g->why, g->why_len, "line %d: %s", *g->lineno, what);
+}
+
+/// The first movetext line: the board is set up from the FEN tag (or the start position).
+static void moves_begin(PgnGame *g)
+{
+    g->in_moves = true;
+    g->b = malloc(sizeof *g->b);
+    GameRecord *rec = g->rec;
+    const char *fen = rec->start_fen[0] ? rec->start_fen : BOARD_START_FEN;
+    char fen_why[160];
+    if (!g->b || board_set_fen(g->b, fen, fen_why, sizeof fen_why) != FEN_OK)
+        game_fault(g, "bad FEN tag: %s", g->b ? fen_why : "no memory");
+    else
+        board_fen(g->b, rec->start_fen, sizeof rec->start_fen);
+}
+
+/// The end of a comment: its score and book mark go to the move before it.
+static void comment_end(PgnGame *g)
+{
+    g->comment[g->clen] = '\0';
+    g->in_comment = false;
+    GameRecord *rec = g->rec;
+    if (rec->ply_count > 0 && !g->bad) {
+        bool book;
+        apply_comment(&rec->moves[rec->ply_count - 1], g->comment, &book);
+        if (book && rec->book_plies == rec->ply_count - 1)
+            rec->book_plies = rec->ply_count;
+    }
+}
+
+/// A move in coordinates, made on the game's board.
+static void move_token(PgnGame *g, const char *tok)
+{
+    GameRecord *rec = g->rec;
+    if (g->bad)
+        return;
+    Move m;
+    MoveTextStatus st = move_parse_legal(g->b, tok, 0, &m);
+    if (st != MOVE_TEXT_OK || rec->ply_count >= GAME_MAX_PLIES ||
+        g->b->hist_len >= BOARD_HISTORY_MAX) {
+        game_fault(g, "move %d '%s': %s", rec->ply_count + 1, tok,
+                   st != MOVE_TEXT_OK ? move_text_strerror(st) : "game too long");
+        return;
+    }
+    board_make_move(g->b, m);
+    rec->moves[rec->ply_count++] = (GameMove){m, 0, false, false, 0, 0};
+}
+
+/// One movetext token: a result ends the game; a move number ("12." or "12...", possibly
+/// glued to its move) is skipped; anything else starting with a digit (a result misspelt,
+/// like "1-O" or "2-0") is a fault, never taken for a move number.
+static void token(PgnGame *g, const char *tok)
+{
+    if (is_result(tok)) {
+        g->result = outcome_of(tok);
+        g->done = true;
+        return;
+    }
+    if (!isdigit((unsigned char)tok[0])) {
+        move_token(g, tok);
+        return;
+    }
+    const char *p = tok;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*p != '.') {
+        game_fault(g, "'%s' is neither a result (1-0, 0-1, 1/2-1/2, *) nor a move number", tok);
+        return;
+    }
+    while (*p == '.')
+        p++;
+    if (*p)
+        move_token(g, p);
+}
+
+/// The tokens and comments of one movetext line.
+static void movetext_line(PgnGame *g, char *line)
+{
+    for (char *p = line; *p && !g->done;) {
+        if (g->in_comment) {
+            char *end = strchr(p, '}');
+            size_t n = end ? (size_t)(end - p) : strlen(p);
+            if (g->clen + n < sizeof g->comment) {
+                memcpy(g->comment + g->clen, p, n);
+                g->clen += n;
+            }
+            if (!end)
+                break;
+            comment_end(g);
+            p = end + 1;
+        } else if (isspace((unsigned char)*p)) {
+            p++;
+        } else if (*p == '{') {
+            g->in_comment = true;
+            g->clen = 0;
+            p++;
+        } else {
+            char tok[32];
+            size_t n = strcspn(p, " \t{");
+            snprintf(tok, sizeof tok, "%.*s", (int)(n < sizeof tok ? n : sizeof tok - 1), p);
+            p += n;
+            token(g, tok);
+        }
+    }
+}
+
+/// Whether the next line starts the next game: a tag line ('[') after this game's moves, or
+/// after its tags and a blank line. It is left unread (one character of push-back, so a pipe
+/// works too) for the next call.
+static bool next_game_starts(const PgnGame *g, FILE *in)
+{
+    if (!(g->in_moves ? !g->in_comment : g->tags_done))
+        return false;
+    int c = getc(in);
+    if (c != EOF)
+        ungetc(c, in);
+    return c == '[';
+}
+
+typedef enum { LINE_OK, LINE_EOF, LINE_LONG, LINE_NUL } LineRead;
+
+/// The next line, without its "\n" or "\r\n", into buf[cap]: LINE_EOF at the end of the
+/// input; LINE_LONG for a line of cap bytes or more, LINE_NUL for one holding a NUL byte (not
+/// text), both read to their end so that the next line reads whole.
+static LineRead read_line(FILE *in, char *buf, size_t cap)
+{
+    size_t n = 0;
+    bool nul = false;
+    int c;
+    while ((c = getc(in)) != EOF && c != '\n') {
+        nul |= c == '\0';
+        if (n + 1 < cap)
+            buf[n] = (char)c;
+        n++;
+    }
+    if (c == EOF && n == 0)
+        return LINE_EOF;
+    if (n + 1 >= cap)
+        return LINE_LONG;
+    buf[n] = '\0';
+    if (n && buf[n - 1] == '\r')
+        buf[n - 1] = '\0';
+    return nul ? LINE_NUL : LINE_OK;
+}
+
 int pgn_read(FILE *in, GameRecord *rec, int *lineno, char *why, size_t why_len)
 {
     char line[PGN_LINE_MAX];
     memset(rec, 0, offsetof(GameRecord, moves));
     rec->red = 0;
-    Outcome result = OUTCOME_NONE;
-    bool in_tags = false, in_moves = false, in_comment = false, done = false, bad = false;
-    Board *b = NULL;
-    char comment[256];
-    size_t clen = 0;
-    while (!done && fgets(line, sizeof line, in)) {
+    PgnGame g = {
+        .rec = rec, .result = OUTCOME_NONE, .lineno = lineno, .why = why, .why_len = why_len};
+    // A game ends at its result, at a blank line after its moves, or where the next begins.
+    bool ended = false;
+    LineRead lr;
+    while (!g.done && !ended && !next_game_starts(&g, in) &&
+           (lr = read_line(in, line, sizeof line)) != LINE_EOF) {
         (*lineno)++;
-        if (!strchr(line, '\n') && !feof(in)) {
-            snprintf(why, why_len, "line %d: longer than %d bytes", *lineno, PGN_LINE_MAX);
-            bad = true;
-            int c;
-            while ((c = fgetc(in)) != EOF && c != '\n')
-                ;
+        if (lr == LINE_LONG)
+            game_fault(&g, "longer than %d bytes", PGN_LINE_MAX - 2);
+        if (lr == LINE_NUL)
+            game_fault(&g, "a NUL byte: not a text file");
+        if (lr != LINE_OK)
             continue;
-        }
-        line[strcspn(line, "\r\n")] = '\0';
-        if (!in_moves && line[0] == '[') {
+        if (!g.in_moves && line[0] == '[') {
             char name[64], value[512];
-            if (!parse_tag(line, name, sizeof name, value, sizeof value)) {
-                snprintf(why, why_len, "line %d: malformed tag", *lineno);
-                bad = true;
-                continue;
-            }
-            in_tags = true;
-            apply_tag(rec, name, value, &result);
-            continue;
-        }
-        if (!in_tags && !in_moves && line[0] == '\0')
-            continue;
-        if (!in_moves && line[0] == '\0')
-            continue;
-        if (!in_moves) {
-            in_moves = true;
-            b = malloc(sizeof *b);
-            const char *fen = rec->start_fen[0] ? rec->start_fen : BOARD_START_FEN;
-            char fen_why[160];
-            if (!b || board_set_fen(b, fen, fen_why, sizeof fen_why) != FEN_OK) {
-                snprintf(why, why_len, "line %d: bad FEN tag: %s", *lineno,
-                         b ? fen_why : "no memory");
-                bad = true;
-            } else {
-                board_fen(b, rec->start_fen, sizeof rec->start_fen);
-            }
-        }
-        for (char *p = line; *p && !done;) {
-            if (in_comment) {
-                char *end = strchr(p, '}');
-                size_t n = end ? (size_t)(end - p) : strlen(p);
-                if (clen + n < sizeof comment) {
-                    memcpy(comment + clen, p, n);
-                    clen += n;
-                }
-                if (!end)
-                    break;
-                comment[clen] = '\0';
-                in_comment = false;
-                p = end + 1;
-                if (rec->ply_count > 0 && !bad) {
-                    bool book;
-                    apply_comment(&rec->moves[rec->ply_count - 1], comment, &book);
-                    if (book && rec->book_plies == rec->ply_count - 1)
-                        rec->book_plies = rec->ply_count;
-                }
-                continue;
-            }
-            if (isspace((unsigned char)*p)) {
-                p++;
-                continue;
-            }
-            if (*p == '{') {
-                in_comment = true;
-                clen = 0;
-                p++;
-                continue;
-            }
-            char tok[32];
-            size_t n = strcspn(p, " \t{");
-            snprintf(tok, sizeof tok, "%.*s", (int)(n < sizeof tok ? n : sizeof tok - 1), p);
-            p += n;
-            if (is_result(tok)) {
-                if (outcome_of(tok) != result)
-                    result = outcome_of(tok);
-                done = true;
-                break;
-            }
-            if (isdigit((unsigned char)tok[0]))
-                continue; // move number
-            if (bad)
-                continue;
-            Move m;
-            MoveTextStatus st = move_parse_legal(b, tok, 0, &m);
-            if (st != MOVE_TEXT_OK || rec->ply_count >= GAME_MAX_PLIES ||
-                b->hist_len >= BOARD_HISTORY_MAX) {
-                snprintf(why, why_len, "line %d: move %d '%s': %s", *lineno, rec->ply_count + 1,
-                         tok, st != MOVE_TEXT_OK ? move_text_strerror(st) : "game too long");
-                bad = true;
-                continue;
-            }
-            board_make_move(b, m);
-            rec->moves[rec->ply_count++] = (GameMove){m, 0, false, false, 0, 0};
+            if (!parse_tag(line, name, sizeof name, value, sizeof value))
+                game_fault(&g, "malformed tag");
+            else
+                apply_tag(rec, name, value, &g.result);
+            g.in_tags = true;
+        } else if (line[0] == '\0' && !g.in_comment) {
+            g.tags_done = g.in_tags;
+            ended = g.in_moves; // a movetext ends at a blank line
+        } else {
+            if (!g.in_moves)
+                moves_begin(&g);
+            movetext_line(&g, line);
         }
     }
-    free(b);
-    if (!in_tags && !in_moves)
-        return 0;
-    if (!done && !bad) {
-        snprintf(why, why_len, "line %d: game without a result", *lineno);
-        bad = true;
-    }
-    rec->outcome = result;
-    return bad ? -1 : 1;
+    free(g.b);
+    if (!g.in_tags && !g.in_moves && !g.bad)
+        return 0; // only blank lines were left
+    if (!g.done)
+        game_fault(&g, "%s",
+                   g.in_moves ? "game without a result" : "tags without moves or a result");
+    rec->outcome = g.result;
+    return g.bad ? -1 : 1;
 }
