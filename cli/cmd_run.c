@@ -174,6 +174,37 @@ static int run_same_experiment(Run *run, char *why, size_t why_len)
     return rc;
 }
 
+/// The files a run of this kind writes in its output directory (what --fresh moves aside).
+static int run_output_names(const JobConfig *j, const char **names, char *diff, size_t len)
+{
+    int n = 0;
+    names[n++] = "report.json";
+    names[n++] = "report.html";
+    if (j->kind == JOB_TEXEL) {
+        snprintf(diff, len, "%s.diff", j->texel.weights);
+        names[n++] = "texel.ckpt";
+        names[n++] = j->texel.weights;
+        names[n++] = j->texel.loss;
+        names[n++] = diff;
+        return n;
+    }
+    names[n++] = j->output.journal;
+    names[n++] = j->output.result;
+    if (j->kind == JOB_BOOK) {
+        names[n++] = j->book.epd;
+        names[n++] = j->book.moves;
+        names[n++] = j->book.html;
+        return n;
+    }
+    names[n++] = j->output.pgn;
+    names[n++] = j->output.positions;
+    if (j->kind == JOB_SPSA) {
+        names[n++] = j->spsa.weights;
+        names[n++] = j->spsa.trajectory;
+    }
+    return n;
+}
+
 /// Rank 0: the output directory, and what to do with an earlier run's journal there.
 static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_len)
 {
@@ -211,14 +242,10 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
         return 2;
     }
     if (exists && fresh) {
-        const JobConfig *j = &run->job;
-        const char *names[] = {j->output.journal,   j->output.pgn,      j->output.result,
-                               j->output.positions, "report.json",      "report.html",
-                               j->spsa.weights,     j->spsa.trajectory, j->book.epd,
-                               j->book.moves,       j->book.html};
-        char moved[2048];
-        if (journal_move_aside(run->dir, names, (int)(sizeof names / sizeof *names), moved,
-                               sizeof moved, why, why_len) != 0)
+        const char *names[16];
+        char diff[JOB_TEXT_MAX + 8], moved[2048];
+        int n = run_output_names(&run->job, names, diff, sizeof diff);
+        if (journal_move_aside(run->dir, names, n, moved, sizeof moved, why, why_len) != 0)
             return 1;
         if (moved[0])
             printf("--fresh: the earlier run's outputs are in %s\n", moved);

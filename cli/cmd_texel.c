@@ -224,23 +224,24 @@ static int info(int argc, char **argv)
     return 0;
 }
 
+static bool tune_one(void *ctx, int id)
+{
+    ((bool *)ctx)[id] = true;
+    return true;
+}
+
 static bool parse_params(const char *list, bool *tuned)
 {
-    char buf[4096], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", list);
+    char bad[64];
     memset(tuned, 0, sizeof(bool) * PARAM_NB);
-    for (char *w = strtok_r(buf, " ,", &save); w; w = strtok_r(NULL, " ,", &save)) {
-        bool all = !strcmp(w, "all"), psq = !strcmp(w, "psq"), ev = !strcmp(w, "eval");
-        int one = params_find(w);
-        if (!all && !psq && !ev && one < 0) {
-            fprintf(stderr, "xqforge texel: --params: '%s' is not a weight\n", w);
-            return false;
-        }
-        for (int i = 0; i < PARAM_NB; i++)
-            if (all || (psq && params_is_psq(i)) || (ev && !params_is_psq(i)) || i == one)
-                tuned[i] = true;
-    }
-    return true;
+    ParamsListStatus st = params_parse_list(list, tune_one, tuned, bad, sizeof bad);
+    if (st == PARAMS_LIST_OK)
+        return true;
+    if (st == PARAMS_LIST_UNKNOWN)
+        fprintf(stderr, "xqforge texel: --params: '%s' is not a weight\n", bad);
+    else
+        fprintf(stderr, "xqforge texel: --params: give all, psq, eval or weight names\n");
+    return false;
 }
 
 static int fit(int argc, char **argv)

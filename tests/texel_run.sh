@@ -70,6 +70,12 @@ grep -q "texel.ckpt was made from another dataset (hash [0-9a-f]*, now [0-9a-f]*
 grep -q "was made for 40 epochs, now 50" "$work/s2.log" || fail "epochs not named: $(tail -3 "$work/s2.log")"
 [[ $(cat "$work/b/texel.ckpt" "$work/b/texel-weights.txt" "$work/b/texel-loss.csv" | cksum) == "$sum_before" ]] ||
     fail "a refused checkpoint changed the outputs"
+# As the refusal says: --fresh moves the old fit aside (all of it) and fits the new dataset.
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set texel.data="$work/other.xqd" --set output.dir="$work/b" \
+    --fresh >"$work/s3.log" 2>&1 || fail "--fresh after a changed dataset: $(tail -3 "$work/s3.log")"
+grep -q "Resuming" "$work/s3.log" && fail "--fresh resumed the old checkpoint"
+[[ $(cat "$work"/b/previous-*/texel.ckpt "$work"/b/previous-*/texel-weights.txt \
+    "$work"/b/previous-*/texel-loss.csv | cksum) == "$sum_before" ]] || fail "--fresh did not keep the old fit"
 
 # Damage: truncated, and not a dataset at all.
 head -c 1000 "$work/texel.xqd" >"$work/cut.xqd"

@@ -204,6 +204,7 @@ static bool engine_entry(Ctx *c, int target, const char *sec, const char *key, c
     if (target == TARGET_TIME && !engine_spec_is_time_key(key))
         return fail(c, JOB_ERR_KEY, sec, key, "unknown key (tc, st, depth, nodes, timemargin)");
     c->scratch.option_count = 0;
+    c->scratch.env_count = 0; // one key at a time: scratch holds only this key's setting
     EngineSpecStatus es =
         engine_spec_set(&c->scratch, &c->scratch_tc, key, v, path_base(c), why, sizeof why);
     if (es != ENGINE_SPEC_OK)
@@ -563,37 +564,31 @@ static bool key_book(Ctx *c, const char *key, const char *v)
 
 /// Adds weight ids to the SPSA list (once each): "all", "psq" (piece-square weights),
 /// "eval" (every weight but piece-square ones) or weight names.
+static bool spsa_add_one(void *ctx, int id)
+{
+    JobConfig *j = ctx;
+    for (int k = 0; k < j->spsa.param_count; k++)
+        if (j->spsa.params[k].id == id)
+            return true; // listed already
+    if (j->spsa.param_count >= JOB_SPSA_PARAMS_MAX)
+        return false;
+    const ParamInfo *pi = &params_info[id];
+    j->spsa.params[j->spsa.param_count++] =
+        (JobSpsaParam){id, false, 0, pi->min, pi->max, pi->step, NAN};
+    return true;
+}
+
 static bool spsa_add_names(Ctx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    char buf[JOB_LINE_MAX + 1], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", v);
-    bool any = false;
-    for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-        any = true;
-        bool group = !strcmp(w, "all") || !strcmp(w, "psq") || !strcmp(w, "eval");
-        int one = group ? -1 : params_find(w);
-        if (!group && one < 0)
-            return fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", w);
-        for (int id = 0; id < PARAM_NB; id++) {
-            if (group ? (!strcmp(w, "psq") && !params_is_psq(id)) ||
-                            (!strcmp(w, "eval") && params_is_psq(id))
-                      : id != one)
-                continue;
-            int k = 0;
-            while (k < j->spsa.param_count && j->spsa.params[k].id != id)
-                k++;
-            if (k < j->spsa.param_count)
-                continue; // listed already
-            if (k >= JOB_SPSA_PARAMS_MAX)
-                return fail(c, JOB_ERR_VALUE, "spsa", key, "more than %d parameters",
-                            JOB_SPSA_PARAMS_MAX);
-            const ParamInfo *pi = &params_info[id];
-            j->spsa.params[j->spsa.param_count++] =
-                (JobSpsaParam){id, false, 0, pi->min, pi->max, pi->step, NAN};
-        }
+    char bad[64];
+    switch (params_parse_list(v, spsa_add_one, c->job, bad, sizeof bad)) {
+    case PARAMS_LIST_OK: return true;
+    case PARAMS_LIST_UNKNOWN:
+        return fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", bad);
+    case PARAMS_LIST_STOPPED:
+        return fail(c, JOB_ERR_VALUE, "spsa", key, "more than %d parameters", JOB_SPSA_PARAMS_MAX);
+    default: return fail(c, JOB_ERR_VALUE, "spsa", key, "empty: give all, psq, eval or names");
     }
-    return any || fail(c, JOB_ERR_VALUE, "spsa", key, "empty: give all, psq, eval or names");
 }
 
 /// `param = NAME, start, min, max, c_end, r_end` as fishtest writes them.
@@ -654,24 +649,25 @@ static bool key_spsa(Ctx *c, const char *key, const char *v)
     return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
 }
 
+static bool texel_tune_one(void *ctx, int id)
+{
+    ((bool *)ctx)[id] = true;
+    return true;
+}
+
 static bool texel_params(Ctx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
-    char buf[JOB_LINE_MAX + 1], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", v);
+    char bad[64];
     if (!j->texel.has_params)
         memset(j->texel.tuned, 0, sizeof j->texel.tuned);
     j->texel.has_params = true;
-    for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-        bool all = !strcmp(w, "all"), psq = !strcmp(w, "psq"), ev = !strcmp(w, "eval");
-        int one = all || psq || ev ? -1 : params_find(w);
-        if (!all && !psq && !ev && one < 0)
-            return fail(c, JOB_ERR_VALUE, "texel", key, "'%s' is not an engine weight", w);
-        for (int id = 0; id < PARAM_NB; id++)
-            if (all || (psq && params_is_psq(id)) || (ev && !params_is_psq(id)) || id == one)
-                j->texel.tuned[id] = true;
+    switch (params_parse_list(v, texel_tune_one, j->texel.tuned, bad, sizeof bad)) {
+    case PARAMS_LIST_OK: return true;
+    case PARAMS_LIST_UNKNOWN:
+        return fail(c, JOB_ERR_VALUE, "texel", key, "'%s' is not an engine weight", bad);
+    default: return fail(c, JOB_ERR_VALUE, "texel", key, "empty: give all, psq, eval or names");
     }
-    return true;
 }
 
 static bool key_texel(Ctx *c, const char *key, const char *v)
