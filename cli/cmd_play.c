@@ -403,6 +403,19 @@ int cmd_play(int argc, char **argv)
                 "xqforge play: -sprt: need elo0 < elo1, 0 < alpha, beta and alpha + beta < 1\n");
         goto done;
     }
+    // A builtin engine's settings are checked before the match: an unknown option is bad
+    // input (exit 2), not a failure while running.
+    for (int i = 0; i < 2; i++) {
+        Player *p = NULL;
+        char why[512];
+        if (a->m.players[i].proto == PROTO_BUILTIN &&
+            match_seat_start(&a->m, i, &p, why, sizeof why) != MATCH_OK) {
+            fprintf(stderr, "xqforge play: %s\n", why);
+            player_free(p);
+            goto done;
+        }
+        player_free(p);
+    }
     if (a->pgn_path && !(a->m.pgn = fopen(a->pgn_path, "a"))) {
         fprintf(stderr, "xqforge play: cannot open %s for appending\n", a->pgn_path);
         goto done;

@@ -231,7 +231,9 @@ int cmd_upload(int argc, char **argv)
     char why[UPLOAD_TEXT_MAX + 400];
     if (upload_spool_check(spool, false, why, sizeof why) != UPLOAD_OK) {
         fprintf(stderr, "xqforge upload: %s\n", why);
-        return 1;
+        // A path that is no spool at all is bad input; an unsafe one is the machine's state.
+        struct stat sb;
+        return stat(spool, &sb) != 0 || !S_ISDIR(sb.st_mode) ? EXIT_USAGE : 1;
     }
     UploadStats st = {0};
     UploadStatus us = upload_spool_drain(&pol, &t, &st);

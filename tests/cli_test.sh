@@ -115,6 +115,13 @@ check "run: --resume and --fresh together" 2 "exclude each other" "$xq" run \
     "$jobs/sprt-weights.ini" --resume --fresh
 rm -rf "$run_dir"
 
+# Bad input exits 2 (README), also where it is found late: a builtin engine's unknown option,
+# a spool path that is no directory.
+check "play: an unknown builtin option is bad input" 2 "option nope=3: unknown option" \
+    "$xq" play -engine builtin option.nope=3 -engine builtin -each depth=1 -rounds 1
+check "upload: a spool that does not exist is bad input" 2 "No such file" \
+    "$xq" upload --spool /nonexistent/spool --url http://127.0.0.1:9/x
+
 # Texel commands: usage and clear errors.
 check "texel without subcommand" 2 "usage: xqforge texel extract" "$xq" texel
 check "texel --help" 0 "quiescence search" "$xq" texel --help
