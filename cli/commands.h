@@ -9,6 +9,7 @@ enum { EXIT_USAGE = 2 };
 
 int cmd_perft(int argc, char **argv);
 int cmd_diffcheck(int argc, char **argv);
+int cmd_judge(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_uci(int argc, char **argv);
 int cmd_play(int argc, char **argv);

@@ -20,6 +20,7 @@ static const Command COMMANDS[] = {
     {"help", "list the subcommands, or show one's help", cmd_help},
     {"bench", "search fixed positions: speed and node-count signature", cmd_bench},
     {"perft", "count the leaves of the legal move tree of a position", cmd_perft},
+    {"judge", "the rules' verdict on a move list, or on every game of a PGN file", cmd_judge},
     {"diffcheck", "compare our legal moves with Fairy-Stockfish's along random games",
      cmd_diffcheck},
     {"run", "run a job file over MPI ranks (or on this machine)", cmd_run},

@@ -189,5 +189,75 @@ check "texel fit: changed epochs refused" 2 "was made for 3 epochs, now 4" \
     bash -c "cd '$tx' && ${fit[*]} --epochs 4"
 rm -rf "$tx"
 
+# judge: the rules' verdict on a move list (result and reason lines, exit 0), an illegal move or
+# a move after the end refused by its number (exit 2); on a PGN (ours, cutechess's, fastchess's)
+# the disagreeing games and a summary (exit 1 when any disagrees or is illegal, 2 unreadable).
+pgns=$(dirname "$0")/data/pgn
+mate_fen="4k1b2/R8/9/9/9/9/9/9/1R7/3K5 w - - 0 1"
+perp_fen="4k1b2/9/R8/9/9/9/8P/9/9/3K5 w - - 0 1"
+horses="b0c2 b9c7 c2b0 c7b9 b0c2 b9c7 c2b0 c7b9"
+check "judge --help" 0 "--ranks 0\|1\|auto" "$xq" judge --help
+check "judge checkmate: result" 0 "^result: 1-0$" "$xq" judge --fen "$mate_fen" b1b9
+check "judge checkmate: reason" 0 "^reason: checkmate$" "$xq" judge --fen "$mate_fen" b1b9
+check "judge black mates" 0 "^result: 0-1$" "$xq" judge --fen "3k5/1r7/9/9/9/9/9/9/r8/4K4 b - - 0 1" b8b0
+check "judge the game goes on: result" 0 "^result: \*$" "$xq" judge h2e2 h9g7
+check "judge the game goes on: reason" 0 "^reason: none$" "$xq" judge h2e2 h9g7
+check "judge repetition, seed" 0 "^reason: repetition$" "$xq" judge --rules seed $horses
+check "judge repetition, asian" 0 "^reason: repetition$" "$xq" judge --rules asian $horses
+check "judge repetition draws" 0 "^result: 1/2-1/2$" "$xq" judge $horses
+check "judge asian: perpetual check loses at the third occurrence" 0 "^reason: perpetual check$" \
+    "$xq" judge --rules asian --fen "$perp_fen" a7a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9
+check "judge seed: ... the game goes on to the fourth identical check" 0 "^result: \*$" \
+    "$xq" judge --rules seed --fen "$perp_fen" a7a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9
+check "judge seed: perpetual check" 0 "^result: 0-1$" "$xq" judge --fen "$perp_fen" \
+    a7a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9
+check "judge illegal move refused with its number" 2 "move 3 'h0h9' \(ranks 0-9\): illegal" \
+    "$xq" judge h2e2 h9g7 h0h9
+check "judge not a move" 2 "move 2 'zz'" "$xq" judge h2e2 zz
+check "judge moves after the end refused" 2 "move 9 'h2e2': the game is over after move 8 \(1/2-1/2, repetition\)" \
+    "$xq" judge $horses h2e2
+check "judge ranks 1-10 when a move names rank 10" 0 "^result: \*$" "$xq" judge h3e3 h10g8
+check "judge ranks 1-10 when only they are legal" 0 "^result: \*$" "$xq" judge h3e3
+check "judge --ranks 1 fixes the ranks" 2 "move 1 'h2e2' \(ranks 1-10\): illegal" \
+    "$xq" judge --ranks 1 h2e2
+check "judge SAN (cutechess)" 0 "^reason: checkmate$" "$xq" judge --fen "$mate_fen" Rb10#
+check "judge bad FEN" 2 "invalid FEN: rank 1 has 8 points" "$xq" judge --fen "4k4/9/9/9/9/9/9/9/8/4K4 w" h2e2
+check "judge bad rules" 2 "--rules nope: expected seed or asian" "$xq" judge --rules nope h2e2
+check "judge nothing to judge" 2 "give moves, --fen FEN, or a PGN file" "$xq" judge
+check "judge PGN: one game agrees, one does not" 1 "^games 2, agree 1, disagree 1, illegal 0$" \
+    "$xq" judge "$pgns/ours.pgn"
+check "judge PGN: the disagreeing game, recorded vs judged" 1 \
+    "^game 2, beta vs alpha \(line 23\): disagrees: recorded 1/2-1/2 \(repetition\), judged 0-1 \(perpetual check at ply 13\) under seed" \
+    "$xq" judge "$pgns/ours.pgn"
+check "judge PGN asian: moves after the rules' end disagree" 1 \
+    "judged 0-1 \(perpetual check at ply 9\) under asian: the moves go on after the rules end the game at ply 9" \
+    "$xq" judge --rules asian "$pgns/ours.pgn"
+check "judge cutechess PGN (SAN, ranks 1-10)" 0 "^games 3, agree 3, disagree 0, illegal 0$" \
+    "$xq" judge "$pgns/cutechess.pgn"
+check "judge fastchess PGN (coordinates, ranks 1-10)" 0 "^games 2, agree 2, disagree 0, illegal 0$" \
+    "$xq" judge --rules asian "$pgns/fastchess.pgn"
+check "judge --all lists agreeing games" 0 "^game 1, fsf-a vs fsf-b \(line 3\): agrees: recorded 1-0 \(White mates\), judged 1-0 \(checkmate at ply 1\)" \
+    "$xq" judge --all "$pgns/cutechess.pgn"
+check "judge PGN: an illegal game named by game and ply" 1 \
+    "^game 2, a vs b \(line 5\): illegal move at ply 3: 'h0h9' \(ranks 0-9\): illegal in this position \(line 8\)$" \
+    bash -c "printf '[Result \"*\"]\n\n1. h2e2 *\n\n[White \"a\"]\n[Black \"b\"]\n1. h2e2 h9g7 2.\nh0h9 1-0\n' | '$xq' judge -"
+check "judge PGN: a rule named where no rule ends the game" 1 "the record says checkmate, no rule ends the game there" \
+    bash -c "printf '[Termination \"checkmate\"]\n\n1. h2e2 h9g7 1-0\n' | '$xq' judge -"
+check "judge PGN: a draw adjudication with a decisive result" 1 "draw adjudication with a decisive result" \
+    bash -c "printf '[Termination \"draw adjudication\"]\n\n1. h2e2 h9g7 1-0\n' | '$xq' judge -"
+check "judge PGN: unreadable game exits 2" 2 "^game 1, \? vs \? \(line 1\): unreadable: line 4: '2-0' is neither" \
+    bash -c "printf '[Result \"1-0\"]\n\n1. h2e2\nh9g7 2-0\n' | '$xq' judge -"
+check "judge PGN: another variant is unreadable" 2 "variant 'chess' is not xiangqi" \
+    bash -c "printf '[Variant \"chess\"]\n\n1. e4 1-0\n' | '$xq' judge -"
+check "judge missing PGN" 2 "nonexistent.pgn: No such file" "$xq" judge /nonexistent.pgn
+check "judge a directory" 2 "a directory, not a PGN file" "$xq" judge "$pgns/"
+check "judge an empty PGN" 2 "no games: not a PGN file" "$xq" judge /dev/null
+jd=$(mktemp -d)
+"$xq" play -engine builtin name=a -engine builtin name=b -each depth=2 -rounds 2 -repeat -rules asian \
+    -maxplies 120 -pgnout file="$jd/games.pgn" >/dev/null 2>&1
+check "judge agrees with every game play wrote" 0 "^games 4, agree 4, disagree 0, illegal 0$" \
+    "$xq" judge "$jd/games.pgn"
+rm -rf "$jd"
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

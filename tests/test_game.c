@@ -16,6 +16,7 @@
 
 #include "game.h"
 #include "match.h"
+#include "move.h"
 #include "movegen.h"
 #include "openings.h"
 #include "pgn.h"
@@ -389,6 +390,301 @@ static void test_pgn_read_huge_comment(void **state)
     free(rec);
 }
 
+/// Reads every game of a PGN file of tests/data/pgn into g[] (at most max): the count.
+static int read_data_pgn(const char *name, PgnText *g, int max)
+{
+    char path[512], why[256] = "";
+    snprintf(path, sizeof path, "%s/pgn/%s", XQ_TEST_DATA, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("%s: cannot open", path);
+    int n = 0, lineno = 0, got;
+    while (n < max && (got = pgn_read_text(f, &g[n], &lineno, why, sizeof why)) != 0) {
+        if (got < 0)
+            fail_msg("%s: %s", name, why);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/// The move text's squares, 0-based ranks, as a move.
+static Move mv(const char *text)
+{
+    Move m = MOVE_NONE;
+    assert_int_equal(move_parse(text, 0, &m), MOVE_TEXT_OK);
+    return m;
+}
+
+/// Checks that b's game is exactly the moves of line (ranks 0-9).
+static void assert_line(const Board *b, const char *line)
+{
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", line);
+    int i = 0;
+    for (char *save, *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save), i++) {
+        if (i >= b->hist_len || b->hist[i].move != mv(t))
+            fail_msg("ply %d of '%s' differs", i + 1, line);
+    }
+    assert_int_equal(b->hist_len, i);
+}
+
+/// cutechess's xiangqi PGNs (SAN with ranks 1-10, no Termination after a rule ending, the end
+/// described in the last comment) and fastchess's (coordinates as the engines wrote them, ranks
+/// 1-10, Termination "normal" or "adjudication") read and replay as the games that were played.
+static void test_pgn_text_other_tools(void **state)
+{
+    (void)state;
+    PgnText *g = calloc(3, sizeof *g);
+    Board *b = malloc(sizeof *b);
+    PgnReplay r;
+    assert_int_equal(read_data_pgn("cutechess.pgn", g, 3), 3);
+    assert_string_equal(g[0].moves[0], "Rb10#");
+    assert_string_equal(g[0].end_comment, "+M1/1 0.001s, White mates");
+    assert_int_equal(g[0].outcome, OUTCOME_RED_WINS);
+    assert_true(pgn_text_replay(&g[0], PGN_RANKS_AUTO, b, &r));
+    assert_string_equal(r.why, "");
+    assert_int_equal(r.rank_base, 1);
+    assert_line(b, "b1b9");
+    PgnEnd e = pgn_text_end(&g[0]);
+    assert_int_equal(e.kind, PGN_END_RULE);
+    assert_int_equal(e.rule, END_CHECKMATE);
+    assert_string_equal(e.text, "White mates");
+    assert_true(pgn_text_replay(&g[1], PGN_RANKS_AUTO, b, &r));
+    assert_int_equal(r.rank_base, 1);
+    assert_line(b, "b0c2 b9c7 c2b0 c7b9 b0c2 b9c7 c2b0 c7b9");
+    assert_int_equal(pgn_text_end(&g[1]).rule, END_REPETITION);
+    assert_true(pgn_text_replay(&g[2], PGN_RANKS_AUTO, b, &r));
+    assert_line(b, "h2e2 b9c7 b0c2 i9i8");
+    assert_int_equal(pgn_text_end(&g[2]).kind, PGN_END_OTHER);
+
+    assert_int_equal(read_data_pgn("fastchess.pgn", g, 3), 2);
+    assert_true(pgn_text_replay(&g[0], PGN_RANKS_AUTO, b, &r));
+    assert_int_equal(r.rank_base, 1);
+    assert_line(b, "b0c2 b9c7 c2b0 c7b9 b0c2 b9c7 c2b0 c7b9");
+    e = pgn_text_end(&g[0]);
+    assert_int_equal(e.kind, PGN_END_RULE);
+    assert_int_equal(e.rule, END_REPETITION);
+    assert_true(pgn_text_replay(&g[1], PGN_RANKS_AUTO, b, &r));
+    assert_line(b, "h2e2 h9g7 h0g2 i9h9");
+    e = pgn_text_end(&g[1]);
+    assert_int_equal(e.kind, PGN_END_OTHER);
+    assert_string_equal(e.text, "adjudication");
+    free(b);
+    free(g);
+}
+
+/// Replays a space-separated line of move texts from fen (NULL: the start) in rank_base.
+static PgnReplay replay_line(PgnText *g, Board *b, const char *fen, const char *line, int rank_base)
+{
+    memset(g, 0, sizeof *g);
+    snprintf(g->fen, sizeof g->fen, "%s", fen ? fen : "");
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", line);
+    for (char *save, *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        snprintf(g->moves[g->ply_count++], PGN_TOKEN_MAX, "%s", t);
+    PgnReplay r;
+    assert_true(pgn_text_replay(g, rank_base, b, &r));
+    return r;
+}
+
+/// The ranks rule: a move naming rank 10 means ranks 1-10, one naming rank 0 ranks 0-9; else
+/// ranks 0-9 unless only ranks 1-10 make every move legal (a line legal both ways stays 0-9);
+/// when neither reading is legal, the one that goes further names the refused move; a fixed
+/// base is not second-guessed.
+static void test_pgn_text_ranks_rule(void **state)
+{
+    (void)state;
+    PgnText *g = malloc(sizeof *g);
+    Board *b = malloc(sizeof *b);
+    PgnReplay r = replay_line(g, b, NULL, "h2e2 h9g7", PGN_RANKS_AUTO);
+    assert_int_equal(r.rank_base, 0);
+    assert_line(b, "h2e2 h9g7");
+    r = replay_line(g, b, NULL, "h3e3 h10g8", PGN_RANKS_AUTO);
+    assert_int_equal(r.rank_base, 1);
+    assert_line(b, "h2e2 h9g7");
+    r = replay_line(g, b, NULL, "h3e3", PGN_RANKS_AUTO); // h3 is empty in ranks 0-9
+    assert_int_equal(r.rank_base, 1);
+    assert_line(b, "h2e2");
+    r = replay_line(g, b, NULL, "h0g2 h8h9", PGN_RANKS_AUTO); // rank 0 named: no second reading
+    assert_int_equal(r.rank_base, 0);
+    assert_int_equal(r.plies, 1);
+    assert_non_null(strstr(r.why, "'h8h9' (ranks 0-9): illegal"));
+    static const char two_chariots[] = "3k5/9/9/9/9/9/9/R8/R8/4K4 w - - 0 1";
+    r = replay_line(g, b, two_chariots, "a2b2", PGN_RANKS_AUTO); // legal both ways
+    assert_int_equal(r.rank_base, 0);
+    assert_line(b, "a2b2");
+    r = replay_line(g, b, NULL, "h2e2 zz", PGN_RANKS_AUTO); // 0-9 goes further
+    assert_int_equal(r.plies, 1);
+    assert_non_null(strstr(r.why, "'zz' (ranks 0-9): not a move"));
+    r = replay_line(g, b, NULL, "h2e2", 1);
+    assert_int_equal(r.plies, 0);
+    assert_non_null(strstr(r.why, "(ranks 1-10): illegal"));
+    r = replay_line(g, b, NULL, "Ce3", 1); // both cannons reach e3
+    assert_non_null(strstr(r.why, "ambiguous"));
+    // Marks, separators, ICCS and piece letters around coordinates.
+    r = replay_line(g, b, NULL, "H2-E2 h9-g7 Cb2xb9+ Ra9xb9 b0c2!? Rb9b8?", 0);
+    assert_string_equal(r.why, "");
+    assert_line(b, "h2e2 h9g7 b2b9 a9b9 b0c2 b9b8");
+    free(b);
+    free(g);
+}
+
+/// The tolerant reader skips escape lines, ';' comments, NAGs and nested variations with
+/// their comments, joins the comments after the last move, reads a game that starts with
+/// Black, steps over a stray '}', and reports a bad token by its line without losing the next
+/// game.
+static void test_pgn_text_tolerant(void **state)
+{
+    (void)state;
+    const char *text = "% exported by some tool\n"
+                       "[Event \"x\"]\n[Variant \"Xiangqi\"]\n[Result \"1-0\"]\n\n"
+                       "1. h2e2 $1 {a comment\nover two lines} h9g7 (1... b9c7 {side} (1... "
+                       "i9i8) 2. b0c2) 2.h0g2 ; the rest is a comment\n"
+                       "i9h9 {+0.10/3 0.1s} {Red wins} 1-0\n"
+                       "[Event \"tags only\"]\n[Result \"*\"]\n\n"
+                       "[Event \"b\"]\n[FEN \"rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/"
+                       "RNBAKABNR b - - 1 1\"]\n\n1... h9g7 2. h0g2 *\n\n"
+                       "[Event \"c\"]\n\n1. h2e2 h9g7 2-0\n\n[Event \"d\"]\n\n1. h2e2 } 0-1\n";
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    PgnText *g = malloc(sizeof *g);
+    Board *b = malloc(sizeof *b);
+    int lineno = 0;
+    char why[256] = "";
+    assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), 1);
+    assert_int_equal(g->ply_count, 4);
+    assert_string_equal(g->moves[2], "h0g2");
+    assert_string_equal(g->moves[3], "i9h9");
+    assert_int_equal(g->move_line[3], 8);
+    assert_string_equal(g->end_comment, "+0.10/3 0.1s, Red wins");
+    assert_int_equal(g->first_line, 2);
+    assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "line 11: tags without moves"));
+    assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), 1);
+    assert_int_equal(g->outcome, OUTCOME_NONE);
+    PgnReplay r;
+    assert_true(pgn_text_replay(g, PGN_RANKS_AUTO, b, &r));
+    assert_string_equal(r.why, "");
+    assert_int_equal(r.plies, 2);
+    assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), -1);
+    assert_non_null(strstr(why, "line 19: '2-0' is neither a result"));
+    assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), 1);
+    assert_int_equal(g->outcome, OUTCOME_BLACK_WINS);
+    assert_int_equal(g->ply_count, 1);
+    assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), 0);
+    fclose(f);
+    free(b);
+    free(g);
+}
+
+/// Sets the Termination tag and the last comment of g, and says how the game ended.
+static PgnEnd end_of(PgnText *g, const char *termination, const char *comment)
+{
+    snprintf(g->termination, sizeof g->termination, "%s", termination);
+    snprintf(g->end_comment, sizeof g->end_comment, "%s", comment);
+    return pgn_text_end(g);
+}
+
+/// Terminations map to rule endings (every rules_end_name, our PGN's names with a detail,
+/// cutechess's and fastchess's descriptions) or to endings outside the rules with the result
+/// they need; "normal" and a score-only comment say nothing.
+static void test_pgn_text_end_names(void **state)
+{
+    (void)state;
+    PgnText *g = calloc(1, sizeof *g);
+    for (int r = END_NONE + 1; r < END_REASON_NB; r++) {
+        PgnEnd e = end_of(g, rules_end_name((EndReason)r), "");
+        assert_int_equal(e.kind, PGN_END_RULE);
+        assert_int_equal(e.rule, r);
+    }
+    static const struct {
+        const char *termination, *comment;
+        PgnEndKind kind;
+        EndReason rule;
+        PgnEndNeeds needs;
+    } cases[] = {
+        {"time forfeit: used 120 ms, 20 ms over", "", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"draw adjudication", "", PGN_END_OTHER, END_NONE, PGN_NEEDS_DRAW},
+        {"resign adjudication", "", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"resignation", "", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"illegal move: h2h3", "", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"crash: exited", "", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"aborted", "", PGN_END_UNFINISHED, END_NONE, PGN_NEEDS_ANY},
+        {"", "+M1/1 0.001s, Black mates", PGN_END_RULE, END_CHECKMATE, PGN_NEEDS_DECISIVE},
+        {"", "+0.00/9 0.1s, Draw by fifty moves rule", PGN_END_RULE, END_MOVE_RULE, PGN_NEEDS_DRAW},
+        {"", "Draw by insufficient mating material", PGN_END_RULE, END_INSUFFICIENT,
+         PGN_NEEDS_DRAW},
+        {"", "-1.00/5 0.2s, White resigns", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"normal", "+0.00/5 0.010s, Draw by 3-fold repetition", PGN_END_RULE, END_REPETITION,
+         PGN_NEEDS_ANY},
+        {"adjudication", "-9.0/12 0.3s, Black wins by adjudication", PGN_END_OTHER, END_NONE,
+         PGN_NEEDS_ANY},
+        {"", "+0.00/5 0.010s, Black wins by adjudication", PGN_END_OTHER, END_NONE,
+         PGN_NEEDS_DECISIVE},
+        {"abandoned", "", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"stalled connection", "", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"unterminated", "", PGN_END_UNFINISHED, END_NONE, PGN_NEEDS_ANY},
+        {"normal", "+0.12/10 0.100s", PGN_END_UNKNOWN, END_NONE, PGN_NEEDS_ANY},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        PgnEnd e = end_of(g, cases[i].termination, cases[i].comment);
+        if (e.kind != cases[i].kind || e.rule != cases[i].rule || e.needs != cases[i].needs)
+            fail_msg("'%s' / '%s': kind %d rule %d needs %d", cases[i].termination,
+                     cases[i].comment, e.kind, e.rule, e.needs);
+    }
+    assert_string_equal(end_of(g, "normal", "+0.12/10 0.100s").text, "normal");
+    assert_string_equal(end_of(g, "", "").text, "");
+    free(g);
+}
+
+/// Our own PGN (pgn_write) reads back through the tolerant reader: players, rules, the same
+/// moves, and its termination name as the rule that ended the game.
+static void test_pgn_text_reads_ours(void **state)
+{
+    (void)state;
+    GameRecord *rec = calloc(1, sizeof *rec);
+    snprintf(rec->start_fen, sizeof rec->start_fen, "%s", BOARD_START_FEN);
+    snprintf(rec->names[0], PLAYER_NAME_MAX, "x");
+    snprintf(rec->names[1], PLAYER_NAME_MAX, "y");
+    rec->red = 1;
+    static const char *line[] = {"b0c2", "b9c7", "c2b0", "c7b9", "b0c2", "b9c7", "c2b0", "c7b9"};
+    for (int i = 0; i < 8; i++)
+        rec->moves[rec->ply_count++] = (GameMove){mv(line[i]), 12, true, false, 9, 100};
+    rec->book_plies = 2;
+    rec->outcome = OUTCOME_DRAW;
+    rec->term = TERM_REPETITION;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    PgnTags tags = {"t", "s", 1, "10+0.1", "asian"};
+    assert_int_equal(pgn_write(f, rec, &tags), 0);
+    fclose(f);
+    f = fmemopen(text, len, "r");
+    PgnText *g = malloc(sizeof *g);
+    Board *b = malloc(sizeof *b);
+    int lineno = 0;
+    char why[256] = "";
+    assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), 1);
+    assert_string_equal(g->white, "y");
+    assert_string_equal(g->black, "x");
+    assert_string_equal(g->rules, "asian");
+    assert_int_equal(g->outcome, OUTCOME_DRAW);
+    PgnReplay r;
+    assert_true(pgn_text_replay(g, PGN_RANKS_AUTO, b, &r));
+    assert_int_equal(r.plies, 8);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(b->hist[i].move, rec->moves[i].move);
+    PgnEnd e = pgn_text_end(g);
+    assert_int_equal(e.kind, PGN_END_RULE);
+    assert_int_equal(e.rule, END_REPETITION);
+    assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), 0);
+    fclose(f);
+    free(text);
+    free(b);
+    free(g);
+    free(rec);
+}
+
 /// Each failing fake engine loses every game with the right reason, is restarted, and the
 /// match goes on to the end: crash, silence (time forfeit) and illegal moves; an xboard
 /// engine that resigns loses at once by resignation (not a failure).
@@ -484,6 +780,11 @@ int main(void)
         cmocka_unit_test(test_pgn_bad_result_keeps_next_game),
         cmocka_unit_test(test_pgn_unfinished_games),
         cmocka_unit_test(test_pgn_binary_lines),
+        cmocka_unit_test(test_pgn_text_other_tools),
+        cmocka_unit_test(test_pgn_text_ranks_rule),
+        cmocka_unit_test(test_pgn_text_tolerant),
+        cmocka_unit_test(test_pgn_text_end_names),
+        cmocka_unit_test(test_pgn_text_reads_ours),
         cmocka_unit_test(test_openings_long_fields),
         cmocka_unit_test(test_match_with_failing_engines),
         cmocka_unit_test(test_game_ends_by_mate),

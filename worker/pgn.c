@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "move.h"
@@ -116,7 +117,7 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
     return ferror(out) ? -1 : 0;
 }
 
-static Outcome outcome_of(const char *r)
+Outcome pgn_outcome(const char *r)
 {
     if (strcmp(r, "1-0") == 0)
         return OUTCOME_RED_WINS;
@@ -168,7 +169,7 @@ static void apply_tag(GameRecord *rec, const char *name, const char *value, Outc
     else if (!strcmp(name, "FEN"))
         copy_cut(rec->start_fen, sizeof rec->start_fen, value);
     else if (!strcmp(name, "Result"))
-        *result = outcome_of(value);
+        *result = pgn_outcome(value);
     else if (!strcmp(name, "Termination")) {
         for (int t = 0; t < TERM_NB; t++) {
             const char *tn = game_termination_name((Termination)t);
@@ -228,18 +229,24 @@ typedef struct {
     size_t why_len;
 } PgnGame;
 
-/// Records the game's first fault at the current line; reading goes on to the game's end.
+/// Records a game's first fault at line; reading goes on to the game's end.
+__attribute__((format(printf, 5, 0))) static void fault_at(bool *bad, char *why, size_t why_len,
+                                                           int line, const char *fmt, va_list ap)
+{
+    if (*bad)
+        return;
+    *bad = true;
+    char what[200];
+    vsnprintf(what, sizeof what, fmt, ap);
+    snprintf(why, why_len, "line %d: %s", line, what);
+}
+
 __attribute__((format(printf, 2, 3))) static void game_fault(PgnGame *g, const char *fmt, ...)
 {
-    if (g->bad)
-        return;
-    g->bad = true;
-    char what[200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    fault_at(&g->bad, g->why, g->why_len, *g->lineno, fmt, ap);
     va_end(ap);
-    snprintf(g->why, g->why_len, "line %d: %s", *g->lineno, what);
 }
 
 /// The first movetext line: the board is set up from the FEN tag (or the start position).
@@ -294,7 +301,7 @@ static void move_token(PgnGame *g, const char *tok)
 static void token(PgnGame *g, const char *tok)
 {
     if (is_result(tok)) {
-        g->result = outcome_of(tok);
+        g->result = pgn_outcome(tok);
         g->done = true;
         return;
     }
@@ -428,4 +435,482 @@ int pgn_read(FILE *in, GameRecord *rec, int *lineno, char *why, size_t why_len)
                    g.in_moves ? "game without a result" : "tags without moves or a result");
     rec->outcome = g.result;
     return g.bad ? -1 : 1;
+}
+
+// ---- The tolerant reader: any xiangqi PGN, moves kept as text ----
+
+/// The reading state of one game text: where its tags and moves are, and the first fault.
+typedef struct {
+    PgnText *g;
+    bool in_tags, tags_done, in_moves, in_comment, comment_kept, done, bad;
+    int rav; // depth of (...) variations, whose moves are not the game's
+    char comment[PGN_TEXT_MAX];
+    size_t clen;
+    int *lineno;
+    char *why;
+    size_t why_len;
+} TextReader;
+
+__attribute__((format(printf, 2, 3))) static void text_fault(TextReader *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fault_at(&t->bad, t->why, t->why_len, *t->lineno, fmt, ap);
+    va_end(ap);
+}
+
+static bool blank(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    return *s == '\0';
+}
+
+static void text_tag(TextReader *t, const char *name, const char *value)
+{
+    PgnText *g = t->g;
+    if (!strcmp(name, "White"))
+        copy_cut(g->white, sizeof g->white, value);
+    else if (!strcmp(name, "Black"))
+        copy_cut(g->black, sizeof g->black, value);
+    else if (!strcmp(name, "FEN"))
+        copy_cut(g->fen, sizeof g->fen, value);
+    else if (!strcmp(name, "Variant"))
+        copy_cut(g->variant, sizeof g->variant, value);
+    else if (!strcmp(name, "Rules"))
+        copy_cut(g->rules, sizeof g->rules, value);
+    else if (!strcmp(name, "Result"))
+        copy_cut(g->result_tag, sizeof g->result_tag, value);
+    else if (!strcmp(name, "Termination"))
+        copy_cut(g->termination, sizeof g->termination, value);
+    if (!strcmp(name, "Variant") && strcasecmp(value, "xiangqi") != 0)
+        text_fault(t, "variant '%s' is not xiangqi", value);
+}
+
+/// A comment of the game's main line: the ones after its last move are kept (joined by ", ",
+/// as cutechess joins a move's score and the game's end).
+static void text_comment(TextReader *t, const char *text)
+{
+    PgnText *g = t->g;
+    size_t n = strlen(g->end_comment);
+    if (t->comment_kept && n + 2 < sizeof g->end_comment)
+        n += (size_t)snprintf(g->end_comment + n, sizeof g->end_comment - n, ", ");
+    while (isspace((unsigned char)*text))
+        text++;
+    snprintf(g->end_comment + n, sizeof g->end_comment - n, "%s", text);
+    n = strlen(g->end_comment);
+    while (n && isspace((unsigned char)g->end_comment[n - 1]))
+        g->end_comment[--n] = '\0';
+    t->comment_kept = true;
+}
+
+static void text_move(TextReader *t, const char *tok)
+{
+    PgnText *g = t->g;
+    if (g->ply_count >= GAME_MAX_PLIES) {
+        text_fault(t, "more than %d moves", GAME_MAX_PLIES);
+        return;
+    }
+    copy_cut(g->moves[g->ply_count], PGN_TOKEN_MAX, tok);
+    g->move_line[g->ply_count++] = *t->lineno;
+    g->end_comment[0] = '\0';
+    t->comment_kept = false;
+}
+
+/// One main-line token: a result ends the game; a move number ("12.", "12...", possibly glued
+/// to its move) or an ellipsis is skipped; anything else is kept as a move.
+static void text_token(TextReader *t, const char *tok, size_t len)
+{
+    if (len >= PGN_TOKEN_MAX) {
+        text_fault(t, "'%.*s...' is too long for a move", PGN_TOKEN_MAX, tok);
+        return;
+    }
+    char s[PGN_TOKEN_MAX];
+    memcpy(s, tok, len);
+    s[len] = '\0';
+    if (is_result(s)) {
+        t->g->outcome = pgn_outcome(s);
+        t->done = true;
+        return;
+    }
+    const char *p = s;
+    if (isdigit((unsigned char)*p)) {
+        while (isdigit((unsigned char)*p))
+            p++;
+        if (*p != '.') {
+            text_fault(t, "'%s' is neither a result (1-0, 0-1, 1/2-1/2, *) nor a move number", s);
+            return;
+        }
+    }
+    while (*p == '.')
+        p++;
+    if (*p)
+        text_move(t, p);
+}
+
+/// The comments, variations, NAGs and tokens of one movetext line.
+static void text_movetext(TextReader *t, const char *line)
+{
+    for (const char *p = line; *p && !t->done;) {
+        if (t->in_comment) {
+            const char *end = strchr(p, '}');
+            size_t n = end ? (size_t)(end - p) : strlen(p);
+            size_t room = sizeof t->comment - 1 - t->clen;
+            memcpy(t->comment + t->clen, p, n < room ? n : room);
+            t->clen += n < room ? n : room;
+            if (!end) {
+                if (t->clen < sizeof t->comment - 1)
+                    t->comment[t->clen++] = ' '; // the comment goes on on the next line
+                break;
+            }
+            t->comment[t->clen] = '\0';
+            t->in_comment = false;
+            if (t->rav == 0)
+                text_comment(t, t->comment);
+            p = end + 1;
+        } else if (isspace((unsigned char)*p)) {
+            p++;
+        } else if (*p == '{') {
+            t->in_comment = true;
+            t->clen = 0;
+            p++;
+        } else if (*p == ';') {
+            if (t->rav == 0)
+                text_comment(t, p + 1);
+            break;
+        } else if (*p == '}') { // a comment's end without its start: nothing to keep
+            p++;
+        } else if (*p == '(' || *p == ')') {
+            t->rav += *p == '(' ? 1 : t->rav > 0 ? -1 : 0;
+            p++;
+        } else {
+            size_t n = strcspn(p, " \t\r{}();");
+            if (t->rav == 0 && *p != '$') // a NAG ($1) annotates, it is no move
+                text_token(t, p, n);
+            p += n;
+        }
+    }
+}
+
+/// Whether the next line, left unread, is a tag: the next game when this one's moves (or its
+/// tags and a blank line) are behind.
+static bool text_next_game(const TextReader *t, FILE *in)
+{
+    if (!(t->in_moves ? !t->in_comment : t->tags_done))
+        return false;
+    int c = getc(in);
+    if (c != EOF)
+        ungetc(c, in);
+    return c == '[';
+}
+
+/// One line of a game text: a tag, an escape, a blank line or movetext. Returns false at the
+/// game's end.
+static bool text_line(TextReader *t, char *line)
+{
+    const char *s = line;
+    while (!t->in_moves && isspace((unsigned char)*s))
+        s++;
+    if (!t->in_moves && *s == '[') {
+        char name[64], value[512];
+        if (!parse_tag(s, name, sizeof name, value, sizeof value))
+            text_fault(t, "malformed tag");
+        else
+            text_tag(t, name, value);
+        t->in_tags = true;
+    } else if (line[0] == '%' && !t->in_comment) {
+        // PGN escape: the rest of the line is for other programs
+    } else if (blank(line) && !t->in_comment) {
+        t->tags_done = t->in_tags;
+        t->rav = 0;
+        return !t->in_moves; // a movetext ends at a blank line (an unclosed variation too)
+    } else {
+        t->in_moves = true;
+        text_movetext(t, line);
+    }
+    return !t->done;
+}
+
+int pgn_read_text(FILE *in, PgnText *g, int *lineno, char *why, size_t why_len)
+{
+    char line[PGN_LINE_MAX];
+    memset(g, 0, offsetof(PgnText, moves));
+    g->outcome = OUTCOME_NONE;
+    TextReader t = {.g = g, .lineno = lineno, .why = why, .why_len = why_len};
+    LineRead lr;
+    bool more = true;
+    while (more && !text_next_game(&t, in) && (lr = read_line(in, line, sizeof line)) != LINE_EOF) {
+        (*lineno)++;
+        if (!g->first_line && (lr != LINE_OK || (!blank(line) && line[0] != '%')))
+            g->first_line = *lineno;
+        if (lr == LINE_LONG)
+            text_fault(&t, "longer than %d bytes", PGN_LINE_MAX - 2);
+        if (lr == LINE_NUL)
+            text_fault(&t, "a NUL byte: not a text file");
+        if (lr != LINE_OK) {
+            t.in_moves = true; // a broken line is part of this game, not the start of the next
+            continue;
+        }
+        more = text_line(&t, line);
+    }
+    if (!t.in_tags && !t.in_moves && !t.bad)
+        return 0; // only blank lines were left
+    if (!t.done)
+        text_fault(&t, "%s",
+                   t.in_moves ? "game without a result" : "tags without moves or a result");
+    return t.bad ? -1 : 1;
+}
+
+// ---- Replaying a game text: coordinate moves in either rank numbering, or SAN ----
+
+typedef enum { DECODE_OK, DECODE_SYNTAX, DECODE_ILLEGAL, DECODE_AMBIGUOUS } Decode;
+
+static const char *decode_strerror(Decode d)
+{
+    switch (d) {
+    case DECODE_SYNTAX: return "not a move (coordinates like h2e2, or SAN like Che3)";
+    case DECODE_ILLEGAL: return "illegal in this position";
+    case DECODE_AMBIGUOUS: return "ambiguous: more than one legal move fits";
+    default: return "no error";
+    }
+}
+
+/// The piece type of a SAN piece letter (cutechess writes B and N, others E and H).
+static PieceType letter_type(char c)
+{
+    switch (c) {
+    case 'K': return KING;
+    case 'A': return ADVISOR;
+    case 'B':
+    case 'E': return ELEPHANT;
+    case 'N':
+    case 'H': return HORSE;
+    case 'R': return CHARIOT;
+    case 'C': return CANNON;
+    case 'P': return SOLDIER;
+    default: return NO_PIECE_TYPE;
+    }
+}
+
+/// Reads a rank at s[*i] (one digit, or "10" in ranks 1-10) into a 0-based rank; -1 if none.
+static int read_rank(const char *s, size_t *i, size_t end, int base)
+{
+    if (*i >= end || !isdigit((unsigned char)s[*i]))
+        return -1;
+    int r = s[*i] - '0';
+    (*i)++;
+    if (base == 1 && r == 1 && *i < end && s[*i] == '0') {
+        r = 10;
+        (*i)++;
+    }
+    r -= base;
+    return r >= 0 && r < RANK_NB ? r : -2;
+}
+
+/// The text of a move with check and annotation marks dropped and ICCS (H2-E2) lower-cased.
+static void move_core(const char *tok, char out[PGN_TOKEN_MAX])
+{
+    copy_cut(out, PGN_TOKEN_MAX, tok);
+    size_t n = strlen(out);
+    while (n && strchr("+#!?", out[n - 1]))
+        out[--n] = '\0';
+    bool iccs = n >= 5 && out[0] >= 'A' && out[0] <= 'I' && strchr(out, '-');
+    for (size_t i = 0; iccs && i < n; i++)
+        iccs = out[i] == '-' || isdigit((unsigned char)out[i]) || (out[i] >= 'A' && out[i] <= 'I');
+    for (size_t i = 0; iccs && i < n; i++)
+        out[i] = (char)tolower((unsigned char)out[i]);
+}
+
+/// One move as text: [piece letter][from file][from rank][x or -]<to point>. Without a piece
+/// letter a whole from-point makes a coordinate move (any piece), anything less a soldier's
+/// SAN move. The move must be the only legal one that fits.
+static Decode decode_move(const Board *b, const char *tok, int base, Move *out)
+{
+    char s[PGN_TOKEN_MAX];
+    move_core(tok, s);
+    size_t i = 0, end = strlen(s);
+    PieceType type = letter_type(s[0]);
+    i += type != NO_PIECE_TYPE;
+    // The destination: the last point of the text.
+    size_t d = end;
+    while (d > i && isdigit((unsigned char)s[d - 1]))
+        d--;
+    if (d == i || d == end || s[d - 1] < 'a' || s[d - 1] > 'i')
+        return DECODE_SYNTAX;
+    size_t ri = d;
+    int to_file = s[d - 1] - 'a', to_rank = read_rank(s, &ri, end, base);
+    if (to_rank < 0 || ri != end)
+        return DECODE_SYNTAX;
+    end = d - 1;
+    if (end > i && (s[end - 1] == 'x' || s[end - 1] == '-' || s[end - 1] == ':'))
+        end--;
+    // The origin, as much of it as is written.
+    int from_file = -1, from_rank = -1;
+    if (i < end && s[i] >= 'a' && s[i] <= 'i')
+        from_file = s[i++] - 'a';
+    if (i < end && (from_rank = read_rank(s, &i, end, base)) < -1)
+        return DECODE_SYNTAX;
+    if (i != end)
+        return DECODE_SYNTAX;
+    if (type == NO_PIECE_TYPE && (from_file < 0 || from_rank < 0))
+        type = SOLDIER;
+    MoveList list;
+    movegen_legal(b, &list);
+    int found = 0;
+    Square to = sq_make(to_file, to_rank);
+    for (int k = 0; k < list.count; k++) {
+        Move m = list.moves[k];
+        Square from = move_from(m);
+        if (move_to(m) != to || (from_file >= 0 && sq_file(from) != from_file) ||
+            (from_rank >= 0 && sq_rank(from) != from_rank) ||
+            (type != NO_PIECE_TYPE && piece_type(board_piece(b, from)) != type))
+            continue;
+        *out = m;
+        found++;
+    }
+    return found == 1 ? DECODE_OK : found ? DECODE_AMBIGUOUS : DECODE_ILLEGAL;
+}
+
+/// Which ranks the moves name outright: 1 if one names rank 10, else 0 if one names rank 0,
+/// else -1.
+static int ranks_named(const PgnText *g)
+{
+    bool zero = false;
+    for (int k = 0; k < g->ply_count; k++) {
+        char s[PGN_TOKEN_MAX];
+        move_core(g->moves[k], s);
+        for (const char *p = s; *p; p++) {
+            if (*p < 'a' || *p > 'i' || !isdigit((unsigned char)p[1]))
+                continue;
+            if (p[1] == '1' && p[2] == '0')
+                return 1;
+            zero |= p[1] == '0';
+        }
+    }
+    return zero ? 0 : -1;
+}
+
+/// Makes the game's moves from its start position read in ranks base (0 or 1).
+static void replay_with(const PgnText *g, int base, Board *b, PgnReplay *r)
+{
+    board_set_fen(b, g->fen[0] ? g->fen : BOARD_START_FEN, NULL, 0); // checked by the caller
+    r->plies = 0;
+    r->rank_base = base;
+    r->why[0] = '\0';
+    for (; r->plies < g->ply_count; r->plies++) {
+        Move m;
+        Decode d = decode_move(b, g->moves[r->plies], base, &m);
+        if (d != DECODE_OK) {
+            snprintf(r->why, sizeof r->why, "'%s' (ranks %s): %s", g->moves[r->plies],
+                     base ? "1-10" : "0-9", decode_strerror(d));
+            return;
+        }
+        board_make_move(b, m);
+    }
+}
+
+bool pgn_text_replay(const PgnText *g, int rank_base, Board *b, PgnReplay *r)
+{
+    char why[160];
+    if (board_set_fen(b, g->fen[0] ? g->fen : BOARD_START_FEN, why, sizeof why) != FEN_OK) {
+        r->plies = 0;
+        r->rank_base = rank_base > 0;
+        snprintf(r->why, sizeof r->why, "bad FEN: %s", why);
+        return false;
+    }
+    int base = rank_base >= 0 ? rank_base : ranks_named(g);
+    replay_with(g, base > 0, b, r);
+    if (base >= 0 || !r->why[0])
+        return true;
+    // Nothing names the ranks and ranks 0-9 fail: ranks 1-10 if they go further.
+    PgnReplay one;
+    replay_with(g, 1, b, &one);
+    if (!one.why[0] || one.plies > r->plies)
+        *r = one;
+    else
+        replay_with(g, 0, b, r);
+    return true;
+}
+
+// ---- How a game says it ended ----
+
+/// Whether text holds word, ignoring case.
+static bool has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; *p; p++)
+        if (strncasecmp(p, word, n) == 0)
+            return true;
+    return false;
+}
+
+/// Classifies one text (up to its first ':'): our rule and termination names, the PGN
+/// standard's and cutechess's Termination values, cutechess's and fastchess's descriptions.
+static void classify_end(PgnEnd *e, const char *text)
+{
+    char head[PGN_TEXT_MAX];
+    copy_cut(head, sizeof head, text);
+    head[strcspn(head, ":")] = '\0';
+    for (int r = END_NONE + 1; r < END_REASON_NB; r++) {
+        if (has_word(head, rules_end_name((EndReason)r))) {
+            *e = (PgnEnd){PGN_END_RULE, (EndReason)r, PGN_NEEDS_ANY, ""};
+            return;
+        }
+    }
+    static const struct {
+        const char *word;
+        PgnEndKind kind;
+        EndReason rule;
+        PgnEndNeeds needs;
+    } words[] = {
+        {"mates", PGN_END_RULE, END_CHECKMATE, PGN_NEEDS_DECISIVE},
+        {"fifty move", PGN_END_RULE, END_MOVE_RULE, PGN_NEEDS_DRAW},
+        {"50-move", PGN_END_RULE, END_MOVE_RULE, PGN_NEEDS_DRAW},
+        {"insufficient", PGN_END_RULE, END_INSUFFICIENT, PGN_NEEDS_DRAW},
+        {"draw adjudication", PGN_END_OTHER, END_NONE, PGN_NEEDS_DRAW},
+        {"draw by adjudication", PGN_END_OTHER, END_NONE, PGN_NEEDS_DRAW},
+        {"agree", PGN_END_OTHER, END_NONE, PGN_NEEDS_DRAW},
+        {"wins by adjudication", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"resign", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"adjudication", PGN_END_OTHER, END_NONE, PGN_NEEDS_ANY},
+        {"time", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"illegal", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"crash", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"stall", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"abandoned", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"disconnect", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"rules infraction", PGN_END_OTHER, END_NONE, PGN_NEEDS_DECISIVE},
+        {"emergency", PGN_END_OTHER, END_NONE, PGN_NEEDS_ANY},
+        {"death", PGN_END_OTHER, END_NONE, PGN_NEEDS_ANY},
+        {"unterminated", PGN_END_UNFINISHED, END_NONE, PGN_NEEDS_ANY},
+        {"aborted", PGN_END_UNFINISHED, END_NONE, PGN_NEEDS_ANY},
+        {"interrupt", PGN_END_UNFINISHED, END_NONE, PGN_NEEDS_ANY},
+    };
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+        if (has_word(head, words[k].word)) {
+            *e = (PgnEnd){words[k].kind, words[k].rule, words[k].needs, ""};
+            return;
+        }
+    }
+    *e = (PgnEnd){PGN_END_UNKNOWN, END_NONE, PGN_NEEDS_ANY, ""};
+}
+
+PgnEnd pgn_text_end(const PgnText *g)
+{
+    PgnEnd e;
+    if (g->termination[0] && strcasecmp(g->termination, "normal") != 0) {
+        classify_end(&e, g->termination);
+        copy_cut(e.text, sizeof e.text, g->termination);
+        return e;
+    }
+    // cutechess and fastchess: the last part of the last move's comment.
+    const char *d = g->end_comment, *comma;
+    while ((comma = strstr(d, ", ")) != NULL)
+        d = comma + 2;
+    classify_end(&e, d);
+    if (e.kind != PGN_END_UNKNOWN)
+        copy_cut(e.text, sizeof e.text, d);
+    else if (g->termination[0])
+        copy_cut(e.text, sizeof e.text, g->termination);
+    return e;
 }
