@@ -18,6 +18,7 @@ typedef enum {
     END_MOVE_RULE,       // asian: 60-move (120-ply) rule
     END_INSUFFICIENT,    // rule 7
     END_PLY_LIMIT,       // rule 9 (seed): the job's whole-game limit
+    END_PERPETUAL_CHASE, // asian, rule C: a repetition lost by the side that chased
     END_REASON_NB
 } EndReason;
 
@@ -38,12 +39,13 @@ typedef struct {
 RulesConfig rules_config_default(RuleSet set);
 const char *rules_set_name(RuleSet set);
 bool rules_set_parse(const char *name, RuleSet *out);
-/// Text used in results and PGN: "checkmate", "perpetual check", "60-move rule", ...
+/// Text used in results and PGN: "checkmate", "perpetual check", "perpetual chase", ...
 const char *rules_end_name(EndReason reason);
 
 /// Whether the game is over in the current position (after the last move of the board's
 /// history), and how. A rule-decided result takes the precedence RULES.md gives it: a side
-/// with no legal move loses before any draw rule is looked at.
+/// with no legal move loses before any draw rule is looked at. Under asian a third occurrence
+/// is judged by rule C in full (perpetual check, then checks, then perpetual chase).
 GameEnd rules_game_end(const Board *b, const RulesConfig *cfg);
 
 /// Rule 7: neither side has a chariot, horse, cannon or soldier.
@@ -56,7 +58,10 @@ typedef enum { SEARCH_RULE_NONE, SEARCH_RULE_DRAW, SEARCH_RULE_WIN, SEARCH_RULE_
 
 /// For the search, at an interior node: whether a rule already decides this position, seen
 /// from the side to move. A position repeated once inside the searched line is scored at
-/// once: a loss for a side that checked with every one of its moves in the cycle (when the
-/// other did not), a draw otherwise; so are the move rule, counting and material draws.
+/// once, its cycle running from that earlier occurrence: a loss for a side that checked with
+/// every one of its moves in the cycle (when the other did not); under asian with chase set,
+/// a loss for the one side that chased perpetually (rule C5-C7, when no move of the cycle
+/// checked); a draw otherwise. So are the move rule, counting and material draws. chase false
+/// scores chases as draws (to measure the rule in a match; the referee always applies it).
 /// Checkmate and stalemate are left to the search (it finds no legal move).
-SearchRule rules_search_probe(const Board *b, const RulesConfig *cfg);
+SearchRule rules_search_probe(const Board *b, const RulesConfig *cfg, bool chase);

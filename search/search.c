@@ -66,7 +66,8 @@ static const char *const FEATURE_NAMES[SEARCH_FEATURE_NB] = {
     "SeePruning",        "LateMoveReductions",
     "CheckExtension",    "Aspiration",
     "KillerHistory",     "ContinuationHistory",
-    "InternalReduction", "QuiescenceChecks"};
+    "InternalReduction", "QuiescenceChecks",
+    "ChaseRule"};
 
 static inline bool on(const Engine *e, SearchFeature f) { return (e->features >> f) & 1; }
 
@@ -619,7 +620,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 
     // Step 2. Rules that already decide the position, mate distance pruning.
     if (!root) {
-        switch (rules_search_probe(b, &e->rules)) {
+        switch (rules_search_probe(b, &e->rules, on(e, SEARCH_CHASE_RULE))) {
         case SEARCH_RULE_DRAW: return 0;
         case SEARCH_RULE_WIN: return VALUE_MATE - ply;
         case SEARCH_RULE_LOSS: return -VALUE_MATE + ply;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Game-ending rules of ../shared/RULES.md (rule numbers are that page's): mate and stalemate,
-// perpetual check, repetition under `seed` and `asian`, the asian 60-move rule, counting,
-// insufficient material, the ply limit, the search's probe, and the names of sets and reasons.
+// perpetual check, repetition under `seed` and `asian`, rule C's perpetual chase (one test per
+// consequence RULES.md lists, and Fairy-Stockfish's 33 chasing cycles with Pikafish's verdicts),
+// the asian 60-move rule, counting, insufficient material, the ply limit, the search's probe,
+// and the names of sets and reasons.
 // Every game is played from a FEN with a fixed move list, and the referee is asked after every
 // ply, so each test also checks that the game does not end one ply early.
 #include <setjmp.h>
@@ -174,15 +176,23 @@ static void play_prefix(Board *b, const char *fen, const char *line, int plies)
     }
 }
 
-static void expect_probe(const Board *b, const RulesConfig *cfg, SearchRule want, const char *what)
+static void expect_probe_chase(const Board *b, const RulesConfig *cfg, bool chase, SearchRule want,
+                               const char *what)
 {
-    SearchRule got = rules_search_probe(b, cfg);
+    SearchRule got = rules_search_probe(b, cfg, chase);
     if (got != want) {
         char fen[BOARD_FEN_MAX];
         board_fen(b, fen, sizeof fen);
-        fail_msg("%s (%s), %s after %d plies: expected %s, got %s", what, rules_set_name(cfg->set),
-                 fen, b->hist_len, probe_name(want), probe_name(got));
+        fail_msg("%s (%s, chase rule %s), %s after %d plies: expected %s, got %s", what,
+                 rules_set_name(cfg->set), chase ? "on" : "off", fen, b->hist_len, probe_name(want),
+                 probe_name(got));
     }
+}
+
+/// The probe as the engine calls it by default (ChaseRule on).
+static void expect_probe(const Board *b, const RulesConfig *cfg, SearchRule want, const char *what)
+{
+    expect_probe_chase(b, cfg, true, want, what);
 }
 
 /// Rules 1-2: a side left without a legal move loses, by checkmate when in check and by
@@ -546,6 +556,284 @@ static void test_search_probe(void **state)
     expect_probe(b, &seed, SEARCH_RULE_NONE, "120th quiet ply");
 }
 
+// ---------------------------------------------------------------------------------------
+// Rule C, perpetual chase (asian). Every cycle below was built for this file; each move was
+// checked against Fairy-Stockfish's legal moves while building it, and each verdict against
+// Pikafish's rule_judge. A cycle is played twice from its FEN, so the position after ply 0
+// stands for the third time after ply 8 (17 for the mutual chase), and run_game checks that
+// the game goes on until exactly that ply.
+
+// Red's horse shuttles b5-d4 and attacks Black's chariot, which shuttles c6-c7; the chariot on
+// c9 could take back on either point.
+static const char CHASE_PROTECTED_FEN[] = "2r1k4/9/9/2r6/1N7/9/9/9/9/3K5 w - - 0 1";
+static const char CHASE_PROTECTED_LINE[] = "b5d4 c6c7 d4b5 c7c6 b5d4 c6c7 d4b5 c7c6";
+// Red's chariot shuttles f1-d1 after Black's cannon (d5-f5); the black horse on e7 attacks both
+// points but is the only piece between the generals. In the second FEN Red's soldier on e3
+// stands between them too, so the horse protects.
+static const char CHASE_PINNED_FEN[] = "4k4/9/4n4/9/3c5/9/9/9/5R3/4K4 w - - 0 1";
+static const char CHASE_UNPINNED_FEN[] = "4k4/9/4n4/9/3c5/9/4P4/9/5R3/4K4 w - - 0 1";
+static const char CHASE_PINNED_LINE[] = "f1d1 d5f5 d1f1 f5d5 f1d1 d5f5 d1f1 f5d5";
+// Red's chariot shuttles f2-g2 after Black's horse (g7-f9); on f9 only Black's general could
+// take back, onto a point Red's soldier on g9 attacks. Without that soldier it protects.
+static const char CHASE_GENERAL_FEN[] = "4k1P2/9/6n2/9/9/9/9/5R3/9/3K5 w - - 0 1";
+static const char CHASE_GENERAL_FREE_FEN[] = "4k4/9/6n2/9/9/9/9/5R3/9/3K5 w - - 0 1";
+static const char CHASE_GENERAL_LINE[] = "f2g2 g7f9 g2f2 f9g7 f2g2 g7f9 g2f2 f9g7";
+// Red's cannon on a0 aims up the a-file at a black soldier that never moves: Red's elephant
+// (c0-a2) and Black's crossed soldier (b3-a3) take turns as its one screen, so each elephant
+// move attacks the soldier anew. On a4 it has crossed the river; on a5 it has not.
+static const char CHASE_SOLDIER_CROSSED_FEN[] = "4k4/9/9/9/9/p8/1p7/9/9/C1BK5 w - - 0 1";
+static const char CHASE_SOLDIER_HOME_FEN[] = "4k4/9/9/9/p8/9/1p7/9/9/C1BK5 w - - 0 1";
+static const char CHASE_SOLDIER_LINE[] = "c0a2 b3a3 a2c0 a3b3 c0a2 b3a3 a2c0 a3b3";
+// A red soldier (or chariot) on c5/b5 attacks Black's cannon as it shuttles b6-c6.
+static const char CHASE_BY_SOLDIER_FEN[] = "4k4/9/9/1c7/2P6/9/9/9/9/3K5 w - - 0 1";
+static const char CHASE_BY_CHARIOT_FEN[] = "4k4/9/9/1c7/2R6/9/9/9/9/3K5 w - - 0 1";
+static const char CHASE_BY_SOLDIER_LINE[] = "c5b5 b6c6 b5c5 c6b6 c5b5 b6c6 b5c5 c6b6";
+// Black's general (e8-e9) attacks Red's unprotected cannon as it shuttles d9-d8.
+static const char CHASE_BY_GENERAL_FEN[] = "3C5/4k4/9/9/9/9/9/9/9/5K3 b - - 0 1";
+static const char CHASE_BY_GENERAL_LINE[] = "e8e9 d9d8 e9e8 d8d9 e8e9 d9d8 e9e8 d8d9";
+// Red's chariot shuttles a1-b1, attacking the horse on a6 from a1 and the one on b7 from b1;
+// Black's general steps e9-e8 and back.
+static const char CHASE_TWO_TARGETS_FEN[] = "4k4/9/1n7/n8/9/9/9/9/R8/3K5 w - - 0 1";
+static const char CHASE_TWO_TARGETS_LINE[] = "a1b1 e9e8 b1a1 e8e9 a1b1 e9e8 b1a1 e8e9";
+// Red's chariot steps a1-a2 and back, attacking the unprotected horse on a6 from both points;
+// Black's general steps e9-e8 and back.
+static const char CHASE_STANDING_FEN[] = "4k4/9/9/n8/9/9/9/9/R8/3K5 w - - 0 1";
+static const char CHASE_STANDING_LINE[] = "a1a2 e9e8 a2a1 e8e9 a1a2 e9e8 a2a1 e8e9";
+// Black's chariot chases Red's horse around b1-d2-c4-a3 and the horse attacks the chariot
+// back from each point (Fairy-Stockfish's "mutual chase" cycle, colours and sides swapped).
+static const char CHASE_MUTUAL_FEN[] = "4k4/9/9/4p4/9/9/3rP4/9/1N7/4K4 b - - 0 1";
+static const char CHASE_MUTUAL_LINE[] = "d3b3 b1d2 b3b2 d2c4 b2c2 c4a3 c2c3 a3b1 c3b3 b1d2 b3b2 "
+                                        "d2c4 b2c2 c4a3 c2c3 a3b1 c3b3";
+// Red's horse (b7-a5) attacks Black's horse (c4-d6), which could take it back unless its leg
+// towards Red's horse is blocked (b4 and c6 in the second FEN).
+static const char CHASE_HORSES_FEN[] = "4k4/9/1N7/9/9/2n6/9/9/9/3K5 w - - 0 1";
+static const char CHASE_HORSES_BLOCKED_FEN[] = "4k4/9/1N7/2p6/9/1Pn6/9/9/9/3K5 w - - 0 1";
+static const char CHASE_HORSES_LINE[] = "b7a5 c4d6 a5b7 d6c4 b7a5 c4d6 a5b7 d6c4";
+// Black's cannon on d3 chases Red's crossed soldier on d8 through screens (as in the soldier
+// cycle above); the black cannon's return to d5 checks Red's general over two screens. With
+// Red's advisor on d1 and horse on d2 in the way there is no check.
+static const char CHASE_CHECK_FEN[] = "4k4/3P5/9/9/3c5/3C5/3c5/9/9/3K5 b - - 0 1";
+static const char CHASE_NO_CHECK_FEN[] = "4k4/3P5/9/9/3c5/3C5/3c5/3A5/3N5/3K5 b - - 0 1";
+static const char CHASE_CHECK_LINE[] = "d5f5 d4f4 f5d5 f4d4 d5f5 d4f4 f5d5 f4d4";
+
+static void run_asian(Board *b, const char *fen, const char *line, int end_ply, Outcome outcome,
+                      EndReason reason, const char *what)
+{
+    RulesConfig cfg = rules_config_default(RULES_ASIAN);
+    run_game(b, fen, line, &cfg, end_ply, outcome, reason, what);
+}
+
+/// Rule C: a chariot attacked by a horse is chased even when protected, and the chasing side
+/// loses at the third occurrence, not one ply earlier; under seed the same cycle is a draw.
+static void test_chase_protected_chariot(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_PROTECTED_FEN, CHASE_PROTECTED_LINE, 8, OUTCOME_BLACK_WINS,
+              END_PERPETUAL_CHASE, "horse chases a protected chariot");
+    RulesConfig seed = rules_config_default(RULES_SEED);
+    run_game(b, CHASE_PROTECTED_FEN, CHASE_PROTECTED_LINE, &seed, 8, OUTCOME_DRAW, END_REPETITION,
+             "horse chases a protected chariot");
+}
+
+/// Rule C5 e: a protector that cannot legally take back, being the only piece between the
+/// generals, does not protect; once another piece stands between them it does (a draw).
+static void test_chase_fake_protector_pinned(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_PINNED_FEN, CHASE_PINNED_LINE, 8, OUTCOME_BLACK_WINS, END_PERPETUAL_CHASE,
+              "cannon protected by a pinned horse");
+    run_asian(b, CHASE_UNPINNED_FEN, CHASE_PINNED_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "cannon protected by a free horse");
+}
+
+/// Rule C5 e: a general that would step into an attack to take back does not protect; with
+/// the point safe it does (a draw).
+static void test_chase_fake_protector_general(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_GENERAL_FEN, CHASE_GENERAL_LINE, 8, OUTCOME_BLACK_WINS, END_PERPETUAL_CHASE,
+              "horse next to its general, point attacked");
+    run_asian(b, CHASE_GENERAL_FREE_FEN, CHASE_GENERAL_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "horse next to its general, point safe");
+}
+
+/// Rule C5 b: a soldier that has crossed the river can be chased, one on its own side cannot.
+static void test_chase_soldier_crossed(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_SOLDIER_CROSSED_FEN, CHASE_SOLDIER_LINE, 8, OUTCOME_BLACK_WINS,
+              END_PERPETUAL_CHASE, "cannon chases a crossed soldier");
+    run_asian(b, CHASE_SOLDIER_HOME_FEN, CHASE_SOLDIER_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "cannon attacks a soldier at home");
+}
+
+/// Rule C5 a: soldiers never chase: a soldier attacking a cannon with every move draws where a
+/// chariot making the same moves loses.
+static void test_chase_soldier_never_chases(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_BY_SOLDIER_FEN, CHASE_BY_SOLDIER_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "soldier attacks a cannon");
+    run_asian(b, CHASE_BY_CHARIOT_FEN, CHASE_BY_SOLDIER_LINE, 8, OUTCOME_BLACK_WINS,
+              END_PERPETUAL_CHASE, "chariot attacks a cannon");
+}
+
+/// Rule C5 a: generals never chase: a general attacking an unprotected cannon with every move
+/// draws.
+static void test_chase_general_never_chases(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_BY_GENERAL_FEN, CHASE_BY_GENERAL_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "general attacks a cannon");
+}
+
+/// Rule C6: attacking two different pieces in turn (two horses of one type, told apart by
+/// their ids) is not a perpetual chase.
+static void test_chase_two_targets(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_TWO_TARGETS_FEN, CHASE_TWO_TARGETS_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "chariot attacks two horses in turn");
+}
+
+/// Rule C6: an attack that stands before and after every move is no new chase, so keeping a
+/// piece attacked while moving is not a perpetual chase.
+static void test_chase_standing_attack(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_STANDING_FEN, CHASE_STANDING_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "chariot keeps a horse attacked");
+}
+
+/// Rule C7: when both sides chase perpetually the repetition is a draw.
+static void test_chase_mutual(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_MUTUAL_FEN, CHASE_MUTUAL_LINE, 17, OUTCOME_DRAW, END_REPETITION,
+              "chariot and horse chase each other");
+}
+
+/// Rule C5 e: an attack on a piece of the same type that could take the attacker back is an
+/// exchange offer, not a chase; with its horse leg blocked it cannot, and the attack chases.
+static void test_chase_exchange_offer(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_HORSES_FEN, CHASE_HORSES_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "horse offers an exchange");
+    run_asian(b, CHASE_HORSES_BLOCKED_FEN, CHASE_HORSES_LINE, 8, OUTCOME_BLACK_WINS,
+              END_PERPETUAL_CHASE, "horse attacks a horse with a blocked leg");
+}
+
+/// Rule C4: a check inside the cycle (not a perpetual one) makes it a draw even when a side
+/// chases perpetually; the same cycle without the check is lost by the chasing side.
+static void test_chase_check_in_cycle(void **state)
+{
+    Board *b = *state;
+    run_asian(b, CHASE_CHECK_FEN, CHASE_CHECK_LINE, 8, OUTCOME_DRAW, END_REPETITION,
+              "chase with one check");
+    run_asian(b, CHASE_NO_CHECK_FEN, CHASE_CHECK_LINE, 8, OUTCOME_RED_WINS, END_PERPETUAL_CHASE,
+              "chase without a check");
+}
+
+typedef struct {
+    const char *result, *rule, *fsf, *fen, *moves; // fields of the line, cut in place
+} ChaseCase;
+
+/// Splits one data line into its " | "-separated fields; false if it has too few.
+static bool parse_chase_case(char *line, ChaseCase *c)
+{
+    char *field[6];
+    int n = 0;
+    for (char *p = line; n < 6 && p; n++) {
+        field[n] = p;
+        char *bar = strstr(p, " | ");
+        if (bar)
+            *bar = '\0';
+        p = bar ? bar + 3 : NULL;
+    }
+    if (n < 5)
+        return false;
+    *c = (ChaseCase){field[0], field[1], field[2], field[3], field[4]};
+    return true;
+}
+
+static Outcome outcome_for_mover(const char *result, Color side)
+{
+    if (!strcmp(result, "draw"))
+        return OUTCOME_DRAW;
+    bool red_wins = (side == RED) == !strcmp(result, "win");
+    return red_wins ? OUTCOME_RED_WINS : OUTCOME_BLACK_WINS;
+}
+
+/// Rule C on public material: the 33 chasing cycles of Fairy-Stockfish's test.py end, at their
+/// last position, as Pikafish judges them (tests/data/chase-fsf.txt); Fairy-Stockfish itself
+/// expects otherwise on 6 of them, as RULES.md says.
+static void test_chase_fsf_cycles(void **state)
+{
+    Board *b = *state;
+    RulesConfig cfg = rules_config_default(RULES_ASIAN);
+    char path[512], line[1024];
+    snprintf(path, sizeof path, "%s/chase-fsf.txt", XQ_TEST_DATA);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    int cases = 0, fsf_differs = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        ChaseCase c = {NULL, NULL, NULL, NULL, NULL};
+        if (!parse_chase_case(line, &c))
+            fail_msg("bad line in %s: %s", path, line);
+        play_prefix(b, c.fen, c.moves, (int)(strlen(c.moves) + 1) / 5);
+        GameEnd e = rules_game_end(b, &cfg);
+        Outcome want = outcome_for_mover(c.result, b->side);
+        if (e.outcome != want || strcmp(rules_end_name(e.reason), c.rule) != 0)
+            fail_msg("%s | %s: expected %s by %s, got %s by %s", c.fen, c.moves, outcome_name(want),
+                     c.rule, outcome_name(e.outcome), rules_end_name(e.reason));
+        cases++;
+        fsf_differs += strcmp(c.result, c.fsf) != 0;
+    }
+    fclose(f);
+    assert_int_equal(cases, 33);
+    assert_int_equal(fsf_differs, 6);
+}
+
+/// The search's probe under asian: a repetition inside the line is a loss for the side that
+/// chased perpetually (a win for the other), from either side's turn; with the chase rule
+/// switched off, or under seed, it is a draw; a chase broken by a check is a draw.
+static void test_search_probe_chase(void **state)
+{
+    Board *b = *state;
+    RulesConfig asian = rules_config_default(RULES_ASIAN);
+    RulesConfig seed = rules_config_default(RULES_SEED);
+    for (int plies = 1; plies <= 3; plies++) {
+        play_prefix(b, CHASE_PROTECTED_FEN, CHASE_PROTECTED_LINE, plies);
+        expect_probe(b, &asian, SEARCH_RULE_NONE, "no repetition yet");
+    }
+    // Ply 4 repeats the start with Red (chasing) to move, ply 5 repeats ply 1 with Black to
+    // move, ply 6 repeats ply 2.
+    play_prefix(b, CHASE_PROTECTED_FEN, CHASE_PROTECTED_LINE, 4);
+    expect_probe(b, &asian, SEARCH_RULE_LOSS, "red to move after its chase");
+    play_prefix(b, CHASE_PROTECTED_FEN, CHASE_PROTECTED_LINE, 5);
+    expect_probe(b, &asian, SEARCH_RULE_WIN, "black to move after red's chase");
+    expect_probe_chase(b, &asian, false, SEARCH_RULE_DRAW, "black to move after red's chase");
+    expect_probe(b, &seed, SEARCH_RULE_DRAW, "black to move after red's chase");
+    play_prefix(b, CHASE_PROTECTED_FEN, CHASE_PROTECTED_LINE, 6);
+    expect_probe(b, &asian, SEARCH_RULE_LOSS, "red to move after its chase");
+    expect_probe_chase(b, &asian, false, SEARCH_RULE_DRAW, "red to move after its chase");
+    // Black chases (and loses) in the no-check cycle; with the check it is a draw.
+    play_prefix(b, CHASE_NO_CHECK_FEN, CHASE_CHECK_LINE, 5);
+    expect_probe(b, &asian, SEARCH_RULE_WIN, "red to move after black's chase");
+    play_prefix(b, CHASE_CHECK_FEN, CHASE_CHECK_LINE, 5);
+    expect_probe(b, &asian, SEARCH_RULE_DRAW, "red to move, a check in the cycle");
+    // Mutual chase and a non-chase: draws.
+    play_prefix(b, CHASE_MUTUAL_FEN, CHASE_MUTUAL_LINE, 9);
+    expect_probe(b, &asian, SEARCH_RULE_DRAW, "mutual chase");
+    play_prefix(b, CHASE_TWO_TARGETS_FEN, CHASE_TWO_TARGETS_LINE, 5);
+    expect_probe(b, &asian, SEARCH_RULE_DRAW, "two targets in turn");
+}
+
 /// Rule sets and the rules that end a game: names parse and print as the job files and results
 /// write them.
 static void test_names(void **state)
@@ -578,6 +866,7 @@ static void test_names(void **state)
         [END_MOVE_RULE] = "60-move rule",
         [END_INSUFFICIENT] = "insufficient material",
         [END_PLY_LIMIT] = "ply limit",
+        [END_PERPETUAL_CHASE] = "perpetual chase",
     };
     for (int r = 0; r < END_REASON_NB; r++)
         assert_string_equal(rules_end_name((EndReason)r), names[r]);
@@ -606,6 +895,23 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_insufficient_material, setup_board, teardown_board),
         cmocka_unit_test_setup_teardown(test_ply_limit, setup_board, teardown_board),
         cmocka_unit_test_setup_teardown(test_search_probe, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_protected_chariot, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_fake_protector_pinned, setup_board,
+                                        teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_fake_protector_general, setup_board,
+                                        teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_soldier_crossed, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_soldier_never_chases, setup_board,
+                                        teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_general_never_chases, setup_board,
+                                        teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_two_targets, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_standing_attack, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_mutual, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_exchange_offer, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_check_in_cycle, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_chase_fsf_cycles, setup_board, teardown_board),
+        cmocka_unit_test_setup_teardown(test_search_probe_chase, setup_board, teardown_board),
         cmocka_unit_test_setup_teardown(test_names, setup_board, teardown_board),
     };
     return cmocka_run_group_tests_name("rules", tests, NULL, NULL);

@@ -179,7 +179,8 @@ static void test_feature_switches(void **state)
         assert_int_equal(engine_set_option(e, name, on ? "false" : "true"), ENGINE_OK);
         engine_new_game(e);
         SearchResult flipped = search_depth(e, fen, 8);
-        if (flipped.nodes == all.nodes)
+        // ChaseRule acts on asian repetitions only; test_chase_rule shows that it changes those.
+        if (i != SEARCH_CHASE_RULE && flipped.nodes == all.nodes)
             fail_msg("switching %s %s did not change the search", name, on ? "off" : "on");
         assert_int_equal(engine_set_option(e, name, on ? "true" : "false"), ENGINE_OK);
         assert_int_equal(engine_set_option(e, name, "maybe"), ENGINE_ERR_VALUE);
@@ -208,6 +209,44 @@ static void test_quiescence_checks(void **state)
     assert_int_equal(engine_set_option(e, "QuiescenceChecks", "false"), ENGINE_OK);
     engine_new_game(e);
     expect_move(search_depth(e, fen, 1), "a5a9");
+    engine_free(e);
+}
+
+/// ChaseRule (asian, rule C): Red, a chariot down, has chased Black's chariot with its horse
+/// once around (b5d4 c6c7 d4b5 c7c6). Without the rule the search walks into the repetition,
+/// b5d4 again, as a draw; with it that move loses (Red chases perpetually) and the engine
+/// plays another move with a losing score.
+static void test_chase_rule(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    assert_int_equal(engine_set_option(e, "Rules", "asian"), ENGINE_OK);
+    Board *b = board_from("4k4/9/9/2r6/1N7/9/9/9/9/3K5 w - - 0 1");
+    static const char *const line[] = {"b5d4", "c6c7", "d4b5", "c7c6"};
+    for (size_t i = 0; i < sizeof line / sizeof line[0]; i++) {
+        Move m;
+        assert_int_equal(move_parse_legal(b, line[i], 0, &m), MOVE_TEXT_OK);
+        board_make_move(b, m);
+    }
+    SearchLimits l;
+    limits_init(&l);
+    l.depth = 8;
+    assert_int_equal(engine_set_option(e, "ChaseRule", "false"), ENGINE_OK);
+    assert_int_equal(engine_set_position(e, b), ENGINE_OK);
+    SearchResult off = engine_search(e, &l, NULL, NULL);
+    expect_move(off, "b5d4");
+    assert_int_equal(off.score, 0);
+    assert_int_equal(engine_set_option(e, "ChaseRule", "true"), ENGINE_OK);
+    engine_new_game(e);
+    SearchResult on = engine_search(e, &l, NULL, NULL);
+    char t[MOVE_TEXT_MAX];
+    move_text(on.best, 0, t);
+    if (strcmp(t, "b5d4") == 0 || on.score >= -100)
+        fail_msg("with the chase rule the engine played %s (score %d)", t, on.score);
+    assert_true(movegen_is_legal(b, on.best));
+    assert_true(on.nodes != off.nodes);
+    free(b);
     engine_free(e);
 }
 
@@ -306,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_time_budget),
         cmocka_unit_test(test_feature_switches),
         cmocka_unit_test(test_quiescence_checks),
+        cmocka_unit_test(test_chase_rule),
         cmocka_unit_test(test_bench_positions),
     };
     return cmocka_run_group_tests_name("search", tests, NULL, NULL);

@@ -30,10 +30,13 @@ const char *game_termination_name(Termination t)
         [TERM_STALL] = "stall",
         [TERM_ABORTED] = "aborted",
         [TERM_RESIGN] = "resignation",
+        [TERM_PERPETUAL_CHASE] = "perpetual chase",
     };
     return (unsigned)t < TERM_NB ? text[t] : "unknown";
 }
 
+/// The termination a rule's verdict is recorded as, case by case (the two enums are not in
+/// the same order: perpetual chase came after the failures and adjudications).
 static Termination from_rule(EndReason r)
 {
     switch (r) {
@@ -45,6 +48,7 @@ static Termination from_rule(EndReason r)
     case END_MOVE_RULE: return TERM_MOVE_RULE;
     case END_INSUFFICIENT: return TERM_INSUFFICIENT;
     case END_PLY_LIMIT: return TERM_PLY_LIMIT;
+    case END_PERPETUAL_CHASE: return TERM_PERPETUAL_CHASE;
     default: return TERM_NONE;
     }
 }
@@ -351,7 +355,7 @@ bool game_verify(const GameRecord *rec, const GameConfig *cfg, const Opening *op
         goto out;
     }
     bool draw_term = rec->term == TERM_DRAW_ADJ || rec->term == TERM_PLY_LIMIT;
-    bool rule_term = rec->term <= TERM_INSUFFICIENT;
+    bool rule_term = rec->term <= TERM_INSUFFICIENT || rec->term == TERM_PERPETUAL_CHASE;
     if (rule_term) {
         snprintf(why, why_len, "the record says %s, the rules do not end the game there",
                  game_termination_name(rec->term));

@@ -57,8 +57,9 @@ typedef enum {
     TERM_ILLEGAL_MOVE,
     TERM_CRASH,
     TERM_STALL,
-    TERM_ABORTED, // the match was interrupted; not a result
-    TERM_RESIGN,  // the engine resigned (xboard `resign`): a loss, not a failure
+    TERM_ABORTED,         // the match was interrupted; not a result
+    TERM_RESIGN,          // the engine resigned (xboard `resign`): a loss, not a failure
+    TERM_PERPETUAL_CHASE, // asian, rule C: a repetition lost by the side that chased
     TERM_NB
 } Termination;
 
