@@ -26,7 +26,7 @@ enum {
     WIRE_MAX_FEN = 127,           // start FEN
     WIRE_MAX_VERSION_TEXT = 63,   // xqforge version string
     WIRE_MAX_THREADS = 65535,     // threads and concurrency in a HELLO
-    WIRE_TERM_LIMIT = 32,         // termination codes are < 32 (TERM_NB today is 16)
+    WIRE_TERM_LIMIT = 32,         // termination codes are < 32 (TERM_NB today is 17)
     WIRE_MAX_RANK = 0x7fffffff,   // MPI ranks are ints
     WIRE_MAX_SPSA_PARAMS = 512,   // tuned weights in one SPSA step
     WIRE_MAX_PARAM_ID = 4095,     // engine weight ids (the table has a few hundred)
