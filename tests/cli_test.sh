@@ -211,6 +211,21 @@ check "judge seed: ... the game goes on to the fourth identical check" 0 "^resul
     "$xq" judge --rules seed --fen "$perp_fen" a7a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9
 check "judge seed: perpetual check" 0 "^result: 0-1$" "$xq" judge --fen "$perp_fen" \
     a7a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9
+# Rule C (tests/test_rules.c's protected-chariot cycle): Red's horse chases Black's chariot.
+chase_fen="2r1k4/9/9/2r6/1N7/9/9/9/9/3K5 w - - 0 1"
+chase="b5d4 c6c7 d4b5 c7c6 b5d4 c6c7 d4b5 c7c6"
+check "judge asian: a perpetual chase cycle" 0 "^reason: perpetual chase$" \
+    "$xq" judge --rules asian --fen "$chase_fen" $chase
+check "judge asian: ... lost by the chaser" 0 "^result: 0-1$" "$xq" judge --rules asian --fen "$chase_fen" $chase
+check "judge seed: ... a repetition" 0 "^reason: repetition$" "$xq" judge --rules seed --fen "$chase_fen" $chase
+chase_pgn() { # a PGN of the chase cycle under asian recorded with result $1 and termination $2
+    printf '[Rules "asian"]\n[FEN "%s"]\n[Result "%s"]\n[Termination "%s"]\n\n%s %s\n' \
+        "$chase_fen" "$1" "$2" "$chase" "$1" | "$xq" judge -
+}
+check "judge PGN: a perpetual chase recorded as such agrees" 0 "^games 1, agree 1" chase_pgn 0-1 "perpetual chase"
+check "judge PGN: a perpetual chase recorded as a repetition disagrees" 1 \
+    "recorded 1/2-1/2 \(repetition\), judged 0-1 \(perpetual chase at ply 8\) under asian" \
+    chase_pgn 1/2-1/2 repetition
 check "judge illegal move refused with its number" 2 "move 3 'h0h9' \(ranks 0-9\): illegal" \
     "$xq" judge h2e2 h9g7 h0h9
 check "judge not a move" 2 "move 2 'zz'" "$xq" judge h2e2 zz
