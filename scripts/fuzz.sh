@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
-all=(fen move openings pgn job engine wire journal texel movebook upload)
+all=(fen move openings pgn pgntext job engine wire journal texel movebook upload)
 harnesses=("${@:-${all[@]}}")
 [[ $# -eq 0 ]] && harnesses=("${all[@]}")
 command -v clang >/dev/null || { echo "fuzz: clang is not installed" >&2; exit 77; }
@@ -22,7 +22,7 @@ cmake --build build-fuzz -j"$(nproc)" --target fuzzers >/dev/null
 dict_of() {
     case $1 in
     fen) echo fuzz/dict/fen.dict ;;
-    openings | pgn) echo fuzz/dict/pgn.dict ;;
+    openings | pgn | pgntext) echo fuzz/dict/pgn.dict ;;
     job) echo fuzz/dict/job.dict ;;
     engine) echo fuzz/dict/engine.dict ;;
     esac
