@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "job.h"
+#include "run_report.h"
 #include "upload.h"
 
 enum { SETS_MAX = 64 };
@@ -133,18 +134,7 @@ static bool from_job(const UploadArgs *a, UploadTarget *t, UploadPolicy *pol, ch
         free(job);
         return false;
     }
-    for (int i = 0; i < job->report.url_count; i++)
-        snprintf(t->urls[i], sizeof t->urls[i], "%s", job->report.urls[i]);
-    t->url_count = job->report.url_count;
-    t->method = (UploadMethod)job->report.method;
-    snprintf(t->token_env, sizeof t->token_env, "%s", job->report.token_env);
-    snprintf(t->token_file, sizeof t->token_file, "%s", job->report.token_file);
-    snprintf(t->ca_file, sizeof t->ca_file, "%s", job->report.ca_file);
-    t->connect_timeout_s = job->report.connect_timeout_s;
-    t->timeout_s = job->report.timeout_s;
-    pol->attempts = job->report.attempts;
-    pol->backoff_s = job->report.backoff_s;
-    pol->backoff_max_s = pol->retry_after_max_s = job->report.backoff_max_s;
+    run_report_delivery(job, t, pol);
     if (job->report.spool[0] == '/')
         snprintf(spool, len, "%s", job->report.spool);
     else

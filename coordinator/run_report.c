@@ -46,6 +46,23 @@ bool run_write_json(const char *path, const json_t *o)
     return ok;
 }
 
+void run_report_delivery(const JobConfig *job, UploadTarget *t, UploadPolicy *pol)
+{
+    for (int i = 0; i < job->report.url_count; i++)
+        snprintf(t->urls[i], sizeof t->urls[i], "%s", job->report.urls[i]);
+    t->url_count = job->report.url_count;
+    t->method = (UploadMethod)job->report.method;
+    snprintf(t->token_env, sizeof t->token_env, "%s", job->report.token_env);
+    snprintf(t->token_file, sizeof t->token_file, "%s", job->report.token_file);
+    snprintf(t->ca_file, sizeof t->ca_file, "%s", job->report.ca_file);
+    t->connect_timeout_s = job->report.connect_timeout_s;
+    t->timeout_s = job->report.timeout_s;
+    pol->attempts = job->report.attempts;
+    pol->backoff_s = job->report.backoff_s;
+    pol->backoff_max_s = job->report.backoff_max_s;
+    pol->retry_after_max_s = job->report.backoff_max_s; // a server waits no longer than we would
+}
+
 void run_report_begin(RunReport *rr, const JobConfig *job, const char *dir, const char *run_id,
                       const char *title)
 {
@@ -62,22 +79,10 @@ void run_report_begin(RunReport *rr, const JobConfig *job, const char *dir, cons
     // Where to and with which token: the job's, given to every pass (the spool holds data).
     UploadTarget *t = &rr->target;
     upload_target_default(t);
-    for (int i = 0; i < job->report.url_count; i++)
-        snprintf(t->urls[i], sizeof t->urls[i], "%s", job->report.urls[i]);
-    t->url_count = job->report.url_count;
-    t->method = (UploadMethod)job->report.method;
-    snprintf(t->token_env, sizeof t->token_env, "%s", job->report.token_env);
-    snprintf(t->token_file, sizeof t->token_file, "%s", job->report.token_file);
-    snprintf(t->ca_file, sizeof t->ca_file, "%s", job->report.ca_file);
-    t->connect_timeout_s = job->report.connect_timeout_s;
-    t->timeout_s = job->report.timeout_s;
     run_report_path(rr, job->report.spool, rr->spool, sizeof rr->spool);
     UploadPolicy pol;
     upload_policy_default(&pol, rr->spool);
-    pol.attempts = job->report.attempts;
-    pol.backoff_s = job->report.backoff_s;
-    pol.backoff_max_s = job->report.backoff_max_s;
-    pol.retry_after_max_s = job->report.backoff_max_s; // a server waits no longer than we would
+    run_report_delivery(job, t, &pol);
     // A spool that others can write may hold planted reports: refused (it is made 0700).
     char why[UPLOAD_TEXT_MAX + 400], token[UPLOAD_TOKEN_MAX];
     if (upload_spool_check(rr->spool, true, why, sizeof why) != UPLOAD_OK ||

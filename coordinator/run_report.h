@@ -25,6 +25,10 @@ typedef struct {
     int64_t last_ms;
 } RunReport;
 
+/// Where a job's reports go and how they are retried, from its [report] section: the URLs,
+/// method, token source, CA file and timeouts into t, the attempts and backoffs into pol
+/// (the rest of both as the caller set them). One reading for a run and `xqforge upload`.
+void run_report_delivery(const JobConfig *job, UploadTarget *t, UploadPolicy *pol);
 /// Starts the report of a run (run_id kept across resumes); says on stderr what it cannot do.
 /// With [report] urls it makes the spool (0700), or refuses one that is not the user's alone
 /// (then no upload this run), and starts the uploader, whose first pass delivers what earlier
