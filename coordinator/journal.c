@@ -36,8 +36,11 @@ struct Journal {
     bool failed;    // an append failed in a way only a reopen repairs
     int err;        // errno of the last failed append
     char last_error[256];
-    uint8_t *buf; // record scratch space, grown up to one whole record
+    uint8_t *buf; // replay: one record; appends: the records staged for the next commit
     size_t buf_cap;
+    size_t staged;            // bytes of staged records at the start of buf
+    uint64_t staged_records;  // how many records they are
+    JournalCounters counters; // what this Journal wrote since it was opened
     char run_id[JOURNAL_RUN_ID_LEN + 1];
 };
 
@@ -167,11 +170,12 @@ static bool buf_reserve(Journal *j, size_t n)
 {
     if (n <= j->buf_cap)
         return true;
-    uint8_t *p = realloc(j->buf, n);
+    size_t cap = j->buf_cap > n / 2 ? 2 * j->buf_cap : n; // doubling: a batch grows it once
+    uint8_t *p = realloc(j->buf, cap);
     if (!p)
         return false;
     j->buf = p;
-    j->buf_cap = n;
+    j->buf_cap = cap;
     return true;
 }
 
@@ -630,6 +634,35 @@ fail:
     return st;
 }
 
+JournalStatus journal_scan(const char *path, JournalReplayFn fn, void *ctx, char *why,
+                           size_t why_len)
+{
+    Journal j = {.fd = open(path, O_RDONLY | O_CLOEXEC)};
+    if (j.fd < 0) {
+        set_why(why, why_len, "%s: %s", path, strerror(errno));
+        return JOURNAL_ERR_IO;
+    }
+    struct stat sb;
+    Header h = {0};
+    JournalStatus st = JOURNAL_ERR_IO;
+    if (fstat(j.fd, &sb) != 0)
+        set_why(why, why_len, "fstat: %s", strerror(errno));
+    else
+        st = header_read(j.fd, (uint64_t)sb.st_size, &h, why, why_len);
+    uint64_t end = 0;
+    JournalReplayStats stats = {0};
+    if (st == JOURNAL_OK) {
+        j.start = JOURNAL_HEADER_FIXED + (uint64_t)h.len;
+        st = journal_verify(&j, (uint64_t)sb.st_size, &end, why, why_len);
+    }
+    if (st == JOURNAL_OK)
+        st = journal_replay(&j, end, fn, ctx, &stats, why, why_len);
+    free(h.text);
+    free(j.buf);
+    close(j.fd);
+    return st;
+}
+
 /// Records why an append failed, for journal_last_error.
 static JournalStatus append_failed(Journal *j, const char *what, int err, bool fatal)
 {
@@ -640,37 +673,83 @@ static JournalStatus append_failed(Journal *j, const char *what, int err, bool f
     return JOURNAL_ERR_IO;
 }
 
-JournalStatus journal_append(Journal *j, uint64_t key, const void *payload, size_t len)
+JournalStatus journal_stage(Journal *j, uint64_t key, const void *payload, size_t len)
 {
     if (j->failed)
         return JOURNAL_ERR_FAILED;
     if (len > JOURNAL_RECORD_MAX)
         return JOURNAL_ERR_TOO_LARGE;
     size_t n = JOURNAL_RECORD_HEAD + len;
-    if (!buf_reserve(j, n))
+    if (!buf_reserve(j, j->staged + n))
         return JOURNAL_ERR_NOMEM;
-    uint8_t *rec = j->buf;
+    uint8_t *rec = j->buf + j->staged;
     put_le32(rec, (uint32_t)len);
     put_le64(rec + 4, key);
     if (len)
         memcpy(rec + JOURNAL_RECORD_HEAD, payload, len);
     put_le32(rec + 12, record_crc(rec + 4, rec + JOURNAL_RECORD_HEAD, (uint32_t)len));
-    if (write_full(j->fd, rec, n, j->end) != 0) {
+    j->staged += n;
+    j->staged_records++;
+    return JOURNAL_OK;
+}
+
+JournalStatus journal_commit(Journal *j)
+{
+    size_t n = j->staged;
+    uint64_t records = j->staged_records;
+    j->staged = 0; // written or not, the batch leaves the stage
+    j->staged_records = 0;
+    if (j->failed)
+        return JOURNAL_ERR_FAILED;
+    if (n == 0)
+        return JOURNAL_OK;
+    if (write_full(j->fd, j->buf, n, j->end) != 0) {
         int err = errno;
         // Undo a partial write so that the next record does not follow a torn one.
         bool undone = ftruncate(j->fd, (off_t)j->end) == 0;
         return append_failed(j, "write", err, !undone);
     }
+    j->counters.syncs++;
     if (fdatasync(j->fd) != 0) {
         int err = errno;
-        // After a failed sync the page cache cannot be trusted: cut the record if possible
+        // After a failed sync the page cache cannot be trusted: cut the records if possible
         // and refuse further appends until a reopen replays what is really on disk.
         (void)!ftruncate(j->fd, (off_t)j->end);
         return append_failed(j, "fdatasync", err, true);
     }
     j->end += n;
+    j->counters.records += records;
+    j->counters.bytes += n;
+    j->counters.commits++;
     return JOURNAL_OK;
 }
+
+JournalStatus journal_append(Journal *j, uint64_t key, const void *payload, size_t len)
+{
+    JournalStatus st = journal_stage(j, key, payload, len);
+    if (st != JOURNAL_OK)
+        return st;
+    return journal_commit(j);
+}
+
+JournalStatus journal_cut(Journal *j, uint64_t size)
+{
+    if (j->failed)
+        return JOURNAL_ERR_FAILED;
+    j->staged = 0;
+    j->staged_records = 0;
+    if (size < j->start || size >= j->end)
+        return size == j->end ? JOURNAL_OK : JOURNAL_ERR_CORRUPT;
+    j->counters.syncs++;
+    if (ftruncate(j->fd, (off_t)size) != 0 || fdatasync(j->fd) != 0)
+        return append_failed(j, "cutting the journal", errno, true);
+    j->end = size;
+    return JOURNAL_OK;
+}
+
+uint64_t journal_staged_end(const Journal *j) { return j->end + j->staged; }
+
+void journal_counters(const Journal *j, JournalCounters *out) { *out = j->counters; }
 
 const char *journal_last_error(const Journal *j) { return j->last_error; }
 

@@ -112,11 +112,45 @@ JournalStatus journal_peek(const char *path, char *identity, size_t cap, size_t 
 /// The run id of an open journal: 16 hex digits, the same on every reopen.
 const char *journal_run_id(const Journal *j);
 
-/// Appends one record with a single write and fdatasync. On error the file is cut back to
-/// its last durable size (or, if even that fails, left with at most a torn tail that the
-/// next open cuts). A failed write that could be undone leaves the journal usable (e.g. retry
-/// after ENOSPC); a failed fdatasync or undo makes every later append JOURNAL_ERR_FAILED
-/// until the journal is closed and reopened. payload may be NULL when len is 0.
+/// What a Journal wrote since it was opened (the replay excluded).
+typedef struct {
+    uint64_t records; // durable records appended
+    uint64_t commits; // batches made durable (each one write and one fdatasync)
+    uint64_t syncs;   // fdatasync calls, failed ones and cuts included
+    uint64_t bytes;   // bytes of the durable records
+} JournalCounters;
+
+/// Group commit: stages one record in memory for the next journal_commit; nothing is written
+/// and nothing is durable yet. Errors as journal_append's (TOO_LARGE, NOMEM, FAILED); a
+/// refused record leaves the stage as it was.
+JournalStatus journal_stage(Journal *j, uint64_t key, const void *payload, size_t len);
+/// Writes every staged record with one write and one fdatasync (nothing staged: JOURNAL_OK,
+/// no I/O). JOURNAL_OK only when all of them are durable; on any error none of them is kept
+/// (cut back as journal_append does) and the stage is empty either way.
+JournalStatus journal_commit(Journal *j);
+/// Where the journal will end once the staged records are committed: after journal_stage,
+/// the end of that record (a size for journal_cut).
+uint64_t journal_staged_end(const Journal *j);
+/// Cuts durable records off the end (ftruncate, fdatasync) back to size, an end of a record
+/// as journal_staged_end gave it: records journaled but never counted (a verdict given part
+/// way through a batch). Drops the stage. A size outside the records is JOURNAL_ERR_CORRUPT
+/// (nothing done); a failure makes the journal JOURNAL_ERR_FAILED until reopened.
+JournalStatus journal_cut(Journal *j, uint64_t size);
+void journal_counters(const Journal *j, JournalCounters *out);
+
+/// Reads the journal at path without locking, checking its identity or changing anything,
+/// and calls fn (may not be NULL) for the first record of each key, as journal_open replays
+/// (a torn tail is skipped, a damaged middle is JOURNAL_ERR_CORRUPT): for tools that reuse a
+/// journal's records (the coordinator benchmark's simulated ranks).
+JournalStatus journal_scan(const char *path, JournalReplayFn fn, void *ctx, char *why,
+                           size_t why_len);
+
+/// Appends one record with a single write and fdatasync (a commit of the staged records and
+/// this one). On error the file is cut back to its last durable size (or, if even that fails,
+/// left with at most a torn tail that the next open cuts). A failed write that could be undone
+/// leaves the journal usable (e.g. retry after ENOSPC); a failed fdatasync or undo makes every
+/// later append JOURNAL_ERR_FAILED until the journal is closed and reopened. payload may be NULL
+/// when len is 0.
 JournalStatus journal_append(Journal *j, uint64_t key, const void *payload, size_t len);
 
 /// What the last failed journal_append said, with its errno text ("" when none failed).

@@ -3,7 +3,8 @@
 // length, damage in the middle refused with its offset, foreign headers (another identity, a
 // version-1 journal) refused untouched with the stored identity readable, the run id kept
 // across reopens, failing appends (a full disk through RLIMIT_FSIZE, a read-only descriptor),
-// and moving a run's files aside for a fresh start.
+// group commit (records staged, written and synced once, none kept when the commit fails, cut
+// back after a verdict), reading a journal in use, and moving a run's files aside.
 #define _GNU_SOURCE // nftw
 #include <dirent.h>
 #include <errno.h>
@@ -636,6 +637,131 @@ static void test_append_readonly_fd(void **state)
     journal_close(j);
 }
 
+/// Group commit: staged records are not written until the commit, which writes them all with
+/// one write and one fdatasync; the counters say so, and a reopen replays them in order.
+static void test_stage_commit(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    uint64_t size = journal_size(j);
+    const char *text[3] = {"one", "two, longer", "three"};
+    uint64_t end = size;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(journal_stage(j, (uint64_t)i + 1, text[i], strlen(text[i])), JOURNAL_OK);
+        end += JOURNAL_RECORD_HEAD + strlen(text[i]);
+        assert_int_equal(journal_staged_end(j), end);
+    }
+    assert_int_equal(file_size(f->path), size);
+    JournalCounters jc;
+    journal_counters(j, &jc);
+    assert_int_equal(jc.records, 0);
+    assert_int_equal(journal_commit(j), JOURNAL_OK);
+    assert_int_equal(file_size(f->path), end);
+    assert_int_equal(journal_size(j), end);
+    assert_int_equal(journal_commit(j), JOURNAL_OK); // nothing staged: no write, no sync
+    journal_counters(j, &jc);
+    assert_int_equal(jc.records, 3);
+    assert_int_equal(jc.commits, 1);
+    assert_int_equal(jc.syncs, 1);
+    assert_int_equal(jc.bytes, end - size);
+    append_text(j, 4, "alone"); // an append is a commit of one record
+    journal_counters(j, &jc);
+    assert_int_equal(jc.records, 4);
+    assert_int_equal(jc.syncs, 2);
+    journal_close(j);
+    Collect c;
+    j = open_ok(f->path, &c, NULL);
+    assert_int_equal(c.n, 4);
+    for (int i = 0; i < 3; i++)
+        assert_seen(&c, i, (uint64_t)i + 1, text[i]);
+    assert_seen(&c, 3, 4, "alone");
+    journal_close(j);
+}
+
+/// A commit whose write stops part way (a full disk after one and a half of its records)
+/// keeps none of the batch: the file is cut back, nothing is counted, the stage is empty,
+/// and the journal works again once there is room.
+static void test_commit_fails_keeps_none(void **state)
+{
+    Fixture *f = *state;
+    Journal *j = open_ok(f->path, NULL, NULL);
+    append_text(j, 1, "before");
+    uint64_t size = journal_size(j);
+    char rec[100];
+    memset(rec, 'r', sizeof rec);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(journal_stage(j, (uint64_t)i + 2, rec, sizeof rec), JOURNAL_OK);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = f->fsize;
+    small.rlim_cur = (rlim_t)(size + 3 * (JOURNAL_RECORD_HEAD + sizeof rec) / 2);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    assert_int_equal(journal_commit(j), JOURNAL_ERR_IO);
+    assert_int_equal(journal_last_errno(j), EFBIG);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &f->fsize), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    assert_int_equal(file_size(f->path), size);
+    assert_int_equal(journal_staged_end(j), size);
+    JournalCounters jc;
+    journal_counters(j, &jc);
+    assert_int_equal(jc.records, 1);
+    append_text(j, 9, "after");
+    journal_close(j);
+    Collect c;
+    j = open_ok(f->path, &c, NULL);
+    assert_int_equal(c.n, 2);
+    assert_seen(&c, 0, 1, "before");
+    assert_seen(&c, 1, 9, "after");
+    journal_close(j);
+}
+
+/// journal_cut takes durable records off the end back to a record's end (what a verdict given
+/// part way through a batch did not count); a size that is no end of the records is refused
+/// and changes nothing.
+static void test_cut(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    Collect c;
+    Journal *j = open_ok(f->path, &c, NULL);
+    assert_int_equal(journal_cut(j, off[3] + 1), JOURNAL_ERR_CORRUPT);
+    assert_int_equal(journal_cut(j, off[0] - 1), JOURNAL_ERR_CORRUPT);
+    assert_int_equal(journal_cut(j, off[3]), JOURNAL_OK); // the end: nothing to cut
+    assert_int_equal(file_size(f->path), off[3]);
+    assert_int_equal(journal_cut(j, off[1]), JOURNAL_OK);
+    assert_int_equal(file_size(f->path), off[1]);
+    assert_int_equal(journal_size(j), off[1]);
+    append_text(j, 7, "next");
+    journal_close(j);
+    j = open_ok(f->path, &c, NULL);
+    assert_int_equal(c.n, 2);
+    assert_seen(&c, 0, 1, "pair 1: 1-0 0-1");
+    assert_seen(&c, 1, 7, "next");
+    journal_close(j);
+}
+
+/// journal_scan reads the records of a journal in use (no lock, any identity) as a replay
+/// does, and reports a file that is no journal.
+static void test_scan(void **state)
+{
+    Fixture *f = *state;
+    uint64_t off[4];
+    make_three(f->path, off);
+    Collect c;
+    Journal *j = open_ok(f->path, &c, NULL); // holds the lock
+    c = (Collect){.stop_at = -1};
+    char why[256];
+    assert_int_equal(journal_scan(f->path, collect_fn, &c, why, sizeof why), JOURNAL_OK);
+    assert_int_equal(c.n, 3);
+    assert_seen(&c, 0, 1, "pair 1: 1-0 0-1");
+    assert_seen(&c, 2, 3, "pair 3: the last one");
+    journal_close(j);
+    char other[160];
+    snprintf(other, sizeof other, "%s/none.xqj", f->dir);
+    assert_int_equal(journal_scan(other, collect_fn, &c, why, sizeof why), JOURNAL_ERR_IO);
+    assert_non_null(strstr(why, "none.xqj"));
+}
+
 /// A zero-length payload is stored and replayed as such, also as the last record.
 static void test_zero_length(void **state)
 {
@@ -853,6 +979,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_identity_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_readonly_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stage_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_fails_keeps_none, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zero_length, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_payload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locked_and_callback, setup, teardown),
