@@ -7,7 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+
+/// A result checked and staged in the journal, counted once its batch is durable.
+typedef struct {
+    WireMessage m;
+    uint64_t unit, end; // end: where the journal ends with this record (a cut point)
+    int src;
+} Staged;
 
 /// Units handed to one rank and not yet done.
 typedef struct {
@@ -26,6 +34,11 @@ struct Coordinator {
     Journal *journal;
     msgpack_sbuffer buf;
     int byes;
+    Staged batch[COORD_BATCH_MAX]; // group commit: checked results not yet durable
+    int staged, batch_max;
+    uint64_t batch_from;  // where the journal ended before the batch
+    bool serve_later;     // units came back while a batch was staged
+    double wall_s, cpu_s; // spent in coord_run
 };
 
 static void sleep_ms(int ms)
@@ -48,6 +61,7 @@ Coordinator *coord_new(const CoordConfig *cfg, const CoordKind *kind)
     c->st.rank = calloc((size_t)n, sizeof *c->st.rank);
     c->inflight = calloc((size_t)n, sizeof *c->inflight);
     c->said_bye = calloc((size_t)n, 1);
+    c->batch_max = COORD_BATCH_MAX > 0 ? COORD_BATCH_MAX : 1;
     msgpack_sbuffer_init(&c->buf);
     if (!c->st.rank || !c->inflight || !c->said_bye ||
         schedule_init(&c->sched, cfg->units_total) != 0) {
@@ -176,6 +190,11 @@ static bool give_units(Coordinator *c, int r, int n)
 /// Units came back: the ranks waiting for work get them first.
 static void serve_waiting(Coordinator *c)
 {
+    // No WORK (nor the SPSA step it journals) while results are staged: it waits for them.
+    if (c->staged) {
+        c->serve_later = true;
+        return;
+    }
     for (int r = 0; r < c->st.ranks && !c->st.stopping; r++) {
         CoordRank *k = &c->st.rank[r];
         if (k->state == COORD_RANK_MEMBER && k->waiting && give_units(c, r, (int)k->waiting))
@@ -374,7 +393,62 @@ static void on_request(Coordinator *c, int src, const WireRequest *req)
         k->waiting = req->pairs;
 }
 
-static void on_result(Coordinator *c, int src, const WireMessage *m)
+static void check_complete(Coordinator *c);
+
+/// Cuts the records of a batch that were not counted (a verdict given part way) off the
+/// journal, which then holds what the verdict saw; end: where the batch's commit ended it.
+static void cut_batch(Coordinator *c, uint64_t to, uint64_t end)
+{
+    char why[512];
+    if (journal_staged_end(c->journal) != end) { // a record after the batch: keep it whole
+        coord_fail(c, "journal: a record was written between a batch's commit and its cut");
+        return;
+    }
+    if (journal_cut(c->journal, to) != JOURNAL_OK) {
+        snprintf(why, sizeof why, "journal: %.480s", journal_last_error(c->journal));
+        coord_fail(c, why);
+    }
+}
+
+/// Group commit: makes the staged results durable with one write and one fdatasync, then
+/// counts them in the order they came. A failed commit counts none of them and fails the
+/// run. A verdict given part way ends the counting (the rest are cut off the journal).
+/// The WORK that waited for the batch goes out last.
+static void commit_batch(Coordinator *c)
+{
+    int n = c->staged, counted = 0;
+    char why[512];
+    c->staged = 0;
+    if (n > 0 && journal_commit(c->journal) != JOURNAL_OK) {
+        snprintf(why, sizeof why, "journal: %.480s", journal_last_error(c->journal));
+        coord_fail(c, why);
+    } else if (n > 0) {
+        uint64_t end = journal_staged_end(c->journal);
+        for (; counted < n && !c->decided && c->st.end != COORD_FAILED; counted++) {
+            Staged *b = &c->batch[counted];
+            if (!count_unit(c, b->unit, b->src, &b->m, false, why, sizeof why))
+                coord_fail(c, why);
+            check_complete(c);
+        }
+        if (counted < n && c->decided)
+            cut_batch(c, counted ? c->batch[counted - 1].end : c->batch_from, end);
+    }
+    for (int i = 0; i < n; i++) {
+        if (i >= counted)
+            schedule_release(&c->sched, c->batch[i].unit);
+        wire_message_destroy(&c->batch[i].m);
+    }
+    if (counted && c->kind.tick)
+        c->kind.tick(c->kind.ctx, &c->st, false);
+    if (c->serve_later) {
+        c->serve_later = false;
+        serve_waiting(c);
+    }
+}
+
+/// Takes a result: checks it and stages its journal record (the batch owns *m then); it
+/// counts once its batch is durable (commit_batch).
+static void stage_result(Coordinator *c, int src, WireMessage *m)
 {
     CoordRank *k = &c->st.rank[src];
     uint64_t unit = 0, job_id = 0;
@@ -407,20 +481,26 @@ static void on_result(Coordinator *c, int src, const WireMessage *m)
         serve_waiting(c); // the unit may have been the rank's last: refuse_rank saw none
         return;
     }
-    // Journal first: a result counts only once it is durable.
-    if (wire_pack(m, &c->buf) != WIRE_OK ||
-        journal_append(c->journal, unit, c->buf.data, c->buf.size) != JOURNAL_OK) {
-        msgpack_sbuffer_clear(&c->buf);
+    // Journal first: a result counts only once it is durable (commit_batch).
+    if (!c->staged)
+        c->batch_from = journal_staged_end(c->journal);
+    JournalStatus js = wire_pack(m, &c->buf) == WIRE_OK
+                           ? journal_stage(c->journal, unit, c->buf.data, c->buf.size)
+                           : JOURNAL_ERR_NOMEM;
+    msgpack_sbuffer_clear(&c->buf);
+    if (js != JOURNAL_OK) {
         schedule_release(&c->sched, unit);
-        snprintf(why, sizeof why, "journal: %s", journal_last_error(c->journal));
+        commit_batch(c); // the results staged before it are whole
+        snprintf(why, sizeof why, "journal: %s",
+                 js == JOURNAL_ERR_FAILED ? journal_last_error(c->journal) : journal_strerror(js));
         coord_fail(c, why);
         return;
     }
-    msgpack_sbuffer_clear(&c->buf);
-    if (!count_unit(c, unit, src, m, false, why, sizeof why))
-        coord_fail(c, why);
-    if (c->kind.tick)
-        c->kind.tick(c->kind.ctx, &c->st, false);
+    c->batch[c->staged++] = (Staged){*m, unit, journal_staged_end(c->journal), src};
+    m->kind = WIRE_KIND_NB; // the batch owns the result now
+    m->result = NULL;
+    if (c->staged == c->batch_max)
+        commit_batch(c);
 }
 
 static bool poll_one(Coordinator *c, LinkTag first, LinkTag second, int *src, WireMessage *m)
@@ -433,7 +513,7 @@ static bool poll_one(Coordinator *c, LinkTag first, LinkTag second, int *src, Wi
     return false;
 }
 
-static void dispatch(Coordinator *c, int src, const WireMessage *m);
+static void dispatch(Coordinator *c, int src, WireMessage *m);
 
 static void on_bye(Coordinator *c, int src, const WireBye *b)
 {
@@ -444,6 +524,7 @@ static void on_bye(Coordinator *c, int src, const WireBye *b)
         dispatch(c, s, &m);
         wire_message_destroy(&m);
     }
+    commit_batch(c);
     if (c->said_bye[src])
         return;
     c->said_bye[src] = 1;
@@ -464,15 +545,17 @@ static void on_bye(Coordinator *c, int src, const WireBye *b)
     serve_waiting(c);
 }
 
-static void dispatch(Coordinator *c, int src, const WireMessage *m)
+static void dispatch(Coordinator *c, int src, WireMessage *m)
 {
     if (src < 0 || src >= c->st.ranks)
         return;
+    if (m->kind != WIRE_RESULT && m->kind != WIRE_BOOK)
+        commit_batch(c); // the results that came before this message count first
     switch (m->kind) {
     case WIRE_HELLO: on_hello(c, src, &m->hello); break;
     case WIRE_REQUEST: on_request(c, src, &m->request); break;
     case WIRE_RESULT:
-    case WIRE_BOOK: on_result(c, src, m); break;
+    case WIRE_BOOK: stage_result(c, src, m); break;
     case WIRE_BYE: on_bye(c, src, &m->bye); break;
     default:
         fprintf(stderr, "\nxqforge run: unexpected %s from rank %d\n", wire_kind_name(m->kind),
@@ -512,8 +595,62 @@ static void explain_failure(Coordinator *c)
              (unsigned long long)(st->units_total - st->units_done));
 }
 
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/// The process's CPU time, user and system.
+static double cpu_now(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/// The process's peak resident memory (VmHWM) in KiB; 0 when unknown.
+static long peak_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+void coord_load(const Coordinator *c, CoordLoad *out)
+{
+    *out = (CoordLoad){.results = c->st.units_done - c->st.units_at_start,
+                       .cpu_s = c->cpu_s,
+                       .wall_s = c->wall_s,
+                       .peak_kib = peak_kib()};
+    if (c->journal)
+        journal_counters(c->journal, &out->journal);
+}
+
+static void print_load(const Coordinator *c)
+{
+    CoordLoad ld;
+    coord_load(c, &ld);
+    double per = ld.results ? (double)ld.results : 1.0;
+    printf("\nCoordinator: %llu results in %.2f s, CPU %.3f s, journal %llu syncs %llu bytes "
+           "(%.3f syncs and %.0f bytes per result), peak memory %ld KiB\n",
+           (unsigned long long)ld.results, ld.wall_s, ld.cpu_s,
+           (unsigned long long)ld.journal.syncs, (unsigned long long)ld.journal.bytes,
+           (double)ld.journal.syncs / per, (double)ld.journal.bytes / per, ld.peak_kib);
+}
+
 CoordEnd coord_run(Coordinator *c)
 {
+    double wall0 = wall_now(), cpu0 = cpu_now();
     check_complete(c);
     while (c->byes < c->st.workers_expected) {
         if (c->cfg.interrupted && atomic_load(c->cfg.interrupted) && !c->st.stopping) {
@@ -527,14 +664,21 @@ CoordEnd coord_run(Coordinator *c)
         int src;
         WireMessage m;
         if (!poll_one(c, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &m)) {
-            sleep_ms(c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20);
+            if (c->staged) // nothing more waiting: what was taken becomes durable, counts
+                commit_batch(c);
+            else
+                sleep_ms(c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20);
             continue;
         }
         dispatch(c, src, &m);
         wire_message_destroy(&m);
         check_complete(c);
     }
+    commit_batch(c);
     if (c->st.end == COORD_RUNNING)
         explain_failure(c);
+    c->wall_s += wall_now() - wall0;
+    c->cpu_s += cpu_now() - cpu0;
+    print_load(c);
     return c->st.end;
 }

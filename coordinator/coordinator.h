@@ -10,6 +10,9 @@
 //   taken after a STOP).
 // - Journal before count: a result counts only after its journal record is durable; a
 //   journal that cannot be written stops the run with an error (exit 1), what it holds whole.
+//   Group commit: the results waiting (up to COORD_BATCH_MAX) are checked and staged, made
+//   durable by one write and one fdatasync, and only then counted; a failed commit counts
+//   none of them. No WORK goes out while a batch is staged.
 // - Trust nothing: a result counts only from an admitted rank, for a unit handed to that very
 //   rank and not yet done, of this job, and only when the kind's check passes (the rules
 //   replay every move). A rank that sends garbage is refused and its units go to others.
@@ -30,6 +33,14 @@
 #include "journal.h"
 #include "schedule.h"
 #include "wire.h"
+
+/// Results made durable by one journal sync at most (group commit): the coordinator takes
+/// the results waiting, up to this many, checks them, stages their records, syncs once, and
+/// only then counts them and answers the ranks' requests.
+/// (A build may set it: 1 makes a sync per result, the benchmark's comparison.)
+#ifndef COORD_BATCH_MAX
+#define COORD_BATCH_MAX 64
+#endif
 
 /// Journal keys with this bit are the kind's own records (an SPSA step), not unit results.
 #define COORD_KEY_EXTRA (1ull << 63)
@@ -123,6 +134,15 @@ CoordEnd coord_run(Coordinator *c);
 void coord_fail(Coordinator *c, const char *why);
 
 const CoordState *coord_state(const Coordinator *c);
+
+/// What a run cost rank 0 (the benchmark's figures; coord_run prints them when it ends).
+typedef struct {
+    uint64_t results;        // results counted live (replayed ones excluded)
+    JournalCounters journal; // the journal's writes: records, syncs, bytes
+    double cpu_s, wall_s;    // process CPU (user + system) and time spent in coord_run
+    long peak_kib;           // the process's peak resident memory (VmHWM; 0 when unknown)
+} CoordLoad;
+void coord_load(const Coordinator *c, CoordLoad *out);
 
 /// The exit status of an ended run: 0 done, 1 failed, 130 interrupted.
 int coord_exit_status(const CoordState *st);

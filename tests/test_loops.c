@@ -4,7 +4,8 @@
 // thread on rank 0 beside it), and ranks driven by hand to send what a real worker never
 // would, or to play the coordinator. Fake job kinds record every unit handed out, played and
 // counted, so each property is checked unit by unit: counted once, never from garbage, given
-// back when a rank leaves or is refused, journaled before it counts, replayed on resume; and
+// back when a rank leaves or is refused, journaled before it counts (a batch with one sync,
+// counted only once durable), replayed on resume; and
 // one small match of real node-limited games through the real game kinds.
 // A run that does not end by itself within GUARD_MS (a lost unit, a missing STOP) is
 // interrupted by the test so that the failure is reported instead of hanging.
@@ -246,15 +247,24 @@ typedef struct {
     bool verdict_given;    // (the fields above: the coordinator's thread only)
     uint64_t interrupt_at; // tick raises *interrupt once this many are done (0: none)
     atomic_bool *interrupt;
-    int watch;          // tick sets parked once this rank waits for work (0: none)
-    atomic_bool parked; // (read by the test while the run goes on)
-    atomic_int turns;   // loop turns (ticks)
+    int watch;                          // tick sets parked once this rank waits for work (0: none)
+    atomic_bool parked;                 // (read by the test while the run goes on)
+    atomic_int turns;                   // loop turns (ticks)
+    const atomic_bool *hold;            // the first check waits for it (NULL: no wait)
+    atomic_int checked;                 // checks made
+    const char *journal;                // the journal's path: each live count notes its size
+    long long size_at_count[UNITS_MAX]; // the journal file's size when unit was counted
 } FakeCoord;
+
+static bool wait_flag(const atomic_bool *flag);
 
 static bool fc_check(void *ctx, uint64_t unit, const WireMessage *m, char *why, size_t why_len)
 {
-    (void)ctx;
+    FakeCoord *fc = ctx;
     (void)unit;
+    // Held, the first check lets the results behind it queue up: they make one batch.
+    if (atomic_fetch_add(&fc->checked, 1) == 0 && fc->hold)
+        wait_flag(fc->hold);
     if (unit_mark(m) != MARK_FORGED)
         return true;
     snprintf(why, why_len, "forged result");
@@ -275,6 +285,9 @@ static bool fc_count(void *ctx, uint64_t unit, const WireMessage *m, bool replay
         return true;
     }
     fc->live[unit]++;
+    struct stat sb;
+    if (fc->journal)
+        fc->size_at_count[unit] = stat(fc->journal, &sb) == 0 ? (long long)sb.st_size : -1;
     if (fc->counted < UNITS_MAX)
         fc->order[fc->counted] = unit;
     if (++fc->counted != fc->count_fail_at)
@@ -947,6 +960,133 @@ static void test_journal_failure_stops(void **state)
     run_free(again);
 }
 
+/// Rank 1 driven by hand: joins, takes a WORK of n units and sends their n results while
+/// the coordinator's first check is held, so that they wait in one batch; then says BYE.
+static void hand_batch(Run *r, int n, atomic_bool *hold, uint64_t *ids)
+{
+    Channel *hand = channel_hub_rank(r->hub, 1);
+    WireMessage m;
+    r->fc.hold = hold;
+    assert_true(hand_hello(hand, SIGNATURE));
+    assert_true(hand_request(hand, (uint32_t)n));
+    assert_true(hand_expect(hand, LINK_TAG_WORK, LINK_TAG_WORK, WIRE_WORK, &m));
+    assert_int_equal(m.work.pair_count, n);
+    for (int i = 0; i < n; i++) {
+        ids[i] = m.work.pair_ids[i];
+        assert_true(hand_result(hand, JOB_ID, 1, ids[i], 0));
+    }
+    atomic_store(hold, true);
+    assert_true(hand_bye(hand));
+}
+
+/// Group commit: results that arrive together are journaled with one write and one fdatasync
+/// before the first of them counts (each count finds all their records in the file), then
+/// counted in the order they came; coord_load's figures are the journal's (4 records, one
+/// sync, the bytes the file grew by).
+static void test_batch_one_sync(void **state)
+{
+    enum { N = 4 };
+    Fixture *f = *state;
+    Run *r = run_new(f, 2, N, WIRE_BOOK);
+    char path[128];
+    journal_path(f, path, sizeof path);
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+    r->fc.journal = path;
+    atomic_bool hold = false;
+    uint64_t ids[N];
+    run_start(r);
+    hand_batch(r, N, &hold, ids);
+    run_wait(r);
+    assert_int_equal(stat(path, &after), 0);
+    CoordLoad ld;
+    coord_load(r->c, &ld);
+    assert_false(r->stalled);
+    assert_int_equal(r->end, COORD_DONE);
+    assert_int_equal(r->fc.counted, N);
+    assert_each_once(&r->fc, N);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r->fc.order[i], ids[i]);
+        assert_int_equal(r->fc.size_at_count[ids[i]], after.st_size);
+    }
+    assert_int_equal(ld.results, N);
+    assert_int_equal(ld.journal.records, N);
+    assert_int_equal(ld.journal.commits, 1);
+    assert_int_equal(ld.journal.syncs, 1);
+    assert_int_equal(ld.journal.bytes, after.st_size - before.st_size);
+    assert_true(ld.wall_s >= 0 && ld.cpu_s >= 0);
+    run_free(r);
+}
+
+/// A batch whose journal write fails part way (the file size limit lets two and a half of its
+/// four records through) counts none of its results, not even those written whole: the run
+/// fails naming the journal, and the reopened journal holds no record, whole or torn.
+static void test_batch_write_fails(void **state)
+{
+    enum { N = 4 };
+    Fixture *f = *state;
+    Run *r = run_new(f, 2, N, WIRE_BOOK);
+    char path[128];
+    journal_path(f, path, sizeof path);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    msgpack_sbuffer b;
+    msgpack_sbuffer_init(&b);
+    assert_int_equal(pack_unit(WIRE_BOOK, JOB_ID, 1, 0, 0, &b), WIRE_OK);
+    size_t rec = JOURNAL_RECORD_HEAD + b.size; // every unit below 128 packs to the same size
+    msgpack_sbuffer_destroy(&b);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = f->fsize;
+    small.rlim_cur = (rlim_t)sb.st_size + 2 * rec + rec / 2;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    atomic_bool hold = false;
+    uint64_t ids[N];
+    run_start(r);
+    hand_batch(r, N, &hold, ids);
+    run_wait(r);
+    setrlimit(RLIMIT_FSIZE, &f->fsize);
+    const CoordState *st = coord_state(r->c);
+    assert_false(r->stalled);
+    assert_int_equal(st->end, COORD_FAILED);
+    assert_memory_equal(st->reason, "journal:", 8);
+    assert_int_equal(atomic_load(&r->fc.checked), N); // all four were in the batch
+    assert_int_equal(st->units_done, 0);
+    assert_int_equal(r->fc.counted, 0);
+    run_free(r);
+    Run *again = run_new(f, 2, N, WIRE_BOOK);
+    assert_int_equal(again->stats.records, 0);
+    assert_int_equal(again->stats.torn_bytes, 0);
+    run_free(again);
+}
+
+/// A verdict given by the second result of a batch of four: the two after it are not counted
+/// and are cut off the journal, so that a resumed run finds what the verdict saw.
+static void test_verdict_inside_batch(void **state)
+{
+    enum { N = 4 };
+    Fixture *f = *state;
+    Run *r = run_new(f, 2, N, WIRE_BOOK);
+    r->fc.verdict_at = 2;
+    atomic_bool hold = false;
+    uint64_t ids[N];
+    run_start(r);
+    hand_batch(r, N, &hold, ids);
+    run_wait(r);
+    const CoordState *st = coord_state(r->c);
+    assert_false(r->stalled);
+    assert_int_equal(st->end, COORD_DONE);
+    assert_string_equal(st->reason, "H1 accepted");
+    assert_int_equal(r->fc.counted, 2);
+    assert_int_equal(r->fc.order[0], ids[0]);
+    assert_int_equal(r->fc.order[1], ids[1]);
+    assert_int_equal(st->units_done, 2);
+    run_free(r);
+    Run *again = run_new(f, 2, N, WIRE_BOOK);
+    assert_int_equal(again->stats.records, 2);
+    assert_int_equal(coord_state(again->c)->units_at_start, 2);
+    run_free(again);
+}
+
 /// An early verdict (complete says so, abandoning the units in progress) sends STOP
 /// "interrupted" with the verdict to every worker, hands out no unit after it, and ends done
 /// (exit 0) with the verdict as its reason, before the job's last unit.
@@ -1398,6 +1538,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_by_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_count_failure_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_journal_failure_stops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_one_sync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_write_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verdict_inside_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_early_verdict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_work_after_stop_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wide_worker_keeps_units, setup, teardown),
