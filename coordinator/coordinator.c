@@ -652,6 +652,7 @@ CoordEnd coord_run(Coordinator *c)
 {
     double wall0 = wall_now(), cpu0 = cpu_now();
     check_complete(c);
+    int poll_ms = c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20, idle_ms = 1;
     while (c->byes < c->st.workers_expected) {
         if (c->cfg.interrupted && atomic_load(c->cfg.interrupted) && !c->st.stopping) {
             printf("\nInterrupted: finishing, keeping every result that arrives\n");
@@ -664,12 +665,17 @@ CoordEnd coord_run(Coordinator *c)
         int src;
         WireMessage m;
         if (!poll_one(c, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &m)) {
-            if (c->staged) // nothing more waiting: what was taken becomes durable, counts
+            if (c->staged) { // nothing more waiting: what was taken becomes durable, counts
                 commit_batch(c);
-            else
-                sleep_ms(c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20);
+                continue;
+            }
+            // A busy run's next message is a millisecond away: the sleep grows from 1 ms
+            // to poll_ms only while nothing comes.
+            sleep_ms(idle_ms);
+            idle_ms = 2 * idle_ms < poll_ms ? 2 * idle_ms : poll_ms;
             continue;
         }
+        idle_ms = 1;
         dispatch(c, src, &m);
         wire_message_destroy(&m);
         check_complete(c);
