@@ -39,14 +39,19 @@ static void run_usage(FILE *out)
 {
     fprintf(out,
             "usage: [mpirun -np N] xqforge run JOBFILE [--set SECTION.KEY=VALUE]...\n"
-            "                                  [--resume | --fresh]\n\n"
+            "                                  [--resume | --resume=auto | --fresh]\n\n"
             "Runs a job file (see jobs/) over MPI ranks: rank 0 coordinates, the others\n"
             "play game pairs (or generate book units); with one rank, rank 0 plays too.\n"
             "Results are journaled before they count.\n\n"
             "  --resume   continue the run whose journal is in the output directory, exactly\n"
             "             where it stopped (refused, naming what changed, if the experiment\n"
             "             differs: engines, rules, openings, time control, adjudication)\n"
+            "  --resume=auto  continue the journal when there is one, else start (as [job]\n"
+            "             resume = auto: a requeued batch job goes on by itself)\n"
             "  --fresh    start afresh: the old run's outputs are moved aside, never deleted\n\n"
+            "SIGINT, SIGTERM and SIGUSR1 (Slurm's preemption and time-limit warnings) drain the\n"
+            "run: no new games; those in progress finish within [job] drain_grace seconds or\n"
+            "are dropped (played on resume); every result that arrives is journaled.\n\n"
             "Exit status: 0 the job did its work (its limit or its SPRT verdict), 1 it failed\n"
             "(no usable engine, every worker refused, an output that cannot be written), 2 bad\n"
             "usage or a bad job file, 130 interrupted (resume it with --resume).\n");
@@ -82,7 +87,7 @@ static int run_threads(const JobConfig *job, Link *l)
                 threads = t > threads ? t : threads;
             }
     int workers = link_node_size(l);
-    if (link_size(l) > 1 && link_node_has(l, 0))
+    if (link_size(l) > 1 && link_node_has(l, 0) && !job->coordinator_plays)
         workers--; // the coordinator's rank plays no games
     long n = (cores > 0 ? cores : 1) / (workers > 0 ? workers : 1) / threads;
     return n > 0 ? (int)n : 1;
@@ -208,6 +213,7 @@ static int run_output_names(const JobConfig *j, const char **names, char *diff, 
 /// Rank 0: the output directory, and what to do with an earlier run's journal there.
 static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_len)
 {
+    bool auto_resume = run->job.resume_auto && !resume && !fresh;
     if (files_mkdir_p(run->dir) != 0) {
         snprintf(why, why_len, "cannot create %.900s: %s", run->dir, strerror(errno));
         return 1;
@@ -228,6 +234,10 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
         return 1;
     }
     bool exists = access(run->journal, F_OK) == 0;
+    if (auto_resume && exists) {
+        printf("resume = auto: continuing the journal %s\n", run->journal);
+        resume = true;
+    }
     if (resume && !exists) {
         snprintf(why, why_len, "--resume: no journal at %.900s", run->journal);
         return 2;
@@ -287,8 +297,9 @@ static int run_coordinator(Run *run)
                    run->bench_signature,
                    &interrupted};
     pthread_t local;
-    bool started = run->ch.size == 1 && pthread_create(&local, NULL, local_worker, run) == 0;
-    if (run->ch.size == 1 && !started) {
+    bool plays = run->ch.size == 1 || run->job.coordinator_plays;
+    bool started = plays && pthread_create(&local, NULL, local_worker, run) == 0;
+    if (plays && !started) {
         fprintf(stderr, "xqforge run: cannot start the local worker\n");
         return 1;
     }
@@ -304,13 +315,15 @@ int cmd_run(int argc, char **argv)
     const char *path = NULL;
     char *sets[64];
     int n_sets = 0;
-    bool resume = false, fresh = false;
+    bool resume = false, fresh = false, resume_auto = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             run_usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--resume")) {
             resume = true;
+        } else if (!strcmp(argv[i], "--resume=auto")) {
+            resume_auto = true;
         } else if (!strcmp(argv[i], "--fresh")) {
             fresh = true;
         } else if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < 64) {
@@ -323,9 +336,10 @@ int cmd_run(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (!path || (resume && fresh)) {
-        if (resume && fresh)
-            fprintf(stderr, "xqforge run: --resume and --fresh exclude each other\n");
+    if (!path || resume + fresh + resume_auto > 1) {
+        if (path)
+            fprintf(stderr,
+                    "xqforge run: --resume, --resume=auto and --fresh exclude each other\n");
         run_usage(stderr);
         return EXIT_USAGE;
     }
@@ -346,6 +360,7 @@ int cmd_run(int argc, char **argv)
         job_load(path, (const char *const *)sets, n_sets, &run->job, why, sizeof why) == JOB_OK;
     if (!loaded)
         rc = EXIT_USAGE;
+    run->job.resume_auto |= resume_auto;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
     snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir,
              run->job.kind == JOB_TEXEL ? "texel.ckpt" : run->job.output.journal);
@@ -368,6 +383,7 @@ int cmd_run(int argc, char **argv)
         sa.sa_handler = on_signal;
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGUSR1, &sa, NULL); // Slurm's --signal=USR1@SECONDS: the time limit is near
         channel_from_link(&run->ch, link);
         run->threads = run_threads(&run->job, link);
         if (run->job.kind == JOB_TEXEL)

@@ -68,6 +68,10 @@ static int run_kind(const CoordJob *cj, uint64_t units_total, const CoordKind *k
     CoordConfig cfg = {cj->ch,          cj->job_id, units_total, cj->bench_signature,
                        cj->interrupted, POLL_MS};
     Coordinator *c = coord_new(&cfg, kind ? kind : &failed_kind);
+    if (c) {
+        coord_set_drain(c, cj->job->drain_grace * 1000);
+        coord_set_rank0_plays(c, cj->job->coordinator_plays);
+    }
     int rc = 1;
     if (!c) {
         fprintf(stderr, "xqforge run: out of memory\n");

@@ -36,10 +36,22 @@ struct Coordinator {
     int byes;
     Staged batch[COORD_BATCH_MAX]; // group commit: checked results not yet durable
     int staged, batch_max;
-    uint64_t batch_from;  // where the journal ended before the batch
-    bool serve_later;     // units came back while a batch was staged
-    double wall_s, cpu_s; // spent in coord_run
+    uint64_t batch_from;    // where the journal ended before the batch
+    bool serve_later;       // units came back while a batch was staged
+    double wall_s, cpu_s;   // spent in coord_run
+    WireStopCode stop_code; // what stop_all said, repeated to a rank that asks after it
+    int drain_grace_ms;     // a signal lets the units in hand finish within this
+    int64_t drain_until_ms; // while draining: when the units still in hand are dropped
+    int drain_in_hand;      // units handed out and not counted when the signal came
+    uint64_t drain_done0;   // st.units_done then
 };
+
+static int64_t drain_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void sleep_ms(int ms)
 {
@@ -87,6 +99,14 @@ void coord_free(Coordinator *c)
 }
 
 const CoordState *coord_state(const Coordinator *c) { return &c->st; }
+
+void coord_set_drain(Coordinator *c, int grace_ms) { c->drain_grace_ms = grace_ms; }
+
+void coord_set_rank0_plays(Coordinator *c, bool plays)
+{
+    if (c->st.ranks > 1)
+        c->st.workers_expected = plays ? c->st.ranks : c->st.ranks - 1;
+}
 
 int coord_exit_status(const CoordState *st)
 {
@@ -145,6 +165,7 @@ static void send_stop(Coordinator *c, int r, WireStopCode code, const char *text
 static void stop_all(Coordinator *c, WireStopCode code, const char *text)
 {
     c->st.stopping = true;
+    c->stop_code = code;
     for (int r = 0; r < c->st.ranks; r++)
         if (c->st.rank[r].state == COORD_RANK_MEMBER)
             send_stop(c, r, code, text);
@@ -381,11 +402,7 @@ static void on_request(Coordinator *c, int src, const WireRequest *req)
         return;
     }
     if (c->st.stopping) {
-        send_stop(c, src,
-                  c->st.end == COORD_FAILED        ? WIRE_STOP_ERROR
-                  : c->st.end == COORD_INTERRUPTED ? WIRE_STOP_INTERRUPTED
-                                                   : WIRE_STOP_DONE,
-                  "no more work");
+        send_stop(c, src, c->stop_code, "no more work");
         return;
     }
     // Nothing left to hand out now: the rank waits until a unit comes back or the job ends.
@@ -595,6 +612,34 @@ static void explain_failure(Coordinator *c)
              (unsigned long long)(st->units_total - st->units_done));
 }
 
+/// A signal (an operator's, Slurm's): no unit is handed out any more; with a grace the units
+/// in hand may finish (STOP done) until it ends, then the rest are dropped (STOP interrupted).
+/// A dropped unit is not journaled: a resumed run plays it.
+static void drain(Coordinator *c)
+{
+    if (c->cfg.interrupted && atomic_load(c->cfg.interrupted) && !c->st.stopping) {
+        c->st.end = COORD_INTERRUPTED;
+        snprintf(c->st.reason, sizeof c->st.reason, "interrupted");
+        c->drain_in_hand = c->staged; // taken, not yet durable
+        for (int r = 0; r < c->st.ranks; r++)
+            c->drain_in_hand += c->inflight[r].n;
+        c->drain_done0 = c->st.units_done;
+        if (c->drain_grace_ms > 0) {
+            printf("\nInterrupted: no new units; those in progress may finish within %d s\n",
+                   c->drain_grace_ms / 1000);
+            c->drain_until_ms = drain_now_ms() + c->drain_grace_ms;
+            stop_all(c, WIRE_STOP_DONE, "interrupted: finish the units in hand");
+            return;
+        }
+        printf("\nInterrupted: finishing, keeping every result that arrives\n");
+        stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
+    } else if (c->drain_until_ms && drain_now_ms() >= c->drain_until_ms) {
+        c->drain_until_ms = 0;
+        printf("\nThe drain's grace is over: the units in progress are dropped\n");
+        stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
+    }
+}
+
 static double wall_now(void)
 {
     struct timespec ts;
@@ -654,12 +699,7 @@ CoordEnd coord_run(Coordinator *c)
     check_complete(c);
     int poll_ms = c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20, idle_ms = 1;
     while (c->byes < c->st.workers_expected) {
-        if (c->cfg.interrupted && atomic_load(c->cfg.interrupted) && !c->st.stopping) {
-            printf("\nInterrupted: finishing, keeping every result that arrives\n");
-            c->st.end = COORD_INTERRUPTED;
-            snprintf(c->st.reason, sizeof c->st.reason, "interrupted");
-            stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
-        }
+        drain(c);
         if (c->kind.tick)
             c->kind.tick(c->kind.ctx, &c->st, false);
         int src;
@@ -683,6 +723,12 @@ CoordEnd coord_run(Coordinator *c)
     commit_batch(c);
     if (c->st.end == COORD_RUNNING)
         explain_failure(c);
+    if (c->st.end == COORD_INTERRUPTED) { // no unit was handed out since: all were in hand
+        int finished = (int)(c->st.units_done - c->drain_done0);
+        printf("\nDrained: %d of the %d units in progress finished, %d dropped (played on "
+               "resume)\n",
+               finished, c->drain_in_hand, c->drain_in_hand - finished);
+    }
     c->wall_s += wall_now() - wall0;
     c->cpu_s += cpu_now() - cpu0;
     print_load(c);

@@ -127,6 +127,12 @@ const char *coord_run_id(const Coordinator *c);
 /// Journals a kind's own record (key gets COORD_KEY_EXTRA); false: the run is failing.
 bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size_t len);
 
+/// Before coord_run: how a signalled run drains. grace_ms ([job] drain_grace): the units in
+/// hand may finish within it, no new ones are handed out; then the rest are dropped (0: at
+/// once). rank0_plays ([job] coordinator_plays): rank 0 runs a worker too, one more BYE.
+void coord_set_drain(Coordinator *c, int grace_ms);
+void coord_set_rank0_plays(Coordinator *c, bool plays);
+
 /// Runs the protocol until every expected worker said BYE. Returns the end state.
 CoordEnd coord_run(Coordinator *c);
 

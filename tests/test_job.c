@@ -750,6 +750,32 @@ static void test_job_size(void **state)
     assert_int_equal(job_pairs_total(f->job), 0);
 }
 
+/// [job] resume, drain_grace and coordinator_plays (how a run starts and stops) default to
+/// off, take their values, and refuse bad ones naming the key.
+static void test_run_control_keys(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load(f, "", NULL, 0), JOB_OK);
+    assert_false(f->job->resume_auto);
+    assert_int_equal(f->job->drain_grace, 0);
+    assert_false(f->job->coordinator_plays);
+    const char *const on[] = {"job.resume=auto", "job.drain_grace=25",
+                              "job.coordinator_plays=true"};
+    assert_int_equal(load(f, "", on, 3), JOB_OK);
+    assert_true(f->job->resume_auto);
+    assert_int_equal(f->job->drain_grace, 25);
+    assert_true(f->job->coordinator_plays);
+    const char *const off[] = {"job.resume=off"};
+    assert_int_equal(load(f, "", off, 1), JOB_OK);
+    assert_false(f->job->resume_auto);
+    expect_override_error(state, "job.resume=yes", JOB_ERR_VALUE,
+                          "override 'job.resume=yes': [job] resume: 'yes': expected auto or off");
+    expect_override_error(state, "job.drain_grace=-1", JOB_ERR_VALUE,
+                          "override 'job.drain_grace=-1': [job] drain_grace:");
+    expect_override_error(state, "job.drain_grace=3601", JOB_ERR_VALUE,
+                          "override 'job.drain_grace=3601': [job] drain_grace:");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +808,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_names_confined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_texel_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_control_keys, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -334,6 +334,15 @@ static bool key_job(Ctx *c, const char *key, const char *v)
             return fail(c, JOB_ERR_VALUE, s, key, "'%s': expected gauntlet or roundrobin", v);
         return j->round_robin = v[0] == 'r', true;
     }
+    if (!strcmp(key, "resume")) {
+        if (strcmp(v, "auto") && strcmp(v, "off"))
+            return fail(c, JOB_ERR_VALUE, s, key, "'%s': expected auto or off", v);
+        return j->resume_auto = v[0] == 'a', true;
+    }
+    if (!strcmp(key, "drain_grace"))
+        return set_int(c, s, key, v, 0, 3600, &j->drain_grace);
+    if (!strcmp(key, "coordinator_plays"))
+        return set_bool(c, s, key, v, &j->coordinator_plays);
     return unknown(c, s, key);
 }
 

@@ -75,6 +75,10 @@ typedef struct {
     int concurrency;  // 0: one game per core
     bool round_robin; // with more than two engines: every pairing; else the first engine
                       // against each other one (a gauntlet)
+    // How a run starts and stops (not part of the experiment): docs in jobs/README.md, Slurm.
+    bool resume_auto;       // resume = auto: continue output.dir's journal when there is one
+    int drain_grace;        // seconds a signalled run lets the games in progress finish
+    bool coordinator_plays; // rank 0 plays too (one rank per node, no core idle)
     // SPRT (enabled exactly when kind is JOB_SPRT)
     struct {
         bool enabled;
