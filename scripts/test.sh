@@ -8,8 +8,9 @@
 # ranks, kill and resume) and the report tier (uploads to a real nginx, the page in headless
 # Chromium; screenshots in build/tests/report_browser); XQ_FAST=1 runs the unit tier only.
 # Then the ThreadSanitizer tier (build-tsan), every libFuzzer harness for XQ_FUZZ_SECONDS
-# (20; scripts/fuzz.sh, when clang is installed), the fault drills (tests/drills.sh) and
-# valgrind memcheck on a short cluster run (tests/valgrind_run.sh).
+# (20; scripts/fuzz.sh, when clang is installed), the fault drills (tests/drills.sh), the
+# Slurm tier (a one-node cluster, tests/run_slurm.sh) and valgrind memcheck on a short
+# cluster run (tests/valgrind_run.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -52,6 +53,9 @@ fi
 
 echo "== Fault drills (kills and resume, disk full, unwritable output, hostile engines)"
 (cd build && ctest -L drill --output-on-failure)
+
+echo "== Slurm: a one-node cluster, jobs/slurm.sbatch requeued part way (skipped without root)"
+(cd build && ctest -L slurm --output-on-failure)
 
 echo "== Valgrind memcheck on a short cluster run (a build without -march=native)"
 cmake -S . -B build-vg -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXQ_NATIVE=OFF -DXQ_WERROR=ON \

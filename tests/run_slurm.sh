@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Slurm as users run it: a one-node cluster (Debian's munged, slurmctld and slurmd, configured
+# and started here as root, every file in a temporary directory) runs jobs/slurm.sbatch with a
+# small match (two ranks, rank 0 playing too); once some pairs are journaled the job is
+# requeued (scontrol requeue: SIGTERM to every task, then the job back in the queue); it drains
+# (exit 130), starts again by itself, continues its journal (resume = auto, the same sbatch
+# command) and must end with the totals (games, W/L/D, pentanomial) of an uninterrupted run.
+# Skipped (77) when not root or when the Slurm or munge programs are missing. Every daemon
+# and job process started here is ended on exit, failed or not.
+set -u
+xq=$(realpath "$1") src=$(realpath "$2")
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+[[ $(id -u) == 0 ]] || skip "needs root (it starts munged, slurmctld and slurmd)"
+for p in munged slurmctld slurmd sbatch scontrol sinfo squeue srun jq; do
+    command -v "$p" >/dev/null || skip "$p missing (scripts/install-deps.sh installs it)"
+done
+work=$(mktemp -d /tmp/xq-slurm-XXXXXX)
+chmod 755 "$work"
+export SLURM_CONF=$work/slurm.conf
+daemons=()
+stepd_before=" $(pgrep -x slurmstepd | tr '\n' ' ') "
+fail() {
+    echo "FAIL: $*"
+    for f in "$work"/job-*.log "$work"/log/slurmctld.log "$work"/log/slurmd.log; do
+        [[ -f $f ]] && echo "--- $f" && tail -n 25 "$f"
+    done
+    echo "0 passed, 1 failed"
+    exit 1
+}
+cleanup() {
+    [[ -n ${jobid:-} ]] && scancel "$jobid" 2>/dev/null
+    for _ in $(seq 40); do # the job's processes end with it (bounded wait)
+        pgrep -f "output.dir=$work/" >/dev/null || break
+        sleep 0.25
+    done
+    for p in $(pgrep -f "output.dir=$work/"); do kill -KILL "$p" 2>/dev/null; done
+    for p in $(pgrep -x slurmstepd); do # only the step daemons of this test's jobs
+        [[ $stepd_before == *" $p "* ]] || kill -KILL "$p" 2>/dev/null
+    done
+    for p in "${daemons[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${daemons[@]}"; do
+        for _ in $(seq 40); do
+            kill -0 "$p" 2>/dev/null || break
+            sleep 0.25
+        done
+        kill -KILL "$p" 2>/dev/null
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# munge: its own key and socket, nothing of the system's touched.
+mkdir -m 711 "$work/munge"
+mkdir "$work/log" "$work/state" "$work/spool"
+dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 status=none
+chmod 400 "$work/munge/munge.key"
+munged -F -f --key-file="$work/munge/munge.key" --socket="$work/munge/sock" \
+    --pid-file="$work/munge/pid" --log-file="$work/munge/log" --seed-file="$work/munge/seed" \
+    >"$work/log/munged.out" 2>&1 &
+daemons+=($!)
+
+host=$(hostname -s)
+port=$((20000 + $$ % 20000))
+cpus=$(nproc)
+((cpus < 2)) && cpus=2
+cat >"$SLURM_CONF" <<EOF
+ClusterName=xqtest
+SlurmctldHost=$host
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=socket=$work/munge/sock,cred_expire=10
+CredType=cred/munge
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$work/spool
+SlurmctldPidFile=$work/slurmctld.pid
+SlurmdPidFile=$work/slurmd.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdLogFile=$work/log/slurmd.log
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+JobRequeue=1
+ReturnToService=2
+KillWait=30
+SchedulerType=sched/backfill
+NodeName=$host CPUs=$cpus RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+for _ in $(seq 100); do
+    [[ -S $work/munge/sock ]] && break
+    sleep 0.1
+done
+[[ -S $work/munge/sock ]] || fail "munged did not start: $(cat "$work/munge/log" 2>/dev/null)"
+slurmctld -D -c -f "$SLURM_CONF" >"$work/log/ctld.out" 2>&1 &
+daemons+=($!)
+slurmd -D -f "$SLURM_CONF" >"$work/log/d.out" 2>&1 &
+daemons+=($!)
+for _ in $(seq 120); do
+    [[ $(sinfo -h -o %t 2>/dev/null) == idle ]] && break
+    sleep 0.5
+done
+[[ $(sinfo -h -o %t 2>/dev/null) == idle ]] || fail "the node is not idle: $(sinfo 2>&1)"
+
+job=$src/tests/data/slurm.ini
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+# The uninterrupted run: one process, the same job.
+"$xq" run "$job" --set job.concurrency=1 --set output.dir="$work/a" >"$work/a.log" 2>&1 ||
+    fail "uninterrupted run failed: $(tail -5 "$work/a.log")"
+totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml, .pairs_done]' "$1"; }
+want=$(totals "$work/a/result.json")
+
+# The sbatch script as users run it; the test's allocation: two tasks of one CPU on one node.
+jobid=$(cd "$work" && XQFORGE=$xq sbatch --parsable --nodes=1 --ntasks-per-node=2 \
+    --cpus-per-task=1 --time=10 --output="$work/job-%j.log" \
+    "$src/jobs/slurm.sbatch" "$job" --set output.dir="$work/b") || fail "sbatch refused the job"
+jobid=${jobid%%;*}
+state() { scontrol show job "$jobid" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+for _ in $(seq 1200); do
+    [[ -s $work/b/journal.xqj && $(stat -c %s "$work/b/journal.xqj") -gt 2000 ]] && break
+    [[ $(state) =~ COMPLETED|FAILED|CANCELLED ]] && break
+    sleep 0.1
+done
+[[ $(state) == RUNNING ]] || fail "the job is not running part way: $(state)"
+scontrol requeue "$jobid" || fail "scontrol requeue refused"
+for _ in $(seq 900); do
+    [[ $(state) =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)$ ]] && break
+    sleep 0.2
+done
+[[ $(state) == COMPLETED ]] || fail "the requeued job did not complete: $(state)"
+log=$work/job-$jobid.log
+restarts=$(scontrol show job "$jobid" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
+[[ $restarts == 1 ]] || fail "the job was not requeued once (Restarts=$restarts)"
+grep -q "^Interrupted: no new units" "$log" || fail "the requeue did not drain the run"
+grep -q "^Drained: .* dropped (played on resume)" "$log" || fail "no account of the drain"
+grep -q "resume = auto: continuing the journal" "$log" || fail "the requeued job did not resume"
+grep -q "^rank 0 on .* joined" "$log" || fail "rank 0 did not play"
+grep -q "^rank 1 on .* joined" "$log" || fail "rank 1 did not play"
+got=$(totals "$work/b/result.json")
+[[ $got == "$want" ]] || fail "totals after a requeue: want $want, got $got"
+echo "slurm: job $jobid requeued part way, $(grep -h '^Drained' "$log"), totals $got"
+echo "1 passed, 0 failed"
