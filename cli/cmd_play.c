@@ -51,8 +51,9 @@ static void play_usage(FILE *out)
             "Match:\n"
             "  -rules seed|asian       rule set (default seed)\n"
             "  -counting N             rule 6 default count (default 60)\n"
-            "  -openings file=F [order=sequential|random] [start=N]   EPD/FEN file\n"
-            "                          (default: the embedded set of %d balanced openings)\n"
+            "  -openings file=F [order=sequential|random] [start=N]   EPD/FEN file, or an\n"
+            "                          embedded set: builtin:balanced (%d openings, the\n"
+            "                          default) or builtin:unbalanced (%d, side to move ahead)\n"
             "  -srand N                seed for random opening order (default 1)\n"
             "  -rounds N               rounds (default 2); -repeat makes each a game pair\n"
             "  -repeat | -games 2      play each opening twice, colours swapped\n"
@@ -65,7 +66,7 @@ static void play_usage(FILE *out)
             "  -ratinginterval N       print the summary every N games (default 10)\n"
             "  -event NAME             PGN Event tag\n\n"
             "Ctrl-C stops the match; every finished game is kept.\n",
-            openings_default_count);
+            openings_default_count, openings_unbalanced_count);
 }
 
 static bool set_int(const char *flag, const char *v, long lo, long hi, long *out)

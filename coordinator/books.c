@@ -61,9 +61,9 @@ static bool commit_candidate(BooksCoord *b, const WireBookCandidate *k, uint64_t
         b->invalid++;
         return true;
     }
-    BookEntry e = {line.key,  line.epd, line.black_to_move,
-                   line.ply,  k->score, k->path_len,
-                   line.keys, mv16,     scores};
+    BookEntry e = {line.key, line.epd,        line.black_to_move, line.ply,
+                   k->score, k->path_len,     line.keys,          mv16,
+                   scores,   line.mirror_key, line.in_check};
     BookVerdict v;
     BookstoreStatus st = bookstore_offer(b->store, &e, &v);
     if (st) {
@@ -177,11 +177,14 @@ static void progress(BooksCoord *b, const CoordState *st, bool force)
     double mins = (now - b->start_ms) / 60000.0;
     double rate = mins > 0 ? (bs->accepted - b->accepted_at_start) / mins : 0;
     double crate = mins > 0 ? (bs->candidates - b->candidates_at_start) / mins : 0;
-    printf("%s%llu/%d positions, rejected %llu (outside the window), duplicates %llu, %.0f "
-           "positions/min, %.0f candidates/min, %d workers%s",
+    printf("%s%llu/%d positions, rejected %llu (outside the window), duplicates %llu, mirrors "
+           "%llu, in check %llu, family cap %llu, %.0f positions/min, %.0f candidates/min, %d "
+           "workers%s",
            tty ? "\r" : "", (unsigned long long)bs->accepted, b->job->book.positions,
-           (unsigned long long)bs->outside, (unsigned long long)bs->duplicates, rate, crate,
-           st->workers_live, tty ? "   " : "\n");
+           (unsigned long long)bs->outside, (unsigned long long)bs->duplicates,
+           (unsigned long long)bs->mirrors, (unsigned long long)bs->in_check,
+           (unsigned long long)bs->family_capped, rate, crate, st->workers_live,
+           tty ? "   " : "\n");
     fflush(stdout);
 }
 
@@ -207,10 +210,14 @@ static void refresh(BooksCoord *b, const CoordState *st, bool final)
     if (final && st->end == COORD_FAILED)
         report_set(r, "reason", json_string(st->reason));
     report_set(r, "book",
-               json_pack("{s:i, s:I, s:I, s:I, s:I, s:I}", "target", b->job->book.positions,
-                         "accepted", (json_int_t)bs->accepted, "candidates",
+               json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I}", "target",
+                         b->job->book.positions, "accepted", (json_int_t)bs->accepted, "candidates",
                          (json_int_t)bs->candidates, "outside", (json_int_t)bs->outside,
-                         "duplicates", (json_int_t)bs->duplicates, "units_committed",
+                         "duplicates", (json_int_t)bs->duplicates, "mirrors",
+                         (json_int_t)bs->mirrors, "in_check", (json_int_t)bs->in_check,
+                         "family_capped", (json_int_t)bs->family_capped, "families",
+                         (json_int_t)bs->families, "first_moves_distinct",
+                         bookstore_distinct_first_moves(bs), "units_committed",
                          (json_int_t)b->next_commit));
     report_facts_clear(r);
     report_fact(r, "Book", "State", "%s", state_name(b, st, final));
@@ -218,11 +225,17 @@ static void refresh(BooksCoord *b, const CoordState *st, bool final)
         report_fact(r, "Book", "Why", "%s", st->reason);
     report_fact(r, "Book", "Positions", "%llu of %d", (unsigned long long)bs->accepted,
                 b->job->book.positions);
-    report_fact(r, "Book", "Window", "%d..%d cp%s", b->job->book.score_min, b->job->book.score_max,
+    report_fact(r, "Book", "Window", "%d..%d cp, %s%s", b->job->book.score_min,
+                b->job->book.score_max, b->job->book.side_to_move ? "side to move" : "Red",
                 b->job->book.either_side ? " (either side)" : "");
-    report_fact(r, "Book", "Candidates", "%llu (%llu outside the window, %llu duplicates)",
+    report_fact(r, "Book", "Candidates",
+                "%llu (%llu outside the window, %llu duplicates, %llu mirrors, %llu in check, "
+                "%llu over the family cap)",
                 (unsigned long long)bs->candidates, (unsigned long long)bs->outside,
-                (unsigned long long)bs->duplicates);
+                (unsigned long long)bs->duplicates, (unsigned long long)bs->mirrors,
+                (unsigned long long)bs->in_check, (unsigned long long)bs->family_capped);
+    report_fact(r, "Book", "Variety", "%d distinct first moves, %llu families",
+                bookstore_distinct_first_moves(bs), (unsigned long long)bs->families);
     report_fact(r, "Run", "Run id", "%s", b->run_id);
     report_fact(r, "Run", "This session", "%.1f min, %.0f positions/min", mins,
                 mins > 0 ? (bs->accepted - b->accepted_at_start) / mins : 0.0);
@@ -299,8 +312,13 @@ BooksCoord *books_coord_new(const JobConfig *job, const BookgenConfig *gen, cons
     snprintf(b->dir, sizeof b->dir, "%s", dir);
     msgpack_sbuffer_init(&b->buf);
     char path[PATH_MAX_LEN];
-    BookstoreConfig cfg = {job->book.positions, job->book.score_min, job->book.score_max,
-                           job->book.either_side};
+    BookstoreConfig cfg = {job->book.positions,
+                           job->book.score_min,
+                           job->book.score_max,
+                           job->book.either_side,
+                           job->book.side_to_move ? BOOK_VIEW_SIDE_TO_MOVE : BOOK_VIEW_RED,
+                           job->book.family_plies,
+                           job->book.family_cap};
     books_path(b, job->book.epd, path, sizeof path);
     // Opening the book rewrites the EPD file from the start: the replay fills it again, so it
     // always ends as a prefix of the final book.
@@ -314,7 +332,9 @@ BooksCoord *books_coord_new(const JobConfig *job, const BookgenConfig *gen, cons
     run_report_begin(&b->rr, job, dir, "", title);
     if (b->rr.report)
         report_plot(b->rr.report, "scores", REPORT_PLOT_BARS,
-                    "Accepted positions by score (cp, Red's view)", "score", "positions");
+                    job->book.side_to_move ? "Accepted positions by score (cp, side to move)"
+                                           : "Accepted positions by score (cp, Red's view)",
+                    "score", "positions");
     return b;
 }
 
@@ -351,9 +371,10 @@ bool books_coord_start(BooksCoord *b, const CoordState *st, const char *run_id, 
     b->candidates_at_start = bs->candidates;
     b->start_ms = b->last_progress_ms = timeman_now_ms();
     const JobConfig *job = b->job;
-    printf("Job %s: a book of %d positions, window %d..%d cp%s, plies %d..%d, %llu units of %d "
-           "candidates at most, %d worker rank%s\n",
+    printf("Job %s: a book of %d positions, window %d..%d cp (%s)%s, plies %d..%d, %llu units "
+           "of %d candidates at most, %d worker rank%s\n",
            job->name, job->book.positions, job->book.score_min, job->book.score_max,
+           job->book.side_to_move ? "side to move" : "Red",
            job->book.either_side ? " (either side)" : "", job->book.plies_min, job->book.plies_max,
            (unsigned long long)st->units_total, b->gen->unit, st->workers_expected,
            st->workers_expected == 1 ? "" : "s");
@@ -408,6 +429,14 @@ static bool write_result(BooksCoord *b, const CoordState *st, double minutes)
     json_object_set_new(o, "outside", json_integer((json_int_t)bs->outside));
     json_object_set_new(o, "duplicates", json_integer((json_int_t)bs->duplicates));
     json_object_set_new(o, "existing", json_integer((json_int_t)bs->existing));
+    json_object_set_new(o, "mirrors", json_integer((json_int_t)bs->mirrors));
+    json_object_set_new(o, "in_check", json_integer((json_int_t)bs->in_check));
+    json_object_set_new(o, "family_capped", json_integer((json_int_t)bs->family_capped));
+    json_object_set_new(o, "families", json_integer((json_int_t)bs->families));
+    json_object_set_new(o, "first_moves_distinct",
+                        json_integer(bookstore_distinct_first_moves(bs)));
+    json_object_set_new(o, "score_view",
+                        json_string(job->book.side_to_move ? "side_to_move" : "red"));
     json_object_set_new(o, "invalid", json_integer((json_int_t)b->invalid));
     json_object_set_new(o, "units_committed", json_integer((json_int_t)b->next_commit));
     json_object_set_new(o, "minutes", json_real(minutes));

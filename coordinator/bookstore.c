@@ -9,12 +9,26 @@
 
 #include "keyset.h"
 #include "movebook.h"
+#include "svg.h"
 
 enum { TOP_MOVES = 20 }; // first moves listed in the reports
+
+/// Accepted lines per opening family: open addressing on the family's hash, doubling at half
+/// full (families are few: at most the accepted lines).
+typedef struct {
+    uint64_t key;
+    uint32_t count; // 0: an empty slot
+} FamilySlot;
+
+typedef struct {
+    FamilySlot *slots;
+    size_t mask, used;
+} FamilyMap;
 
 struct Bookstore {
     BookstoreConfig cfg;
     KeySet keys;
+    FamilyMap families;
     Movebook *moves; // NULL: no move book
     FILE *epd;
     BookstoreStats st;
@@ -54,6 +68,7 @@ void bookstore_close(Bookstore *bs)
 {
     if (!bs)
         return;
+    free(bs->families.slots);
     if (bs->epd)
         fclose(bs->epd);
     keyset_destroy(&bs->keys);
@@ -70,10 +85,60 @@ BookstoreStatus bookstore_exclude(Bookstore *bs, uint64_t key)
     return BOOKSTORE_OK;
 }
 
-bool bookstore_in_window(const BookstoreConfig *cfg, int score)
+const char *bookstore_view_name(BookView v)
 {
-    return (score >= cfg->score_min && score <= cfg->score_max) ||
-           (cfg->either_side && -score >= cfg->score_min && -score <= cfg->score_max);
+    return v == BOOK_VIEW_SIDE_TO_MOVE ? "side_to_move" : "red";
+}
+
+int bookstore_view_score(const BookstoreConfig *cfg, int score, bool black_to_move)
+{
+    return cfg->view == BOOK_VIEW_SIDE_TO_MOVE && black_to_move ? -score : score;
+}
+
+bool bookstore_in_window(const BookstoreConfig *cfg, int score, bool black_to_move)
+{
+    int v = bookstore_view_score(cfg, score, black_to_move);
+    return (v >= cfg->score_min && v <= cfg->score_max) ||
+           (cfg->either_side && -v >= cfg->score_min && -v <= cfg->score_max);
+}
+
+/// The family of a line: its start position and first family_plies moves (all of a shorter
+/// line).
+static uint64_t family_of(const BookstoreConfig *cfg, const BookEntry *e)
+{
+    uint64_t h = e->path_len > 0 ? e->keys[0] : e->key;
+    int n = e->path_len < cfg->family_plies ? e->path_len : cfg->family_plies;
+    for (int i = 0; i < n; i++) {
+        h = (h ^ e->moves[i]) * 0x100000001B3ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/// The slot of key (found or empty); NULL when out of memory.
+static FamilySlot *family_slot(FamilyMap *m, uint64_t key)
+{
+    if (2 * (m->used + 1) > m->mask + 1 || !m->slots) {
+        size_t cap = m->slots ? 2 * (m->mask + 1) : 256;
+        FamilySlot *grown = calloc(cap, sizeof *grown);
+        if (!grown)
+            return NULL;
+        for (size_t i = 0; m->slots && i <= m->mask; i++) {
+            if (!m->slots[i].count)
+                continue;
+            size_t k = m->slots[i].key & (cap - 1);
+            while (grown[k].count)
+                k = (k + 1) & (cap - 1);
+            grown[k] = m->slots[i];
+        }
+        free(m->slots);
+        m->slots = grown;
+        m->mask = cap - 1;
+    }
+    size_t k = key & m->mask;
+    while (m->slots[k].count && m->slots[k].key != key)
+        k = (k + 1) & m->mask;
+    return &m->slots[k];
 }
 
 bool bookstore_full(const Bookstore *bs) { return bs->st.accepted >= (uint64_t)bs->cfg.target; }
@@ -101,6 +166,38 @@ static BookstoreStatus add_moves(Bookstore *bs, const BookEntry *e)
     return BOOKSTORE_OK;
 }
 
+/// ` c0 "m1 m2 ...";` and the line's end; negative on a write error.
+static int write_path(FILE *f, const BookEntry *e)
+{
+    int r = 0;
+    for (int i = 0; i < e->path_len && r >= 0; i++) {
+        char mv[8];
+        bookstore_move_text(e->moves[i], mv);
+        r = fprintf(f, "%s%s", i ? " " : " c0 \"", mv);
+    }
+    return r < 0 ? r : fprintf(f, "%s\n", e->path_len ? "\";" : "");
+}
+
+static BookVerdict reject(uint64_t *count, BookVerdict v)
+{
+    (*count)++;
+    return v;
+}
+
+/// The verdict before the key sets and families are touched: check, then window.
+static BookVerdict screen(Bookstore *bs, const BookEntry *e)
+{
+    if (e->in_check)
+        return reject(&bs->st.in_check, BOOK_IN_CHECK);
+    if (!bookstore_in_window(&bs->cfg, e->score, e->black_to_move))
+        return reject(&bs->st.outside, BOOK_OUTSIDE);
+    if (keyset_has(&bs->keys, e->key))
+        return reject(&bs->st.duplicates, BOOK_DUPLICATE);
+    if (e->mirror_key != e->key && keyset_has(&bs->keys, e->mirror_key))
+        return reject(&bs->st.mirrors, BOOK_MIRROR);
+    return BOOK_ACCEPTED;
+}
+
 BookstoreStatus bookstore_offer(Bookstore *bs, const BookEntry *e, BookVerdict *verdict)
 {
     if (bookstore_full(bs)) {
@@ -108,33 +205,42 @@ BookstoreStatus bookstore_offer(Bookstore *bs, const BookEntry *e, BookVerdict *
         return BOOKSTORE_OK;
     }
     bs->st.candidates++;
-    bs->st.hist_all[bin_of(e->score)]++;
-    if (!bookstore_in_window(&bs->cfg, e->score)) {
-        bs->st.outside++;
-        *verdict = BOOK_OUTSIDE;
+    int view = bookstore_view_score(&bs->cfg, e->score, e->black_to_move);
+    bs->st.hist_all[bin_of(view)]++;
+    *verdict = screen(bs, e);
+    if (*verdict != BOOK_ACCEPTED)
         return BOOKSTORE_OK;
+    FamilySlot *fam = NULL;
+    if (bs->cfg.family_plies > 0) {
+        uint64_t key = family_of(&bs->cfg, e);
+        if (!(fam = family_slot(&bs->families, key)))
+            return BOOKSTORE_ERR_NOMEM;
+        if (bs->cfg.family_cap > 0 && fam->count >= (uint32_t)bs->cfg.family_cap) {
+            *verdict = reject(&bs->st.family_capped, BOOK_FAMILY);
+            return BOOKSTORE_OK;
+        }
+        fam->key = key;
     }
-    int added = keyset_add(&bs->keys, e->key);
-    if (added < 0)
+    if (keyset_add(&bs->keys, e->key) < 0)
         return BOOKSTORE_ERR_NOMEM;
-    if (added == 0) {
-        bs->st.duplicates++;
-        *verdict = BOOK_DUPLICATE;
-        return BOOKSTORE_OK;
-    }
     BookstoreStatus st = add_moves(bs, e);
     if (st)
         return st;
-    // EPD's ce is from the side to move.
-    if (fprintf(bs->epd, "%s ce %d; ply %d;\n", e->epd, e->black_to_move ? -e->score : e->score,
-                e->ply) < 0)
+    // EPD's ce is from the side to move; c0 (a comment) holds the line from the generator's
+    // start, so a book from the start position can be given as "startpos moves ..." lines.
+    if (fprintf(bs->epd, "%s ce %d; ply %d;", e->epd, e->black_to_move ? -e->score : e->score,
+                e->ply) < 0 ||
+        write_path(bs->epd, e) < 0)
         return BOOKSTORE_ERR_IO;
+    if (fam && fam->count++ == 0) {
+        bs->families.used++;
+        bs->st.families++;
+    }
     bs->st.accepted++;
     bs->st.per_ply[e->ply < BOOKSTORE_PLY_MAX ? e->ply : BOOKSTORE_PLY_MAX]++;
     if (e->path_len > 0)
         bs->st.first_move[e->moves[0] % BOOKSTORE_MOVE_NB]++;
-    bs->st.hist_accepted[bin_of(e->score)]++;
-    *verdict = BOOK_ACCEPTED;
+    bs->st.hist_accepted[bin_of(view)]++;
     return BOOKSTORE_OK;
 }
 
@@ -212,15 +318,30 @@ static void bin_label(int bin, char *out, size_t len)
                  bookstore_bin_low(bin) + BOOKSTORE_BIN_CP - 1);
 }
 
+int bookstore_distinct_first_moves(const BookstoreStats *st)
+{
+    int n = 0;
+    for (int m = 0; m < BOOKSTORE_MOVE_NB; m++)
+        n += st->first_move[m] != 0;
+    return n;
+}
+
+static const char *view_text(BookView v)
+{
+    return v == BOOK_VIEW_SIDE_TO_MOVE ? "side to move's view" : "Red's view";
+}
+
 void bookstore_report(const Bookstore *bs, FILE *out)
 {
     const BookstoreStats *st = &bs->st;
     fprintf(out,
             "Book: %llu positions accepted of %llu candidates (%llu outside the window, %llu "
-            "duplicates; %llu positions of an existing book excluded)\n",
+            "duplicates, %llu mirrors, %llu in check, %llu over the family cap; %llu positions "
+            "of an existing book excluded)\n",
             (unsigned long long)st->accepted, (unsigned long long)st->candidates,
             (unsigned long long)st->outside, (unsigned long long)st->duplicates,
-            (unsigned long long)st->existing);
+            (unsigned long long)st->mirrors, (unsigned long long)st->in_check,
+            (unsigned long long)st->family_capped, (unsigned long long)st->existing);
     fprintf(out, "Distinct positions per ply:");
     for (int p = 0; p <= BOOKSTORE_PLY_MAX; p++)
         if (st->per_ply[p])
@@ -234,7 +355,12 @@ void bookstore_report(const Bookstore *bs, FILE *out)
         bookstore_move_text((uint16_t)top[i].move, mv);
         fprintf(out, " %s %.1f%%", mv, 100.0 * (double)top[i].count / (double)st->accepted);
     }
-    fprintf(out, "\nVerification scores (Red's view, cp; accepted / all candidates):\n");
+    if (bs->cfg.family_plies > 0)
+        fprintf(out, "\nFamilies (first %d plies): %llu distinct, at most %d lines each%s",
+                bs->cfg.family_plies, (unsigned long long)st->families, bs->cfg.family_cap,
+                bs->cfg.family_cap ? "" : " (no cap)");
+    fprintf(out, "\nVerification scores (%s, cp; accepted / all candidates):\n",
+            view_text(bs->cfg.view));
     for (int b = 0; b < BOOKSTORE_BINS; b++) {
         if (!st->hist_all[b])
             continue;
@@ -245,36 +371,40 @@ void bookstore_report(const Bookstore *bs, FILE *out)
     }
 }
 
-/// An SVG bar chart of counts[0..n) with labels under every fifth bar.
-static void svg_bars(FILE *f, const uint64_t *counts, const uint64_t *under, int n,
-                     const char *const *labels)
+/// The score histogram as a line chart with axes: every candidate and the accepted ones per
+/// bin, at the bin's centre (the two open-ended bins are left out; the text report has them).
+static SvgStatus score_chart(const Bookstore *bs, SvgBuf *o)
 {
-    uint64_t max = 1;
-    for (int i = 0; i < n; i++)
-        max = counts[i] > max ? counts[i] : max;
-    int w = 12, h = 160;
-    fprintf(f, "<svg width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\">\n",
-            n * w + 20, h + 40);
-    for (int i = 0; i < n; i++) {
-        int bh = (int)((double)counts[i] / (double)max * h), uh = 0;
-        if (under)
-            uh = (int)((double)under[i] / (double)max * h);
-        fprintf(f,
-                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#bbb\"><title>%s: "
-                "%llu</title></rect>\n",
-                10 + i * w, h - bh, w - 2, bh, labels[i], (unsigned long long)counts[i]);
-        if (under && uh)
-            fprintf(f,
-                    "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#c33\"><title>%s "
-                    "accepted: %llu</title></rect>\n",
-                    10 + i * w, h - uh, w - 2, uh, labels[i], (unsigned long long)under[i]);
-        if (i % 5 == 0)
-            fprintf(f,
-                    "<text x=\"%d\" y=\"%d\" font-size=\"9\" transform=\"rotate(45 %d %d)\">%s"
-                    "</text>\n",
-                    10 + i * w, h + 12, 10 + i * w, h + 12, labels[i]);
+    enum { N = BOOKSTORE_BINS - 2 };
+    SvgPoint all[N], acc[N];
+    for (int b = 1; b <= N; b++) {
+        double x = bookstore_bin_low(b) + BOOKSTORE_BIN_CP / 2.0;
+        all[b - 1] = (SvgPoint){x, (double)bs->st.hist_all[b]};
+        acc[b - 1] = (SvgPoint){x, (double)bs->st.hist_accepted[b]};
     }
-    fprintf(f, "</svg>\n");
+    SvgSeries series[2] = {{"every candidate", all, N, NULL, NULL},
+                           {"accepted", acc, N, NULL, NULL}};
+    char xlabel[64];
+    snprintf(xlabel, sizeof xlabel, "verification score (cp, %s)", view_text(bs->cfg.view));
+    SvgLineChart c = {"Candidates per 10 cp bin", xlabel, "positions", series, 2, NULL, 0};
+    return svg_line_chart(&c, o);
+}
+
+/// The first-move distribution as a bar chart: the TOP_MOVES most played, lines each.
+static SvgStatus first_move_chart(const BookstoreStats *st, SvgBuf *o)
+{
+    MoveCount top[TOP_MOVES];
+    int distinct = 0, n = top_first_moves(st, top, TOP_MOVES, &distinct);
+    char text[TOP_MOVES][8];
+    SvgBar bars[TOP_MOVES];
+    for (int i = 0; i < n; i++) {
+        bookstore_move_text((uint16_t)top[i].move, text[i]);
+        bars[i] = (SvgBar){text[i], (double)top[i].count};
+    }
+    char title[64];
+    snprintf(title, sizeof title, "First moves (%d distinct)", distinct);
+    SvgBarChart c = {title, "lines", bars, n};
+    return svg_bar_chart(&c, o);
 }
 
 static void html_tables(const Bookstore *bs, FILE *f)
@@ -302,50 +432,67 @@ static void html_tables(const Bookstore *bs, FILE *f)
     fprintf(f, "</table>\n");
 }
 
-/// Text safe inside HTML: <, >, & and " escaped, cut to fit out.
-static void html_escape(const char *in, char *out, size_t len)
+/// The variety and rejection figures, one table row each (tests read them by their id).
+static void html_figures(const Bookstore *bs, FILE *f)
 {
-    size_t n = 0;
-    for (; *in && n + 7 < len; in++) {
-        const char *rep = *in == '<'   ? "&lt;"
-                          : *in == '>' ? "&gt;"
-                          : *in == '&' ? "&amp;"
-                          : *in == '"' ? "&quot;"
-                                       : NULL;
-        n += rep ? (size_t)snprintf(out + n, len - n, "%s", rep) : (out[n] = *in, 1);
-    }
-    out[n] = '\0';
+    const BookstoreStats *st = &bs->st;
+    const struct {
+        const char *id, *label;
+        uint64_t value;
+    } rows[] = {
+        {"accepted", "accepted", st->accepted},
+        {"candidates", "candidates", st->candidates},
+        {"first_moves", "distinct first moves", (uint64_t)bookstore_distinct_first_moves(st)},
+        {"families", "distinct families", st->families},
+        {"outside", "rejected: outside the window", st->outside},
+        {"in_check", "rejected: side to move in check", st->in_check},
+        {"duplicates", "rejected: duplicate position", st->duplicates},
+        {"mirrors", "rejected: mirror of a book position", st->mirrors},
+        {"family_capped", "rejected: family cap reached", st->family_capped},
+        {"existing", "positions of an existing book excluded", st->existing},
+    };
+    fprintf(f, "<h2>Variety and rejections</h2>\n<table>\n");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        fprintf(f, "<tr id=\"%s\"><th>%s</th><td>%llu</td></tr>\n", rows[i].id, rows[i].label,
+                (unsigned long long)rows[i].value);
+    fprintf(f, "</table>\n");
 }
 
 BookstoreStatus bookstore_write_html(const Bookstore *bs, const char *path, const char *name)
 {
+    SvgBuf charts;
+    svg_buf_init(&charts, 0);
+    score_chart(bs, &charts);
+    svg_buf_printf(&charts, "\n");
+    first_move_chart(&bs->st, &charts);
+    if (charts.status != SVG_OK) {
+        svg_buf_destroy(&charts);
+        return BOOKSTORE_ERR_NOMEM;
+    }
     FILE *f = fopen(path, "w");
-    if (!f)
+    if (!f) {
+        svg_buf_destroy(&charts);
         return BOOKSTORE_ERR_IO;
-    char title[256];
-    html_escape(name, title, sizeof title);
-    const BookstoreStats *st = &bs->st;
+    }
+    SvgBuf title;
+    svg_buf_init(&title, 1024);
+    svg_buf_escaped(&title, name);
+    const char *t = title.status == SVG_OK && title.data ? title.data : "book";
+    const BookstoreConfig *c = &bs->cfg;
     fprintf(f,
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>\n"
-            "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:right}"
-            "</style></head><body>\n<h1>Opening book: %s</h1>\n<p>%llu positions accepted of "
-            "%llu candidates: %llu outside the window %d..%d cp%s, %llu duplicates, %llu "
-            "positions of an existing book excluded.</p>\n",
-            title, title, (unsigned long long)st->accepted, (unsigned long long)st->candidates,
-            (unsigned long long)st->outside, bs->cfg.score_min, bs->cfg.score_max,
-            bs->cfg.either_side ? " (either side)" : "", (unsigned long long)st->duplicates,
-            (unsigned long long)st->existing);
-    fprintf(f,
-            "<h2>Verification scores</h2>\n<p>Red's view, %d cp bins; grey: every candidate, "
-            "red: accepted.</p>\n",
-            BOOKSTORE_BIN_CP);
-    char text[BOOKSTORE_BINS][32];
-    const char *labels[BOOKSTORE_BINS];
-    for (int b = 0; b < BOOKSTORE_BINS; b++) {
-        bin_label(b, text[b], sizeof text[b]);
-        labels[b] = text[b];
-    }
-    svg_bars(f, st->hist_all, st->hist_accepted, BOOKSTORE_BINS, labels);
+            "<style>body{font-family:sans-serif;max-width:760px}td,th{padding:2px 8px;"
+            "text-align:right}svg{max-width:100%%}</style></head><body>\n<h1>Opening book: %s"
+            "</h1>\n<p>%llu positions accepted of %llu candidates. Window %d..%d cp, %s%s; "
+            "families: the first %d plies, at most %d lines each (0: no cap); no position with "
+            "the side to move in check, none whose left-right mirror is in the book.</p>\n",
+            t, t, (unsigned long long)bs->st.accepted, (unsigned long long)bs->st.candidates,
+            c->score_min, c->score_max, view_text(c->view), c->either_side ? " (either side)" : "",
+            c->family_plies, c->family_cap);
+    svg_buf_destroy(&title);
+    html_figures(bs, f);
+    fprintf(f, "<h2>Verification scores and first moves</h2>\n%s\n", charts.data);
+    svg_buf_destroy(&charts);
     html_tables(bs, f);
     fprintf(f, "</body></html>\n");
     return fclose(f) == 0 ? BOOKSTORE_OK : BOOKSTORE_ERR_IO;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The coordinator's opening book as it grows: each candidate offered (in the fixed order of
-// work units, so the book does not depend on which worker was faster) is judged against the
-// score window, deduplicated by position key against everything accepted and against an
-// existing book, and, if accepted, written to the EPD file at once and counted in the
-// weighted move book and the diversity statistics. Memory: the key set (11.4 to 22.9 bytes a
+// work units, so the book does not depend on which worker was faster) is refused when its side
+// to move is in check, judged against the score window (Red's view or the side to move's),
+// deduplicated by position key and by the key of its left-right mirror against everything
+// accepted and against an existing book, held to a cap per opening family (its first plies),
+// and, if accepted, written to the EPD file at once and counted in the weighted move book and
+// the diversity statistics. Memory: the key set (11.4 to 22.9 bytes a
 // position) plus, when the move book is on, about 24 to 48 bytes per distinct (position,
 // move) on the lines to the accepted positions.
 #pragma once
@@ -21,10 +23,19 @@ enum {
     BOOKSTORE_MOVE_NB = 1 << 14 // Move values (from | to << 7)
 };
 
+typedef enum {
+    BOOK_VIEW_RED,          // the window applies to Red's score
+    BOOK_VIEW_SIDE_TO_MOVE, // ... to the score of the side to move
+    BOOK_VIEW_NB
+} BookView;
+
 typedef struct {
     int target;               // accepted positions wanted
-    int score_min, score_max; // cp, Red's view
+    int score_min, score_max; // cp, in the view below
     bool either_side;         // also accept -score_max..-score_min
+    BookView view;
+    int family_plies; // a line's family: its first family_plies moves (0: no families)
+    int family_cap;   // accepted lines per family at most (0: no cap)
 } BookstoreConfig;
 
 /// One candidate, replayed by the caller.
@@ -38,22 +49,30 @@ typedef struct {
     const uint64_t *keys;       // key before each move of the path
     const uint16_t *moves;      // the path
     const int32_t *move_scores; // shallow score of each move, mover's view
+    uint64_t mirror_key;        // key of the left-right mirror of the position
+    bool in_check;              // the side to move is in check
 } BookEntry;
 
 typedef enum {
     BOOK_ACCEPTED,
     BOOK_DUPLICATE, // in the window, but the position is in the book already
     BOOK_OUTSIDE,   // outside the window
+    BOOK_IN_CHECK,  // the side to move is in check
+    BOOK_MIRROR,    // the position's mirror is in the book (or the existing one)
+    BOOK_FAMILY,    // its opening family has family_cap lines already
     BOOK_FULL,      // the book has its target already: not looked at
     BOOK_VERDICT_NB
 } BookVerdict;
 
 typedef struct {
     uint64_t candidates, accepted, duplicates, outside, existing;
-    uint64_t per_ply[BOOKSTORE_PLY_MAX + 1]; // accepted positions by ply
-    uint64_t first_move[BOOKSTORE_MOVE_NB];  // accepted lines by their first move
-    uint64_t hist_accepted[BOOKSTORE_BINS];  // verification scores of accepted ones
-    uint64_t hist_all[BOOKSTORE_BINS];       // ... of every candidate
+    uint64_t in_check, mirrors, family_capped; // rejected for those reasons
+    uint64_t families;                         // distinct families among accepted lines
+    uint64_t per_ply[BOOKSTORE_PLY_MAX + 1];   // accepted positions by ply
+    uint64_t first_move[BOOKSTORE_MOVE_NB];    // accepted lines by their first move
+    // Scores in the window's view
+    uint64_t hist_accepted[BOOKSTORE_BINS]; // verification scores of accepted ones
+    uint64_t hist_all[BOOKSTORE_BINS];      // ... of every candidate
 } BookstoreStats;
 
 typedef enum {
@@ -77,8 +96,14 @@ void bookstore_close(Bookstore *bs);
 BookstoreStatus bookstore_exclude(Bookstore *bs, uint64_t key);
 BookstoreStatus bookstore_offer(Bookstore *bs, const BookEntry *e, BookVerdict *verdict);
 bool bookstore_full(const Bookstore *bs);
-/// Whether score (Red's view) lies in the window.
-bool bookstore_in_window(const BookstoreConfig *cfg, int score);
+/// A score (Red's view) in the window's view.
+int bookstore_view_score(const BookstoreConfig *cfg, int score, bool black_to_move);
+/// Whether score (Red's view) of a position with that side to move lies in the window.
+bool bookstore_in_window(const BookstoreConfig *cfg, int score, bool black_to_move);
+/// The view's name in job files and reports: "red" or "side_to_move".
+const char *bookstore_view_name(BookView v);
+/// Distinct first moves of accepted lines.
+int bookstore_distinct_first_moves(const BookstoreStats *st);
 
 const BookstoreStats *bookstore_stats(const Bookstore *bs);
 /// Heap bytes of the key set, and of the move book being built.
@@ -90,7 +115,8 @@ void bookstore_flush(Bookstore *bs);
 /// Flushes the EPD file (and fsyncs it); writes the move book when one is built.
 BookstoreStatus bookstore_finish(Bookstore *bs, const char *moves_path, char *why, size_t why_len);
 
-/// The diversity report: positions per ply, first moves, verification scores.
+/// The diversity report: positions per ply, first moves, families, rejections by reason,
+/// verification scores.
 void bookstore_report(const Bookstore *bs, FILE *out);
 /// The same as a self-contained HTML page with SVG histograms.
 BookstoreStatus bookstore_write_html(const Bookstore *bs, const char *path, const char *name);

@@ -522,7 +522,13 @@ static IdentityStatus add_rules(Identity *id, const RulesConfig *r)
 static IdentityStatus add_games(Identity *id, const JobConfig *job)
 {
     IdentityStatus st = add_rules(id, &job->rules);
-    if (!st && job->openings_file[0]) {
+    bool is_builtin =
+        !strncmp(job->openings_file, OPENINGS_BUILTIN_PREFIX, strlen(OPENINGS_BUILTIN_PREFIX));
+    const OpeningsBuiltin *builtin = is_builtin ? openings_builtin_find(job->openings_file) : NULL;
+    if (!st && builtin) { // builtin:NAME: a hash of its lines
+        st = addf(id, "openings", "%s %016llx", job->openings_file,
+                  (unsigned long long)openings_builtin_hash(builtin));
+    } else if (!st && job->openings_file[0]) {
         st = add_owned(id, strdup("openings"), file_hash(job->openings_file));
     } else if (!st) {
         uint64_t h = FNV_OFFSET;
@@ -552,6 +558,11 @@ static IdentityStatus add_games(Identity *id, const JobConfig *job)
         st = identity_add(id, "adjudication.resign", "off");
     if (!st)
         st = addf(id, "adjudication.max_plies", "%d", job->max_plies);
+    // [time] scale = bench changes every rank's clock: part of the experiment (nothing added
+    // without it, so earlier journals still match). nps_floor only admits ranks: not part.
+    if (!st && job->scale.bench)
+        st = addf(id, "time.scale", "bench reference_nps=%llu",
+                  (unsigned long long)job->scale.reference_nps);
     return st;
 }
 

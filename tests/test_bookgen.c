@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "bookgen.h"
+#include "job.h"
 #include "openings.h"
 
 enum { UNIT = 6 };
@@ -95,6 +96,91 @@ static void test_replay_and_research(void **state)
     bookgen_free(fresh);
 }
 
+/// A replay reports a check given by the last move, and the key of the position's left-right
+/// mirror: the key the mirrored line reaches; the start position is its own mirror.
+static void test_check_and_mirror(void **state)
+{
+    (void)state;
+    char why[256], mirrored[BOARD_FEN_MAX];
+    const char *fen = "3k5/9/9/9/9/9/9/9/9/4K3R w - - 0 1";
+    assert_true(bookgen_mirror_fen(fen, mirrored, sizeof mirrored));
+    assert_string_equal(mirrored, "5k3/9/9/9/9/9/9/9/9/R3K4 w - - 0 1");
+    // Squares are rank * 9 + file: i0 is 8, h0 7, i9 89, a0 0, b0 1.
+    Move rook_up = move_make(8, 89), rook_side = move_make(8, 7);
+    BookgenLine line, mline;
+    assert_true(bookgen_replay(fen, &rook_up, 1, &line, why, sizeof why));
+    assert_true(line.in_check); // the rook on i9 sees the king on d9
+    assert_true(bookgen_replay(fen, &rook_side, 1, &line, why, sizeof why));
+    assert_false(line.in_check);
+    Move mirror_side = move_make(0, 1);
+    assert_true(bookgen_replay(mirrored, &mirror_side, 1, &mline, why, sizeof why));
+    assert_true(line.key != mline.key);
+    assert_true(line.mirror_key == mline.key);
+    assert_true(mline.mirror_key == line.key);
+    assert_true(bookgen_replay(BOARD_START_FEN, NULL, 0, &line, why, sizeof why));
+    assert_true(line.mirror_key == line.key);
+}
+
+/// Whether key is among keys[0..n).
+static bool key_among(const uint64_t *keys, int n, uint64_t key)
+{
+    for (int i = 0; i < n; i++)
+        if (keys[i] == key)
+            return true;
+    return false;
+}
+
+/// The embedded unbalanced set (builtin:unbalanced) loads by name, holds several hundred legal
+/// lines from the start position, none ending with the side to move in check, no position
+/// twice and none the left-right mirror of another; re-searching every fifth position as the
+/// job that made it (jobs/book-unbalanced.ini) gives the side to move a score in its window.
+static void test_embedded_unbalanced(void **state)
+{
+    (void)state;
+    Openings o;
+    char why[256];
+    assert_int_equal(openings_load(&o, "builtin:unbalanced", NULL, why, sizeof why), OPENINGS_OK);
+    assert_int_equal(o.count, openings_unbalanced_count);
+    assert_true(o.count >= 300);
+    openings_free(&o);
+    assert_int_equal(openings_load(&o, "builtin:nonesuch", NULL, why, sizeof why), OPENINGS_ERR_IO);
+    assert_non_null(strstr(why, "no such embedded set"));
+    assert_int_equal(openings_load(&o, "builtin:unbalanced", NULL, why, sizeof why), OPENINGS_OK);
+    JobConfig *job = calloc(1, sizeof *job);
+    assert_non_null(job);
+    assert_int_equal(job_load(XQ_JOBS_DIR "/book-unbalanced.ini", NULL, 0, job, why, sizeof why),
+                     JOB_OK);
+    assert_true(job->book.side_to_move);
+    BookgenConfig cfg = {job->book.plies_min,    job->book.plies_max, job->book.multipv,
+                         job->book.select_depth, job->book.margin,    job->book.temperature,
+                         job->book.verify_depth, job->book.hash_mb,   job->book.unit,
+                         job->book.seed,         job->rules.set,      NULL};
+    Bookgen *g;
+    assert_int_equal(bookgen_new(&cfg, &g), BOOKGEN_OK);
+    uint64_t *keys = calloc((size_t)o.count, sizeof *keys);
+    assert_non_null(keys);
+    for (int i = 0; i < o.count; i++) {
+        const Opening *op = &o.items[i];
+        assert_string_equal(op->fen, BOARD_START_FEN);
+        BookgenLine line;
+        assert_true(bookgen_replay(op->fen, op->moves, op->move_count, &line, why, sizeof why));
+        assert_false(line.in_check);
+        assert_false(key_among(keys, i, line.key));
+        assert_false(key_among(keys, i, line.mirror_key));
+        keys[i] = line.key;
+        if (i % 5)
+            continue;
+        int score = 0, mover;
+        assert_int_equal(bookgen_verify(g, line.epd, &score, NULL), BOOKGEN_OK);
+        mover = line.black_to_move ? -score : score;
+        assert_in_range(mover, job->book.score_min, job->book.score_max);
+    }
+    free(keys);
+    bookgen_free(g);
+    free(job);
+    openings_free(&o);
+}
+
 /// Settings outside the generator's limits are refused before any search.
 static void test_config(void **state)
 {
@@ -113,8 +199,8 @@ static void test_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_replay_and_research),
+        cmocka_unit_test(test_deterministic),    cmocka_unit_test(test_replay_and_research),
+        cmocka_unit_test(test_check_and_mirror), cmocka_unit_test(test_embedded_unbalanced),
         cmocka_unit_test(test_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

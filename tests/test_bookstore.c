@@ -88,13 +88,153 @@ static void test_movebook_file(void **state)
 static BookEntry entry(uint64_t key, int score, const uint64_t *keys, const uint16_t *moves,
                        const int32_t *scores)
 {
-    return (BookEntry){key,   "4k4/9/9/9/9/9/9/9/9/4K4 b - -", true, 3, score, 2, keys, moves,
-                       scores};
+    return (BookEntry){
+        key,  "4k4/9/9/9/9/9/9/9/9/4K4 b - -", true, 3, score, 2, keys, moves, scores, key ^ 0x5555,
+        false};
+}
+
+/// A book of `target` positions in a fresh temporary EPD file; the path is written to path.
+static Bookstore *open_store(const BookstoreConfig *cfg, char *path)
+{
+    snprintf(path, 64, "/tmp/xq-test-bookstore-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    Bookstore *bs;
+    char why[256];
+    assert_int_equal(bookstore_open(&bs, cfg, path, false, why, sizeof why), BOOKSTORE_OK);
+    return bs;
+}
+
+/// With score_view = side_to_move the window applies to the mover's score: a position with
+/// Black to move and Red's score -100 is Black +100, in a 60..150 window; Red's +100 with Black
+/// to move is not; the histogram counts the mover's score.
+static void test_side_to_move_window(void **state)
+{
+    (void)state;
+    BookstoreConfig cfg = {10, 60, 150, false, BOOK_VIEW_SIDE_TO_MOVE, 0, 0};
+    assert_true(bookstore_in_window(&cfg, -100, true));
+    assert_false(bookstore_in_window(&cfg, 100, true));
+    assert_true(bookstore_in_window(&cfg, 100, false));
+    assert_false(bookstore_in_window(&cfg, -100, false));
+    assert_int_equal(bookstore_view_score(&cfg, -100, true), 100);
+    cfg.view = BOOK_VIEW_RED;
+    assert_false(bookstore_in_window(&cfg, -100, true));
+    cfg.view = BOOK_VIEW_SIDE_TO_MOVE;
+    char path[64];
+    Bookstore *bs = open_store(&cfg, path);
+    uint64_t keys[2] = {1, 2};
+    uint16_t moves[2] = {(uint16_t)(64 | 67 << 7), 5 | 9 << 7};
+    int32_t scores[2] = {10, -3};
+    BookVerdict v;
+    BookEntry e = entry(20, -100, keys, moves, scores); // Black to move, Black +100
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_ACCEPTED);
+    e = entry(21, 100, keys, moves, scores);
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_OUTSIDE);
+    const BookstoreStats *st = bookstore_stats(bs);
+    int bin100 = 1 + (100 + BOOKSTORE_BIN_RANGE) / BOOKSTORE_BIN_CP;
+    assert_int_equal(st->hist_accepted[bin100], 1);
+    assert_int_equal(st->hist_all[bin100], 1);
+    bookstore_close(bs);
+    unlink(path);
+}
+
+/// A position whose side to move is in check is refused (and counted), whatever its score.
+static void test_in_check_rejected(void **state)
+{
+    (void)state;
+    BookstoreConfig cfg = {10, -60, 60, false, BOOK_VIEW_RED, 0, 0};
+    char path[64];
+    Bookstore *bs = open_store(&cfg, path);
+    uint64_t keys[2] = {1, 2};
+    uint16_t moves[2] = {(uint16_t)(64 | 67 << 7), 5 | 9 << 7};
+    int32_t scores[2] = {10, -3};
+    BookVerdict v;
+    BookEntry e = entry(30, 0, keys, moves, scores);
+    e.in_check = true;
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_IN_CHECK);
+    e.in_check = false; // the same position out of check is fine
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_ACCEPTED);
+    assert_int_equal(bookstore_stats(bs)->in_check, 1);
+    assert_int_equal(bookstore_stats(bs)->accepted, 1);
+    bookstore_close(bs);
+    unlink(path);
+}
+
+/// A position whose mirror is in the book, or in an excluded existing book, is refused as a
+/// mirror; a symmetric position (its own mirror) is not.
+static void test_mirror_rejected(void **state)
+{
+    (void)state;
+    BookstoreConfig cfg = {10, -60, 60, false, BOOK_VIEW_RED, 0, 0};
+    char path[64];
+    Bookstore *bs = open_store(&cfg, path);
+    uint64_t keys[2] = {1, 2};
+    uint16_t moves[2] = {(uint16_t)(64 | 67 << 7), 5 | 9 << 7};
+    int32_t scores[2] = {10, -3};
+    BookVerdict v;
+    BookEntry e = entry(40, 0, keys, moves, scores);
+    e.mirror_key = 41;
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_ACCEPTED);
+    e = entry(41, 0, keys, moves, scores);
+    e.mirror_key = 40;
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_MIRROR);
+    assert_int_equal(bookstore_exclude(bs, 50), BOOKSTORE_OK);
+    e = entry(51, 0, keys, moves, scores);
+    e.mirror_key = 50;
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_MIRROR);
+    e = entry(60, 0, keys, moves, scores);
+    e.mirror_key = 60;
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_ACCEPTED);
+    assert_int_equal(bookstore_stats(bs)->mirrors, 2);
+    assert_int_equal(bookstore_stats(bs)->accepted, 2);
+    bookstore_close(bs);
+    unlink(path);
+}
+
+/// With family_plies = 2 and family_cap = 2 a third line opening with the same two moves is
+/// refused, a line differing in its second move is a new family, and families are counted.
+static void test_family_cap(void **state)
+{
+    (void)state;
+    BookstoreConfig cfg = {10, -60, 60, false, BOOK_VIEW_RED, 2, 2};
+    char path[64];
+    Bookstore *bs = open_store(&cfg, path);
+    uint64_t keys[3] = {1, 2, 3};
+    uint16_t moves[3] = {(uint16_t)(64 | 67 << 7), 5 | 9 << 7, 7 | 8 << 7};
+    uint16_t other[3] = {(uint16_t)(64 | 67 << 7), 6 | 9 << 7, 7 | 8 << 7};
+    int32_t scores[3] = {10, -3, 0};
+    BookVerdict v;
+    static const BookVerdict want[] = {BOOK_ACCEPTED, BOOK_ACCEPTED, BOOK_FAMILY};
+    for (int i = 0; i < 3; i++) {
+        BookEntry e = entry(70 + (uint64_t)i, 0, keys, moves, scores);
+        e.path_len = 3; // the third move differs nothing: the family is the first two
+        assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+        assert_int_equal(v, want[i]);
+    }
+    BookEntry e = entry(80, 0, keys, other, scores);
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_ACCEPTED);
+    const BookstoreStats *st = bookstore_stats(bs);
+    assert_int_equal(st->family_capped, 1);
+    assert_int_equal(st->families, 2);
+    assert_int_equal(bookstore_distinct_first_moves(st), 1);
+    assert_int_equal(st->accepted, 3);
+    bookstore_close(bs);
+    unlink(path);
 }
 
 /// The window is applied to Red's score (either side on request); a key is accepted once,
 /// never when an existing book has it, and no more once the target is reached; the EPD line
-/// has ce from the side to move and the ply; the counts add up.
+/// has ce from the side to move, the ply and the line's moves (c0); the counts add up.
 static void test_bookstore(void **state)
 {
     (void)state;
@@ -102,12 +242,12 @@ static void test_bookstore(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    BookstoreConfig cfg = {3, 80, 150, true};
-    assert_true(bookstore_in_window(&cfg, -100));
-    assert_false(bookstore_in_window(&cfg, 20));
+    BookstoreConfig cfg = {3, 80, 150, true, BOOK_VIEW_RED, 0, 0};
+    assert_true(bookstore_in_window(&cfg, -100, false));
+    assert_false(bookstore_in_window(&cfg, 20, false));
     cfg.either_side = false;
-    assert_false(bookstore_in_window(&cfg, -100));
-    cfg = (BookstoreConfig){3, -60, 60, false};
+    assert_false(bookstore_in_window(&cfg, -100, false));
+    cfg = (BookstoreConfig){3, -60, 60, false, BOOK_VIEW_RED, 0, 0};
     Bookstore *bs;
     assert_int_equal(bookstore_open(&bs, &cfg, path, true, why, sizeof why), BOOKSTORE_OK);
     assert_int_equal(bookstore_exclude(bs, 99), BOOKSTORE_OK);
@@ -144,7 +284,7 @@ static void test_bookstore(void **state)
     FILE *f = fopen(path, "r");
     char line[256];
     assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "4k4/9/9/9/9/9/9/9/9/4K4 b - - ce -20; ply 3;\n");
+    assert_string_equal(line, "4k4/9/9/9/9/9/9/9/9/4K4 b - - ce -20; ply 3; c0 \"b7e7 f0a1\";\n");
     int lines = 1;
     while (fgets(line, sizeof line, f))
         lines++;
@@ -159,6 +299,10 @@ int main(void)
         cmocka_unit_test(test_keyset),
         cmocka_unit_test(test_movebook_file),
         cmocka_unit_test(test_bookstore),
+        cmocka_unit_test(test_side_to_move_window),
+        cmocka_unit_test(test_in_check_rejected),
+        cmocka_unit_test(test_mirror_rejected),
+        cmocka_unit_test(test_family_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,7 +159,7 @@ static void test_defaults(void **state)
     assert_int_equal(j->concurrency, 0);
     assert_int_equal(j->rules.set, RULES_SEED);
     assert_int_equal(j->rules.counting_default, 60);
-    assert_string_equal(j->openings_file, "");
+    assert_string_equal(j->openings_file, JOB_SPRT_OPENINGS); // an SPRT job's default set
     assert_true(j->sprt.elo1 == 2.0);
     assert_string_equal(j->output.pgn, "games.pgn");
     assert_int_equal(j->report.url_count, 0);
@@ -507,6 +507,45 @@ static void test_book_section(void **state)
     assert_non_null(strstr(f->why, ":4: [book] unit: 300 is out of range 1..256"));
 }
 
+/// [book] score_view, family_plies and family_cap are read (defaults: red, 2, no cap); an
+/// unknown view is refused.
+static void test_book_variety_keys(void **state)
+{
+    Fixture *f = *state;
+    write_text(f, "[job]\nkind = book\n[book]\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_false(f->job->book.side_to_move);
+    assert_int_equal(f->job->book.family_plies, 2);
+    assert_int_equal(f->job->book.family_cap, 0);
+    write_text(f, "[job]\nkind = book\n[book]\nscore_view = side_to_move\n",
+               "family_plies = 3\nfamily_cap = 7\n");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_true(f->job->book.side_to_move);
+    assert_int_equal(f->job->book.family_plies, 3);
+    assert_int_equal(f->job->book.family_cap, 7);
+    write_text(f, "[job]\nkind = book\n[book]\n", "score_view = black\n");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[book] score_view"));
+}
+
+/// An SPRT job without openings plays builtin:unbalanced, a match builtin:balanced (empty);
+/// builtin names are kept as written (not taken as paths), an unknown one is refused.
+static void test_openings_builtin(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load(f, "", NULL, 0), JOB_OK);
+    assert_string_equal(f->job->openings_file, "builtin:unbalanced");
+    const char *match[] = {"job.kind=match"};
+    assert_int_equal(load(f, "", match, 1), JOB_OK);
+    assert_string_equal(f->job->openings_file, "");
+    assert_int_equal(load(f, "[openings]\nfile = builtin:balanced\n", NULL, 0), JOB_OK);
+    assert_string_equal(f->job->openings_file, "builtin:balanced");
+    assert_int_equal(load(f, "[openings]\nfile = builtin:unbalanced\n", match, 1), JOB_OK);
+    assert_string_equal(f->job->openings_file, "builtin:unbalanced");
+    expect_file_error(state, "[openings]\nfile = builtin:lopsided\n", JOB_ERR_VALUE,
+                      ":9: [openings] file: 'builtin:lopsided': no such embedded set");
+}
+
 /// Output files are plain names inside [output] dir: a job file cannot write elsewhere.
 static void test_output_names_confined(void **state)
 {
@@ -750,6 +789,89 @@ static void test_job_size(void **state)
     assert_int_equal(job_pairs_total(f->job), 0);
 }
 
+/// [time] scale = bench with reference_nps and nps_floor loads, from the file (beside the
+/// time control, which they leave alone) and from overrides; scale = none is the default.
+static void test_time_scale_keys(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load(f, "", NULL, 0), JOB_OK);
+    assert_false(f->job->scale.bench);
+    assert_int_equal(f->job->scale.reference_nps, 0);
+    assert_int_equal(load_text(f, "[job]\nkind = match\nrounds = 2\n[engine a]\n[engine b]\n"
+                                  "[time]\ntc = 2+0.02\nscale = bench\nreference_nps = 900000\n"
+                                  "nps_floor = 150000\n"),
+                     JOB_OK);
+    const JobConfig *j = f->job;
+    assert_true(j->scale.bench);
+    assert_int_equal(j->scale.reference_nps, 900000);
+    assert_int_equal(j->scale.nps_floor, 150000);
+    assert_int_equal(j->players[1].tc.base_ms, 2000);
+    assert_int_equal(j->players[1].tc.inc_ms, 20);
+    const char *ovr[] = {"time.scale=bench", "time.reference_nps=2000000", "time.scale=none",
+                         "time.scale=bench"};
+    assert_int_equal(load(f, "", ovr, 4), JOB_OK);
+    assert_true(f->job->scale.bench);
+    assert_int_equal(f->job->scale.reference_nps, 2000000);
+    assert_int_equal(f->job->players[0].tc.nodes, 1000);
+}
+
+/// scale = bench without reference_nps, an unknown scale, a reference of 0, a negative
+/// floor, a non-number, and scale = bench in a job without games are refused, each naming
+/// its key.
+static void test_time_scale_errors(void **state)
+{
+    Fixture *f = *state;
+    const char *bench = "time.scale=bench";
+    expect(f, load(f, "", &bench, 1), JOB_ERR_MISSING, false,
+           ": [time] reference_nps: missing: scale = bench needs the bench nodes/s of the "
+           "machine the time control is meant for");
+    expect_override_error(state, "time.scale=fast", JOB_ERR_VALUE,
+                          "override 'time.scale=fast': [time] scale: 'fast': expected one of "
+                          "none, bench");
+    expect_override_error(state, "time.reference_nps=0", JOB_ERR_VALUE,
+                          "override 'time.reference_nps=0': [time] reference_nps: 0 is out of "
+                          "range 1..1000000000000");
+    expect_override_error(state, "time.nps_floor=-5", JOB_ERR_VALUE,
+                          "override 'time.nps_floor=-5': [time] nps_floor: -5 is out of range "
+                          "0..1000000000000");
+    expect_override_error(state, "time.reference_nps=1e6", JOB_ERR_VALUE,
+                          "override 'time.reference_nps=1e6': [time] reference_nps: '1e6' is "
+                          "not an integer");
+    expect(f,
+           load_text(f, "[job]\nkind = texel\n[texel]\ndata = x\n[time]\nscale = bench\n"
+                        "reference_nps = 5\n"),
+           JOB_ERR_VALUE, false,
+           ": [time] scale: bench scales the clocks of games: a texel job plays none");
+}
+
+/// A worker's scale is reference / its own nps (2x slower: twice the time), 1 without a
+/// reference, clamped to [1/JOB_SCALE_MAX, JOB_SCALE_MAX]; scaling a time control multiplies
+/// base, increment and movetime (never down to 0) and keeps depth, nodes and the margin.
+static void test_time_scale_math(void **state)
+{
+    (void)state;
+    assert_true(job_time_scale(1000000, 500000) == 2.0);
+    assert_true(job_time_scale(1000000, 4000000) == 0.25);
+    assert_true(job_time_scale(0, 123456) == 1.0);
+    assert_true(job_time_scale(1000000, 0) == JOB_SCALE_MAX);
+    assert_true(job_time_scale(1000000000, 10) == JOB_SCALE_MAX);
+    assert_true(job_time_scale(10, 1000000000) == 1.0 / JOB_SCALE_MAX);
+    TimeControl tc = {2000, 20, 40, 0, 7, 5000, 100, 3000};
+    TimeControl s = job_scale_time_control(&tc, 3.0);
+    assert_int_equal(s.base_ms, 6000);
+    assert_int_equal(s.inc_ms, 60);
+    assert_int_equal(s.moves, 40);
+    assert_int_equal(s.movetime_ms, 0);
+    assert_int_equal(s.depth, 7);
+    assert_int_equal(s.nodes, 5000);
+    assert_int_equal(s.margin_ms, 100);
+    assert_int_equal(s.fixed_deadline_ms, 3000);
+    TimeControl st = {0, 0, 0, 333, 0, 0, 100, 0};
+    assert_int_equal(job_scale_time_control(&st, 0.5).movetime_ms, 167);
+    assert_int_equal(job_scale_time_control(&tc, 0.01).inc_ms, 1);
+    assert_int_equal(job_scale_time_control(&tc, 0.01).base_ms, 20);
+}
+
 /// [job] resume, drain_grace and coordinator_plays (how a run starts and stops) default to
 /// off, take their values, and refuse bad ones naming the key.
 static void test_run_control_keys(void **state)
@@ -808,6 +930,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_names_confined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_texel_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_book_variety_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_openings_builtin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_scale_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_scale_errors, setup, teardown),
+        cmocka_unit_test(test_time_scale_math),
         cmocka_unit_test_setup_teardown(test_run_control_keys, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -244,6 +244,40 @@ BookgenStatus bookgen_unit(Bookgen *g, uint64_t unit, const atomic_bool *abort,
     return BOOKGEN_OK;
 }
 
+bool bookgen_mirror_fen(const char *fen, char *out, size_t len)
+{
+    // Each rank's text reversed is the rank mirrored: digits are runs of empty squares (at
+    // most 9, one digit), so a run stays a run.
+    size_t board = strcspn(fen, " ");
+    if (board >= len)
+        return false;
+    size_t start = 0;
+    for (size_t i = 0; i <= board; i++) {
+        if (i < board && fen[i] != '/')
+            continue;
+        for (size_t k = start; k < i; k++)
+            out[k] = fen[i - 1 - (k - start)];
+        if (i < board)
+            out[i] = '/';
+        start = i + 1;
+    }
+    return snprintf(out + board, len - board, "%s", fen + board) < (int)(len - board);
+}
+
+/// The key of the mirror of b's position.
+static uint64_t mirror_key(const Board *b)
+{
+    char fen[BOARD_FEN_MAX], mirrored[BOARD_FEN_MAX];
+    epd_position(b, fen, sizeof fen);
+    Board *m = malloc(sizeof *m);
+    uint64_t key = 0;
+    if (m && bookgen_mirror_fen(fen, mirrored, sizeof mirrored) &&
+        board_set_fen(m, mirrored, NULL, 0) == FEN_OK)
+        key = m->key;
+    free(m);
+    return key;
+}
+
 bool bookgen_replay(const char *start_fen, const Move *path, int n, BookgenLine *out, char *why,
                     size_t why_len)
 {
@@ -268,7 +302,9 @@ bool bookgen_replay(const char *start_fen, const Move *path, int n, BookgenLine 
     }
     if (ok) {
         out->key = b->key;
+        out->mirror_key = mirror_key(b);
         out->black_to_move = b->side == BLACK;
+        out->in_check = board_in_check(b);
         out->ply = 2 * (b->fullmove - 1) + out->black_to_move;
         epd_position(b, out->epd, sizeof out->epd);
     }

@@ -42,8 +42,10 @@ typedef struct {
 /// A replayed candidate: what the coordinator derives from the moves itself.
 typedef struct {
     uint64_t key;            // of the position reached
+    uint64_t mirror_key;     // of its left-right mirror (files a<->i), the same side to move
     char epd[BOARD_FEN_MAX]; // its EPD position: board, side, "- -"
     bool black_to_move;
+    bool in_check;                    // the side to move is in check
     int ply;                          // plies from the start of the game, by the FEN's move number
     uint64_t keys[BOOKGEN_MAX_PLIES]; // the key before each move of the path
 } BookgenLine;
@@ -72,8 +74,13 @@ BookgenStatus bookgen_unit(Bookgen *g, uint64_t unit, const atomic_bool *abort,
                            BookgenCandidate *out, uint64_t *nodes);
 
 /// Replays moves from start_fen, each checked legal; false with why on a bad FEN or move.
+/// Fills the keys of the position reached and of its mirror, and whether it is in check.
 bool bookgen_replay(const char *start_fen, const Move *path, int n, BookgenLine *out, char *why,
                     size_t why_len);
+
+/// The left-right mirror (files a<->i) of a FEN's board, other fields kept; false when the
+/// board part does not fit out.
+bool bookgen_mirror_fen(const char *fen, char *out, size_t len);
 
 /// The verification search of one position (from its EPD position, no history), Red's view;
 /// what bookgen_unit scores candidates with, for tests that re-search a sample.

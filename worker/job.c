@@ -202,7 +202,9 @@ static bool engine_entry(Ctx *c, int target, const char *sec, const char *key, c
     if (!strcmp(key, "name"))
         return fail(c, JOB_ERR_KEY, sec, key, "an engine's name is its section's: [engine NAME]");
     if (target == TARGET_TIME && !engine_spec_is_time_key(key))
-        return fail(c, JOB_ERR_KEY, sec, key, "unknown key (tc, st, depth, nodes, timemargin)");
+        return fail(c, JOB_ERR_KEY, sec, key,
+                    "unknown key (tc, st, depth, nodes, timemargin, scale, reference_nps, "
+                    "nps_floor)");
     c->scratch.option_count = 0;
     c->scratch.env_count = 0; // one key at a time: scratch holds only this key's setting
     EngineSpecStatus es =
@@ -354,7 +356,16 @@ static bool key_openings(Ctx *c, const char *key, const char *v)
     int i = 0;
     if (!strcmp(key, "file")) {
         if (!v[0])
-            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a path or 'default'");
+            return fail(c, JOB_ERR_VALUE, s, key,
+                        "empty: give a path, builtin:balanced, builtin:unbalanced or 'default'");
+        // An embedded set is a name, not a path: kept as written, checked here.
+        if (!strncmp(v, OPENINGS_BUILTIN_PREFIX, strlen(OPENINGS_BUILTIN_PREFIX))) {
+            if (!openings_builtin_find(v))
+                return fail(c, JOB_ERR_VALUE, s, key,
+                            "'%s': no such embedded set (builtin:balanced or builtin:unbalanced)",
+                            v);
+            return set_text(c, s, key, v, j->openings_file, sizeof j->openings_file);
+        }
         return set_path(c, s, key, strcmp(v, "default") ? v : "", j->openings_file,
                         sizeof j->openings_file);
     }
@@ -546,6 +557,17 @@ static bool key_book(Ctx *c, const char *key, const char *v)
         return set_int(c, s, key, v, -10000, 10000, &j->book.score_max);
     if (!strcmp(key, "either_side"))
         return set_bool(c, s, key, v, &j->book.either_side);
+    if (!strcmp(key, "score_view")) {
+        static const char *const views[] = {"red", "side_to_move"};
+        int i = 0;
+        if (!set_enum(c, s, key, v, views, 2, &i))
+            return false;
+        return j->book.side_to_move = i == 1, true;
+    }
+    if (!strcmp(key, "family_plies"))
+        return set_int(c, s, key, v, 0, 60, &j->book.family_plies);
+    if (!strcmp(key, "family_cap"))
+        return set_int(c, s, key, v, 0, 100000000, &j->book.family_cap);
     if (!strcmp(key, "unit"))
         return set_int(c, s, key, v, 1, 256, &j->book.unit);
     if (!strcmp(key, "max_candidates") && set_long(c, s, key, v, 0, 4000000000000L, &n))
@@ -709,6 +731,32 @@ static bool key_texel(Ctx *c, const char *key, const char *v)
     return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // data, start
 }
 
+/// [time] keys of mixed hardware (scale, reference_nps, nps_floor); the section's other keys
+/// are the engines' time control.
+static bool key_time(Ctx *c, const char *key, const char *v)
+{
+    static const char *const scales[] = {"none", "bench"};
+    JobConfig *j = c->job;
+    long n;
+    int i;
+    if (!strcmp(key, "scale")) {
+        if (!set_enum(c, "time", key, v, scales, 2, &i))
+            return false;
+        j->scale.bench = i == 1;
+        return true;
+    }
+    bool floor = !strcmp(key, "nps_floor");
+    if (!set_long(c, "time", key, v, floor ? 0 : 1, 1000000000000L, &n))
+        return false;
+    *(floor ? &j->scale.nps_floor : &j->scale.reference_nps) = (uint64_t)n;
+    return true;
+}
+
+static bool is_scale_key(const char *key)
+{
+    return !strcmp(key, "scale") || !strcmp(key, "reference_nps") || !strcmp(key, "nps_floor");
+}
+
 /// One key = value in a section (a file line or an override). Values may end up in JSON
 /// (report.json, result.json): they must be UTF-8.
 static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
@@ -723,7 +771,9 @@ static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
         snprintf(sec, sizeof sec, "engine %s", name);
         return engine_entry(c, engine_find(c, name), sec, key, v);
     case SEC_EACH: return engine_entry(c, TARGET_EACH, "each", key, v);
-    case SEC_TIME: return engine_entry(c, TARGET_TIME, "time", key, v);
+    case SEC_TIME:
+        return is_scale_key(key) ? key_time(c, key, v)
+                                 : engine_entry(c, TARGET_TIME, "time", key, v);
     case SEC_OPENINGS: return key_openings(c, key, v);
     case SEC_ADJUDICATION: return key_adjudication(c, key, v);
     case SEC_SPRT: return key_sprt(c, key, v);
@@ -946,6 +996,10 @@ static bool validate_games(Ctx *c)
                     j->sprt.elo0, j->sprt.elo1);
     if (j->sprt.enabled && !(j->sprt.alpha + j->sprt.beta < 1))
         return fail(c, JOB_ERR_VALUE, "sprt", "beta", "alpha + beta must be below 1");
+    // The default set depends on the kind: SPRT gets the unbalanced one (more decisive game
+    // pairs, a smaller error per game: README.md, "Opening books"), matches the balanced one.
+    if (j->sprt.enabled && !j->openings_file[0])
+        snprintf(j->openings_file, sizeof j->openings_file, "%s", JOB_SPRT_OPENINGS);
     return true;
 }
 
@@ -1019,6 +1073,24 @@ static bool validate_outputs(Ctx *c)
     return true;
 }
 
+/// scale = bench needs the reference machine's nps, and clocks to scale (game jobs).
+static bool validate_scale(Ctx *c)
+{
+    const JobConfig *j = c->job;
+    c->at = (Origin){0, NULL};
+    if (!j->scale.bench)
+        return true;
+    if (j->kind == JOB_BOOK || j->kind == JOB_TEXEL)
+        return fail(c, JOB_ERR_VALUE, "time", "scale",
+                    "bench scales the clocks of games: a %s job plays none (remove it)",
+                    job_kind_name(j->kind));
+    if (!j->scale.reference_nps)
+        return fail(c, JOB_ERR_MISSING, "time", "reference_nps",
+                    "missing: scale = bench needs the bench nodes/s of the machine the time "
+                    "control is meant for (`xqforge bench` prints it)");
+    return true;
+}
+
 static bool validate(Ctx *c)
 {
     JobConfig *j = c->job;
@@ -1030,7 +1102,7 @@ static bool validate(Ctx *c)
               : j->kind == JOB_SPSA  ? validate_spsa(c)
               : j->kind == JOB_TEXEL ? validate_texel(c)
                                      : validate_games(c);
-    if (!ok)
+    if (!ok || !validate_scale(c))
         return false;
     c->at = (Origin){0, NULL};
     int64_t total = job_pairs_total(j);
@@ -1081,6 +1153,7 @@ static void job_defaults(JobConfig *j)
     j->book.verify_depth = 7;
     j->book.score_min = -60;
     j->book.score_max = 60;
+    j->book.family_plies = 2;
     j->book.unit = 16;
     j->book.hash_mb = 4;
     j->book.seed = 1;
@@ -1136,6 +1209,34 @@ JobStatus job_load(const char *path, const char *const *overrides, int n_overrid
     JobStatus st = c->st;
     free(c);
     return st;
+}
+
+double job_time_scale(uint64_t reference_nps, uint64_t bench_nps)
+{
+    if (!reference_nps)
+        return 1.0;
+    if (!bench_nps)
+        return JOB_SCALE_MAX;
+    double s = (double)reference_nps / (double)bench_nps;
+    return s > JOB_SCALE_MAX ? JOB_SCALE_MAX : s < 1.0 / JOB_SCALE_MAX ? 1.0 / JOB_SCALE_MAX : s;
+}
+
+/// ms x scale, rounded; a limit that was given stays at least 1 ms (0 would mean none).
+static int64_t scale_ms(int64_t ms, double scale)
+{
+    if (ms <= 0)
+        return ms;
+    int64_t r = llround((double)ms * scale);
+    return r > 0 ? r : 1;
+}
+
+TimeControl job_scale_time_control(const TimeControl *tc, double scale)
+{
+    TimeControl out = *tc;
+    out.base_ms = scale_ms(tc->base_ms, scale);
+    out.inc_ms = scale_ms(tc->inc_ms, scale);
+    out.movetime_ms = scale_ms(tc->movetime_ms, scale);
+    return out;
 }
 
 void job_game_config(const JobConfig *job, int a, int b, GameConfig *out)

@@ -29,6 +29,9 @@ enum {
     JOB_PAIRS_MAX = 1 << 29
 };
 
+/// The openings of kind = sprt jobs that name none (matches and gauntlets: builtin:balanced).
+#define JOB_SPRT_OPENINGS "builtin:unbalanced"
+
 /// One tuned weight of an SPSA job (fishtest's `name, start, min, max, c_end, r_end`).
 typedef struct {
     int id;                               // the engine weight (params.h)
@@ -64,8 +67,17 @@ typedef struct {
     DrawAdjudication draw;
     ResignAdjudication resign;
     int max_plies; // 0: none
+    // Mixed hardware ([time] scale, reference_nps, nps_floor; fishtest's approach): with
+    // scale = bench every worker's clock (base, increment, movetime) is multiplied by
+    // job_time_scale(reference_nps, its bench nps), so slow and fast ranks search about the
+    // same nodes a move. Depth and node limits are not scaled.
+    struct {
+        bool bench;             // scale = bench (else none)
+        uint64_t reference_nps; // required with scale = bench
+        uint64_t nps_floor;     // a worker whose bench nps is below is refused; 0: none
+    } scale;
     // Openings
-    char openings_file[JOB_TEXT_MAX]; // a path; empty: the embedded default set
+    char openings_file[JOB_TEXT_MAX]; // a path or builtin:NAME; empty: builtin:balanced
     bool openings_random;
     int openings_start; // 0-based (the file says 1-based, as play's start=)
     uint64_t seed;
@@ -116,8 +128,11 @@ typedef struct {
         int margin;                // cp below the best line that a move may be
         double temperature;        // cp; 0: uniform within the margin, else softmax
         int verify_depth;          // the search that judges a candidate
-        int score_min, score_max;  // the window, cp from Red's view
+        int score_min, score_max;  // the window, cp in score_view's view
         bool either_side;          // also accept the mirrored band (-max..-min)
+        bool side_to_move;         // score_view = side_to_move (else red)
+        int family_plies;          // a line's opening family: its first plies (0: none)
+        int family_cap;            // accepted lines per family at most (0: no cap)
         int unit;                  // candidates per work unit
         int64_t max_candidates;    // give up after this many (0: 100 x positions)
         int hash_mb;               // per generator thread
@@ -181,6 +196,17 @@ int job_pairing_count(const JobConfig *job);
 /// rounds x pairings: the game pairs of the whole job (single games without repeat); at most
 /// JOB_PAIRS_MAX in a loaded job.
 int64_t job_pairs_total(const JobConfig *job);
+
+enum { JOB_SCALE_MAX = 100 }; // a worker's scale lies in [1/JOB_SCALE_MAX, JOB_SCALE_MAX]
+
+/// The factor of a worker's clock: reference_nps / bench_nps, within [1/JOB_SCALE_MAX,
+/// JOB_SCALE_MAX]; 1 when reference_nps is 0 (no scaling). The worker scales its games and
+/// the coordinator reports the factor with this one function, so the two never disagree.
+double job_time_scale(uint64_t reference_nps, uint64_t bench_nps);
+
+/// tc with its clock (base, increment) and movetime multiplied by scale, rounded to the
+/// millisecond and never rounded down to 0; depth, nodes and the margin stay as they are.
+TimeControl job_scale_time_control(const TimeControl *tc, double scale);
 
 /// The game settings for a game between players a and b of the job.
 void job_game_config(const JobConfig *job, int a, int b, GameConfig *out);

@@ -131,10 +131,54 @@ static OpeningsStatus push(Openings *o, int *cap, const Opening *op)
     return OPENINGS_OK;
 }
 
+static const OpeningsBuiltin BUILTINS[] = {
+    {"balanced", openings_default_lines, &openings_default_count,
+     "balanced openings (within +-50 cp), for matches"},
+    {"unbalanced", openings_unbalanced_lines, &openings_unbalanced_count,
+     "unbalanced openings (side to move +60..150 cp), for SPRT"},
+};
+
+const OpeningsBuiltin *openings_builtins(int *n)
+{
+    *n = (int)(sizeof BUILTINS / sizeof BUILTINS[0]);
+    return BUILTINS;
+}
+
+const OpeningsBuiltin *openings_builtin_find(const char *spec)
+{
+    size_t plen = strlen(OPENINGS_BUILTIN_PREFIX);
+    const char *name = strncmp(spec, OPENINGS_BUILTIN_PREFIX, plen) ? spec : spec + plen;
+    for (size_t i = 0; i < sizeof BUILTINS / sizeof BUILTINS[0]; i++)
+        if (!strcmp(name, BUILTINS[i].name))
+            return &BUILTINS[i];
+    return NULL;
+}
+
+uint64_t openings_builtin_hash(const OpeningsBuiltin *b)
+{
+    uint64_t h = 0xcbf29ce484222325ull; // FNV-1a over the lines, each ended by a newline
+    for (int i = 0; i < *b->count; i++)
+        for (const char *p = b->lines[i];; p++) {
+            h = (h ^ (unsigned char)(*p ? *p : '\n')) * 0x100000001b3ull;
+            if (!*p)
+                break;
+        }
+    return h;
+}
+
 OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *why, size_t why_len)
 {
     o->items = NULL;
     o->count = 0;
+    if (!strncmp(path, OPENINGS_BUILTIN_PREFIX, strlen(OPENINGS_BUILTIN_PREFIX))) {
+        const OpeningsBuiltin *b = openings_builtin_find(path);
+        OpeningsStatus st = b ? openings_load_builtin(o, b) : OPENINGS_ERR_IO;
+        if (st != OPENINGS_OK)
+            snprintf(why, why_len, "%s: %s", path,
+                     b ? openings_strerror(st)
+                       : "no such embedded set (builtin:balanced or builtin:unbalanced)");
+        return st;
+    }
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(why, why_len, "%s: %s", path, strerror(errno));
@@ -183,20 +227,24 @@ OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *wh
     return st;
 }
 
-OpeningsStatus openings_load_default(Openings *o)
+OpeningsStatus openings_load_builtin(Openings *o, const OpeningsBuiltin *b)
 {
-    o->items = malloc((size_t)openings_default_count * sizeof *o->items);
+    o->items = malloc((size_t)*b->count * sizeof *o->items);
     o->count = 0;
     if (!o->items)
         return OPENINGS_ERR_NOMEM;
-    for (int i = 0; i < openings_default_count; i++) {
+    for (int i = 0; i < *b->count; i++) {
         char why[160];
-        if (!openings_parse_line(openings_default_lines[i], &o->items[o->count], why, sizeof why))
-            continue; // cannot happen: the tests parse every default line
+        if (!openings_parse_line(b->lines[i], &o->items[o->count], why, sizeof why))
+            continue; // cannot happen: the tests parse every embedded line
         o->count++;
     }
+    if (o->count == 0)
+        openings_free(o);
     return o->count ? OPENINGS_OK : OPENINGS_ERR_EMPTY;
 }
+
+OpeningsStatus openings_load_default(Openings *o) { return openings_load_builtin(o, &BUILTINS[0]); }
 
 void openings_free(Openings *o)
 {

@@ -2,8 +2,10 @@
 // Opening positions for matches: one opening a line, a FEN or EPD position (extra EPD fields
 // allowed) or `startpos`, optionally followed by `moves m1 m2 ...` played from it. Openings
 // given as moves from the start position suit engines that cannot load a FEN (MaxQi). Each
-// line is validated before use; a bad one is reported with its line number and skipped. An
-// embedded default set needs no file.
+// line is validated before use; a bad one is reported with its line number and skipped. Two
+// embedded sets need no file: `builtin:balanced` (the default for matches) and
+// `builtin:unbalanced` (the side to move 60..150 cp ahead: more decisive game pairs, for SPRT);
+// openings_load takes those names in place of a path.
 #pragma once
 
 #include <stdint.h>
@@ -33,11 +35,33 @@ typedef enum {
 
 extern const char *const openings_default_lines[];
 extern const int openings_default_count;
+extern const char *const openings_unbalanced_lines[];
+extern const int openings_unbalanced_count;
+
+#define OPENINGS_BUILTIN_PREFIX "builtin:"
+
+/// An embedded set: its name after "builtin:", its lines and what it holds.
+typedef struct {
+    const char *name;
+    const char *const *lines;
+    const int *count;
+    const char *about;
+} OpeningsBuiltin;
+
+/// The embedded sets, the default first; *n gets their number.
+const OpeningsBuiltin *openings_builtins(int *n);
+/// The set named by "builtin:NAME" (or by NAME alone); NULL when there is none.
+const OpeningsBuiltin *openings_builtin_find(const char *spec);
+/// A hash of a set's lines (a run's identity names the data it played).
+uint64_t openings_builtin_hash(const OpeningsBuiltin *b);
 
 const char *openings_strerror(OpeningsStatus st);
-/// Loads a file; bad lines are reported on warn (if not NULL) as "path:line: why" and skipped.
+/// Loads a file, or an embedded set when path is "builtin:NAME"; bad lines are reported on
+/// warn (if not NULL) as "path:line: why" and skipped.
 OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *why, size_t why_len);
+/// The embedded balanced set (builtin:balanced).
 OpeningsStatus openings_load_default(Openings *o);
+OpeningsStatus openings_load_builtin(Openings *o, const OpeningsBuiltin *b);
 void openings_free(Openings *o);
 
 /// Parses and validates one line; false with why on a bad line.
