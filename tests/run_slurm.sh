@@ -6,6 +6,7 @@
 # requeued (scontrol requeue: SIGTERM to every task, then the job back in the queue); it drains
 # (exit 130), starts again by itself, continues its journal (resume = auto, the same sbatch
 # command) and must end with the totals (games, W/L/D, pentanomial) of an uninterrupted run.
+# Then jobs/slurm-array.sbatch runs two job files as an array, each in its own directory.
 # Skipped (77) when not root or when the Slurm or munge programs are missing. Every daemon
 # and job process started here is ended on exit, failed or not.
 set -u
@@ -147,5 +148,23 @@ grep -q "^rank 0 on .* joined" "$log" || fail "rank 0 did not play"
 grep -q "^rank 1 on .* joined" "$log" || fail "rank 1 did not play"
 got=$(totals "$work/b/result.json")
 [[ $got == "$want" ]] || fail "totals after a requeue: want $want, got $got"
-echo "slurm: job $jobid requeued part way, $(grep -h '^Drained' "$log"), totals $got"
+
+# Independent tests as a job array: task i runs the i-th job file in its own directory.
+first=$jobid
+sed 's/^rounds = 16/rounds = 1/' "$job" >"$work/one.ini"
+sed 's/^rounds = 16/rounds = 2/' "$job" >"$work/two.ini"
+arr=$(cd "$work" && XQFORGE=$xq XQ_ARRAY_DIR=$work/arr sbatch --parsable --array=0-1 \
+    --cpus-per-task=1 --time=10 --output="$work/job-%A_%a.log" "$src/jobs/slurm-array.sbatch" \
+    "$work/one.ini" "$work/two.ini") || fail "sbatch refused the array"
+jobid=${arr%%;*}
+for _ in $(seq 900); do
+    [[ -z $(squeue -h -j "$jobid" 2>/dev/null) ]] && break
+    sleep 0.2
+done
+[[ -z $(squeue -h -j "$jobid" 2>/dev/null) ]] || fail "the array did not end"
+for t in one:2 two:4; do
+    n=$(jq .games "$work/arr/${t%%:*}/result.json" 2>/dev/null)
+    [[ $n == "${t##*:}" ]] || fail "array task ${t%%:*}: $n games, ${t##*:} expected"
+done
+echo "slurm: job $first requeued part way, $(grep -h '^Drained' "$log"), totals $got; an array of 2"
 echo "1 passed, 0 failed"
