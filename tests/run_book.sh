@@ -97,5 +97,35 @@ grep -q "seeds.epd:5: .*illegal" "$work/f.log" || fail "bad line 5 not reported"
 grep -q "seeds.epd:[124]:" "$work/f.log" && fail "a good line was reported"
 [[ $(wc -l <"$work/f/book.epd") -eq 10 ]] || fail "seeded book incomplete"
 
+# An unbalanced book: the window on the side to move's score, a cap per family (here the
+# first ply), no position in check, none twice, no two left-right mirrors; the variety
+# figures of result.json and book.html agree with the EPD's own lines.
+"$xq" run "$work/book.ini" --set book.score_view=side_to_move --set book.score_min=40 \
+    --set book.score_max=200 --set book.family_plies=1 --set book.family_cap=5 \
+    --set book.multipv=12 --set book.margin=150 --set output.dir="$work/u" >"$work/u.log" 2>&1 ||
+    fail "unbalanced run failed: $(tail -5 "$work/u.log")"
+awk '{ce = $6 + 0; if (ce < 40 || ce > 200) bad++} END {exit bad > 0}' "$work/u/book.epd" ||
+    fail "a side-to-move score outside 40..200"
+first() { sed -n 's/.* c0 "\([a-i0-9]*\).*/\1/p' "$work/u/book.epd"; }
+[[ $(first | wc -l) -eq 60 ]] || fail "EPD lines without their moves (c0)"
+[[ $(first | sort | uniq -c | sort -rn | awk 'NR == 1 {print $1}') -le 5 ]] ||
+    fail "a first move has more than family_cap = 5 lines"
+distinct=$(first | sort -u | wc -l)
+jq -e ".first_moves_distinct == $distinct and .families == $distinct and .family_capped > 0 and
+       .accepted == 60 and .in_check >= 0 and .mirrors >= 0 and .score_view == \"side_to_move\"" \
+    "$work/u/result.json" >/dev/null || fail "result.json variety figures disagree ($distinct first moves)"
+grep -q "<tr id=\"first_moves\"><th>distinct first moves</th><td>$distinct</td>" "$work/u/book.html" ||
+    fail "book.html lacks the first-move count $distinct"
+grep -q "verification score (cp, side to move&#39;s view)" "$work/u/book.html" || fail "the histogram's x axis is not labelled with the side to move's view"
+mirror() { awk '{n = split($1, r, "/"); b = ""
+    for (i = 1; i <= n; i++) {m = ""; for (k = length(r[i]); k > 0; k--) m = m substr(r[i], k, 1)
+        b = b (i > 1 ? "/" : "") m}
+    print b, $2}' "$1"; }
+[[ -z $(cut -d' ' -f1-2 "$work/u/book.epd" | sort | uniq -d) ]] || fail "a position twice"
+[[ -z $(comm -12 <(cut -d' ' -f1-2 "$work/u/book.epd" | sort) \
+    <(mirror "$work/u/book.epd" | awk '{print $1, $2}' | sort) |
+    while read -r b s; do m=$(echo "$b $s" | mirror /dev/stdin); [[ $m != "$b $s" ]] && echo "$b"; done) ]] ||
+    fail "a position and its mirror are both in the book"
+
 echo "books: 1 and 3 ranks identical, existing excluded, resume after SIGKILL ($n1 units journaled) identical"
 echo "1 passed, 0 failed"
