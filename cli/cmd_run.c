@@ -54,7 +54,8 @@ static void run_usage(FILE *out)
             "are dropped (played on resume); every result that arrives is journaled.\n\n"
             "Exit status: 0 the job did its work (its limit or its SPRT verdict), 1 it failed\n"
             "(no usable engine, every worker refused, an output that cannot be written), 2 bad\n"
-            "usage or a bad job file, 130 interrupted (resume it with --resume).\n");
+            "usage or a bad job file, 130 drained by a signal (resume it with --resume or\n"
+            "--resume=auto).\n");
 }
 
 /// Every rank's view of the job.

@@ -65,8 +65,15 @@ static int run_kind(const CoordJob *cj, uint64_t units_total, const CoordKind *k
                     int (*finish)(void *, const CoordState *), const char *kind_why)
 {
     char why[1024];
-    CoordConfig cfg = {cj->ch,          cj->job_id, units_total, cj->bench_signature,
-                       cj->interrupted, POLL_MS};
+    const JobConfig *job = cj->job;
+    CoordConfig cfg = {cj->ch,
+                       cj->job_id,
+                       units_total,
+                       cj->bench_signature,
+                       cj->interrupted,
+                       POLL_MS,
+                       job->scale.nps_floor,
+                       job->scale.bench ? job->scale.reference_nps : 0};
     Coordinator *c = coord_new(&cfg, kind ? kind : &failed_kind);
     if (c) {
         coord_set_drain(c, cj->job->drain_grace * 1000);

@@ -4,6 +4,8 @@
 // done versus interrupted) are stated at the top of coordinator.h.
 #include "coordinator.h"
 
+#include "job.h" // job_time_scale: a worker's clock factor, for its admission line
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,11 +386,23 @@ static void on_hello(Coordinator *c, int src, const WireHello *h)
         refuse_rank(c, src, why);
         return;
     }
+    if (h->bench_nps < c->cfg.min_bench_nps) { // [time] nps_floor: too slow to be scaled
+        char why[WIRE_MAX_TEXT + 1];
+        snprintf(why, sizeof why,
+                 "bench %llu nodes/s is below the job's [time] nps_floor of %llu nodes/s",
+                 (unsigned long long)h->bench_nps, (unsigned long long)c->cfg.min_bench_nps);
+        refuse_rank(c, src, why);
+        return;
+    }
     k->state = COORD_RANK_MEMBER;
     c->st.workers_live++;
     c->st.workers_admitted++;
-    printf("rank %d on %s joined: %u at once, bench %llu nodes/s\n", src, h->hostname,
-           h->concurrency, (unsigned long long)h->bench_nps);
+    char scale[48] = ""; // the factor the worker gives its clocks, computed as it does
+    if (c->cfg.reference_nps)
+        snprintf(scale, sizeof scale, ", time x%.3f",
+                 job_time_scale(c->cfg.reference_nps, h->bench_nps));
+    printf("rank %d on %s joined: %u at once, bench %llu nodes/s%s\n", src, h->hostname,
+           h->concurrency, (unsigned long long)h->bench_nps, scale);
 }
 
 static void on_request(Coordinator *c, int src, const WireRequest *req)

@@ -19,7 +19,8 @@
 // - A rank that leaves (BYE) gives its unfinished units back; a rank asking when nothing is
 //   left to hand out waits (parked) until a unit comes back or the job is complete.
 // - STOP "done" lets the workers finish and send what they have; "interrupted" (an operator's
-//   signal, an SPRT verdict, a full book) and "error" abandon the units in progress. After a
+//   signal, after the drain's grace if any; an SPRT verdict, a full book) and "error" abandon
+//   the units in progress. After a
 //   verdict no result counts any more: the verdict, the totals and the journal stay as they
 //   were when it was given (an operator's interrupt keeps what still arrives).
 // - The run succeeds (exit 0) only when the job is complete: its limit or its verdict.

@@ -88,7 +88,8 @@ GamesCoord *games_coord_new(const GamesSetup *s, char *why, size_t why_len)
 {
     GamesCoord *g = calloc(1, sizeof *g);
     if (!g || !(g->rec = malloc(sizeof *g->rec)) || !(g->board = malloc(sizeof *g->board)) ||
-        !(g->rank_games = calloc((size_t)s->ranks, sizeof *g->rank_games))) {
+        !(g->rank_games = calloc((size_t)s->ranks, sizeof *g->rank_games)) ||
+        !(g->rank_play = calloc((size_t)s->ranks, sizeof *g->rank_play))) {
         snprintf(why, why_len, "out of memory");
         games_coord_free(g);
         return NULL;
@@ -145,6 +146,7 @@ void games_coord_free(GamesCoord *g)
         fclose(g->spsa_csv);
     run_report_end(&g->rr, false);
     free(g->rank_games);
+    free(g->rank_play);
     free(g->board);
     free(g->rec);
     free(g);
@@ -264,6 +266,15 @@ static void tally(MatchTotals *t, double pts, int term)
         t->terms[term]++;
 }
 
+/// The running total of nodes may arrive out of order (a rank's game threads): the largest.
+static void rank_play_add(GamesRankPlay *rp, const WireResult *r, const WirePair *p)
+{
+    for (int i = 0; i < p->game_count; i++)
+        rp->moves += (uint64_t)(p->games[i].ply_count - p->games[i].book_plies);
+    if (r->nodes > rp->nodes)
+        rp->nodes = r->nodes;
+}
+
 static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool replay, char *why,
                         size_t len)
 {
@@ -292,6 +303,8 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
     uint32_t rank = m->result->rank;
     if ((int)rank < g->ranks)
         g->rank_games[rank] += (uint64_t)p->game_count;
+    if ((int)rank < g->ranks && !replay) // nodes per move per rank ([time] scale keeps it even)
+        rank_play_add(&g->rank_play[rank], m->result, p);
     if (g->positions)
         add_positions(g, p);
     // SPSA: plus (player 0) scored points of game_count; W - L = 2 * points - games.

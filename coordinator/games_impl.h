@@ -16,6 +16,12 @@
 
 enum { GAMES_PATH_MAX = 4200 };
 
+/// What a rank's engines searched this session: the nodes (the rank's running total, as its
+/// RESULTs say) over the moves they made (the counted games' moves past the book).
+typedef struct {
+    uint64_t nodes, moves;
+} GamesRankPlay;
+
 struct GamesCoord {
     const JobConfig *job;
     const GamePlan *plan;
@@ -28,6 +34,7 @@ struct GamesCoord {
     MatchTotals all;                    // every game of every pairing
     MatchTotals session;                // this session's games
     uint64_t *rank_games;               // per rank, the journal's included
+    GamesRankPlay *rank_play;           // per rank, this session's
     RatingTable rating;
     FILE *pgn;
     char pgn_tmp[GAMES_PATH_MAX]; // the PGN being rebuilt from the journal ("" once renamed)

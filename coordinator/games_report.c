@@ -387,6 +387,13 @@ void games_report_history(GamesCoord *g)
     }
 }
 
+/// The factor of rank k's clocks: the worker's own computation (job_time_scale) from its HELLO.
+static double rank_scale(const GamesCoord *g, const CoordRank *k)
+{
+    const JobConfig *j = g->job;
+    return job_time_scale(j->scale.bench ? j->scale.reference_nps : 0, k->bench_nps);
+}
+
 /// The facts of the page's summary tables (the record holds the same numbers).
 static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
 {
@@ -462,11 +469,16 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
         const CoordRank *k = &st->rank[w];
         if (k->state == COORD_RANK_UNKNOWN && !g->rank_games[w])
             continue;
-        char label[WIRE_MAX_TEXT + 32];
+        char label[WIRE_MAX_TEXT + 32], scale[32] = "", npm[48] = "";
         snprintf(label, sizeof label, "rank %d on %s", w, k->host[0] ? k->host : "?");
-        report_fact(r, "Workers", label, "%llu games, %llu nodes/s%s%s",
-                    (unsigned long long)g->rank_games[w], (unsigned long long)k->bench_nps,
-                    k->error[0] ? ": " : "", k->error);
+        if (g->job->scale.bench && k->bench_nps)
+            snprintf(scale, sizeof scale, ", time x%.3f", rank_scale(g, k));
+        if (g->rank_play[w].moves)
+            snprintf(npm, sizeof npm, ", %.0f nodes/move",
+                     (double)g->rank_play[w].nodes / (double)g->rank_play[w].moves);
+        report_fact(r, "Workers", label, "%llu games, %llu nodes/s%s%s%s%s",
+                    (unsigned long long)g->rank_games[w], (unsigned long long)k->bench_nps, scale,
+                    npm, k->error[0] ? ": " : "", k->error);
     }
 }
 
@@ -478,11 +490,20 @@ static json_t *workers_json(const GamesCoord *g, const CoordState *st)
         const CoordRank *k = &st->rank[w];
         if (k->state == COORD_RANK_UNKNOWN && !g->rank_games[w])
             continue;
-        json_array_append_new(workers,
-                              json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:s}", "rank", w, "host",
-                                        k->host, "state", states[k->state], "games",
-                                        (json_int_t)g->rank_games[w], "pairs", (json_int_t)k->units,
-                                        "bench_nps", (json_int_t)k->bench_nps, "error", k->error));
+        const GamesRankPlay *rp = &g->rank_play[w];
+        json_t *o = json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:s}", "rank", w, "host", k->host,
+                              "state", states[k->state], "games", (json_int_t)g->rank_games[w],
+                              "pairs", (json_int_t)k->units, "bench_nps", (json_int_t)k->bench_nps,
+                              "error", k->error);
+        // The clock factor of this rank (1 without [time] scale = bench; null: no HELLO), and
+        // what its engines searched this session.
+        json_object_set_new(o, "scale", k->bench_nps ? json_real(rank_scale(g, k)) : json_null());
+        json_object_set_new(o, "nodes", json_integer((json_int_t)rp->nodes));
+        json_object_set_new(o, "moves", json_integer((json_int_t)rp->moves));
+        json_object_set_new(o, "nodes_per_move",
+                            rp->moves ? json_real((double)rp->nodes / (double)rp->moves)
+                                      : json_null());
+        json_array_append_new(workers, o);
     }
     return workers;
 }

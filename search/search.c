@@ -48,6 +48,8 @@ struct SearchThread {
     const SearchLimits *limits;
     TimeBudget budget;
     int64_t start_ms;
+    int slowdown;    // XQFORGE_SLOWDOWN (a test knob, timeman.h); 1: none
+    int64_t slow_ns; // the thread's CPU time when its last busy work ended
     // MultiPV: root moves already reported as better lines in this iteration
     Move excluded[ENGINE_MAX_MULTIPV];
     int excluded_n;
@@ -284,6 +286,8 @@ static uint64_t total_nodes(const Engine *e)
 /// The main thread polls the clock and the node limit; every thread polls the stop flag.
 static void check_limits(SearchThread *t)
 {
+    if (t->slowdown > 1 && (atomic_load_explicit(&t->nodes, memory_order_relaxed) & 255) == 0)
+        t->slow_ns = timeman_slow(t->slow_ns, t->slowdown);
     if (t->id != 0 || t->root_depth <= 1)
         return;
     uint64_t n = atomic_load_explicit(&t->nodes, memory_order_relaxed);
@@ -937,6 +941,8 @@ SearchResult engine_search(Engine *e, const SearchLimits *limits, SearchInfoFn i
         t->limits = limits;
         t->budget = budget;
         t->start_ms = start;
+        t->slowdown = timeman_slowdown();
+        t->slow_ns = 0; // the thread's CPU clock: read by the thread itself
         t->root_depth = 0;
         atomic_store_explicit(&t->nodes, 0, memory_order_relaxed);
         memset(t->stack, 0, sizeof t->stack);

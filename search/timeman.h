@@ -27,3 +27,13 @@ void limits_init(SearchLimits *l);
 /// Budget for the side to move; overhead_ms is kept in reserve per move for lag.
 TimeBudget timeman_budget(const SearchLimits *l, Color us, int overhead_ms);
 int64_t timeman_now_ms(void);
+
+/// Test knob XQFORGE_SLOWDOWN=k (an integer 2..100; read once per process; anything else: 1):
+/// the search spends about k times as long on every node, so a rank's bench nps and its play
+/// are slowed alike (tests/run_scale.sh simulates slow hardware with it). Not for real runs.
+int timeman_slowdown(void);
+
+/// The slowdown's busy work, called by a search thread every few nodes: spins (k - 1) times
+/// the thread's CPU time since since_ns (when its previous call ended; 0: none yet) and
+/// returns the thread's CPU time when it ends.
+int64_t timeman_slow(int64_t since_ns, int k);

@@ -324,6 +324,25 @@ static void test_time_control(void **state)
     assert_string_equal(why, "time control of 'base' changed (10+0.1 -> 5+0.05)");
 }
 
+static void change_scale(JobConfig *j)
+{
+    j->scale.bench = true;
+    j->scale.reference_nps = 900000;
+}
+
+static void change_nps_floor(JobConfig *j) { j->scale.nps_floor = 400000; }
+
+/// [time] scale = bench and its reference are part of the experiment (each rank's clock
+/// follows them); nps_floor, which only admits ranks, is not.
+static void test_time_scale(void **state)
+{
+    Fixture *f = *state;
+    char why[512];
+    assert_int_equal(diff_after(f, change_scale, why, sizeof why), 1);
+    assert_string_equal(why, "time.scale added (bench reference_nps=900000)");
+    assert_int_equal(diff_after(f, change_nps_floor, why, sizeof why), 0);
+}
+
 static void change_sprt(JobConfig *j)
 {
     j->kind = JOB_SPRT;
@@ -456,6 +475,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_external_program, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_control, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_scale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_game_settings, setup, teardown),
         cmocka_unit_test(test_text_roundtrip),
         cmocka_unit_test(test_order_counts),

@@ -367,7 +367,7 @@ static Run *run_new(const Fixture *f, int size, uint64_t units, WireKind kind)
     r->fc.interrupt = &r->interrupt;
     CoordKind k = {&r->fc, kind, fc_check, fc_count, NULL, fc_attach, fc_complete, fc_tick};
     CoordConfig cfg = {
-        channel_hub_rank(r->hub, 0), JOB_ID, units, SIGNATURE, &r->interrupt, POLL_MS};
+        channel_hub_rank(r->hub, 0), JOB_ID, units, SIGNATURE, &r->interrupt, POLL_MS, 0, 0};
     r->c = coord_new(&cfg, &k);
     assert_non_null(r->c);
     char path[128], why[512];
@@ -1315,7 +1315,7 @@ static void test_resume(void **state)
     ChannelHub *h = channel_hub_new(2);
     FakeCoord fc = {0};
     CoordKind k = {&fc, WIRE_BOOK, fc_check, fc_count, NULL, NULL, fc_complete, NULL};
-    CoordConfig cfg = {channel_hub_rank(h, 0), JOB_ID, UNITS, SIGNATURE, NULL, POLL_MS};
+    CoordConfig cfg = {channel_hub_rank(h, 0), JOB_ID, UNITS, SIGNATURE, NULL, POLL_MS, 0, 0};
     Coordinator *c = coord_new(&cfg, &k);
     char path[128], why[512];
     journal_path(f, path, sizeof path);
@@ -1456,14 +1456,14 @@ static void test_real_games(void **state)
         fail_msg("%s", why);
     CoordKind kind;
     games_coord_kind(g, &kind);
-    CoordConfig cfg = {channel_hub_rank(h, 0), JOB_ID, plan->pairs_total, SIGNATURE, NULL, 5};
+    CoordConfig cfg = {channel_hub_rank(h, 0), JOB_ID, plan->pairs_total, SIGNATURE, NULL, 5, 0, 0};
     Coordinator *c = coord_new(&cfg, &kind);
     char path[128];
     journal_path(f, path, sizeof path);
     JournalIdentity id = {IDENTITY, strlen(IDENTITY)};
     assert_true(coord_open_journal(c, path, &id, NULL, why, sizeof why));
     assert_true(games_coord_start(g, coord_state(c), coord_run_id(c), why, sizeof why));
-    GamesWorker gw = {plan, 1, 0};
+    GamesWorker gw = {plan, 1, 0, 1.0, 0};
     WorkerThread *w = calloc(1, sizeof *w);
     assert_non_null(w);
     w->cfg = (WorkerConfig){channel_hub_rank(h, 1), 2, SIGNATURE, 1000, "test"};

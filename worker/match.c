@@ -100,8 +100,10 @@ MatchStatus match_seat_start(const MatchConfig *cfg, int i, Player **p, char *ms
 }
 
 MatchStatus match_play_game(const MatchConfig *cfg, Player *players[2], uint64_t pair, int g,
-                            const atomic_bool *stop, GameRecord *rec, char *msg, size_t msg_len)
+                            const atomic_bool *stop, GameRecord *rec, uint64_t *nodes, char *msg,
+                            size_t msg_len)
 {
+    uint64_t before = player_nodes(players[0]) + player_nodes(players[1]);
     int opening = openings_pick(cfg->openings, pair, cfg->random_order, cfg->seed, cfg->start);
     // Without repeat, colours alternate by round so both engines get each colour.
     int red = cfg->repeat ? g : (int)(pair % 2);
@@ -112,6 +114,8 @@ MatchStatus match_play_game(const MatchConfig *cfg, Player *players[2], uint64_t
         snprintf(msg, msg_len, "opening %d is invalid", opening);
         return MATCH_ERR_PLAYER;
     }
+    if (nodes) // before a failed player is restarted (its count goes with it)
+        *nodes = player_nodes(players[0]) + player_nodes(players[1]) - before;
     if (rec->term == TERM_ABORTED) {
         if (stop && atomic_load(stop))
             return MATCH_ABORTED;
@@ -140,7 +144,7 @@ static void *match_thread(void *arg)
             break;
         double pair_points = 0;
         for (int g = 0; g < (cfg->repeat ? 2 : 1) && st == MATCH_OK; g++) {
-            st = match_play_game(cfg, players, (uint64_t)pair, g, s->interrupt, rec, msg,
+            st = match_play_game(cfg, players, (uint64_t)pair, g, s->interrupt, rec, NULL, msg,
                                  sizeof msg);
             // A finished game counts even if restarting the failed engine then fails.
             if ((st == MATCH_OK || st == MATCH_ERR_PLAYER) && rec->outcome != OUTCOME_NONE)

@@ -58,9 +58,11 @@ MatchStatus match_seat_start(const MatchConfig *cfg, int i, Player **p, char *ms
 /// Plays game g (0, or 1 with repeat) of pair `pair`: the pair id fixes the opening and the
 /// colours, so a pair replayed anywhere is the same pair. A player that failed in the game
 /// (crash, stall, illegal move, time) is restarted afterwards. MATCH_ABORTED if stop was
-/// raised during the game (the record then is no result).
+/// raised during the game (the record then is no result). *nodes (nodes may be NULL): what
+/// the two players reported searching for their moves of this game.
 MatchStatus match_play_game(const MatchConfig *cfg, Player *players[2], uint64_t pair, int g,
-                            const atomic_bool *stop, GameRecord *rec, char *msg, size_t msg_len);
+                            const atomic_bool *stop, GameRecord *rec, uint64_t *nodes, char *msg,
+                            size_t msg_len);
 
 /// Runs the match until all rounds are played, a hook stops it, or *interrupt becomes true
 /// (games then in progress are abandoned, finished ones are kept). msg explains an error.

@@ -97,7 +97,13 @@ PlayerStatus player_go(Player *p, const Board *game, const PlayerLimits *limits,
                        int64_t deadline_ms, PlayerMove *out, char *msg, size_t msg_len)
 {
     memset(out, 0, sizeof *out);
-    if (p->proto == PROTO_BUILTIN)
-        return builtin_player_go(p->impl, game, limits, deadline_ms, out, msg, msg_len);
-    return external_player_go(p->impl, game, limits, deadline_ms, out, msg, msg_len);
+    PlayerStatus st =
+        p->proto == PROTO_BUILTIN
+            ? builtin_player_go(p->impl, game, limits, deadline_ms, out, msg, msg_len)
+            : external_player_go(p->impl, game, limits, deadline_ms, out, msg, msg_len);
+    if (st == PLAYER_OK)
+        p->nodes += out->nodes;
+    return st;
 }
+
+uint64_t player_nodes(const Player *p) { return p ? p->nodes : 0; }

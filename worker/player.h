@@ -107,3 +107,6 @@ PlayerStatus player_new_game(Player *p, const RulesConfig *rules, char *msg, siz
 /// (the clock plus margin); the call returns by then with PLAYER_ERR_TIMEOUT at the latest.
 PlayerStatus player_go(Player *p, const Board *game, const PlayerLimits *limits,
                        int64_t deadline_ms, PlayerMove *out, char *msg, size_t msg_len);
+/// The nodes the player reported over all the moves it made since player_new (0 for NULL):
+/// a worker's nodes per move, the figure that mixed hardware ([time] scale) keeps even.
+uint64_t player_nodes(const Player *p);

@@ -7,7 +7,8 @@
 struct Player {
     Protocol proto;
     char name[PLAYER_NAME_MAX];
-    void *impl; // BuiltinPlayer or ExternalPlayer
+    void *impl;     // BuiltinPlayer or ExternalPlayer
+    uint64_t nodes; // over the moves it made, as it reported them (player_nodes)
 };
 
 PlayerStatus builtin_player_new(const PlayerConfig *cfg, void **impl, char *msg, size_t msg_len);

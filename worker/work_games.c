@@ -10,6 +10,7 @@ typedef struct {
     Player *seats[JOB_PLAYERS_MAX];
     GameRecord rec;
     WireResult *res;
+    MatchConfig scaled; // a pairing's match with this worker's clocks ([time] scale = bench)
 } GamesThread;
 
 static void game_to_wire(const GameRecord *r, WireGame *w)
@@ -68,6 +69,12 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
     const Pairing *pg = &plan->pairings[plan_pairing_of(plan, id)];
     uint64_t round = plan_round_of(plan, id);
     const MatchConfig *m = &pg->m;
+    if (t->gw->scale > 0 && t->gw->scale != 1.0) {
+        t->scaled = pg->m;
+        for (int i = 0; i < 2; i++)
+            t->scaled.game.tc[i] = job_scale_time_control(&pg->m.game.tc[i], t->gw->scale);
+        m = &t->scaled;
+    }
     Player *two[2] = {t->seats[pg->a], t->seats[pg->b]};
     MatchStatus st = MATCH_OK;
     for (int i = 0; i < 2 && st == MATCH_OK; i++)
@@ -84,8 +91,11 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
     pair->pair_id = id;
     pair->opening = (uint32_t)openings_pick(m->openings, round, m->random_order, m->seed, m->start);
     pair->game_count = m->repeat ? 2 : 1;
+    uint64_t nodes = 0;
     for (int g = 0; g < pair->game_count && st == MATCH_OK; g++) {
-        st = match_play_game(m, two, round, g, abort, &t->rec, why, why_len);
+        uint64_t game_nodes = 0;
+        st = match_play_game(m, two, round, g, abort, &t->rec, &game_nodes, why, why_len);
+        nodes += game_nodes;
         if (st == MATCH_OK)
             game_to_wire(&t->rec, &pair->games[g]);
     }
@@ -100,6 +110,7 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
     res->pair_count = 1;
     res->games_played =
         atomic_fetch_add(&t->gw->games, (uint64_t)pair->game_count) + (uint64_t)pair->game_count;
+    res->nodes = atomic_fetch_add(&t->gw->nodes, nodes) + nodes; // a running total, as games
     WireStatus ws = wire_pack_result(res, out);
     if (ws != WIRE_OK) {
         snprintf(why, why_len, "cannot pack pair %llu: %s", (unsigned long long)id,

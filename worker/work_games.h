@@ -14,6 +14,8 @@ typedef struct {
     const GamePlan *plan;
     uint32_t rank;
     atomic_uint_fast64_t games; // played by this worker, for RESULT and BYE
+    double scale;               // [time] scale: clocks x this (job_time_scale); 0 or 1: as written
+    atomic_uint_fast64_t nodes; // searched in this worker's counted pairs, for RESULT
 } GamesWorker;
 
 /// The WorkerKind over gw (which must outlive the worker run).
