@@ -276,7 +276,11 @@ static int run_worker(Run *run)
         book_worker_destroy(&bw);
         return rc;
     }
-    GamesWorker gw = {&run->plan, (uint32_t)run->ch.rank, 0};
+    // [time] scale = bench: this rank's clocks, by the factor the coordinator reports.
+    const JobConfig *job = &run->job;
+    GamesWorker gw = {
+        &run->plan, (uint32_t)run->ch.rank, 0,
+        job_time_scale(job->scale.bench ? job->scale.reference_nps : 0, run->bench_nps), 0};
     games_worker_kind(&gw, &kind);
     return worker_run(&cfg, &kind);
 }

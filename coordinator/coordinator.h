@@ -111,6 +111,9 @@ typedef struct {
     uint64_t bench_signature; // a worker with another signature is refused
     const atomic_bool *interrupted;
     int poll_ms; // idle sleep between polls
+    // Mixed hardware ([time] of the job): a worker whose bench nps is below min_bench_nps
+    // is refused (0: none); reference_nps (0: no scaling) gives each rank's time scale.
+    uint64_t min_bench_nps, reference_nps;
 } CoordConfig;
 
 /// A coordinator; NULL when out of memory.
