@@ -700,9 +700,9 @@ static void print_load(const Coordinator *c)
     CoordLoad ld;
     coord_load(c, &ld);
     double per = ld.results ? (double)ld.results : 1.0;
-    printf("\nCoordinator: %llu results in %.2f s, CPU %.3f s, journal %llu syncs %llu bytes "
-           "(%.3f syncs and %.0f bytes per result), peak memory %ld KiB\n",
-           (unsigned long long)ld.results, ld.wall_s, ld.cpu_s,
+    printf("\nCoordinator: %llu results in %.2f s, CPU %.3f s, fdatasync %.3f s, journal %llu "
+           "syncs %llu bytes (%.3f syncs and %.0f bytes per result), peak memory %ld KiB\n",
+           (unsigned long long)ld.results, ld.wall_s, ld.cpu_s, ld.journal.sync_s,
            (unsigned long long)ld.journal.syncs, (unsigned long long)ld.journal.bytes,
            (double)ld.journal.syncs / per, (double)ld.journal.bytes / per, ld.peak_kib);
 }

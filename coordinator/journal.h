@@ -118,6 +118,7 @@ typedef struct {
     uint64_t commits; // batches made durable (each one write and one fdatasync)
     uint64_t syncs;   // fdatasync calls, failed ones and cuts included
     uint64_t bytes;   // bytes of the durable records
+    double sync_s;    // seconds spent in those fdatasync calls
 } JournalCounters;
 
 /// Group commit: stages one record in memory for the next journal_commit; nothing is written

@@ -74,8 +74,12 @@ rm -rf "$work/record"
 sig=$(awk -F: '/^Nodes searched/ {gsub(/ /, "", $2); print $2}' "$work/bench.log")
 nps=$(awk -F: '/^Nodes\/second/ {gsub(/ /, "", $2); print $2}' "$work/bench.log")
 
-printf '%6s %8s %10s %12s %14s %12s %12s %12s\n' ranks games "games/s" "games/min" \
-    "CPU s/1k games" "fsyncs/game" "bytes/game" "rank 0 MiB"
+# Columns: ranks; games counted; games per second and per minute over coord_run's whole time;
+# rank 0's CPU and its time in fdatasync per 1,000 games; the games per minute rank 0 alone
+# would allow (60 * games / (CPU + fdatasync time)); fdatasync calls and journal bytes per
+# game; rank 0's peak resident memory (VmHWM, Open MPI's shared memory included).
+printf '%6s %7s %8s %10s %10s %11s %10s %12s %11s %10s\n' ranks games "games/s" "games/min" \
+    "CPU s/1k" "fsync s/1k" "cap g/min" "fsyncs/game" "bytes/game" "rank 0 MiB"
 for n in "${ranks[@]}"; do
     out=$work/n$n log=$work/n$n.log
     rm -rf "$out"
@@ -86,21 +90,24 @@ for n in "${ranks[@]}"; do
         --mca mpi_yield_when_idle 1 ${MPI_EXTRA:-} \
         -np 1 "$xq" run "$work/job.ini" --set job.rounds="$pairs" --set output.dir="$out" \
         : -np "$n" "$sim" "$work/record/journal.xqj" "$sig" "$nps" 2 "$nap" >"$log" 2>&1; then
+        rc=$?
         tail -n 20 "$log" >&2
+        [[ $rc -eq 124 ]] && echo "bench-coordinator: $n ranks: not done within $limit s" >&2
         echo "bench-coordinator: the run with $n ranks failed (log: $log)" >&2
         exit 1
     fi
     line=$(grep -a '^Coordinator: ' "$log" | tail -n 1)
-    read -r results wall cpu syncs bytes kib < <(echo "$line" | awk '{
+    read -r results wall cpu fsync syncs bytes kib < <(echo "$line" | awk '{
         for (i = 1; i <= NF; i++) {
             if ($(i + 1) == "results") r = $i
             if ($i == "in" && $(i + 2) == "s,") w = $(i + 1)
             if ($i == "CPU") c = $(i + 1)
+            if ($i == "fdatasync") f = $(i + 1)
             if ($(i + 1) == "syncs" && s == "") s = $i
             if ($(i + 1) == "bytes" && b == "") b = $i
             if ($i == "memory") k = $(i + 1)
         }
-        print r, w, c, s, b, k }')
+        print r, w, c, f, s, b, k }')
     games=$((2 * results))
     # Every pair counted, and the journal file holds what the coordinator says it wrote.
     grep -aq "Games: $((2 * pairs))," "$log" ||
@@ -108,9 +115,9 @@ for n in "${ranks[@]}"; do
     size=$(stat -c %s "$out/journal.xqj")
     [[ $results -eq $pairs ]] ||
         { echo "bench-coordinator: $n ranks: $results results, not $pairs" >&2; exit 1; }
-    awk -v n="$n" -v g="$games" -v w="$wall" -v c="$cpu" -v s="$syncs" -v b="$bytes" -v k="$kib" \
-        -v size="$size" 'BEGIN {
-        printf "%6d %8d %10.0f %12.0f %14.3f %12.4f %12.0f %12.1f\n", n, g, g / w, 60 * g / w,
-               1000 * c / g, s / g, b / g, k / 1024
+    awk -v n="$n" -v g="$games" -v w="$wall" -v c="$cpu" -v f="$fsync" -v s="$syncs" \
+        -v b="$bytes" -v k="$kib" -v size="$size" 'BEGIN {
+        printf "%6d %7d %8.0f %10.0f %10.3f %11.3f %10.0f %12.4f %11.0f %10.1f\n", n, g, g / w,
+               60 * g / w, 1000 * c / g, 1000 * f / g, 60 * g / (c + f), s / g, b / g, k / 1024
         if (size <= b) { printf "journal file %d bytes, not above the %d written\n", size, b; exit 1 } }'
 done

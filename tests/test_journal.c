@@ -655,6 +655,7 @@ static void test_stage_commit(void **state)
     JournalCounters jc;
     journal_counters(j, &jc);
     assert_int_equal(jc.records, 0);
+    assert_true(jc.sync_s == 0.0); // no sync yet
     assert_int_equal(journal_commit(j), JOURNAL_OK);
     assert_int_equal(file_size(f->path), end);
     assert_int_equal(journal_size(j), end);
@@ -664,6 +665,7 @@ static void test_stage_commit(void **state)
     assert_int_equal(jc.commits, 1);
     assert_int_equal(jc.syncs, 1);
     assert_int_equal(jc.bytes, end - size);
+    assert_true(jc.sync_s >= 0.0);
     append_text(j, 4, "alone"); // an append is a commit of one record
     journal_counters(j, &jc);
     assert_int_equal(jc.records, 4);
