@@ -4,8 +4,9 @@
 # and started here as root, every file in a temporary directory) runs jobs/slurm.sbatch with a
 # small match (two ranks, rank 0 playing too); once some pairs are journaled the job is
 # requeued (scontrol requeue: SIGTERM to every task, then the job back in the queue); it drains
-# (exit 130), starts again by itself, continues its journal (resume = auto, the same sbatch
-# command) and must end with the totals (games, W/L/D, pentanomial) of an uninterrupted run.
+# (exit 130), starts again by itself and continues its journal (resume = auto, the same sbatch
+# command); part way again it gets SIGUSR1 (Slurm's time-limit warning), drains and requeues
+# itself; it must end with the totals (games, W/L/D, pentanomial) of an uninterrupted run.
 # Then jobs/slurm-array.sbatch runs two job files as an array, each in its own directory.
 # Skipped (77) when not root or when the Slurm or munge programs are missing. Every daemon
 # and job process started here is ended on exit, failed or not.
@@ -126,24 +127,45 @@ jobid=$(cd "$work" && XQFORGE=$xq sbatch --parsable --nodes=1 --ntasks-per-node=
     "$src/jobs/slurm.sbatch" "$job" --set output.dir="$work/b") || fail "sbatch refused the job"
 jobid=${jobid%%;*}
 state() { scontrol show job "$jobid" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
-for _ in $(seq 1200); do
-    [[ -s $work/b/journal.xqj && $(stat -c %s "$work/b/journal.xqj") -gt 2000 ]] && break
-    [[ $(state) =~ COMPLETED|FAILED|CANCELLED ]] && break
-    sleep 0.1
-done
-[[ $(state) == RUNNING ]] || fail "the job is not running part way: $(state)"
+restarts() { scontrol show job "$jobid" 2>/dev/null | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p'; }
+journal_size() { stat -c %s "$work/b/journal.xqj" 2>/dev/null || echo 0; }
+# Waits until the job runs its START-th start (counted from 0) with more than BYTES journaled.
+running_past() {
+    for _ in $(seq 1500); do
+        [[ $(state) == RUNNING && $(restarts) == "$1" && $(journal_size) -gt $2 ]] && return 0
+        [[ $(state) =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT)$ ]] && return 1
+        sleep 0.1
+    done
+    return 1
+}
+# Waits until the job is back in the queue after its START-th start.
+requeued() {
+    for _ in $(seq 900); do
+        [[ $(restarts) == "$1" && $(state) == PENDING ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+running_past 0 2000 || fail "the job is not running part way: $(state)"
+# An administrator's requeue: SIGTERM to every task, the job back in the queue by Slurm.
 scontrol requeue "$jobid" || fail "scontrol requeue refused"
+requeued 1 || fail "the job did not go back in the queue: $(state)"
+# The time-limit warning (what --signal=USR1@120 sends): the script requeues the job itself.
+running_past 1 $(($(journal_size) + 3000)) || fail "the requeued job is not running part way: $(state)"
+scancel --signal=USR1 "$jobid" || fail "scancel --signal=USR1 refused"
+requeued 2 || fail "the job did not requeue itself after SIGUSR1: $(state)"
 for _ in $(seq 900); do
     [[ $(state) =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)$ ]] && break
     sleep 0.2
 done
 [[ $(state) == COMPLETED ]] || fail "the requeued job did not complete: $(state)"
 log=$work/job-$jobid.log
-restarts=$(scontrol show job "$jobid" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
-[[ $restarts == 1 ]] || fail "the job was not requeued once (Restarts=$restarts)"
-grep -q "^Interrupted: no new units" "$log" || fail "the requeue did not drain the run"
-grep -q "^Drained: .* dropped (played on resume)" "$log" || fail "no account of the drain"
-grep -q "resume = auto: continuing the journal" "$log" || fail "the requeued job did not resume"
+[[ $(restarts) == 2 ]] || fail "the job was not requeued twice (Restarts=$(restarts))"
+[[ $(grep -c "^Interrupted: no new units" "$log") == 2 ]] || fail "the requeues did not drain the run"
+[[ $(grep -c "^Drained: .* dropped (played on resume)" "$log") == 2 ]] || fail "no account of the drains"
+grep -q "^== drained; requeueing job $jobid" "$log" || fail "the script did not requeue after SIGUSR1"
+[[ $(grep -c "resume = auto: continuing the journal" "$log") == 2 ]] ||
+    fail "the requeued job did not resume twice"
 grep -q "^rank 0 on .* joined" "$log" || fail "rank 0 did not play"
 grep -q "^rank 1 on .* joined" "$log" || fail "rank 1 did not play"
 got=$(totals "$work/b/result.json")
@@ -151,8 +173,8 @@ got=$(totals "$work/b/result.json")
 
 # Independent tests as a job array: task i runs the i-th job file in its own directory.
 first=$jobid
-sed 's/^rounds = 16/rounds = 1/' "$job" >"$work/one.ini"
-sed 's/^rounds = 16/rounds = 2/' "$job" >"$work/two.ini"
+sed 's/^rounds = 20/rounds = 1/' "$job" >"$work/one.ini"
+sed 's/^rounds = 20/rounds = 2/' "$job" >"$work/two.ini"
 arr=$(cd "$work" && XQFORGE=$xq XQ_ARRAY_DIR=$work/arr sbatch --parsable --array=0-1 \
     --cpus-per-task=1 --time=10 --output="$work/job-%A_%a.log" "$src/jobs/slurm-array.sbatch" \
     "$work/one.ini" "$work/two.ini") || fail "sbatch refused the array"
@@ -166,5 +188,5 @@ for t in one:2 two:4; do
     n=$(jq .games "$work/arr/${t%%:*}/result.json" 2>/dev/null)
     [[ $n == "${t##*:}" ]] || fail "array task ${t%%:*}: $n games, ${t##*:} expected"
 done
-echo "slurm: job $first requeued part way, $(grep -h '^Drained' "$log"), totals $got; an array of 2"
+echo "slurm: job $first requeued twice (scontrol requeue, SIGUSR1), $(grep -h '^Drained' "$log" | tr '\n' ' ')totals $got; an array of 2"
 echo "1 passed, 0 failed"
