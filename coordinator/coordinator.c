@@ -12,9 +12,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-/// A result checked and staged in the journal, counted once its batch is durable.
+/// A result checked and staged in the journal, counted once its batch is durable. It is kept
+/// packed (a few KiB; an unpacked WireResult is about 1.9 MB) and unpacked again to count.
 typedef struct {
-    WireMessage m;
+    size_t off, len;    // its bytes in the coordinator's batch_bytes
     uint64_t unit, end; // end: where the journal ends with this record (a cut point)
     int src;
 } Staged;
@@ -37,6 +38,7 @@ struct Coordinator {
     msgpack_sbuffer buf;
     int byes;
     Staged batch[COORD_BATCH_MAX]; // group commit: checked results not yet durable
+    msgpack_sbuffer batch_bytes;   // their packed messages
     int staged, batch_max;
     uint64_t batch_from;    // where the journal ended before the batch
     bool serve_later;       // units came back while a batch was staged
@@ -77,6 +79,7 @@ Coordinator *coord_new(const CoordConfig *cfg, const CoordKind *kind)
     c->said_bye = calloc((size_t)n, 1);
     c->batch_max = COORD_BATCH_MAX > 0 ? COORD_BATCH_MAX : 1;
     msgpack_sbuffer_init(&c->buf);
+    msgpack_sbuffer_init(&c->batch_bytes);
     if (!c->st.rank || !c->inflight || !c->said_bye ||
         schedule_init(&c->sched, cfg->units_total) != 0) {
         coord_free(c);
@@ -97,6 +100,7 @@ void coord_free(Coordinator *c)
     schedule_destroy(&c->sched);
     journal_close(c->journal);
     msgpack_sbuffer_destroy(&c->buf);
+    msgpack_sbuffer_destroy(&c->batch_bytes);
     free(c);
 }
 
@@ -457,18 +461,25 @@ static void commit_batch(Coordinator *c)
         uint64_t end = journal_staged_end(c->journal);
         for (; counted < n && !c->decided && c->st.end != COORD_FAILED; counted++) {
             Staged *b = &c->batch[counted];
-            if (!count_unit(c, b->unit, b->src, &b->m, false, why, sizeof why))
+            WireMessage m;
+            char wwhy[256];
+            // The same bytes as the journal's record: they were unpacked and checked once.
+            if (wire_unpack(c->batch_bytes.data + b->off, b->len, &m, wwhy, sizeof wwhy) !=
+                WIRE_OK) {
+                snprintf(why, sizeof why, "a staged result cannot be read back: %s", wwhy);
                 coord_fail(c, why);
+            } else if (!count_unit(c, b->unit, b->src, &m, false, why, sizeof why)) {
+                coord_fail(c, why);
+            }
+            wire_message_destroy(&m);
             check_complete(c);
         }
         if (counted < n && c->decided)
             cut_batch(c, counted ? c->batch[counted - 1].end : c->batch_from, end);
     }
-    for (int i = 0; i < n; i++) {
-        if (i >= counted)
-            schedule_release(&c->sched, c->batch[i].unit);
-        wire_message_destroy(&c->batch[i].m);
-    }
+    for (int i = counted; i < n; i++)
+        schedule_release(&c->sched, c->batch[i].unit);
+    msgpack_sbuffer_clear(&c->batch_bytes);
     if (counted && c->kind.tick)
         c->kind.tick(c->kind.ctx, &c->st, false);
     if (c->serve_later) {
@@ -477,9 +488,9 @@ static void commit_batch(Coordinator *c)
     }
 }
 
-/// Takes a result: checks it and stages its journal record (the batch owns *m then); it
-/// counts once its batch is durable (commit_batch).
-static void stage_result(Coordinator *c, int src, WireMessage *m)
+/// Takes a result: checks it and stages its journal record; it counts once its batch is
+/// durable (commit_batch).
+static void stage_result(Coordinator *c, int src, const WireMessage *m)
 {
     CoordRank *k = &c->st.rank[src];
     uint64_t unit = 0, job_id = 0;
@@ -515,11 +526,15 @@ static void stage_result(Coordinator *c, int src, WireMessage *m)
     // Journal first: a result counts only once it is durable (commit_batch).
     if (!c->staged)
         c->batch_from = journal_staged_end(c->journal);
-    JournalStatus js = wire_pack(m, &c->buf) == WIRE_OK
-                           ? journal_stage(c->journal, unit, c->buf.data, c->buf.size)
-                           : JOURNAL_ERR_NOMEM;
+    size_t off = c->batch_bytes.size;
+    JournalStatus js = JOURNAL_ERR_NOMEM;
+    if (wire_pack(m, &c->buf) == WIRE_OK &&
+        msgpack_sbuffer_write(&c->batch_bytes, c->buf.data, c->buf.size) == 0)
+        js = journal_stage(c->journal, unit, c->buf.data, c->buf.size);
+    size_t len = c->buf.size;
     msgpack_sbuffer_clear(&c->buf);
     if (js != JOURNAL_OK) {
+        c->batch_bytes.size = off;
         schedule_release(&c->sched, unit);
         commit_batch(c); // the results staged before it are whole
         snprintf(why, sizeof why, "journal: %s",
@@ -527,9 +542,7 @@ static void stage_result(Coordinator *c, int src, WireMessage *m)
         coord_fail(c, why);
         return;
     }
-    c->batch[c->staged++] = (Staged){*m, unit, journal_staged_end(c->journal), src};
-    m->kind = WIRE_KIND_NB; // the batch owns the result now
-    m->result = NULL;
+    c->batch[c->staged++] = (Staged){off, len, unit, journal_staged_end(c->journal), src};
     if (c->staged == c->batch_max)
         commit_batch(c);
 }
