@@ -71,6 +71,12 @@ for r in 1 2; do
         "$work/scaled/report.html" || fail "scaled: the page's workers table lacks rank $r's nps and scale"
     [[ $(w scaled ".workers[] | select(.rank == $r).moves") -gt 0 ]] || fail "scaled: rank $r made no moves"
 done
+# The ranks' moves are the PGN's moves past the book; nodes per move is nodes / moves.
+pgn_moves=$(($(grep -o '^\[PlyCount "[0-9]*' "$work/scaled/games.pgn" | grep -o '[0-9]*$' | paste -sd+) - $(grep -o '{book}' "$work/scaled/games.pgn" | wc -l)))
+[[ $(w scaled '[.workers[].moves] | add') == "$pgn_moves" ]] ||
+    fail "scaled: the workers' moves add up to $(w scaled '[.workers[].moves] | add'), the PGN has $pgn_moves past the book"
+[[ $(w scaled '[.workers[] | (.nodes_per_move * .moves - .nodes) | fabs < 0.001] | all') == true ]] ||
+    fail "scaled: a rank's nodes_per_move is not its nodes / moves"
 scales=$(w scaled '(.workers[] | select(.rank == 2).scale) / (.workers[] | select(.rank == 1).scale)')
 awk -v x="$scales" 'BEGIN { exit !(x > 1.5 && x < 6) }' ||
     fail "scaled: the slow rank's scale is $scales times the fast one's, not about 3"
