@@ -159,7 +159,7 @@ static void test_defaults(void **state)
     assert_int_equal(j->concurrency, 0);
     assert_int_equal(j->rules.set, RULES_SEED);
     assert_int_equal(j->rules.counting_default, 60);
-    assert_string_equal(j->openings_file, JOB_SPRT_OPENINGS); // an SPRT job's default set
+    assert_string_equal(j->openings_file, ""); // builtin:balanced, for SPRT too (README.md)
     assert_true(j->sprt.elo1 == 2.0);
     assert_string_equal(j->output.pgn, "games.pgn");
     assert_int_equal(j->report.url_count, 0);
@@ -528,13 +528,11 @@ static void test_book_variety_keys(void **state)
     assert_non_null(strstr(f->why, "[book] score_view"));
 }
 
-/// An SPRT job without openings plays builtin:unbalanced, a match builtin:balanced (empty);
-/// builtin names are kept as written (not taken as paths), an unknown one is refused.
+/// Builtin set names are kept as written (not taken as paths), for any kind; an unknown one
+/// is refused.
 static void test_openings_builtin(void **state)
 {
     Fixture *f = *state;
-    assert_int_equal(load(f, "", NULL, 0), JOB_OK);
-    assert_string_equal(f->job->openings_file, "builtin:unbalanced");
     const char *match[] = {"job.kind=match"};
     assert_int_equal(load(f, "", match, 1), JOB_OK);
     assert_string_equal(f->job->openings_file, "");

@@ -996,10 +996,6 @@ static bool validate_games(Ctx *c)
                     j->sprt.elo0, j->sprt.elo1);
     if (j->sprt.enabled && !(j->sprt.alpha + j->sprt.beta < 1))
         return fail(c, JOB_ERR_VALUE, "sprt", "beta", "alpha + beta must be below 1");
-    // The default set depends on the kind: SPRT gets the unbalanced one (more decisive game
-    // pairs, a smaller error per game: README.md, "Opening books"), matches the balanced one.
-    if (j->sprt.enabled && !j->openings_file[0])
-        snprintf(j->openings_file, sizeof j->openings_file, "%s", JOB_SPRT_OPENINGS);
     return true;
 }
 

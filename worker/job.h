@@ -29,9 +29,6 @@ enum {
     JOB_PAIRS_MAX = 1 << 29
 };
 
-/// The openings of kind = sprt jobs that name none (matches and gauntlets: builtin:balanced).
-#define JOB_SPRT_OPENINGS "builtin:unbalanced"
-
 /// One tuned weight of an SPSA job (fishtest's `name, start, min, max, c_end, r_end`).
 typedef struct {
     int id;                               // the engine weight (params.h)

@@ -133,9 +133,9 @@ static OpeningsStatus push(Openings *o, int *cap, const Opening *op)
 
 static const OpeningsBuiltin BUILTINS[] = {
     {"balanced", openings_default_lines, &openings_default_count,
-     "balanced openings (within +-50 cp), for matches"},
+     "balanced openings (within +-50 cp), the default"},
     {"unbalanced", openings_unbalanced_lines, &openings_unbalanced_count,
-     "unbalanced openings (side to move +60..150 cp), for SPRT"},
+     "unbalanced openings (side to move +60..150 cp), opt-in"},
 };
 
 const OpeningsBuiltin *openings_builtins(int *n)

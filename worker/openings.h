@@ -3,8 +3,8 @@
 // allowed) or `startpos`, optionally followed by `moves m1 m2 ...` played from it. Openings
 // given as moves from the start position suit engines that cannot load a FEN (MaxQi). Each
 // line is validated before use; a bad one is reported with its line number and skipped. Two
-// embedded sets need no file: `builtin:balanced` (the default for matches) and
-// `builtin:unbalanced` (the side to move 60..150 cp ahead: more decisive game pairs, for SPRT);
+// embedded sets need no file: `builtin:balanced` (the default, for every kind of job) and
+// `builtin:unbalanced` (the side to move 60..150 cp ahead; opt-in: README.md, Opening books);
 // openings_load takes those names in place of a path.
 #pragma once
 
