@@ -6,7 +6,9 @@
 # - a book generated against an existing one shares no position with it;
 # - a run whose worker rank is killed part-way, run again, resumes and ends with exactly the
 #   book of an uninterrupted run;
-# - malformed seed-book lines are reported with their line numbers, and the good ones used.
+# - malformed seed-book lines are reported with their line numbers, and the good ones used;
+# - an unbalanced book (side-to-move window, family cap) has no duplicate or mirror pair and
+#   figures that agree with its lines; scripts/bench-books.sh's table shows each run's counts.
 set -u
 xq=$1
 work=$(mktemp -d)
@@ -126,6 +128,18 @@ mirror() { awk '{n = split($1, r, "/"); b = ""
     <(mirror "$work/u/book.epd" | awk '{print $1, $2}' | sort) |
     while read -r b s; do m=$(echo "$b $s" | mirror /dev/stdin); [[ $m != "$b $s" ]] && echo "$b"; done) ]] ||
     fail "a position and its mirror are both in the book"
+
+# scripts/bench-books.sh: its table shows each run's own counts (a few games, both books).
+OUT="$work/bb" XQ="$xq" bash "$(dirname "$0")/../scripts/bench-books.sh" 4 300 1 >"$work/bb.txt" 2>&1 ||
+    fail "bench-books.sh failed: $(tail -3 "$work/bb.txt")"
+for book in balanced unbalanced; do
+    col=$([[ $book == balanced ]] && echo 3 || echo 4)
+    want=$(jq -r '"\(.wins) / \(.losses) / \(.draws)"' "$work/bb/$book/result.json")
+    got=$(awk -F'|' -v c="$col" '$2 ~ /W \/ L \/ D/ {gsub(/^ +| +$/, "", $c); print $c}' "$work/bb.txt")
+    [[ $got == "$want" ]] || fail "bench-books.sh shows $got for $book, result.json $want"
+    grep -q "builtin:$book" "$work/bb/$book.ini" || fail "the $book run did not use builtin:$book"
+done
+grep -q "| games  *|  *4 |  *4 |" "$work/bb.txt" || fail "bench-books.sh games row: $(cat "$work/bb.txt")"
 
 echo "books: 1 and 3 ranks identical, existing excluded, resume after SIGKILL ($n1 units journaled) identical"
 echo "1 passed, 0 failed"
