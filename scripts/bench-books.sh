@@ -59,32 +59,27 @@ INI
         { echo "bench-books.sh: the $book run failed:" >&2; tail -5 "$work/$book.log" >&2; exit 1; }
 done
 echo "new (horse_mg 300) vs base (270), $games games per book, nodes=$nodes, game pairs"
-python3 - "$work/balanced/result.json" "$work/unbalanced/result.json" <<'PY'
-import json, math, sys
-
-def row(path):
-    r = json.load(open(path))
-    g, w, l, d = r["games"], r["wins"], r["losses"], r["draws"]
-    p = r["ptnml"]
-    pairs = sum(p)
-    # A pair's score in 0..1 (0, 1/4, 1/2, 3/4, 1 for LL, LD, DD or WL, WD, WW).
-    mean = sum(k / 4 * n for k, n in enumerate(p)) / pairs
-    var = sum((k / 4 - mean) ** 2 * n for k, n in enumerate(p)) / pairs
-    scale = math.sqrt(g / 1000)
-    z = r["nelo"] / (r["nelo_error"] / 1.959964) if r["nelo_error"] > 0 else float("nan")
-    return [
-        f"{g}", f"{w} / {l} / {d}", f"{100 * d / g:.1f}%",
-        " ".join(str(n) for n in p), f"{math.sqrt(var):.3f}",
-        f"{r['elo']:+.1f} +/- {r['error']:.1f}", f"{r['nelo']:+.1f} +/- {r['nelo_error']:.1f}",
-        f"{r['error'] * scale:.1f}", f"{r['nelo_error'] * scale:.1f}", f"{z:+.2f}",
-    ]
-
-labels = ["games", "W / L / D (new)", "draw rate", "ptnml LL..WW (pairs)",
-          "pair score stdev", "Elo (95%)", "nElo (95%)", "Elo error at 1000 games",
-          "nElo error at 1000 games", "nElo / standard error"]
-cols = [row(sys.argv[1]), row(sys.argv[2])]
-print(f"| {'':26} | {'balanced':>22} | {'unbalanced':>22} |")
-print(f"|{'-' * 28}|{'-' * 24}:|{'-' * 24}:|")
-for i, name in enumerate(labels):
-    print(f"| {name:26} | {cols[0][i]:>22} | {cols[1][i]:>22} |")
-PY
+# One line per book: games wins losses draws elo error nelo nelo_error ptnml[0..4].
+for book in balanced unbalanced; do
+    jq -r '[.games, .wins, .losses, .draws, .elo, .error, .nelo, .nelo_error] + .ptnml | @tsv' \
+        "$work/$book/result.json"
+done | awk -F'\t' '
+{
+    g = $1; pairs = $9 + $10 + $11 + $12 + $13; mean = 0; var = 0
+    # A pair scores 0, 1/4, 1/2, 3/4 or 1 (LL, LD, DD or WL, WD, WW).
+    for (k = 0; k < 5; k++) mean += k / 4 * $(9 + k) / pairs
+    for (k = 0; k < 5; k++) var += (k / 4 - mean) ^ 2 * $(9 + k) / pairs
+    s = sqrt(g / 1000); c = NR
+    v[1, c] = g; v[2, c] = $2 " / " $3 " / " $4; v[3, c] = sprintf("%.1f%%", 100 * $4 / g)
+    v[4, c] = $9 " " $10 " " $11 " " $12 " " $13; v[5, c] = sprintf("%.3f", sqrt(var))
+    v[6, c] = sprintf("%+.1f +/- %.1f", $5, $6); v[7, c] = sprintf("%+.1f +/- %.1f", $7, $8)
+    v[8, c] = sprintf("%.1f", $6 * s); v[9, c] = sprintf("%.1f", $8 * s)
+    v[10, c] = $8 > 0 ? sprintf("%+.2f", $7 / ($8 / 1.959964)) : "n/a"
+}
+END {
+    split("games|W / L / D (new)|draw rate|ptnml LL..WW (pairs)|pair score stdev|Elo (95%)|" \
+          "nElo (95%)|Elo error at 1000 games|nElo error at 1000 games|nElo / standard error", name, "|")
+    printf "| %-26s | %22s | %22s |\n", "", "balanced", "unbalanced"
+    printf "|----------------------------|-----------------------:|-----------------------:|\n"
+    for (i = 1; i <= 10; i++) printf "| %-26s | %22s | %22s |\n", name[i], v[i, 1], v[i, 2]
+}'
