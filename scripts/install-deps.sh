@@ -13,6 +13,7 @@ packages=(
     clang libclang-rt-dev # libFuzzer and the sanitizers' runtimes (scripts/fuzz.sh)
     valgrind # memcheck on a short cluster run (tests/valgrind_run.sh)
     time     # GNU time: the fault drills measure a flooding engine's memory (tests/drills.sh)
+    iproute2 # two network namespaces as two MPI nodes (tests/run_twohosts.sh)
     slurm-wlm slurm-client munge # a one-node Slurm cluster: jobs/slurm.sbatch requeued (tests/run_slurm.sh)
     nginx libnginx-mod-http-perl openssl curl # the report upload tests' server (WebDAV PUT, a POST sink)
     chromium fonts-dejavu-core                # the report page checked in a headless browser
