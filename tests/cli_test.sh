@@ -90,7 +90,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # MPI_Finalize by design; a reported leak would change the exit status being checked).
 asan_before=${ASAN_OPTIONS-}
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-check "run --help names the exit codes" 0 "130 interrupted" "$xq" run --help
+check "run --help names the exit codes" 0 "130 drained by a signal" "$xq" run --help
 check "run: an engine that cannot start exits 1 with its reason" 1 \
     "xqforge run: failed: .*cannot run /nonexistent/engine" "$xq" run "$jobs/sprt-weights.ini" \
     --set job.kind=match --set job.rounds=2 --set engine.new.proto=uci \
