@@ -423,6 +423,12 @@ static void on_request(Coordinator *c, int src, const WireRequest *req)
         send_stop(c, src, c->stop_code, "no more work");
         return;
     }
+    // Results are staged: the WORK waits for their commit (then serve_waiting hands it out).
+    if (c->staged) {
+        k->waiting = req->pairs;
+        c->serve_later = true;
+        return;
+    }
     // Nothing left to hand out now: the rank waits until a unit comes back or the job ends.
     if (!give_units(c, src, (int)req->pairs) && c->st.end != COORD_FAILED)
         k->waiting = req->pairs;
@@ -593,7 +599,7 @@ static void dispatch(Coordinator *c, int src, WireMessage *m)
 {
     if (src < 0 || src >= c->st.ranks)
         return;
-    if (m->kind != WIRE_RESULT && m->kind != WIRE_BOOK)
+    if (m->kind != WIRE_RESULT && m->kind != WIRE_BOOK && m->kind != WIRE_REQUEST)
         commit_batch(c); // the results that came before this message count first
     switch (m->kind) {
     case WIRE_HELLO: on_hello(c, src, &m->hello); break;
@@ -720,11 +726,21 @@ static void print_load(const Coordinator *c)
            (double)ld.journal.syncs / per, (double)ld.journal.bytes / per, ld.peak_kib);
 }
 
+/// How long a batch not yet full may wait for more results once none is waiting: half the
+/// mean fdatasync time so far, at most COORD_HOLD_MAX_MS (a sync costs more than the wait).
+static int hold_ms(const Coordinator *c)
+{
+    JournalCounters jc;
+    journal_counters(c->journal, &jc);
+    int ms = jc.syncs ? (int)(500.0 * jc.sync_s / (double)jc.syncs) : 0;
+    return ms < COORD_HOLD_MAX_MS ? ms : COORD_HOLD_MAX_MS;
+}
+
 CoordEnd coord_run(Coordinator *c)
 {
     double wall0 = wall_now(), cpu0 = cpu_now();
     check_complete(c);
-    int poll_ms = c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20, idle_ms = 1;
+    int poll_ms = c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20, idle_ms = 1, held_ms = 0;
     while (c->byes < c->st.workers_expected) {
         drain(c);
         if (c->kind.tick)
@@ -732,7 +748,13 @@ CoordEnd coord_run(Coordinator *c)
         int src;
         WireMessage m;
         if (!poll_one(c, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &m)) {
+            if (c->staged && c->staged < c->batch_max && held_ms < hold_ms(c)) {
+                sleep_ms(1); // results may be on their way: they would share the sync
+                held_ms++;
+                continue;
+            }
             if (c->staged) { // nothing more waiting: what was taken becomes durable, counts
+                held_ms = 0;
                 commit_batch(c);
                 continue;
             }

@@ -12,7 +12,8 @@
 //   journal that cannot be written stops the run with an error (exit 1), what it holds whole.
 //   Group commit: the results waiting (up to COORD_BATCH_MAX) are checked and staged, made
 //   durable by one write and one fdatasync, and only then counted; a failed commit counts
-//   none of them. No WORK goes out while a batch is staged.
+//   none of them. No WORK goes out while a batch is staged (a REQUEST then waits for the
+//   commit); a batch not full may wait a little for more results (COORD_HOLD_MAX_MS).
 // - Trust nothing: a result counts only from an admitted rank, for a unit handed to that very
 //   rank and not yet done, of this job, and only when the kind's check passes (the rules
 //   replay every move). A rank that sends garbage is refused and its units go to others.
@@ -41,6 +42,12 @@
 /// (A build may set it: 1 makes a sync per result, the benchmark's comparison.)
 #ifndef COORD_BATCH_MAX
 #define COORD_BATCH_MAX 64
+#endif
+
+/// A batch not yet full waits at most this long for more results once none is waiting (half
+/// the mean fdatasync time so far, when that is less).
+#ifndef COORD_HOLD_MAX_MS
+#define COORD_HOLD_MAX_MS 10
 #endif
 
 /// Journal keys with this bit are the kind's own records (an SPSA step), not unit results.
