@@ -11,11 +11,17 @@
 set -u
 xq=$(readlink -f "$1") job=$(readlink -f "$2")
 fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
+# ip netns makes /run/netns a mount point; if it was not one before, it is undone at the end
+# (a chroot that is deleted afterwards must not keep a mount).
+netns_mounted=$(grep -c " /run/netns " /proc/mounts)
 if [[ $(id -u) != 0 ]] || ! command -v ip >/dev/null || ! ip netns add xqforge-probe 2>/dev/null; then
     echo "SKIP: needs root, iproute2 and network namespaces"
     exit 77
 fi
 ip netns del xqforge-probe
+unmount_netns() {
+    [[ $netns_mounted == 0 && -z $(ls /run/netns 2>/dev/null) ]] && umount /run/netns 2>/dev/null
+}
 tag=xq$$ # unique names, so parallel runs of the suite do not collide
 nsa=$tag-a nsb=$tag-b
 net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250)).
@@ -28,6 +34,7 @@ cleanup() {
         ip netns del "$ns" 2>/dev/null
     done
     rm -rf "$work"
+    unmount_netns
 }
 trap cleanup EXIT
 [[ ${XQ_KEEP:-} ]] && trap - EXIT
