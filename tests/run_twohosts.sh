@@ -14,14 +14,18 @@ fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
 # ip netns makes /run/netns a mount point; if it was not one before, it is undone at the end
 # (a chroot that is deleted afterwards must not keep a mount).
 netns_mounted=$(grep -c " /run/netns " /proc/mounts)
-if [[ $(id -u) != 0 ]] || ! command -v ip >/dev/null || ! ip netns add xqforge-probe 2>/dev/null; then
+unmount_netns() {
+    [[ $netns_mounted == 0 && -z $(ls /run/netns 2>/dev/null) ]] && umount /run/netns 2>/dev/null
+}
+# nsenter, not ip netns exec: the latter remounts / and /sys, which fails in a chroot.
+if [[ $(id -u) != 0 ]] || ! command -v ip >/dev/null || ! ip netns add xqforge-probe 2>/dev/null ||
+    ! nsenter --net=/run/netns/xqforge-probe true; then
+    ip netns del xqforge-probe 2>/dev/null
+    unmount_netns
     echo "SKIP: needs root, iproute2 and network namespaces"
     exit 77
 fi
 ip netns del xqforge-probe
-unmount_netns() {
-    [[ $netns_mounted == 0 && -z $(ls /run/netns 2>/dev/null) ]] && umount /run/netns 2>/dev/null
-}
 tag=xq$$ # unique names, so parallel runs of the suite do not collide
 nsa=$tag-a nsb=$tag-b
 net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250)).
@@ -42,9 +46,10 @@ trap cleanup EXIT
 ip netns add "$nsa" && ip netns add "$nsb" || fail "cannot create the namespaces"
 ip link add "$tag-0" type veth peer name "$tag-1" || fail "cannot create the veth pair"
 ip link set "$tag-0" netns "$nsa" && ip link set "$tag-1" netns "$nsb"
-ip -n "$nsa" addr add "$ha/24" dev "$tag-0" && ip -n "$nsb" addr add "$hb/24" dev "$tag-1"
-for ns in $nsa $nsb; do ip -n "$ns" link set lo up; done
-ip -n "$nsa" link set "$tag-0" up && ip -n "$nsb" link set "$tag-1" up
+on_node() { local ns=$1; shift; nsenter --net=/run/netns/"$ns" "$@"; } # on_node NAMESPACE COMMAND...
+on_node "$nsa" ip addr add "$ha/24" dev "$tag-0" && on_node "$nsb" ip addr add "$hb/24" dev "$tag-1"
+for ns in $nsa $nsb; do on_node "$ns" ip link set lo up; done
+on_node "$nsa" ip link set "$tag-0" up && on_node "$nsb" ip link set "$tag-1" up || fail "cannot bring the link up"
 
 # The "ssh" of this cluster: Open MPI calls it as AGENT [options] HOST COMMAND...
 cat >"$work/netns-rsh" <<EOF
@@ -57,14 +62,14 @@ $hb) ns=$nsb ;;
 *) echo "netns-rsh: unknown host \$host" >&2; exit 255 ;;
 esac
 # Its own host name too, as a real node has (the workers report it).
-exec ip netns exec \$ns unshare --uts /bin/sh -c "hostname \$ns; \$*"
+exec nsenter --net=/run/netns/\$ns unshare --uts /bin/sh -c "hostname \$ns; \$*"
 EOF
 chmod +x "$work/netns-rsh"
 printf '%s slots=2\n%s slots=2\n' "$ha" "$hb" >"$work/hosts"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Rank 0 and one worker on node a, two workers on node b.
-mpi=(ip netns exec "$nsa" mpirun --hostfile "$work/hosts" -np 4 --map-by slot --bind-to none
+mpi=(nsenter --net=/run/netns/"$nsa" mpirun --hostfile "$work/hosts" -np 4 --map-by slot --bind-to none
     --mca plm_rsh_agent "$work/netns-rsh" --mca btl tcp,self
     --mca btl_tcp_if_include "${net}0/24" --mca oob_tcp_if_include "${net}0/24"
     -x PATH -x LD_LIBRARY_PATH)
