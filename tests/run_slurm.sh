@@ -71,7 +71,7 @@ cpus=$(nproc)
 ((cpus < 2)) && cpus=2
 cat >"$SLURM_CONF" <<EOF
 ClusterName=xqtest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
 SlurmUser=root
@@ -95,9 +95,14 @@ JobRequeue=1
 ReturnToService=2
 KillWait=30
 SchedulerType=sched/backfill
-NodeName=$host CPUs=$cpus RealMemory=1000 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
+# Unless cgroup v2 is mounted (autodetected), cgroup/v1 named: Slurm's autodetection fails on
+# a bare root (a chroot with a fresh /sys and no cgroup file system), and with
+# proctrack/linuxproc and task/none nothing is mounted or used.
+[[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]] ||
+    echo "CgroupPlugin=cgroup/v1" >"$work/cgroup.conf"
 for _ in $(seq 100); do
     [[ -S $work/munge/sock ]] && break
     sleep 0.1
