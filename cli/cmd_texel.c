@@ -29,18 +29,26 @@ static void texel_usage(FILE *out)
             "       xqforge texel info FILE\n"
             "       xqforge texel fit --data FILE [--start WEIGHTS] [--epochs N] [--lr X]\n"
             "                         [--l2 X] [--k X] [--threads N] [--params LIST] [-o FILE]\n"
-            "                         [--fresh]\n"
+            "                         [--checkpoint-every N] [--checkpoint-seconds S] [--fresh]\n"
             "       mpirun -np N xqforge run JOB   (kind = texel: the fit over ranks)\n\n"
             "extract: every quiet position (not in check, best move not a capture after a\n"
             "  quiescence search) after the first N plies (default 8) of each game, labelled\n"
             "  with the game's result; games without a result are skipped. Default output\n"
             "  texel.xqd.\n"
-            "fit: minimises (result - sigmoid(K eval / 400))^2 over the dataset with Adam,\n"
-            "  K fitted first (unless --k); --params all|psq|eval|NAME,... (default all);\n"
-            "  writes the tuned weights (default texel-weights.txt) and prints the changes.\n"
-            "  Each epoch is checkpointed (texel.ckpt): a rerun with the same dataset, start\n"
-            "  weights and settings resumes; one with others is refused (--fresh: start over).\n"
-            "Exit status: 0 done, 1 failure while running, 2 bad usage or unusable input.\n");
+            "fit: minimises (result - sigmoid(K eval / 400))^2 + l2/N sum ((w - start)/100)^2\n"
+            "  over the N positions with Adam, K fitted once on the start weights (unless --k)\n"
+            "  and held; --l2 (default %d) pulls the weights towards the start so the fit\n"
+            "  cannot inflate the scale (0: off); --params all|psq|eval|NAME,... (default all);\n"
+            "  writes the tuned weights (default texel-weights.txt) and prints the changes;\n"
+            "  warns below %d positions per tuned weight and when %d or more end on a bound.\n"
+            "  Checkpoints (texel.ckpt) every N epochs (default %d) or S seconds (default %d),\n"
+            "  at the end and on SIGINT/SIGTERM (exit 130): a rerun with the same dataset, start\n"
+            "  weights and settings resumes exactly (the loss CSV cut back to the checkpoint);\n"
+            "  one with others is refused (--fresh: start over).\n"
+            "Exit status: 0 done, 1 failure while running, 2 bad usage or unusable input,\n"
+            "130 stopped by a signal after a checkpoint.\n",
+            TEXEL_L2_DEFAULT, TEXEL_POSITIONS_PER_WEIGHT, TEXEL_BOUNDS_WARN, TEXEL_CHECKPOINT_EVERY,
+            TEXEL_CHECKPOINT_SECONDS);
 }
 
 /// What an extraction has read so far, over all its files.
@@ -249,7 +257,11 @@ static int fit(int argc, char **argv)
     TexelFitJob *fj = calloc(1, sizeof *fj);
     if (!fj)
         return 1;
-    *fj = (TexelFitJob){.epochs = 200, .lr = 2.0};
+    *fj = (TexelFitJob){.epochs = 200,
+                        .lr = 2.0,
+                        .l2 = TEXEL_L2_DEFAULT,
+                        .checkpoint_every = TEXEL_CHECKPOINT_EVERY,
+                        .checkpoint_seconds = TEXEL_CHECKPOINT_SECONDS};
     snprintf(fj->out_dir, sizeof fj->out_dir, ".");
     snprintf(fj->weights, sizeof fj->weights, "texel-weights.txt");
     snprintf(fj->loss, sizeof fj->loss, "texel-loss.csv");
@@ -285,6 +297,10 @@ static int fit(int argc, char **argv)
             fj->l2 = d;
         } else if (!strcmp(o, "--k") && num && d >= 0 && d <= 100) {
             fj->k = d;
+        } else if (!strcmp(o, "--checkpoint-every") && cli_parse_int(v, 1, 1000000, &n)) {
+            fj->checkpoint_every = (int)n;
+        } else if (!strcmp(o, "--checkpoint-seconds") && num && d >= 0 && d <= 1e6) {
+            fj->checkpoint_seconds = d;
         } else if (!strcmp(o, "--params")) {
             if (!parse_params(v, fj->tuned))
                 rc = EXIT_USAGE;

@@ -344,6 +344,15 @@ ReportStatus report_bar_set(Report *r, const char *plot, const char *label, doub
     return REPORT_OK;
 }
 
+ReportStatus report_bars_clear(Report *r, const char *plot)
+{
+    Plot *p = r ? find_plot(r, plot) : NULL;
+    if (!p || p->kind != REPORT_PLOT_BARS)
+        return REPORT_ERR_ARG;
+    p->bar_count = 0;
+    return REPORT_OK;
+}
+
 // ---- The record --------------------------------------------------------------------------
 
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }

@@ -93,6 +93,8 @@ ReportStatus report_series_set(Report *r, const char *plot, const char *series,
                                const SvgPoint *points, size_t n);
 /// Sets (or adds) one bar of a bar plot.
 ReportStatus report_bar_set(Report *r, const char *plot, const char *label, double value);
+/// Removes every bar of a bar plot (to set them again in a new order).
+ReportStatus report_bars_clear(Report *r, const char *plot);
 
 /// The record (a new reference; NULL when out of memory), and back: report_from_json
 /// checks the schema name and version and every plot, and rebuilds an equal Report.

@@ -3,10 +3,14 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "files.h"
 #include "report.h"
@@ -26,22 +30,28 @@ typedef struct {
     RunReport *rr; // a job's report: written and delivered as [report] says (else NULL)
 } FitReport;
 
+/// The 12 largest changes from the start, largest |change| first: the chart is rebuilt each
+/// time (a weight that fell out of the 12 leaves it).
 static void report_changes(FitReport *fr, const double *w)
 {
-    bool used[PARAM_NB] = {false};
+    int order[PARAM_NB], n = 0;
+    for (int i = 0; i < PARAM_NB; i++)
+        if (fabs(w[i] - fr->start->v[i]) >= 0.5)
+            order[n++] = i;
+    for (int i = 1; i < n; i++) // insertion sort: stable, so ties keep table order
+        for (int j = i; j > 0 && fabs(w[order[j]] - fr->start->v[order[j]]) >
+                                     fabs(w[order[j - 1]] - fr->start->v[order[j - 1]]);
+             j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
     report_plot(fr->r, "changes", REPORT_PLOT_BARS, "Largest weight changes (centipawns)", "weight",
                 "tuned - start");
-    for (int k = 0; k < 12; k++) { // the 12 largest, by selection
-        int best = -1;
-        for (int i = 0; i < PARAM_NB; i++)
-            if (!used[i] &&
-                (best < 0 || fabs(w[i] - fr->start->v[i]) > fabs(w[best] - fr->start->v[best])))
-                best = i;
-        if (best < 0 || fabs(w[best] - fr->start->v[best]) < 0.5)
-            break;
-        used[best] = true;
-        report_bar_set(fr->r, "changes", params_info[best].name, w[best] - fr->start->v[best]);
-    }
+    report_bars_clear(fr->r, "changes");
+    for (int k = 0; k < n && k < 12; k++)
+        report_bar_set(fr->r, "changes", params_info[order[k]].name,
+                       w[order[k]] - fr->start->v[order[k]]);
 }
 
 static void report_flush(FitReport *fr, bool final)
@@ -60,28 +70,26 @@ static void on_epoch(void *ctx, int epoch, double loss, const double *w)
 {
     FitReport *fr = ctx;
     report_series_add(fr->r, "loss", "loss", epoch, loss);
-    if (epoch % 10 == 9) {
+    if (epoch % 10 == 0 && epoch > 0) {
         report_changes(fr, w);
         report_flush(fr, false);
     }
 }
 
-/// A resumed fit's page shows the epochs before it too: the loss file's rows (the last one
-/// of each epoch, which a kill may have written twice).
+/// A resumed fit's page shows the epochs before it too: the loss file's rows (cut to the
+/// checkpoint's epoch already, so each epoch once).
 static void loss_history(Report *r, const char *path)
 {
     FILE *f = fopen(path, "r");
     char line[256];
-    double last = -1;
     while (f && fgets(line, sizeof line, f)) {
         char *end;
         double epoch = strtod(line, &end);
         if (end == line || *end != ',')
             continue; // the header
         double loss = strtod(end + 1, NULL);
-        if (epoch > last && isfinite(loss))
+        if (isfinite(loss))
             report_series_add(r, "loss", "loss", epoch, loss);
-        last = epoch > last ? epoch : last;
     }
     if (f)
         fclose(f);
@@ -118,7 +126,55 @@ static void path_in(char *out, size_t len, const char *dir, const char *name)
         snprintf(out, len, "%.2000s/%.2000s", dir, name);
 }
 
-enum { EXIT_BAD_INPUT = 2 }; // README: 2 bad usage or bad input
+enum { EXIT_BAD_INPUT = 2, EXIT_DRAINED = 130 }; // README: 2 bad input, 130 drained
+
+static atomic_bool stop_flag;
+
+/// SIGINT, SIGTERM, SIGUSR1 (Slurm's warning): finish the epoch, checkpoint, exit 130.
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&stop_flag, true);
+}
+
+/// Says (stderr, and in the report) what makes a fit's weights suspect: too few positions per
+/// tuned weight (below TEXEL_POSITIONS_PER_WEIGHT it overfits) and TEXEL_BOUNDS_WARN or more
+/// tuned weights ending on a bound of their range (named).
+static void fit_warnings(const TexelFitJob *fj, const Weights *start, const Weights *out,
+                         uint64_t total, Report *r)
+{
+    int tuned = 0, ids[PARAM_NB];
+    for (int i = 0; i < PARAM_NB; i++)
+        tuned += fj->tuned[i];
+    json_t *list = json_array();
+    char text[4096];
+    if (tuned && total < (uint64_t)tuned * TEXEL_POSITIONS_PER_WEIGHT) {
+        snprintf(text, sizeof text,
+                 "%llu positions for %d tuned weights: %.0f per weight, below the %d per weight "
+                 "a fit needs not to overfit (more data, or fewer params)",
+                 (unsigned long long)total, tuned, (double)total / tuned,
+                 TEXEL_POSITIONS_PER_WEIGHT);
+        fprintf(stderr, "xqforge texel: warning: %s\n", text);
+        json_array_append_new(list, json_string(text));
+    }
+    int n = texel_at_bounds(out, start, fj->tuned, ids);
+    if (n >= TEXEL_BOUNDS_WARN) {
+        int len =
+            snprintf(text, sizeof text, "%d tuned weights ended on a bound of their range:", n);
+        for (int k = 0; k < n && len < (int)sizeof text - 64; k++)
+            len += snprintf(text + len, sizeof text - (size_t)len, " %s=%d%s",
+                            params_info[ids[k]].name, out->v[ids[k]],
+                            out->v[ids[k]] <= params_info[ids[k]].min ? "(min)" : "(max)");
+        fprintf(stderr, "xqforge texel: warning: %s\n", text);
+        json_array_append_new(list, json_string(text));
+    }
+    for (size_t k = 0; r && list && k < json_array_size(list); k++)
+        report_fact(r, "Warnings", k ? "bounds" : "warning", "%s",
+                    json_string_value(json_array_get(list, k)));
+    if (r && list)
+        report_set(r, "texel_warnings", json_incref(list));
+    json_decref(list);
+}
 
 /// Whether a load failed on the input itself (exit 2) rather than on this machine (exit 1).
 static bool bad_input(TexelStatus st) { return st != TEXEL_ERR_NOMEM && st != TEXEL_ERR_CONFIG; }
@@ -192,6 +248,8 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
                           .l2 = fj->l2,
                           .k = fj->k,
                           .checkpoint = rank == 0 ? ckpt : NULL,
+                          .checkpoint_every = fj->checkpoint_every,
+                          .checkpoint_seconds = fj->checkpoint_seconds,
                           .fresh = fj->fresh,
                           .log = rank == 0 ? stdout : NULL};
     memcpy(cfg.tuned, fj->tuned, sizeof cfg.tuned);
@@ -207,11 +265,28 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     if (rank == 0)
         printf("Loaded %llu positions on %d rank%s x %d threads in %.2f s\n",
                (unsigned long long)total, size, size == 1 ? "" : "s", threads, load_s);
-    // The loss file continues only with the checkpoint it belongs to.
-    FILE *csv = rank == 0 ? fopen(lossp, resume ? "a" : "w") : NULL;
-    if (csv && ftell(csv) == 0)
-        fprintf(csv, "epoch,loss\n");
+    // The loss file continues only with the checkpoint it belongs to: its rows up to the
+    // checkpoint's epoch are kept, the rest written again (or all of it, fresh).
+    FILE *csv = NULL;
+    if (rank == 0) {
+        int from = resume ? texel_checkpoint_epoch(&cfg) : 0, kept = 0;
+        if (texel_loss_csv_open(lossp, from, &csv, &kept, why, sizeof why) != TEXEL_OK)
+            fprintf(stderr, "xqforge texel: loss file: %s\n", why);
+        else if (kept < from)
+            fprintf(stderr,
+                    "xqforge texel: warning: %s held %d of the %d rows before the "
+                    "checkpoint: the curve has a gap\n",
+                    lossp, kept, from);
+        why[0] = 0;
+    }
     cfg.loss_csv = csv;
+    atomic_store(&stop_flag, false);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    cfg.stop = &stop_flag;
     TexelExec x = {link ? reduce_link : NULL, link, threads};
     FitReport fr = {NULL, fj->out_dir, &start, 0, NULL};
     RunReport rr;
@@ -252,8 +327,12 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
         report_fact(fr.r, "Fit", "epochs", "%d (resumed from %d)", rep.epochs_done,
                     rep.resumed_from);
         report_fact(fr.r, "Fit", "time per epoch", "%.3f s", rep.seconds_per_epoch);
-        report_flush(&fr, true);
+        report_fact(fr.r, "Fit", "L2 pull", "%g positions per weight per (100 cp)^2", fj->l2);
     }
+    if (rank == 0 && st == TEXEL_OK)
+        fit_warnings(fj, &start, &out, total, fr.r);
+    if (fr.r && st == TEXEL_OK)
+        report_flush(&fr, true);
     if (fr.rr)
         run_report_end(fr.rr, st == TEXEL_OK);
     else
@@ -261,6 +340,12 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     if (csv)
         fclose(csv);
     texel_set_free(set);
+    if (st == TEXEL_DRAINED) {
+        if (rank == 0)
+            printf("Drained: %s; run it again (xqforge run --resume, or texel fit) to finish\n",
+                   why);
+        return EXIT_DRAINED;
+    }
     if (st != TEXEL_OK) {
         fprintf(stderr, "xqforge texel (rank %d): %s%s\n", rank, why,
                 st == TEXEL_ERR_STALE ? ": start afresh with --fresh" : "");
@@ -303,6 +388,8 @@ int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fi
     fj->lr = job->texel.lr;
     fj->l2 = job->texel.l2;
     fj->k = job->texel.k;
+    fj->checkpoint_every = job->texel.checkpoint_every;
+    fj->checkpoint_seconds = job->texel.checkpoint_seconds;
     // The checkpoint records the job's identity (its file, overrides, the dataset's and start
     // weights' bytes) besides what texel_fit_run adds (the settings, the rank count).
     int size = link_size(link);

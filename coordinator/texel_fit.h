@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The Texel fit as a run: every rank loads its shard of the dataset, gradients are summed
-// over the ranks (link_sum, MPI_Allreduce), and rank 0 checkpoints every epoch, writes the
+// over the ranks (link_sum, MPI_Allreduce), and rank 0 checkpoints at an interval, writes the
 // weights, their diff and the loss curve, and the report (delivered as [report] says). Used
 // by `xqforge run` for kind = texel and by `xqforge texel fit` (one machine, no link).
 #pragma once
@@ -19,6 +19,8 @@ typedef struct {
     bool tuned[PARAM_NB];
     int epochs, threads;
     double lr, l2, k;
+    int checkpoint_every;      // epochs between checkpoints (0: TEXEL_CHECKPOINT_EVERY)
+    double checkpoint_seconds; // and at most this long between them (0: by epochs only)
     bool fresh;           // an existing checkpoint is replaced, not resumed (texel fit --fresh)
     uint64_t fingerprint; // the job's identity (0: texel fit); the checkpoint records it
 } TexelFitJob;

@@ -2,9 +2,12 @@
 // Texel fitting: dataset files (round trip, every kind of damage named, every flipped bit
 // refused), checkpoints that resume only the fit they were made from, the sparse trace
 // reproducing the evaluation exactly, the gradient against finite differences, K fitting on
-// data generated with a known K, and a fit that lowers the loss.
+// data generated with a known K, a fit that lowers the loss, the L2 pull that keeps a fit on
+// little data off the bounds, and a killed or stopped fit resumed to the very same weights
+// and loss CSV.
 #include <math.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -575,6 +579,232 @@ static void test_checkpoint_unusable(void **state)
     texel_set_free(c.s);
 }
 
+/// The material weights (the ones a runaway fit sends to its bounds).
+static const int MATERIAL[] = {P_advisor_mg, P_advisor_eg, P_elephant_mg, P_elephant_eg,
+                               P_horse_mg,   P_horse_eg,   P_chariot_mg,  P_chariot_eg,
+                               P_cannon_mg,  P_cannon_eg,  P_soldier_mg,  P_soldier_eg};
+
+/// How many material weights a fit of the non-psq weights on s ends on their bounds (and the
+/// largest change of one of them in *moved) with the given L2 pull.
+static int material_on_bounds(const TexelSet *s, double l2, int *moved)
+{
+    TexelFitConfig cfg = {.epochs = 300, .lr = 4, .l2 = l2, .k = 1.3};
+    for (int i = 0; i < PARAM_NB; i++)
+        cfg.tuned[i] = !params_is_psq(i);
+    Weights start, out;
+    weights_default(&start);
+    TexelFitReport rep;
+    TexelExec x = {NULL, NULL, 2};
+    char why[256];
+    assert_int_equal(texel_fit(s, &cfg, &start, &x, &out, &rep, why, sizeof why), TEXEL_OK);
+    int n = 0;
+    *moved = 0;
+    for (size_t k = 0; k < sizeof MATERIAL / sizeof *MATERIAL; k++) {
+        int id = MATERIAL[k], d = abs(out.v[id] - start.v[id]);
+        n += out.v[id] <= params_info[id].min || out.v[id] >= params_info[id].max;
+        *moved = d > *moved ? d : *moved;
+    }
+    return n;
+}
+
+/// On a small set whose results follow the default evaluation (so the start is the truth),
+/// the default L2 pull keeps every material weight inside its range and near its start,
+/// where a fit without it (the old behaviour) runs material to the table's bounds.
+static void test_l2_anchors_material(void **state)
+{
+    (void)state;
+    char path[64], why[256];
+    snprintf(path, sizeof path, "/tmp/xq-test-texel-l2-%d.xqd", (int)getpid());
+    write_set(path, 30, 1.3);
+    TexelSet *s;
+    assert_int_equal(texel_set_load(path, 0, 1, 2, &s, NULL, why, sizeof why), TEXEL_OK);
+    int moved = 0, free_bounds = material_on_bounds(s, 0, &moved);
+    if (free_bounds < 1 || moved < 150)
+        fail_msg("without L2, %d material weights on a bound (largest change %d): the data no "
+                 "longer shows the runaway this test guards against",
+                 free_bounds, moved);
+    int bounds = material_on_bounds(s, TEXEL_L2_DEFAULT, &moved);
+    if (bounds != 0 || moved > 50)
+        fail_msg("l2 %d: %d material weights on a bound, largest change %d cp", TEXEL_L2_DEFAULT,
+                 bounds, moved);
+    texel_set_free(s);
+    unlink(path);
+}
+
+/// The bounds check names only weights the fit moved onto a bound of their range.
+static void test_at_bounds(void **state)
+{
+    (void)state;
+    Weights start, w;
+    weights_default(&start);
+    w = start;
+    bool tuned[PARAM_NB];
+    for (int i = 0; i < PARAM_NB; i++)
+        tuned[i] = true;
+    int ids[PARAM_NB], base = texel_at_bounds(&w, &start, tuned, ids);
+    assert_int_equal(base, 0);
+    w.v[P_chariot_mg] = params_info[P_chariot_mg].max;
+    w.v[P_advisor_eg] = params_info[P_advisor_eg].min;
+    w.v[P_horse_mg] = params_info[P_horse_mg].min + 1;
+    assert_int_equal(texel_at_bounds(&w, &start, tuned, ids), 2);
+    assert_int_equal(ids[0], P_advisor_eg < P_chariot_mg ? P_advisor_eg : P_chariot_mg);
+    tuned[P_chariot_mg] = false;
+    assert_int_equal(texel_at_bounds(&w, &start, tuned, ids), 1);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    return strdup(buf);
+}
+
+/// A fit of the fixture's set with checkpoints every 3 epochs, its loss rows into csv (the
+/// file prepared as texel_fit_run does: cut back to the checkpoint when resuming).
+static TexelStatus csv_fit(CkptFixture *c, const char *csv, Weights *out, TexelFitReport *rep,
+                           void (*on_epoch)(void *, int, double, const double *))
+{
+    bool found = false;
+    char why[256];
+    assert_int_equal(texel_checkpoint_check(&c->cfg, &found, why, sizeof why), TEXEL_OK);
+    int kept = -1, from = found ? texel_checkpoint_epoch(&c->cfg) : 0;
+    assert_int_equal(texel_loss_csv_open(csv, from, &c->cfg.loss_csv, &kept, why, sizeof why),
+                     TEXEL_OK);
+    assert_int_equal(kept, from);
+    c->cfg.on_epoch = on_epoch;
+    TexelExec x = {NULL, NULL, 2};
+    TexelStatus st = texel_fit(c->s, &c->cfg, &c->start, &x, out, rep, why, sizeof why);
+    fclose(c->cfg.loss_csv);
+    c->cfg.loss_csv = NULL;
+    return st;
+}
+
+/// Dies like kill -9 right after the row of epoch 8 is written (the last checkpoint: 6).
+static void die_at_8(void *ctx, int epoch, double loss, const double *w)
+{
+    (void)ctx, (void)loss, (void)w;
+    if (epoch == 8)
+        _exit(9);
+}
+
+static atomic_bool stop_now;
+
+/// Asks the fit to stop (as SIGTERM does) once the row of epoch 4 is written.
+static void stop_at_4(void *ctx, int epoch, double loss, const double *w)
+{
+    (void)ctx, (void)loss, (void)w;
+    if (epoch == 4)
+        atomic_store(&stop_now, true);
+}
+
+/// A fit killed after its checkpoint and resumed, or stopped by its flag and resumed, writes
+/// exactly the weights and the loss CSV (rows 0..epochs, each the loss after that many steps)
+/// of an uninterrupted fit: the rows after the checkpoint are cut and written again.
+static void test_resume_same_csv(void **state)
+{
+    Fixture *f = *state;
+    CkptFixture c;
+    ckpt_setup(&c, f->path);
+    c.cfg.epochs = 12;
+    c.cfg.checkpoint_every = 3;
+    char csv[96], whole[96];
+    snprintf(csv, sizeof csv, "%s.csv", c.path);
+    snprintf(whole, sizeof whole, "%s.whole.csv", c.path);
+    Weights a, b;
+    TexelFitReport rep;
+    assert_int_equal(csv_fit(&c, whole, &a, &rep, NULL), TEXEL_OK);
+    unlink(c.path);
+    char *want = slurp(whole);
+    assert_non_null(strstr(want, "epoch,loss\n0,"));
+    assert_non_null(strstr(want, "\n12,"));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        csv_fit(&c, csv, &b, &rep, die_at_8);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 9);
+    char *cut = slurp(csv);
+    assert_non_null(strstr(cut, "\n8,")); // written after the checkpoint of epoch 6
+    assert_int_equal(texel_checkpoint_epoch(&c.cfg), 6);
+    FILE *fp = fopen(csv, "a");
+    fputs("9,0.12", fp); // and a row cut short by the kill
+    fclose(fp);
+    assert_int_equal(csv_fit(&c, csv, &b, &rep, NULL), TEXEL_OK);
+    assert_int_equal(rep.resumed_from, 6);
+    char *got = slurp(csv);
+    assert_string_equal(got, want);
+    assert_memory_equal(&a, &b, sizeof a);
+    // Stopped by the flag: a checkpoint at the epoch it stopped, then the same files again.
+    unlink(c.path);
+    atomic_store(&stop_now, false);
+    c.cfg.stop = &stop_now;
+    assert_int_equal(csv_fit(&c, csv, &b, &rep, stop_at_4), TEXEL_DRAINED);
+    assert_true(rep.drained);
+    assert_int_equal(texel_checkpoint_epoch(&c.cfg), 5);
+    atomic_store(&stop_now, false);
+    assert_int_equal(csv_fit(&c, csv, &b, &rep, NULL), TEXEL_OK);
+    assert_int_equal(rep.resumed_from, 5);
+    free(got);
+    got = slurp(csv);
+    assert_string_equal(got, want);
+    assert_memory_equal(&a, &b, sizeof a);
+    // A fresh fit rewrites the file (no second curve appended).
+    unlink(c.path);
+    assert_int_equal(csv_fit(&c, csv, &b, &rep, NULL), TEXEL_OK);
+    free(got);
+    got = slurp(csv);
+    assert_string_equal(got, want);
+    free(want);
+    free(cut);
+    free(got);
+    unlink(csv);
+    unlink(whole);
+    unlink(c.path);
+    texel_set_free(c.s);
+}
+
+/// Checkpoints are written at the interval (and at the end), not every epoch.
+static void test_checkpoint_interval(void **state)
+{
+    Fixture *f = *state;
+    CkptFixture c;
+    ckpt_setup(&c, f->path);
+    c.cfg.epochs = 7;
+    c.cfg.checkpoint_every = 5;
+    c.cfg.on_epoch = NULL;
+    char why[256];
+    Weights out;
+    TexelFitReport rep;
+    TexelExec x = {NULL, NULL, 1};
+    c.cfg.epochs = 7;
+    assert_int_equal(texel_fit(c.s, &c.cfg, &c.start, &x, &out, &rep, why, sizeof why), TEXEL_OK);
+    assert_int_equal(texel_checkpoint_epoch(&c.cfg), 7); // the end
+    unlink(c.path);
+    c.cfg.epochs = 9;
+    c.cfg.stop = NULL;
+    // Killed in epoch 9 (before its end): the checkpoint holds epoch 5, the interval's.
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        c.cfg.on_epoch = die_at_8;
+        texel_fit(c.s, &c.cfg, &c.start, &x, &out, &rep, why, sizeof why);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 9);
+    assert_int_equal(texel_checkpoint_epoch(&c.cfg), 5);
+    unlink(c.path);
+    texel_set_free(c.s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -588,6 +818,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bit_flips_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_unusable, setup, teardown),
+        cmocka_unit_test(test_l2_anchors_material),
+        cmocka_unit_test(test_at_bounds),
+        cmocka_unit_test_setup_teardown(test_resume_same_csv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoint_interval, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,8 @@ const char *texel_strerror(TexelStatus st)
                                                       "another rank failed",
                                                       "bad settings",
                                                       "damaged dataset (checksum mismatch)",
-                                                      "checkpoint of other inputs"};
+                                                      "checkpoint of other inputs",
+                                                      "stopped after a checkpoint"};
     return (unsigned)st < TEXEL_STATUS_NB ? text[st] : "unknown Texel status";
 }
 
@@ -1013,6 +1014,68 @@ static bool ckpt_write(const TexelFitConfig *cfg, const FitState *st)
     return ok && rename(tmp, cfg->checkpoint) == 0;
 }
 
+int texel_checkpoint_epoch(const TexelFitConfig *cfg)
+{
+    FitState *st = malloc(sizeof *st);
+    bool found = false;
+    char why[256];
+    int epoch =
+        st && ckpt_read(cfg, &found, st, why, sizeof why) == TEXEL_OK && found ? (int)st->epoch : 0;
+    free(st);
+    return epoch;
+}
+
+TexelStatus texel_loss_csv_open(const char *path, int epoch, FILE **out, int *kept, char *why,
+                                size_t why_len)
+{
+    *out = NULL;
+    *kept = 0;
+    FILE *f = fopen(path, epoch > 0 ? "r+" : "w");
+    if (!f && epoch > 0 && errno == ENOENT)
+        f = fopen(path, "w"); // the rows are gone: the curve restarts at `epoch`
+    if (!f)
+        return fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    // Keep the header and the complete rows of epochs 0 .. epoch-1, in order; cut the rest.
+    char line[256];
+    long keep = 0;
+    bool header = false;
+    while (epoch > 0 && fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        if (len == 0 || line[len - 1] != '\n')
+            break; // a row cut short by a kill
+        char *end;
+        long e = strtol(line, &end, 10);
+        if (!header && end == line) {
+            header = true;
+        } else if (end == line || *end != ',' || e != *kept || e >= epoch) {
+            break;
+        } else {
+            ++*kept;
+        }
+        keep = ftell(f);
+    }
+    if (keep == 0)
+        *kept = 0;
+    if (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 || fseek(f, keep, SEEK_SET) != 0 ||
+        (keep == 0 && fprintf(f, "epoch,loss\n") < 0) || fflush(f) != 0) {
+        TexelStatus st = fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        fclose(f);
+        return st;
+    }
+    *out = f;
+    return TEXEL_OK;
+}
+
+int texel_at_bounds(const Weights *w, const Weights *start, const bool *tuned, int *ids)
+{
+    int n = 0;
+    for (int i = 0; i < PARAM_NB; i++)
+        if (tuned[i] && w->v[i] != start->v[i] &&
+            (w->v[i] <= params_info[i].min || w->v[i] >= params_info[i].max))
+            ids[n++] = i;
+    return n;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -1020,13 +1083,91 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/// The root's checkpoint (or zeros elsewhere) summed over ranks, so every rank starts alike;
+/// *flag is the root's: 1 resume, 0 a fresh fit, -1 a checkpoint refused (TEXEL_ERR_STALE).
+static TexelStatus fit_resume(const TexelFitConfig *cfg, const Weights *start, const TexelExec *x,
+                              FitState *st, double *flag, char *why, size_t why_len)
+{
+    bool resumed = false;
+    TexelStatus ts = ckpt_read(cfg, &resumed, st, why, why_len);
+    *flag = ts != TEXEL_OK ? -1 : resumed ? 1 : 0;
+    if (ts != TEXEL_OK) {
+        memset(st, 0, sizeof *st); // the refused file may have been read in part
+        for (int i = 0; i < PARAM_NB; i++)
+            st->w[i] = start->v[i];
+    }
+    if (x && x->reduce) {
+        if (!x->reduce(x->ctx, flag, 1))
+            return TEXEL_ERR_REDUCE;
+        if (*flag > 0) {
+            if (!resumed)
+                memset(st, 0, sizeof *st);
+            if (!x->reduce(x->ctx, (double *)st, (int)(sizeof *st / sizeof(double))))
+                return TEXEL_ERR_REDUCE;
+        }
+    }
+    if (*flag < 0) {
+        if (!cfg->checkpoint)
+            fail(TEXEL_ERR_STALE, why, why_len,
+                 "the checkpoint on another rank is of other inputs");
+        return TEXEL_ERR_STALE;
+    }
+    return TEXEL_OK;
+}
+
+/// Whether any rank was asked to stop (the flag summed over ranks: all stop at one epoch).
+static TexelStatus fit_stop(const TexelFitConfig *cfg, const TexelExec *x, bool *stop)
+{
+    double s = cfg->stop && atomic_load(cfg->stop) ? 1 : 0;
+    if (x && x->reduce && !x->reduce(x->ctx, &s, 1))
+        return TEXEL_ERR_REDUCE;
+    *stop = s > 0;
+    return TEXEL_OK;
+}
+
+/// One Adam step on the tuned weights from the data gradient plus the L2 pull towards the
+/// start (l2 / n per (100 cp)^2), each weight clamped to its range.
+static void fit_step(const TexelFitConfig *cfg, const Weights *start, double n, const double *grad,
+                     FitState *st, int epoch)
+{
+    const double b1 = 0.9, b2 = 0.999, t = epoch + 1;
+    for (int i = 0; i < PARAM_NB; i++) {
+        if (!cfg->tuned[i])
+            continue;
+        double g = grad[i] + 2 * cfg->l2 * (st->w[i] - start->v[i]) / (1e4 * n);
+        st->m[i] = b1 * st->m[i] + (1 - b1) * g;
+        st->v[i] = b2 * st->v[i] + (1 - b2) * g * g;
+        double mh = st->m[i] / (1 - pow(b1, t)), vh = st->v[i] / (1 - pow(b2, t));
+        st->w[i] -= cfg->lr * mh / (sqrt(vh) + 1e-15);
+        double lo = params_info[i].min, hi = params_info[i].max;
+        st->w[i] = st->w[i] < lo ? lo : st->w[i] > hi ? hi : st->w[i];
+    }
+}
+
+/// The loss after `epoch` steps is known: the CSV row, the console line, the callback.
+static void fit_record(const TexelFitConfig *cfg, int epoch, double loss, const double *w,
+                       double per_epoch)
+{
+    if (cfg->loss_csv)
+        fprintf(cfg->loss_csv, "%d,%.8f\n", epoch, loss), fflush(cfg->loss_csv);
+    if (cfg->log && epoch > 0 && (epoch % 10 == 0 || epoch == cfg->epochs))
+        fprintf(cfg->log, "epoch %d/%d: loss %.6f after its step (%.3f s/epoch)\n", epoch,
+                cfg->epochs, loss, per_epoch),
+            fflush(cfg->log);
+    if (cfg->on_epoch)
+        cfg->on_epoch(cfg->ctx, epoch, loss, w);
+}
+
 TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weights *start,
                       const TexelExec *x, Weights *out, TexelFitReport *rep, char *why,
                       size_t why_len)
 {
-    if (cfg->epochs < 1 || !(cfg->lr > 0) || cfg->l2 < 0 || cfg->k < 0)
-        return fail(TEXEL_ERR_CONFIG, why, why_len, "epochs %d, lr %g, l2 %g, k %g", cfg->epochs,
-                    cfg->lr, cfg->l2, cfg->k);
+    if (cfg->epochs < 1 || !(cfg->lr > 0) || !(cfg->l2 >= 0) || cfg->k < 0 ||
+        cfg->checkpoint_every < 0 || !(cfg->checkpoint_seconds >= 0))
+        return fail(TEXEL_ERR_CONFIG, why, why_len,
+                    "epochs %d, lr %g, l2 %g, k %g, checkpoint every %d epochs or %g s",
+                    cfg->epochs, cfg->lr, cfg->l2, cfg->k, cfg->checkpoint_every,
+                    cfg->checkpoint_seconds);
     FitState *st = calloc(1, sizeof *st);
     double *grad = malloc(sizeof *grad * PARAM_NB);
     if (!st || !grad) {
@@ -1035,40 +1176,18 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         return fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
     }
     memset(rep, 0, sizeof *rep);
-    int tuned = 0;
+    int tuned = 0, every = cfg->checkpoint_every ? cfg->checkpoint_every : TEXEL_CHECKPOINT_EVERY;
     for (int i = 0; i < PARAM_NB; i++) {
         st->w[i] = start->v[i];
         tuned += cfg->tuned[i];
     }
-    // The root's checkpoint (or zeros elsewhere) summed over ranks: every rank starts alike.
-    // The flag is the root's: 1 resume, 0 a fresh fit, -1 a checkpoint refused.
-    bool resumed = false;
-    TexelStatus ts = ckpt_read(cfg, &resumed, st, why, why_len);
-    double flag = ts != TEXEL_OK ? -1 : resumed ? 1 : 0;
-    if (ts != TEXEL_OK) {
-        memset(st, 0, sizeof *st); // the refused file may have been read in part
-        for (int i = 0; i < PARAM_NB; i++)
-            st->w[i] = start->v[i];
-    }
-    ts = TEXEL_OK;
-    if (x && x->reduce) {
-        if (!x->reduce(x->ctx, &flag, 1))
-            ts = TEXEL_ERR_REDUCE;
-        if (ts == TEXEL_OK && flag > 0) {
-            if (!resumed)
-                memset(st, 0, sizeof *st);
-            if (!x->reduce(x->ctx, (double *)st, (int)(sizeof *st / sizeof(double))))
-                ts = TEXEL_ERR_REDUCE;
-        }
-    }
-    if (ts == TEXEL_OK && flag < 0) {
-        ts = TEXEL_ERR_STALE;
-        if (!cfg->checkpoint)
-            fail(ts, why, why_len, "the checkpoint on another rank is of other inputs");
-    }
+    double flag = 0, n = (double)s->n;
+    TexelStatus ts = fit_resume(cfg, start, x, st, &flag, why, why_len);
+    if (ts == TEXEL_OK && x && x->reduce && !x->reduce(x->ctx, &n, 1))
+        ts = TEXEL_ERR_REDUCE; // the positions of all ranks: the L2 pull's scale
     if (ts == TEXEL_OK && flag == 0) {
         st->k = cfg->k;
-        if (st->k == 0)
+        if (st->k == 0) // K once, from the start weights: held for the whole fit
             ts = texel_fit_k(s, st->w, x, &st->k);
         if (ts == TEXEL_OK)
             ts = texel_loss(s, st->w, st->k, x, &st->loss_start);
@@ -1081,46 +1200,44 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         fprintf(cfg->log,
                 "Fitted K = %.4f: loss %.6f at the start, %d weights tuned, %llu positions here\n",
                 st->k, st->loss_start, tuned, (unsigned long long)s->n);
-    double t0 = now_s(), loss = st->loss_start;
-    const double b1 = 0.9, b2 = 0.999;
+    double t0 = now_s(), saved = t0, loss = st->loss_start;
     int epoch = (int)st->epoch;
-    for (; ts == TEXEL_OK && epoch < cfg->epochs; epoch++) {
+    bool stop = false;
+    // Epoch e: the gradient at the weights after e steps gives their loss (row e), then step
+    // e + 1. A checkpoint holds the state after its steps: resuming recomputes row e exactly.
+    for (; ts == TEXEL_OK && epoch < cfg->epochs && !stop; epoch++) {
         ts = texel_gradient(s, st->w, st->k, x, &loss, grad);
         if (ts != TEXEL_OK)
             break;
-        double t = epoch + 1;
-        for (int i = 0; i < PARAM_NB; i++) {
-            if (!cfg->tuned[i])
-                continue;
-            double g = grad[i] + (tuned ? 2 * cfg->l2 * (st->w[i] - start->v[i]) / tuned : 0);
-            st->m[i] = b1 * st->m[i] + (1 - b1) * g;
-            st->v[i] = b2 * st->v[i] + (1 - b2) * g * g;
-            double mh = st->m[i] / (1 - pow(b1, t)), vh = st->v[i] / (1 - pow(b2, t));
-            st->w[i] -= cfg->lr * mh / (sqrt(vh) + 1e-15);
-            double lo = params_info[i].min, hi = params_info[i].max;
-            st->w[i] = st->w[i] < lo ? lo : st->w[i] > hi ? hi : st->w[i];
-        }
+        fit_record(cfg, epoch, loss, st->w, (now_s() - t0) / (epoch + 1 - rep->resumed_from));
+        fit_step(cfg, start, n, grad, st, epoch);
         st->epoch = epoch + 1;
-        if (cfg->on_epoch)
-            cfg->on_epoch(cfg->ctx, epoch, loss, st->w);
-        if (cfg->loss_csv)
-            fprintf(cfg->loss_csv, "%d,%.8f\n", epoch, loss), fflush(cfg->loss_csv);
-        if (cfg->log && (epoch % 10 == 0 || epoch + 1 == cfg->epochs))
-            fprintf(cfg->log, "epoch %d/%d: loss %.6f (%.3f s/epoch)\n", epoch + 1, cfg->epochs,
-                    loss, (now_s() - t0) / (epoch + 1 - rep->resumed_from)),
-                fflush(cfg->log);
-        if (cfg->checkpoint && !ckpt_write(cfg, st))
-            ts = fail(TEXEL_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
-                      cfg->checkpoint, strerror(errno));
+        ts = fit_stop(cfg, x, &stop);
+        bool due = (epoch + 1) % every == 0 || epoch + 1 == cfg->epochs || stop ||
+                   (cfg->checkpoint_seconds > 0 && now_s() - saved >= cfg->checkpoint_seconds);
+        if (ts == TEXEL_OK && cfg->checkpoint && due) {
+            if (!ckpt_write(cfg, st))
+                ts = fail(TEXEL_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
+                          cfg->checkpoint, strerror(errno));
+            saved = now_s();
+        }
     }
     double t1 = now_s();
     if (ts == TEXEL_OK)
         ts = texel_loss(s, st->w, st->k, x, &loss);
+    int run = epoch - rep->resumed_from;
+    bool drained = stop && epoch < cfg->epochs;
+    if (ts == TEXEL_OK && !drained)
+        fit_record(cfg, epoch, loss, st->w, run > 0 ? (t1 - t0) / run : 0);
+    if (ts == TEXEL_OK && drained) {
+        rep->drained = true;
+        ts = fail(TEXEL_DRAINED, why, why_len, "stopped after epoch %d of %d (checkpointed)", epoch,
+                  cfg->epochs);
+    }
     rep->k = st->k;
     rep->loss_start = st->loss_start;
     rep->loss_end = loss;
     rep->epochs_done = epoch;
-    int run = epoch - rep->resumed_from;
     rep->seconds_per_epoch = run > 0 ? (t1 - t0) / run : 0;
     for (int i = 0; i < PARAM_NB; i++)
         out->v[i] = (int32_t)lround(st->w[i]);

@@ -17,14 +17,18 @@
 // sampled traces disagree with the evaluation, is traced again from its positions (each
 // decoded as strictly as a FEN): the fit always uses the very code the search runs.
 //
-// Fit: minimise mean (result - sigmoid(K * eval / 400))^2 (+ l2 * mean squared change of
-// the tuned weights), sigmoid(x) = 1 / (1 + 10^-x), eval in centipawns for Red computed
-// from the trace (mg terms times phase/32, eg terms times (32 - phase)/32). K is fitted
-// first with the start weights; then Adam on every tuned weight, full batch, so a run is
-// deterministic. Sums over positions go through a reduce callback, so ranks of a cluster
-// each hold a shard and add their sums (MPI_Allreduce lives in proto/link.c, not here).
+// Fit: minimise mean (result - sigmoid(K * eval / 400))^2 + l2 / N * sum over the tuned
+// weights of ((w - start) / 100)^2, sigmoid(x) = 1 / (1 + 10^-x), eval in centipawns for Red
+// computed from the trace (mg terms times phase/32, eg terms times (32 - phase)/32), N the
+// positions in the dataset. K is fitted once with the start weights and then held: the L2
+// pull anchors the scale (a fit may not inflate every weight to sharpen its predictions), and
+// as a prior worth l2 positions per weight it matters on small datasets and fades on large
+// ones. Then Adam on every tuned weight, full batch, so a run is deterministic. Sums over positions
+// go through a reduce callback, so ranks of a cluster each hold a shard and add their sums
+// (MPI_Allreduce lives in proto/link.c, not here).
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +57,7 @@ typedef enum {
     TEXEL_ERR_CONFIG,   // bad fit settings
     TEXEL_ERR_CHECKSUM, // a block of records whose CRC-32 does not match: a damaged file
     TEXEL_ERR_STALE,    // a checkpoint made from other inputs or settings (named)
+    TEXEL_DRAINED,      // stopped by cfg->stop after a checkpoint: resume to finish
     TEXEL_STATUS_NB
 } TexelStatus;
 
@@ -131,19 +136,30 @@ typedef struct {
     int ranks;      // the shards the positions are split into (the sums' rounding follows them)
 } TexelInputs;
 
+enum {
+    TEXEL_L2_DEFAULT = 10,             // the L2 pull (texel.h, top; worker/job.c's default too)
+    TEXEL_CHECKPOINT_EVERY = 25,       // epochs between checkpoints by default
+    TEXEL_CHECKPOINT_SECONDS = 60,     // and at most this long between them by default
+    TEXEL_POSITIONS_PER_WEIGHT = 1000, // fewer per tuned weight: the fit warns (overfitting)
+    TEXEL_BOUNDS_WARN = 3              // this many tuned weights or more on a bound: it warns
+};
+
 typedef struct {
     int epochs;
     double lr; // Adam step size, centipawns
-    double l2; // weight of the mean squared change of tuned weights
+    double l2; // the pull towards the start: positions' worth per weight (above)
     double k;  // 0: fit K first
     bool tuned[PARAM_NB];
-    const char *checkpoint; // resume state, rewritten each epoch (NULL: none)
-    bool fresh;             // an existing checkpoint is not read (the first epoch replaces it)
-    TexelInputs inputs;     // with epochs, lr, l2, k and tuned: what the checkpoint must match
-    FILE *log;              // progress lines (NULL: quiet)
-    FILE *loss_csv;         // "epoch,loss" lines (NULL: none)
-    /// Called after each epoch with the loss before its step and the weights after it
-    /// (NULL: none); the report of a run is refreshed from here.
+    const char *checkpoint;    // resume state (NULL: none)
+    int checkpoint_every;      // epochs between checkpoints (0: TEXEL_CHECKPOINT_EVERY); also
+    double checkpoint_seconds; // when this long passed (0: never by time), at the end, on stop
+    bool fresh;                // an existing checkpoint is not read (the first write replaces it)
+    TexelInputs inputs;        // with epochs, lr, l2, k and tuned: what the checkpoint must match
+    const atomic_bool *stop;   // set (on any rank): checkpoint after this epoch, TEXEL_DRAINED
+    FILE *log;                 // progress lines (NULL: quiet)
+    FILE *loss_csv; // "epoch,loss" rows: the loss after `epoch` steps (texel_loss_csv_open)
+    /// Called with the loss after `epoch` steps (0: the start weights) and those weights, for
+    /// epoch = the resumed epoch (or 0) .. epochs (NULL: none); the report is refreshed here.
     void (*on_epoch)(void *ctx, int epoch, double loss, const double *w);
     void *ctx;
 } TexelFitConfig;
@@ -152,7 +168,20 @@ typedef struct {
     double k, loss_start, loss_end;
     int epochs_done, resumed_from;
     double seconds_per_epoch;
+    bool drained; // stopped early by cfg->stop (checkpointed at epochs_done)
 } TexelFitReport;
+
+/// Opens the loss CSV for a fit that starts at `epoch` steps: 0 rewrites it (a header); a
+/// resumed fit keeps the header and the rows of epochs before `epoch` and drops the rest (a
+/// kill may have written rows after its last checkpoint, or cut one short), so the resumed
+/// fit writes exactly the file of an uninterrupted one. *kept: the rows kept (fewer than
+/// `epoch` when the file lost rows: the curve has a gap).
+TexelStatus texel_loss_csv_open(const char *path, int epoch, FILE **out, int *kept, char *why,
+                                size_t why_len);
+
+/// The tuned weights that the fit moved (w differs from start) onto their min or max: their
+/// ids into ids (room for PARAM_NB), the count returned.
+int texel_at_bounds(const Weights *w, const Weights *start, const bool *tuned, int *ids);
 
 /// Whether cfg's checkpoint will be resumed: TEXEL_OK with *found false (no file there, or
 /// cfg->fresh) or true (made from these very inputs and settings); TEXEL_ERR_STALE naming the
@@ -160,6 +189,8 @@ typedef struct {
 /// else is wrong with the file, for anything else.
 TexelStatus texel_checkpoint_check(const TexelFitConfig *cfg, bool *found, char *why,
                                    size_t why_len);
+/// The epoch a checkpoint that texel_checkpoint_check found holds (0 when there is none).
+int texel_checkpoint_epoch(const TexelFitConfig *cfg);
 
 /// Fits from start, resuming from cfg's checkpoint when texel_checkpoint_check finds it (on the
 /// rank whose cfg names one; a refused one makes every rank return TEXEL_ERR_STALE); out

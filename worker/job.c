@@ -717,6 +717,10 @@ static bool key_texel(Ctx *c, const char *key, const char *v)
         return set_dbl(c, s, key, v, 0, 1e6, &j->texel.l2);
     if (!strcmp(key, "k"))
         return set_dbl(c, s, key, v, 0, 100, &j->texel.k);
+    if (!strcmp(key, "checkpoint_every"))
+        return set_int(c, s, key, v, 1, 1000000, &j->texel.checkpoint_every);
+    if (!strcmp(key, "checkpoint_seconds"))
+        return set_dbl(c, s, key, v, 0, 1e6, &j->texel.checkpoint_seconds);
     char *dst = !strcmp(key, "data")      ? j->texel.data
                 : !strcmp(key, "start")   ? j->texel.start
                 : !strcmp(key, "weights") ? j->texel.weights
@@ -1162,6 +1166,9 @@ static void job_defaults(JobConfig *j)
     snprintf(j->spsa.trajectory, sizeof j->spsa.trajectory, "spsa.csv");
     j->texel.epochs = 200;
     j->texel.lr = 2.0;
+    j->texel.l2 = 10;                 // TEXEL_L2_DEFAULT (tuning/texel.h)
+    j->texel.checkpoint_every = 25;   // TEXEL_CHECKPOINT_EVERY
+    j->texel.checkpoint_seconds = 60; // TEXEL_CHECKPOINT_SECONDS
     for (int id = 0; id < PARAM_NB; id++)
         j->texel.tuned[id] = true;
     snprintf(j->texel.weights, sizeof j->texel.weights, "texel-weights.txt");
