@@ -5,9 +5,9 @@
 
 typedef struct {
     const Weights *w;
-    EvalTrace *trace;       // NULL unless tracing
-    int mg, eg;             // Red's point of view
-    unsigned soldier_files; // bit f: a soldier of either colour stands on file f
+    EvalTrace *trace;                 // NULL unless tracing
+    int mg, eg;                       // Red's point of view
+    unsigned soldier_files[COLOR_NB]; // bit f: a soldier of that colour stands on file f
 } Acc;
 
 /// Adds n times a feature (n > 0 favours Red) to the middlegame or endgame sum.
@@ -27,6 +27,24 @@ static inline void add_eg(Acc *a, int id, int n)
 
 #define TERM(a, name, n)    (add_mg(a, P_##name##_mg, n), add_eg(a, P_##name##_eg, n))
 #define TERM_MG(a, name, n) add_mg(a, P_##name##_mg, n)
+
+/// Bucket k of a one-hot table whose rows run name_0_mg, name_0_eg, name_1_mg, ...
+#define TERM_BUCKET(a, name, k, n)                                                                 \
+    (add_mg(a, P_##name##_0_mg + 2 * (k), n), add_eg(a, P_##name##_0_eg + 2 * (k), n))
+
+_Static_assert(P_horse_mobility_8_eg == P_horse_mobility_0_mg + 17, "horse mobility rows");
+_Static_assert(P_chariot_mobility_5_eg == P_chariot_mobility_0_mg + 11, "chariot mobility rows");
+_Static_assert(P_cannon_mobility_5_eg == P_cannon_mobility_0_mg + 11, "cannon mobility rows");
+
+/// Chariot and cannon mobility buckets: 0-1, 2-3, 4-6, 7-9, 10-13, 14-17 points.
+static const uint8_t SLIDER_BUCKET[18] = {0, 0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5};
+
+/// Points of a colour's own half of the board (Red: ranks 0-4).
+static inline Bitboard half_of(Color c)
+{
+    const Bitboard red = ((Bitboard)1 << 45) - 1;
+    return c == RED ? red : red << 45;
+}
 
 static const int PHASE_WEIGHT[PIECE_TYPE_NB] = {0, 0, 0, 0, 2, 4, 2, 0};
 static const int MAT_MG[PIECE_TYPE_NB] = {-1,         -1,           P_advisor_mg, P_elephant_mg,
@@ -86,6 +104,16 @@ static inline int between_count(unsigned occ, int p, int q)
     return __builtin_popcount(occ & mask);
 }
 
+/// A cannon on file e behind the enemy horse that stands just in front of the enemy general
+/// on file e, with at most one more piece between (a check, or a pin of the horse).
+static bool cannon_on_central_horse(const Board *b, Color them, Square s, Square ek, int between)
+{
+    if (sq_file(s) != 4 || sq_file(ek) != 4 || between < 1 || between > 2)
+        return false;
+    Square front = sq_rank(s) > sq_rank(ek) ? ek + FILE_NB : ek - FILE_NB;
+    return board_piece(b, front) == piece_make(them, HORSE);
+}
+
 static void eval_sliders(const Board *b, Color c, int sign, Acc *a)
 {
     Color them = (Color)(c ^ 1);
@@ -98,8 +126,16 @@ static void eval_sliders(const Board *b, Color c, int sign, Acc *a)
         int mob = __builtin_popcount(LINE_QUIET(er) | (LINE_HIT(er) & b->rank_occ[them][r])) +
                   __builtin_popcount(LINE_QUIET(ef) | (LINE_HIT(ef) & b->file_occ[them][f]));
         TERM(a, chariot_mob, sign * mob);
-        if (!(a->soldier_files & (1u << f)))
-            TERM(a, chariot_open_file, sign);
+        TERM_BUCKET(a, chariot_mobility, SLIDER_BUCKET[mob], sign);
+        // Open: no soldier on the file; half-open: only the opponent's.
+        if (!(a->soldier_files[c] & (1u << f))) {
+            if (a->soldier_files[them] & (1u << f))
+                TERM(a, chariot_half_open, sign);
+            else
+                TERM(a, chariot_open_file, sign);
+        }
+        if (rel_rank(c, s) >= 8)
+            TERM(a, chariot_back_ranks, sign);
         // A chariot facing the enemy general with exactly one piece between pins it.
         if (f == sq_file(ek) && between_count(file_occ(b, f), r, sq_rank(ek)) == 1)
             TERM(a, pin_chariot, -sign);
@@ -114,6 +150,9 @@ static void eval_sliders(const Board *b, Color c, int sign, Acc *a)
         int mob = __builtin_popcount(LINE_QUIET(er) | (LINE_SCREEN(er) & b->rank_occ[them][r])) +
                   __builtin_popcount(LINE_QUIET(ef) | (LINE_SCREEN(ef) & b->file_occ[them][f]));
         TERM(a, cannon_mob, sign * mob);
+        TERM_BUCKET(a, cannon_mobility, SLIDER_BUCKET[mob < 17 ? mob : 17], sign);
+        if (rel_rank(c, s) == 9)
+            TERM(a, cannon_bottom, sign);
         int between = -1;
         if (f == sq_file(ek))
             between = between_count(file_occ(b, f), r, sq_rank(ek));
@@ -125,6 +164,8 @@ static void eval_sliders(const Board *b, Color c, int sign, Acc *a)
             TERM_MG(a, cannon_screen_king, sign);
         else if (between == 2)
             TERM_MG(a, pin_cannon, -sign);
+        if (cannon_on_central_horse(b, them, s, ek, between))
+            TERM(a, cannon_central_horse, sign);
     }
 }
 
@@ -141,10 +182,13 @@ static void eval_horses(const Board *b, Color c, int sign, Acc *a)
             mob += board_piece(b, st->via[i]) == NO_PIECE && (p == NO_PIECE || piece_color(p) != c);
         }
         TERM(a, horse_mob, sign * mob);
+        TERM_BUCKET(a, horse_mobility, mob, sign);
         if (mob <= 1)
             TERM(a, horse_trapped, sign);
+        int f = sq_file(s);
+        if (f == 0 || f == FILE_NB - 1)
+            TERM(a, horse_rim, sign);
         if (rel_rank(c, s) >= 5) {
-            int f = sq_file(s);
             Square behind = c == RED ? s - FILE_NB : s + FILE_NB;
             bool guarded = bb_test(own_soldiers, behind) ||
                            (f > 0 && bb_test(own_soldiers, s - 1)) ||
@@ -157,18 +201,24 @@ static void eval_horses(const Board *b, Color c, int sign, Acc *a)
 
 static void eval_soldiers(const Board *b, Color c, int sign, Acc *a)
 {
-    Bitboard set = b->pieces[c][SOLDIER];
+    Bitboard set = b->pieces[c][SOLDIER] & half_of((Color)(c ^ 1));
     Bitboard own = set;
+    int crossed = bb_count(set);
     while (set) {
         Square s = bb_pop(&set);
         int rr = rel_rank(c, s), f = sq_file(s);
-        if (rr < 5)
-            continue;
-        if (f < FILE_NB - 1 && bb_test(own, s + 1))
+        if (f < FILE_NB - 1 && bb_test(own, s + 1)) {
             TERM(a, soldier_connected, sign);
+            if (rr >= 7)
+                TERM(a, soldier_connected_deep, sign);
+        }
         if (rr >= 7 && f >= 3 && f <= 5)
             TERM(a, soldier_palace, sign);
     }
+    // Crossed soldiers weigh more against a palace short of advisors.
+    int missing = 2 - bb_count(b->pieces[c ^ 1][ADVISOR]);
+    if (crossed && missing)
+        TERM(a, soldier_vs_advisor, sign * crossed * missing);
 }
 
 /// Files c-g of the owner's ranks 0-3: the palace and the points in front of it.
@@ -184,8 +234,20 @@ static Bitboard palace_zone(Color c)
 static void eval_king_safety(const Board *b, Color c, int sign, Acc *a)
 {
     Color them = (Color)(c ^ 1);
-    TERM_MG(a, advisor_missing, sign * (2 - bb_count(b->pieces[c][ADVISOR])));
-    TERM_MG(a, elephant_missing, sign * (2 - bb_count(b->pieces[c][ELEPHANT])));
+    int adv_missing = 2 - bb_count(b->pieces[c][ADVISOR]);
+    int ele_missing = 2 - bb_count(b->pieces[c][ELEPHANT]);
+    TERM_MG(a, advisor_missing, sign * adv_missing);
+    TERM_MG(a, elephant_missing, sign * ele_missing);
+    if (!adv_missing && !ele_missing)
+        TERM(a, guard_full, sign);
+    // Each missing defender counts once per enemy chariot, horse or cannon across the river.
+    const Bitboard heavy =
+        b->pieces[them][CHARIOT] | b->pieces[them][HORSE] | b->pieces[them][CANNON];
+    int across = adv_missing || ele_missing ? bb_count(heavy & half_of(c)) : 0;
+    if (across) {
+        TERM(a, advisor_missing_attack, sign * adv_missing * across);
+        TERM(a, elephant_missing_attack, sign * ele_missing * across);
+    }
     Square k = b->king_sq[c];
     if (sq_file(k) != 4 || rel_rank(c, k) != 0)
         TERM(a, king_off_home, sign);
@@ -206,6 +268,10 @@ static void eval_king_safety(const Board *b, Color c, int sign, Acc *a)
         if (n && t == SOLDIER)
             add_eg(a, P_attacker_soldier_eg, sign * n);
     }
+    // Attackers together are worth more than alone: one count per pair of heavy attackers.
+    int heavy_in_zone = bb_count(heavy & zone);
+    if (heavy_in_zone >= 2)
+        TERM_MG(a, attacker_pairs, sign * heavy_in_zone * (heavy_in_zone - 1) / 2);
 }
 
 static void eval_material_psq(const Board *b, Color c, int sign, Acc *a, int *phase)
@@ -230,10 +296,10 @@ static void eval_material_psq(const Board *b, Color c, int sign, Acc *a, int *ph
 
 static inline int evaluate(const Board *b, const Weights *w, EvalTrace *trace)
 {
-    Acc a = {w, trace, 0, 0, 0};
+    Acc a = {w, trace, 0, 0, {0, 0}};
     for (Color c = RED; c < COLOR_NB; c++)
         for (Bitboard set = b->pieces[c][SOLDIER]; set;)
-            a.soldier_files |= 1u << sq_file(bb_pop(&set));
+            a.soldier_files[c] |= 1u << sq_file(bb_pop(&set));
     int phase = 0;
     for (Color c = RED; c < COLOR_NB; c++) {
         int sign = c == RED ? 1 : -1;
