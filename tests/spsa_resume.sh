@@ -4,7 +4,7 @@
 # 1), run again, and must (1) apply every game pair's result exactly once (iterations applied
 # = rounds), (2) rebuild theta bit for bit: every trajectory row written before the kill is
 # written again, identical, by the replay; (3) write a tuned weights file that the engine
-# loads, holding the final theta rounded.
+# loads, holding the final theta rounded; (4) write each trajectory row once.
 set -u
 xq=$1 job=$2
 work=$(mktemp -d)
@@ -45,6 +45,8 @@ head -n "$rows" "$out/spsa.csv" | cmp -s - "$work/before.csv" ||
 # The tuned file holds the last row's theta, rounded, and loads in the engine.
 last=$(tail -n 1 "$out/spsa.csv")
 [[ ${last%%,*} == 40 ]] || fail "last trajectory row is not iteration 40: $last"
+dups=$(cut -d, -f1 "$out/spsa.csv" | uniq -d | tr '\n' ' ')
+[[ -z $dups ]] || fail "spsa.csv repeats the rows of iteration(s) $dups"
 horse=$(awk -F, '{printf "%.0f", $2}' <<<"$last")
 grep -qx "horse_mg $horse" "$out/spsa-weights.txt" || fail "tuned file lacks horse_mg $horse"
 loaded=$(printf 'setoption name WeightsFile value %s\nposition startpos\ngo depth 2\nquit\n' \

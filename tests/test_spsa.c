@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,13 +219,49 @@ static void test_tuner_replay(void **state)
     spsa_tuner_free(again);
 }
 
+/// The trajectory CSV has one row per iteration: the final row asked for at the end of a run
+/// is not a repeat of the row the interval wrote for the same iteration.
+static void test_csv_no_repeat(void **state)
+{
+    (void)state;
+    static SpsaConfig cfg;
+    spsa_config_init(&cfg, 4);
+    cfg.count = 2;
+    for (int i = 0; i < 2; i++)
+        cfg.params[i] = (SpsaParam){"p", i, 100 + i, 0, 300, 10, 0.01};
+    SpsaTuner *t = spsa_tuner_new(&cfg, 5, 4);
+    assert_non_null(t);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    spsa_tuner_set_csv(t, f, 2);
+    uint64_t pairs[4] = {0, 1, 2, 3};
+    assert_non_null(spsa_tuner_step(t, pairs, 4));
+    for (uint64_t p = 0; p < 4; p++)
+        assert_true(spsa_tuner_pair_done(t, p, 1));
+    spsa_tuner_csv_row(t); // the end of the run: iteration 4 was written by the interval
+    spsa_tuner_csv_row(t);
+    rewind(f);
+    char line[256];
+    long iters[8];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < 8)
+        if (line[0] >= '0' && line[0] <= '9')
+            iters[n++] = strtol(line, NULL, 10);
+    assert_int_equal(n, 3); // 0, 2, 4
+    assert_int_equal(iters[0], 0);
+    assert_int_equal(iters[1], 2);
+    assert_int_equal(iters[2], 4);
+    fclose(f);
+    spsa_tuner_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schedule),         cmocka_unit_test(test_update),
         cmocka_unit_test(test_clipping),         cmocka_unit_test(test_stochastic_rounding),
         cmocka_unit_test(test_step_determinism), cmocka_unit_test(test_config_check),
-        cmocka_unit_test(test_tuner_replay),
+        cmocka_unit_test(test_tuner_replay),     cmocka_unit_test(test_csv_no_repeat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@ struct SpsaTuner {
     uint64_t slot_cap;
     FILE *csv;
     int64_t csv_every;
+    int64_t csv_last; // the iteration of the last row written (-1: none)
 };
 
 SpsaTuner *spsa_tuner_new(const SpsaConfig *cfg, uint64_t seed, uint64_t pairs_total)
@@ -30,6 +31,7 @@ SpsaTuner *spsa_tuner_new(const SpsaConfig *cfg, uint64_t seed, uint64_t pairs_t
     if (!t)
         return NULL;
     t->cfg = *cfg;
+    t->csv_last = -1;
     t->seed = seed;
     t->pairs_total = pairs_total;
     spsa_theta_init(cfg, t->theta);
@@ -233,6 +235,7 @@ void spsa_tuner_set_csv(SpsaTuner *t, FILE *f, int64_t every)
 {
     t->csv = f;
     t->csv_every = every;
+    t->csv_last = -1;
     if (!f)
         return;
     fprintf(f, "iteration");
@@ -242,10 +245,13 @@ void spsa_tuner_set_csv(SpsaTuner *t, FILE *f, int64_t every)
     spsa_tuner_csv_row(t);
 }
 
+/// One row per iteration: the final row of a run (games_spsa_finish) is not written again when
+/// the interval wrote it already.
 void spsa_tuner_csv_row(SpsaTuner *t)
 {
-    if (!t->csv)
+    if (!t->csv || t->k == t->csv_last)
         return;
+    t->csv_last = t->k;
     fprintf(t->csv, "%lld", (long long)t->k);
     for (int i = 0; i < t->cfg.count; i++)
         fprintf(t->csv, ",%.4f", t->theta[i]);

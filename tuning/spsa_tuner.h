@@ -36,6 +36,7 @@ const SpsaConfig *spsa_tuner_config(const SpsaTuner *t);
 int64_t spsa_tuner_iterations(const SpsaTuner *t); // pairs applied
 
 /// Trajectory CSV: a header line, then "iteration,theta..." every `every` iterations (and
-/// when spsa_tuner_csv_row is called). The tuner writes to f; NULL stops writing.
+/// when spsa_tuner_csv_row is called), one row per iteration at most. The tuner writes to f;
+/// NULL stops writing.
 void spsa_tuner_set_csv(SpsaTuner *t, FILE *f, int64_t every);
 void spsa_tuner_csv_row(SpsaTuner *t);
