@@ -43,6 +43,11 @@ int params_find(const char *name)
 
 bool params_is_psq(int id) { return strncmp(params_info[id].name, "psq_", 4) == 0; }
 
+bool params_is_search(int id) { return id >= PARAM_SEARCH_FIRST && id < PARAM_NB; }
+
+// search_params.def must close the table, or params_is_search would name eval rows.
+_Static_assert((int)P_search_rfp_depth == (int)PARAM_SEARCH_FIRST, "search_params.def is not last");
+
 static bool parse_value(const char *text, int id, int32_t *out)
 {
     char *end;
@@ -117,12 +122,28 @@ ParamsStatus weights_save(const Weights *w, const char *path)
     char *text = malloc((size_t)(PARAM_NB + 1) * LINE_MAX_);
     if (!text)
         return PARAMS_ERR_IO;
-    size_t n = (size_t)snprintf(text, LINE_MAX_, "# xqforge evaluation weights: name value\n");
+    size_t n = (size_t)snprintf(text, LINE_MAX_, "# xqforge weights: name value\n");
     for (int i = 0; i < PARAM_NB; i++)
         n += (size_t)snprintf(text + n, LINE_MAX_, "%.60s %d\n", params_info[i].name, (int)w->v[i]);
     int rc = files_write_atomic(path, text, n);
     free(text);
     return rc == 0 ? PARAMS_OK : PARAMS_ERR_IO;
+}
+
+typedef enum { GROUP_NONE, GROUP_ALL, GROUP_PSQ, GROUP_EVAL, GROUP_SEARCH, GROUP_ONE } ParamGroup;
+
+/// Whether a list word's group holds the weight: "eval" is every evaluation weight that is not
+/// piece-square, so "psq eval search" is "all".
+static bool group_has(ParamGroup g, int id, int one)
+{
+    switch (g) {
+    case GROUP_ALL: return true;
+    case GROUP_PSQ: return params_is_psq(id);
+    case GROUP_EVAL: return !params_is_psq(id) && !params_is_search(id);
+    case GROUP_SEARCH: return params_is_search(id);
+    case GROUP_ONE: return id == one;
+    default: return false;
+    }
 }
 
 ParamsListStatus params_parse_list(const char *list, bool (*add)(void *ctx, int id), void *ctx,
@@ -135,16 +156,20 @@ ParamsListStatus params_parse_list(const char *list, bool (*add)(void *ctx, int 
     }
     bool any = false;
     for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-        bool all = !strcmp(w, "all"), psq = !strcmp(w, "psq"), ev = !strcmp(w, "eval");
-        int one = all || psq || ev ? -1 : params_find(w);
-        if (!all && !psq && !ev && one < 0) {
+        int one = params_find(w);
+        ParamGroup g = !strcmp(w, "all")      ? GROUP_ALL
+                       : !strcmp(w, "psq")    ? GROUP_PSQ
+                       : !strcmp(w, "eval")   ? GROUP_EVAL
+                       : !strcmp(w, "search") ? GROUP_SEARCH
+                       : one >= 0             ? GROUP_ONE
+                                              : GROUP_NONE;
+        if (g == GROUP_NONE) {
             snprintf(bad, bad_len, "%s", w);
             return PARAMS_LIST_UNKNOWN;
         }
         any = true;
         for (int id = 0; id < PARAM_NB; id++)
-            if ((all || (psq && params_is_psq(id)) || (ev && !params_is_psq(id)) || id == one) &&
-                !add(ctx, id))
+            if (group_has(g, id, one) && !add(ctx, id))
                 return PARAMS_LIST_STOPPED;
     }
     return any ? PARAMS_LIST_OK : PARAMS_LIST_EMPTY;

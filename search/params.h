@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The evaluation weights, generated from params.def: ids, the Weights struct, defaults,
-// ranges, and loading/saving a weight set (`name value` per line).
+// The weight table, generated from params.def: ids, the Weights struct, defaults, ranges, and
+// loading/saving a weight set (`name value` per line). The table holds the evaluation weights
+// and, last, the search's margins and time factors (search_params.def).
 #pragma once
 
 #include <stdbool.h>
@@ -13,6 +14,16 @@ typedef enum {
 #undef PARAM
     PARAM_NB
 } ParamId;
+
+/// The rows of search_params.def, which params.def includes last: ids PARAM_SEARCH_FIRST on.
+enum {
+    PARAM_SEARCH_NB = 0
+#define PARAM(name, def, lo, hi, step) +1
+#include "search_params.def"
+#undef PARAM
+    ,
+    PARAM_SEARCH_FIRST = PARAM_NB - PARAM_SEARCH_NB
+};
 
 typedef struct {
     const char *name;
@@ -40,6 +51,8 @@ void weights_default(Weights *w);
 int params_find(const char *name);
 /// Piece-square weights are many; protocol front ends may leave them out of option lists.
 bool params_is_psq(int id);
+/// Search margins and time factors (search_*, tm_*): the evaluation never reads them.
+bool params_is_search(int id);
 ParamsStatus weights_set(Weights *w, const char *name, const char *value);
 /// Reads `name value` lines ('#' starts a comment); on error names the line in why.
 /// Weights not in the file keep their values; w is unchanged if any line is bad.
@@ -56,8 +69,10 @@ typedef enum {
 } ParamsListStatus;
 
 /// The one reader of weight lists (SPSA's and Texel's `params`, `texel fit --params`): words
-/// separated by spaces, tabs or commas, each "all", "psq" (the piece-square weights), "eval"
-/// (every other weight) or a weight's name. Calls add(ctx, id) for the weights of each word in
-/// table order (a weight named twice comes twice); add returns false to stop.
+/// separated by spaces, tabs or commas, each "all" (every row of the table), "psq" (the
+/// piece-square weights), "eval" (the other evaluation weights), "search" (the search and time
+/// rows) or a weight's name. Calls add(ctx, id) for the weights of each word in table order (a
+/// weight named twice comes twice); add returns false to stop. Texel fits only what the
+/// evaluation reads: search rows it is given keep their values (their gradient is zero).
 ParamsListStatus params_parse_list(const char *list, bool (*add)(void *ctx, int id), void *ctx,
                                    char *bad, size_t bad_len);

@@ -28,9 +28,20 @@ typedef struct {
 
 typedef struct SearchThread SearchThread;
 
+enum { LMR_MAX = 64, LMP_DEPTH_MAX = 8 };
+
+/// Tables derived from search rows of the weights, rebuilt by engine_search when those rows
+/// changed (weights may be edited between searches: setoption, weight files, SPSA).
+typedef struct {
+    int32_t lmr_base, lmr_div, lmp_base, lmp_factor; // the rows they were built from (0: never)
+    uint8_t reductions[LMR_MAX][LMR_MAX];            // [depth][moves searched]
+    int16_t lmp[2][LMP_DEPTH_MAX + 1];               // [improving][depth]: quiets before pruning
+} SearchTables;
+
 struct Engine {
     TT tt;
     Weights weights;
+    SearchTables tables;
     RulesConfig rules;
     int threads, hash_mb, multipv, overhead_ms;
     unsigned features; // SEARCH_FEATURE_* bits switched on (all by default)
@@ -59,8 +70,6 @@ struct SearchThread {
     Board board;
 };
 
-static int reductions[64][64];
-
 /// Option names of the search features, for switching one off to measure what it is worth.
 static const char *const FEATURE_NAMES[SEARCH_FEATURE_NB] = {
     "ReverseFutility",   "NullMove",
@@ -73,11 +82,26 @@ static const char *const FEATURE_NAMES[SEARCH_FEATURE_NB] = {
 
 static inline bool on(const Engine *e, SearchFeature f) { return (e->features >> f) & 1; }
 
-static void init_reductions(void)
+/// Late-move reductions grow with the log of depth and of the move's number:
+/// lmr_base / 100 + ln(depth) * ln(moves) / (lmr_div / 100). Late-move pruning keeps
+/// lmp_base + depth^2 * lmp_factor / 100 / (2 - improving) quiets. Rebuilt only on a change.
+static void tables_update(SearchTables *tb, const Weights *w)
 {
-    for (int d = 1; d < 64; d++)
-        for (int m = 1; m < 64; m++)
-            reductions[d][m] = (int)(0.75 + log(d) * log(m) / 2.25);
+    const int32_t *v = w->v;
+    if (tb->lmr_base == v[P_search_lmr_base] && tb->lmr_div == v[P_search_lmr_div] &&
+        tb->lmp_base == v[P_search_lmp_base] && tb->lmp_factor == v[P_search_lmp_factor])
+        return;
+    tb->lmr_base = v[P_search_lmr_base];
+    tb->lmr_div = v[P_search_lmr_div];
+    tb->lmp_base = v[P_search_lmp_base];
+    tb->lmp_factor = v[P_search_lmp_factor];
+    double base = tb->lmr_base / 100.0, div = tb->lmr_div / 100.0;
+    for (int d = 1; d < LMR_MAX; d++)
+        for (int m = 1; m < LMR_MAX; m++)
+            tb->reductions[d][m] = (uint8_t)(int)(base + log(d) * log(m) / div);
+    for (int imp = 0; imp < 2; imp++)
+        for (int d = 0; d <= LMP_DEPTH_MAX; d++)
+            tb->lmp[imp][d] = (int16_t)(tb->lmp_base + d * d * tb->lmp_factor / (100 * (2 - imp)));
 }
 
 const char *engine_strerror(EngineStatus st)
@@ -126,13 +150,12 @@ static EngineStatus alloc_workers(Engine *e, int n)
 
 Engine *engine_new(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, init_reductions);
     board_init();
     Engine *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
     weights_default(&e->weights);
+    tables_update(&e->tables, &e->weights);
     e->rules = rules_config_default(RULES_SEED);
     e->hash_mb = 16;
     e->multipv = 1;
@@ -608,6 +631,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 {
     Board *b = &t->board;
     Engine *e = t->engine;
+    const int32_t *sp = e->weights.v; // the search rows (search_params.def)
     const bool pv_node = beta - alpha > 1, root = ply == 0;
     ss->pv_len = 0;
 
@@ -656,16 +680,19 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 
     if (!pv_node && !in_check) {
         // Step 5. Reverse futility pruning.
-        if (on(e, SEARCH_REVERSE_FUTILITY) && depth <= 7 &&
-            eval - (90 - 30 * improving) * depth >= beta && abs(beta) < VALUE_MATE_IN_MAX)
+        if (on(e, SEARCH_REVERSE_FUTILITY) && depth <= sp[P_search_rfp_depth] &&
+            eval - (sp[P_search_rfp_margin] - sp[P_search_rfp_improving] * improving) * depth >=
+                beta &&
+            abs(beta) < VALUE_MATE_IN_MAX)
             return eval;
 
         // Step 6. Null move, only with a chariot, horse or cannon (zugzwang is real in
         // soldier and defender endings).
         const Bitboard *own = b->pieces[b->side];
-        if (on(e, SEARCH_NULL_MOVE) && null_ok && depth >= 3 && eval >= beta &&
+        if (on(e, SEARCH_NULL_MOVE) && null_ok && depth >= sp[P_search_nmp_depth] && eval >= beta &&
             (own[CHARIOT] | own[HORSE] | own[CANNON])) {
-            int r = 3 + depth / 4 + (eval - beta > 200);
+            int r = sp[P_search_nmp_base] + depth / sp[P_search_nmp_div] +
+                    (eval - beta > sp[P_search_nmp_eval_margin]);
             board_make_null(b);
             ss->move = MOVE_NONE;
             ss->ch = NULL;
@@ -680,7 +707,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 
     // Step 7. No table move at a deep node: search it shallower first (internal iterative
     // reduction); its own iterations will fill the table for the deeper search.
-    if (on(e, SEARCH_INTERNAL_REDUCTION) && depth >= 4 && tt_move == MOVE_NONE)
+    if (on(e, SEARCH_INTERNAL_REDUCTION) && depth >= sp[P_search_iir_depth] && tt_move == MOVE_NONE)
         depth--;
 
     // Step 8. The moves.
@@ -702,12 +729,16 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
         bool prune = false;
         if (!root && !in_check && best > -VALUE_MATE_IN_MAX && searched > 0) {
             if (!capture)
-                prune = (on(e, SEARCH_LATE_MOVE_PRUNING) && depth <= 4 &&
-                         quiet_n >= 3 + depth * depth / (2 - improving)) ||
-                        (on(e, SEARCH_FUTILITY) && depth <= 5 && eval + 120 + 90 * depth <= alpha);
+                prune = (on(e, SEARCH_LATE_MOVE_PRUNING) && depth <= sp[P_search_lmp_depth] &&
+                         depth <= LMP_DEPTH_MAX && quiet_n >= e->tables.lmp[improving][depth]) ||
+                        (on(e, SEARCH_FUTILITY) && depth <= sp[P_search_fut_depth] &&
+                         eval + sp[P_search_fut_base] + sp[P_search_fut_margin] * depth <= alpha) ||
+                        (depth <= sp[P_search_hist_prune_depth] &&
+                         score < -sp[P_search_hist_prune_margin] * depth);
             else
-                prune = on(e, SEARCH_SEE_PRUNING) && depth <= 5 && score < SCORE_GOOD_CAPTURE &&
-                        !see_ge(b, m, -90 * depth);
+                prune = on(e, SEARCH_SEE_PRUNING) && depth <= sp[P_search_see_depth] &&
+                        score < SCORE_GOOD_CAPTURE &&
+                        !see_ge(b, m, -sp[P_search_see_margin] * depth);
         }
 
         const bool gives_check = board_gives_check(b, m);
@@ -715,8 +746,9 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
             continue;
         // Only a check that does not lose material is extended: cannon and chariot checks
         // are so common in xiangqi that extending every one lets the tree explode.
-        const int ext = on(e, SEARCH_CHECK_EXTENSION) && gives_check && ply < 2 * t->root_depth &&
-                        see_ge(b, m, 0);
+        const int ext = on(e, SEARCH_CHECK_EXTENSION) && gives_check &&
+                        ply < sp[P_search_ext_ply_factor] * t->root_depth &&
+                        see_ge(b, m, sp[P_search_ext_see]);
 
         tt_prefetch(&e->tt, board_key_after(b, m));
         board_make_move(b, m);
@@ -726,13 +758,15 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
         int v;
 
         // Step 10. Late-move reductions, then principal variation search.
-        if (on(e, SEARCH_LATE_MOVE_REDUCTIONS) && depth >= 3 && searched >= 1 + pv_node * 2 &&
-            !capture && !gives_check) {
-            int r = reductions[depth < 64 ? depth : 63][searched < 64 ? searched : 63];
+        if (on(e, SEARCH_LATE_MOVE_REDUCTIONS) && depth >= sp[P_search_lmr_depth] &&
+            searched >= 1 + pv_node * 2 && !capture && !gives_check) {
+            int r = e->tables.reductions[depth < LMR_MAX ? depth : LMR_MAX - 1]
+                                        [searched < LMR_MAX ? searched : LMR_MAX - 1];
             r -= pv_node;
             r += !improving;
             r -= quiet_score(t, ss, board_piece(b, move_to(m)), m) /
-                 (on(e, SEARCH_CONTINUATION_HISTORY) ? 10000 : 6000);
+                 sp[on(e, SEARCH_CONTINUATION_HISTORY) ? P_search_lmr_hist
+                                                       : P_search_lmr_hist_single];
             if (score >= SCORE_KILLER)
                 r--;
             int d = new_depth - (r > 0 ? r : 0);
@@ -774,7 +808,8 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 
     // Step 12. Histories and killers for a quiet move that failed high.
     if (best >= beta && !is_capture(b, best_move)) {
-        int bonus = depth * depth > 1200 ? 1200 : depth * depth;
+        int bonus = depth * depth * sp[P_search_hist_bonus_scale] / 100;
+        bonus = bonus < sp[P_search_hist_bonus_max] ? bonus : sp[P_search_hist_bonus_max];
         quiet_update(t, ss, board_piece(b, move_from(best_move)), best_move, bonus);
         for (int i = 0; i < quiet_n; i++)
             if (quiets[i] != best_move)
@@ -837,6 +872,7 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
                     void *ctx)
 {
     Engine *e = t->engine;
+    const int32_t *sp = e->weights.v;
     const SearchLimits *l = t->limits;
     MoveList root_moves;
     int root_count = movegen_legal(&t->board, &root_moves);
@@ -855,8 +891,8 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
         t->excluded_n = 0;
         for (int pv_idx = 0; pv_idx < multipv; pv_idx++) {
             int prev_score = pv_idx < prev_n ? prev[pv_idx].score : 0;
-            int delta = 30, alpha = -VALUE_INFINITE, beta = VALUE_INFINITE;
-            if (on(e, SEARCH_ASPIRATION) && depth >= 4 && pv_idx < prev_n &&
+            int delta = sp[P_search_asp_delta], alpha = -VALUE_INFINITE, beta = VALUE_INFINITE;
+            if (on(e, SEARCH_ASPIRATION) && depth >= sp[P_search_asp_depth] && pv_idx < prev_n &&
                 abs(prev_score) < VALUE_MATE_IN_MAX) {
                 alpha = prev_score - delta;
                 beta = prev_score + delta;
@@ -875,7 +911,7 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
                 } else {
                     break;
                 }
-                delta += delta / 2 + 10;
+                delta += delta * sp[P_search_asp_growth] / 100 + sp[P_search_asp_growth_add];
             }
             if (stopped(t) && depth > 1)
                 break;
@@ -902,7 +938,7 @@ static void iterate(SearchThread *t, Line *lines, int *lines_n, int *completed, 
             // Stop when the next iteration would not finish in time, or a mate is found
             // within the asked distance.
             int64_t elapsed = timeman_now_ms() - t->start_ms;
-            if (t->budget.soft_ms && elapsed >= t->budget.soft_ms / 2)
+            if (t->budget.soft_ms && elapsed >= t->budget.soft_ms * sp[P_tm_soft_stop] / 100)
                 break;
             if (l->mate && cur[0].score >= VALUE_MATE_IN_MAX &&
                 (VALUE_MATE - cur[0].score + 1) / 2 <= l->mate)
@@ -934,7 +970,8 @@ SearchResult engine_search(Engine *e, const SearchLimits *limits, SearchInfoFn i
     int64_t start = timeman_now_ms();
     atomic_store(&e->stop, false);
     tt_new_search(&e->tt);
-    TimeBudget budget = timeman_budget(limits, e->root.side, e->overhead_ms);
+    tables_update(&e->tables, &e->weights);
+    TimeBudget budget = timeman_budget(limits, e->root.side, e->overhead_ms, &e->weights);
     for (int i = 0; i < e->threads; i++) {
         SearchThread *t = e->workers[i];
         t->board = e->root;

@@ -52,8 +52,9 @@ int64_t timeman_slow(int64_t since_ns, int k)
     return now;
 }
 
-TimeBudget timeman_budget(const SearchLimits *l, Color us, int overhead_ms)
+TimeBudget timeman_budget(const SearchLimits *l, Color us, int overhead_ms, const Weights *w)
 {
+    const int32_t *tm = w->v;
     TimeBudget t = {0, 0};
     if (l->infinite)
         return t;
@@ -65,16 +66,16 @@ TimeBudget timeman_budget(const SearchLimits *l, Color us, int overhead_ms)
     if (l->time[us] < 0)
         return t;
     int64_t left = l->time[us], inc = l->inc[us] > 0 ? l->inc[us] : 0;
-    int mtg = l->movestogo > 0 ? (l->movestogo < 40 ? l->movestogo : 40) : 35;
+    int mtg = l->movestogo > 0 ? (l->movestogo < 40 ? l->movestogo : 40) : tm[P_tm_movestogo];
     // Never plan to use what the overhead needs on the remaining moves.
     int64_t usable = left - overhead_ms * 2;
     if (usable < 1)
         usable = 1;
-    int64_t soft = usable / mtg + inc * 3 / 4;
-    int64_t hard = soft * 4;
-    int64_t cap = usable * 2 / 5; // never more than 40% of the clock on one move
+    int64_t soft = usable / mtg + inc * tm[P_tm_inc] / 100;
+    int64_t hard = soft * tm[P_tm_hard] / 100;
+    int64_t cap = usable * tm[P_tm_cap] / 100; // never more than this on one move
     if (l->movestogo == 1)
-        cap = usable * 9 / 10;
+        cap = usable * tm[P_tm_cap_last] / 100;
     if (hard > cap)
         hard = cap;
     if (soft > hard)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "params.h"
 #include "types.h"
 
 typedef struct {
@@ -24,8 +25,10 @@ typedef struct {
 } TimeBudget;
 
 void limits_init(SearchLimits *l);
-/// Budget for the side to move; overhead_ms is kept in reserve per move for lag.
-TimeBudget timeman_budget(const SearchLimits *l, Color us, int overhead_ms);
+/// Budget for the side to move; overhead_ms is kept in reserve per move for lag. The factors
+/// are w's tm_* rows (search_params.def): by default soft = clock / 35 + 3/4 of the increment,
+/// hard = 4 x soft, at most 40% of the clock (90% when one move is left).
+TimeBudget timeman_budget(const SearchLimits *l, Color us, int overhead_ms, const Weights *w);
 int64_t timeman_now_ms(void);
 
 /// Test knob XQFORGE_SLOWDOWN=k (an integer 2..100; read once per process; anything else: 1):

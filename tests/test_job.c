@@ -108,9 +108,9 @@ static void test_examples_load(void **state)
     Fixture *f = *state;
     const char *names[] = {"sprt-weights.ini", "sprt-binaries.ini", "gauntlet.ini",
                            "book.ini",         "spsa-detuned.ini",  "texel.ini",
-                           "selfplay.ini",     "sprt-tuned.ini"};
+                           "selfplay.ini",     "sprt-tuned.ini",    "spsa-search.ini"};
     char path[1024];
-    for (int i = 0; i < 8; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", XQ_JOBS_DIR, names[i]);
         JobStatus st = job_load(path, NULL, 0, f->job, f->why, sizeof f->why);
         if (st != JOB_OK)
@@ -433,6 +433,42 @@ static void test_value_not_utf8(void **state)
             fail_msg("bad sequence %zu accepted", i);
 }
 
+/// An SPSA job over the search: "search" lists exactly the search rows (search_params.def),
+/// each with the table's range and step, as jobs/spsa-search.ini does; mixed with eval names
+/// each comes once; a list longer than the cap is refused naming the table's size.
+static void test_spsa_search_rows(void **state)
+{
+    Fixture *f = *state;
+    static const char *const head = "[job]\nkind = spsa\nrounds = 50\n[engine e]\n"
+                                    "[time]\ntc = 2+0.02\n[spsa]\n";
+    char text[1024], path[1024];
+    snprintf(text, sizeof text, "%sparams = search horse_mg search_lmr_base\n", head);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    const JobConfig *j = f->job;
+    assert_int_equal(j->spsa.param_count, PARAM_SEARCH_NB + 1);
+    for (int k = 0; k < PARAM_SEARCH_NB; k++) {
+        const JobSpsaParam *sp = &j->spsa.params[k];
+        assert_true(params_is_search(sp->id));
+        assert_false(sp->has_start);
+        assert_true(sp->min == params_info[sp->id].min && sp->max == params_info[sp->id].max);
+        assert_true(sp->c_end == params_info[sp->id].step);
+    }
+    assert_int_equal(j->spsa.params[PARAM_SEARCH_NB].id, params_find("horse_mg"));
+    snprintf(text, sizeof text, "%sparam = tm_hard, 400, 200, 600, 25, 0.002\n", head);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    assert_int_equal(f->job->spsa.params[0].id, P_tm_hard);
+    snprintf(path, sizeof path, "%s/spsa-search.ini", XQ_JOBS_DIR);
+    assert_int_equal(job_load(path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(f->job->kind, JOB_SPSA);
+    assert_int_equal(f->job->spsa.param_count, PARAM_SEARCH_NB);
+    assert_true(f->job->players[0].tc.base_ms > 0); // a clock: the tm_* rows act
+    if ((int)PARAM_NB > (int)JOB_SPSA_PARAMS_MAX) {
+        snprintf(text, sizeof text, "%sparams = all\n", head);
+        assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+        assert_non_null(strstr(f->why, "list psq, eval, search or names"));
+    }
+}
+
 /// An SPSA job: table groups and names add each weight once with the table's range and step,
 /// fishtest lines set everything, r_end defaults to the section's; faults are named.
 static void test_spsa_section(void **state)
@@ -474,7 +510,7 @@ static void test_spsa_section(void **state)
     snprintf(text, sizeof text, "%s", head);
     assert_int_equal(load_text(f, text), JOB_ERR_MISSING);
     assert_non_null(strstr(f->why, "[spsa] params: no parameters"));
-    snprintf(text, sizeof text, "%sparams = all\n[job]\nrepeat = false\n", head);
+    snprintf(text, sizeof text, "%sparams = eval\n[job]\nrepeat = false\n", head);
     assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
     assert_non_null(strstr(f->why, "repeat = true"));
 }
@@ -925,6 +961,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_names_distinct, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spsa_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spsa_search_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_names_confined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_texel_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_section, setup, teardown),

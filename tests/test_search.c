@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,12 @@ static SearchResult search_depth(Engine *e, const char *fen, int depth)
     limits_init(&l);
     l.depth = depth;
     return engine_search(e, &l, NULL, NULL);
+}
+
+static bool mark_id(void *ctx, int id)
+{
+    ((int *)ctx)[id]++;
+    return true;
 }
 
 static void expect_move(SearchResult r, const char *text)
@@ -190,6 +197,147 @@ static void test_feature_switches(void **state)
     engine_free(e);
 }
 
+/// The search rows (search_params.def) default to the constants the search had before they
+/// became rows, so the bench signature did not move; "search" lists exactly them.
+static void test_search_row_defaults(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int value;
+    } old[] = {{"search_rfp_depth", 7},
+               {"search_rfp_margin", 90},
+               {"search_rfp_improving", 30},
+               {"search_nmp_depth", 3},
+               {"search_nmp_base", 3},
+               {"search_nmp_div", 4},
+               {"search_nmp_eval_margin", 200},
+               {"search_iir_depth", 4},
+               {"search_lmp_depth", 4},
+               {"search_lmp_base", 3},
+               {"search_lmp_factor", 100},
+               {"search_fut_depth", 5},
+               {"search_fut_base", 120},
+               {"search_fut_margin", 90},
+               {"search_see_depth", 5},
+               {"search_see_margin", 90},
+               {"search_hist_prune_depth", 0},
+               {"search_ext_ply_factor", 2},
+               {"search_ext_see", 0},
+               {"search_lmr_depth", 3},
+               {"search_lmr_base", 75},
+               {"search_lmr_div", 225},
+               {"search_lmr_hist", 10000},
+               {"search_lmr_hist_single", 6000},
+               {"search_hist_bonus_scale", 100},
+               {"search_hist_bonus_max", 1200},
+               {"search_asp_depth", 4},
+               {"search_asp_delta", 30},
+               {"search_asp_growth", 50},
+               {"search_asp_growth_add", 10},
+               {"tm_movestogo", 35},
+               {"tm_inc", 75},
+               {"tm_hard", 400},
+               {"tm_cap", 40},
+               {"tm_cap_last", 90},
+               {"tm_soft_stop", 50}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof old / sizeof *old; i++) {
+        int id = params_find(old[i].name);
+        assert_true(id >= 0 && params_is_search(id));
+        assert_int_equal(params_info[id].def, old[i].value);
+        assert_true(params_info[id].min <= old[i].value && old[i].value <= params_info[id].max);
+    }
+    for (int id = 0; id < PARAM_NB; id++) {
+        const char *name = params_info[id].name;
+        bool prefixed = !strncmp(name, "search_", 7) || !strncmp(name, "tm_", 3);
+        assert_int_equal(params_is_search(id), prefixed);
+        assert_false(params_is_search(id) && params_is_psq(id));
+        n += params_is_search(id);
+    }
+    assert_int_equal(n, PARAM_SEARCH_NB);
+    // The list words: "search" is exactly these rows, "eval" none of them, and
+    // "psq eval search" every row once.
+    static int seen[PARAM_NB];
+    char bad[64];
+    assert_int_equal(params_parse_list("search", mark_id, seen, bad, sizeof bad), PARAMS_LIST_OK);
+    for (int id = 0; id < PARAM_NB; id++)
+        assert_int_equal(seen[id], params_is_search(id));
+    memset(seen, 0, sizeof seen);
+    assert_int_equal(params_parse_list("eval", mark_id, seen, bad, sizeof bad), PARAMS_LIST_OK);
+    for (int id = 0; id < PARAM_NB; id++)
+        assert_int_equal(seen[id], !params_is_search(id) && !params_is_psq(id));
+    memset(seen, 0, sizeof seen);
+    assert_int_equal(params_parse_list("psq,eval search", mark_id, seen, bad, sizeof bad),
+                     PARAMS_LIST_OK);
+    for (int id = 0; id < PARAM_NB; id++)
+        assert_int_equal(seen[id], 1);
+    assert_int_equal(params_parse_list("searches", mark_id, seen, bad, sizeof bad),
+                     PARAMS_LIST_UNKNOWN);
+}
+
+/// Each pruning, reduction and window row steers the search: set to another value it changes
+/// the node count at depth 8, and set back the count is the default's again (the reduction
+/// and pruning tables are rebuilt on a change, also when the weights are written directly as
+/// SPSA does); a value outside the row's range is refused.
+static void test_search_rows_steer(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *value;
+    } rows[] = {{"search_rfp_margin", "40"},
+                {"search_nmp_base", "5"},
+                {"search_nmp_div", "2"},
+                {"search_lmp_base", "0"},
+                {"search_lmp_factor", "300"},
+                {"search_fut_margin", "30"},
+                {"search_see_margin", "20"},
+                {"search_lmr_base", "150"},
+                {"search_lmr_div", "120"},
+                {"search_lmr_hist", "500"},
+                {"search_asp_delta", "5"},
+                {"search_ext_see", "-300"},
+                {"search_hist_bonus_scale", "1000"}};
+    const char *fen = "r1bakab1r/9/1cn3nc1/p1p1p3p/6p2/2P6/P3P1P1P/1CN3NC1/9/R1BAKAB1R w - - 0 4";
+    Engine *e = engine_new();
+    assert_non_null(e);
+    SearchResult def = search_depth(e, fen, 8);
+    char text[16];
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        int id = params_find(rows[i].name);
+        assert_true(id >= 0);
+        assert_int_equal(engine_set_option(e, rows[i].name, rows[i].value), ENGINE_OK);
+        engine_new_game(e);
+        if (search_depth(e, fen, 8).nodes == def.nodes)
+            fail_msg("%s = %s did not change the search", rows[i].name, rows[i].value);
+        snprintf(text, sizeof text, "%d", params_info[id].def);
+        assert_int_equal(engine_set_option(e, rows[i].name, text), ENGINE_OK);
+        snprintf(text, sizeof text, "%d", params_info[id].max + 1);
+        assert_int_equal(engine_set_option(e, rows[i].name, text), ENGINE_ERR_VALUE);
+        snprintf(text, sizeof text, "%d", params_info[id].min - 1);
+        assert_int_equal(engine_set_option(e, rows[i].name, text), ENGINE_ERR_VALUE);
+        assert_int_equal(engine_weights(e)->v[id], params_info[id].def);
+    }
+    // History pruning is off by default; switched on, with histories grown by a larger bonus,
+    // it prunes here.
+    assert_int_equal(engine_set_option(e, "search_hist_bonus_scale", "1000"), ENGINE_OK);
+    assert_int_equal(engine_set_option(e, "search_hist_prune_margin", "50"), ENGINE_OK);
+    engine_new_game(e);
+    uint64_t scaled = search_depth(e, fen, 8).nodes;
+    assert_int_equal(engine_set_option(e, "search_hist_prune_depth", "6"), ENGINE_OK);
+    engine_new_game(e);
+    assert_true(search_depth(e, fen, 8).nodes != scaled);
+    assert_int_equal(engine_set_option(e, "search_hist_prune_depth", "0"), ENGINE_OK);
+    assert_int_equal(engine_set_option(e, "search_hist_bonus_scale", "100"), ENGINE_OK);
+    engine_weights(e)->v[P_search_lmr_div] = 120; // as builtin_player_set_weights does
+    engine_new_game(e);
+    assert_true(search_depth(e, fen, 8).nodes != def.nodes);
+    engine_weights(e)->v[P_search_lmr_div] = params_info[P_search_lmr_div].def;
+    engine_new_game(e);
+    assert_int_equal(search_depth(e, fen, 8).nodes, def.nodes);
+    engine_free(e);
+}
+
 /// QuiescenceChecks: at depth 1, taking the chariot on a9 lets the other black chariot mate (rule
 /// 1) with a quiet check from d7 (the red general cannot step onto the e-file, where it would face
 /// the black one, rule 3). Only the quiet checks of the quiescence search see it; without them the
@@ -288,10 +436,13 @@ static void test_engines_are_independent(void **state)
 }
 
 /// Time budgets stay inside the clock: the hard limit never exceeds 40% of what is left
-/// after the overhead (90% with one move to go), for clocks from 1 ms to an hour.
+/// after the overhead (90% with one move to go), for clocks from 1 ms to an hour; the tm_*
+/// rows give the old constants' budgets by default and steer them when changed.
 static void test_time_budget(void **state)
 {
     (void)state;
+    Weights w;
+    weights_default(&w);
     static const int64_t clocks[] = {1, 10, 50, 100, 500, 1000, 3000, 60000, 3600000};
     static const int64_t incs[] = {0, 10, 100, 1000};
     for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
@@ -302,23 +453,43 @@ static void test_time_budget(void **state)
                 l.time[RED] = clocks[i];
                 l.inc[RED] = incs[j];
                 l.movestogo = mtg;
-                TimeBudget t = timeman_budget(&l, RED, 30);
+                TimeBudget t = timeman_budget(&l, RED, 30, &w);
                 int64_t usable = clocks[i] - 60 > 1 ? clocks[i] - 60 : 1;
                 int64_t cap = mtg == 1 ? usable * 9 / 10 : usable * 2 / 5;
                 assert_true(t.soft_ms >= 1 && t.soft_ms <= t.hard_ms);
                 assert_true(t.hard_ms <= (cap > 1 ? cap : 1));
+                // The tm_* rows' defaults are the old constants: the very same budgets.
+                int64_t soft = usable / (mtg ? mtg : 35) + incs[j] * 3 / 4, hard = soft * 4;
+                hard = hard < cap ? hard : cap;
+                soft = soft < hard ? soft : hard;
+                assert_int_equal(t.soft_ms, soft > 1 ? soft : 1);
+                assert_int_equal(t.hard_ms, hard > 1 ? hard : 1);
             }
         }
     }
     SearchLimits l;
     limits_init(&l);
     l.movetime = 500;
-    TimeBudget t = timeman_budget(&l, BLACK, 30);
+    TimeBudget t = timeman_budget(&l, BLACK, 30, &w);
     assert_int_equal(t.hard_ms, 470);
     l.movetime = 0;
     l.infinite = true;
-    t = timeman_budget(&l, BLACK, 30);
+    t = timeman_budget(&l, BLACK, 30, &w);
     assert_int_equal(t.hard_ms, 0);
+    // The rows steer it: 60 s + 1 s, sudden death, soft 59940 / 35 + 750 = 2462; hard twice
+    // that with tm_hard 200, and a tenth of the clock at most with tm_cap 10.
+    l.infinite = false;
+    l.time[BLACK] = 60000;
+    l.inc[BLACK] = 1000;
+    t = timeman_budget(&l, BLACK, 30, &w);
+    assert_true(t.soft_ms == 2462 && t.hard_ms == 4 * 2462);
+    w.v[P_tm_hard] = 200;
+    t = timeman_budget(&l, BLACK, 30, &w);
+    assert_true(t.soft_ms == 2462 && t.hard_ms == 2 * 2462);
+    w.v[P_tm_cap] = 10;
+    w.v[P_tm_hard] = 400;
+    t = timeman_budget(&l, BLACK, 30, &w);
+    assert_true(t.soft_ms == 2462 && t.hard_ms == 5994);
 }
 
 /// Every bench position is a valid FEN, and there are at least 40 of them.
@@ -344,6 +515,8 @@ int main(void)
         cmocka_unit_test(test_engines_are_independent),
         cmocka_unit_test(test_time_budget),
         cmocka_unit_test(test_feature_switches),
+        cmocka_unit_test(test_search_row_defaults),
+        cmocka_unit_test(test_search_rows_steer),
         cmocka_unit_test(test_quiescence_checks),
         cmocka_unit_test(test_chase_rule),
         cmocka_unit_test(test_bench_positions),

@@ -593,8 +593,9 @@ static bool key_book(Ctx *c, const char *key, const char *v)
     return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // seed_book, existing
 }
 
-/// Adds weight ids to the SPSA list (once each): "all", "psq" (piece-square weights),
-/// "eval" (every weight but piece-square ones) or weight names.
+/// Adds weight ids to the SPSA list (once each): "all" (every row), "psq" (piece-square
+/// weights), "eval" (the other evaluation weights), "search" (search margins and time factors,
+/// search/search_params.def) or weight names.
 static bool spsa_add_one(void *ctx, int id)
 {
     JobConfig *j = ctx;
@@ -617,8 +618,12 @@ static bool spsa_add_names(Ctx *c, const char *key, const char *v)
     case PARAMS_LIST_UNKNOWN:
         return fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", bad);
     case PARAMS_LIST_STOPPED:
-        return fail(c, JOB_ERR_VALUE, "spsa", key, "more than %d parameters", JOB_SPSA_PARAMS_MAX);
-    default: return fail(c, JOB_ERR_VALUE, "spsa", key, "empty: give all, psq, eval or names");
+        return fail(c, JOB_ERR_VALUE, "spsa", key,
+                    "more than %d parameters (the table has %d rows: list psq, eval, search or "
+                    "names)",
+                    JOB_SPSA_PARAMS_MAX, PARAM_NB);
+    default:
+        return fail(c, JOB_ERR_VALUE, "spsa", key, "empty: give all, psq, eval, search or names");
     }
 }
 
