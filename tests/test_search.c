@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -198,7 +199,8 @@ static void test_feature_switches(void **state)
 }
 
 /// The search rows (search_params.def) default to the constants the search had before they
-/// became rows, so the bench signature did not move; "search" lists exactly them.
+/// became rows, so the bench signature did not move; "search" lists exactly them; weight
+/// files without them keep the defaults.
 static void test_search_row_defaults(void **state)
 {
     (void)state;
@@ -274,6 +276,26 @@ static void test_search_row_defaults(void **state)
         assert_int_equal(seen[id], 1);
     assert_int_equal(params_parse_list("searches", mark_id, seen, bad, sizeof bad),
                      PARAMS_LIST_UNKNOWN);
+    // A weights file of older days (no search rows) leaves them at their defaults; a saved
+    // file carries them and loads back.
+    char path[] = "/tmp/xq_test_search_XXXXXX", why[256];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char text[] = "horse_mg 300\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    Weights w, back;
+    weights_default(&w);
+    assert_int_equal(weights_load(&w, path, why, sizeof why), PARAMS_OK);
+    assert_int_equal(w.v[P_horse_mg], 300);
+    for (int id = PARAM_SEARCH_FIRST; id < PARAM_NB; id++)
+        assert_int_equal(w.v[id], params_info[id].def);
+    w.v[P_search_lmr_div] = 300;
+    assert_int_equal(weights_save(&w, path), PARAMS_OK);
+    weights_default(&back);
+    assert_int_equal(weights_load(&back, path, why, sizeof why), PARAMS_OK);
+    assert_memory_equal(back.v, w.v, sizeof w.v);
+    remove(path);
 }
 
 /// Each pruning, reduction and window row steers the search: set to another value it changes

@@ -462,6 +462,69 @@ static void test_setoption_weight(void **state)
     session_free(s);
 }
 
+/// The node count of the last `info depth D` line received so far (0 if none).
+static unsigned long long info_nodes(const Session *s, int depth)
+{
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "info depth %d ", depth);
+    unsigned long long nodes = 0;
+    for (int i = 0; i < s->n_lines; i++) {
+        const char *at = strstr(s->lines[i], " nodes ");
+        if (!strncmp(s->lines[i], prefix, strlen(prefix)) && at)
+            nodes = strtoull(at + 7, NULL, 10);
+    }
+    return nodes;
+}
+
+/// Nodes of a fresh `go depth 7` from the start position.
+static unsigned long long depth7_nodes(Session *s)
+{
+    send_line(s, "ucinewgame");
+    send_line(s, "position startpos");
+    send_line(s, "go depth 7");
+    assert_non_null(session_expect(s, "bestmove ", WAIT_MS));
+    unsigned long long n = info_nodes(s, 7);
+    assert_true(n > 0);
+    return n;
+}
+
+/// A search row (search_params.def) is a listed option with its range; setoption of it
+/// changes the search (the node count at depth 7), a value outside the range is refused
+/// naming it and changes nothing, and a weights file of only search rows sets just those.
+static void test_setoption_search_row(void **state)
+{
+    (void)state;
+    Session *s = session_start();
+    send_line(s, "uci");
+    assert_non_null(session_expect(s, "uciok", WAIT_MS));
+    assert_true(contains_line(s, "option name search_lmr_base type spin default 75 min 0 max 200"));
+    assert_true(contains_line(s, "option name tm_hard type spin default 400 min 150 max 800"));
+    unsigned long long def = depth7_nodes(s);
+    send_line(s, "setoption name search_nmp_div value 1");
+    const char *err = session_expect(s, "info string ", WAIT_MS);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "search_nmp_div (an integer 2 to 10)"));
+    assert_true(depth7_nodes(s) == def);
+    send_line(s, "setoption name Search_LMR_Base value 150");
+    assert_true(depth7_nodes(s) != def);
+    send_line(s, "setoption name search_lmr_base value 75");
+    assert_true(depth7_nodes(s) == def);
+    char path[] = "/tmp/xq_test_uci_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char text[] = "search_rfp_margin 40\nsearch_fut_margin 30\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "setoption name WeightsFile value %s", path);
+    send_line(s, cmd);
+    assert_true(depth7_nodes(s) != def);
+    assert_int_equal(count_lines(s, "info string "), 1);
+    session_finish(s, true);
+    session_free(s);
+    remove(path);
+}
+
 /// WeightsFile loads a weights file into the engine's weights; a missing file is reported.
 static void test_weights_file(void **state)
 {
@@ -670,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_setoption_weight),
         cmocka_unit_test(test_weights_file),
+        cmocka_unit_test(test_setoption_search_row),
         cmocka_unit_test(test_go_nodes_deterministic),
         cmocka_unit_test(test_go_infinite_stop),
         cmocka_unit_test(test_stop_right_after_go),
