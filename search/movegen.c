@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "movegen.h"
 
+#include <string.h>
+
 typedef enum { GEN_ALL, GEN_CAPTURES, GEN_QUIETS } GenMode;
 
 static inline void add(MoveList *l, Square from, Square to)
@@ -269,4 +271,246 @@ int movegen_count_legal(const Board *b)
            count_steps(b, own[ELEPHANT], attacks_elephant, true, ksq, false) +
            count_steps(b, own[ADVISOR], attacks_advisor, false, ksq, false) +
            count_steps(b, own[KING], attacks_king, false, ksq, true);
+}
+
+// ---------------------------------------------------------------------------------------
+// Quiet checks, generated from the enemy general's lines, jumps and steps instead of by
+// testing every quiet move.
+
+enum { DISC_ANY = 1, DISC_OFF_RANK = 2, DISC_OFF_FILE = 4 };
+
+/// What a quiet move needs in order to check the enemy general on ek (the side not to move
+/// is not in check). Rank masks are indexed by file, file masks by rank.
+typedef struct {
+    Square ek;
+    int kf, kr;
+    unsigned rocc, focc;         // occupancy of ek's rank and file
+    unsigned vis_r, vis_f;       // empty points seeing ek directly: chariot (general: file)
+    unsigned cannon_r, cannon_f; // empty points with exactly one piece between them and ek
+    unsigned gap_r, gap_f;       // empty points between ek and our cannon with no screen
+    Bitboard horse, soldier;     // points a horse (leg free) or soldier of ours checks from
+    uint8_t disc[SQUARE_NB];     // DISC_*: leaving the point uncovers a check (off a line)
+} CheckInfo;
+
+/// Points of a line strictly between lo and hi (lo may be -1, hi the line's length).
+static inline unsigned line_span(int lo, int hi)
+{
+    return ((1u << hi) - 1) & ~((1u << (lo + 1)) - 1);
+}
+
+/// The first three occupied points from p towards dir (+1 or -1) on a line of n points; the
+/// point past the line's end (n or -1) where there are fewer.
+static inline void line_hits(unsigned occ, int p, int dir, int n, int hit[3])
+{
+    unsigned m = dir > 0 ? occ & ~((2u << p) - 1) : occ & ((1u << p) - 1);
+    for (int i = 0; i < 3; i++) {
+        if (!m) {
+            hit[i] = dir > 0 ? n : -1;
+            continue;
+        }
+        hit[i] = dir > 0 ? __builtin_ctz(m) : 31 - __builtin_clz(m);
+        m &= ~(1u << hit[i]);
+    }
+}
+
+/// Points strictly between line points a and b, whichever way round.
+static inline unsigned line_between(int a, int b)
+{
+    return a < b ? line_span(a, b) : line_span(b, a);
+}
+
+/// A cannon checks from the empty points with exactly one piece between them and the
+/// general on p: past the first piece each way, up to the second.
+static unsigned line_cannon_points(unsigned occ, int p, int n)
+{
+    unsigned out = 0;
+    for (int dir = -1; dir <= 1; dir += 2) {
+        int hit[3];
+        line_hits(occ, p, dir, n, hit);
+        if (hit[0] >= 0 && hit[0] < n)
+            out |= line_between(hit[0], hit[1]);
+    }
+    return out;
+}
+
+/// Whether p is a piece (not NO_PIECE, whose colour bits read as Red) of colour us.
+static inline bool is_own(Piece p, Color us) { return p != NO_PIECE && piece_color(p) == us; }
+
+/// One way along ek's rank or file. A lone piece of ours before our chariot (on the file,
+/// also our general) uncovers it by leaving the line; so does either of two pieces of ours
+/// before our cannon (the other stays as its screen); a piece of ours arriving between ek and
+/// our cannon with nothing between becomes its screen.
+static void check_info_ray(const Board *b, CheckInfo *ci, bool rank, int dir)
+{
+    const Color us = b->side;
+    const int p = rank ? ci->kf : ci->kr, n = rank ? FILE_NB : RANK_NB;
+    int hit[3];
+    line_hits(rank ? ci->rocc : ci->focc, p, dir, n, hit);
+    Square sq[3];
+    Piece pc[3];
+    for (int i = 0; i < 3; i++) {
+        bool on = hit[i] >= 0 && hit[i] < n;
+        sq[i] = !on ? SQ_NONE : rank ? sq_make(hit[i], ci->kr) : sq_make(ci->kf, hit[i]);
+        pc[i] = on ? board_piece(b, sq[i]) : NO_PIECE;
+    }
+    unsigned vis = line_between(p, hit[0]);
+    unsigned cannon = sq[0] != SQ_NONE ? line_between(hit[0], hit[1]) : 0;
+    unsigned gap = pc[0] == piece_make(us, CANNON) ? vis : 0;
+    const uint8_t off = rank ? DISC_OFF_RANK : DISC_OFF_FILE;
+    if (is_own(pc[0], us) &&
+        (pc[1] == piece_make(us, CHARIOT) || (!rank && pc[1] == piece_make(us, KING))))
+        ci->disc[sq[0]] |= off;
+    if (pc[2] == piece_make(us, CANNON))
+        for (int i = 0; i < 2; i++)
+            if (is_own(pc[i], us))
+                ci->disc[sq[i]] |= off;
+    if (rank)
+        ci->vis_r |= vis, ci->cannon_r |= cannon, ci->gap_r |= gap;
+    else
+        ci->vis_f |= vis, ci->cannon_f |= cannon, ci->gap_f |= gap;
+}
+
+/// Fills ci for the general of the side not to move: its four rays, horse jumps and soldier
+/// steps.
+static void check_info_init(const Board *b, CheckInfo *ci)
+{
+    const Color us = b->side, them = (Color)(us ^ 1);
+    memset(ci, 0, sizeof *ci);
+    ci->ek = b->king_sq[them];
+    ci->kf = sq_file(ci->ek), ci->kr = sq_rank(ci->ek);
+    board_lines_after(b, ci->ek, SQ_NONE, SQ_NONE, &ci->rocc, &ci->focc);
+    for (int dir = -1; dir <= 1; dir += 2) {
+        check_info_ray(b, ci, true, dir);
+        check_info_ray(b, ci, false, dir);
+    }
+    // Horses: a horse of ours checks from a jump whose leg (beside the horse, towards ek) is
+    // empty; a piece of ours on the leg of our horse uncovers its check by leaving.
+    const StepList *h = &attacks_horse_from[ci->ek];
+    for (int i = 0; i < h->n; i++) {
+        Piece leg = board_piece(b, h->via[i]);
+        if (leg == NO_PIECE)
+            ci->horse |= bb_square(h->to[i]);
+        else if (is_own(leg, us) && board_piece(b, h->to[i]) == piece_make(us, HORSE))
+            ci->disc[h->via[i]] |= DISC_ANY;
+    }
+    // Soldiers: the point in front of ek (seen from our side) and the two beside it, the
+    // three board_attacked_after looks at.
+    Square front = them == RED ? ci->ek + FILE_NB : ci->ek - FILE_NB;
+    if (front >= 0 && front < SQUARE_NB)
+        ci->soldier |= bb_square(front);
+    if (ci->kf > 0)
+        ci->soldier |= bb_square(ci->ek - 1);
+    if (ci->kf < FILE_NB - 1)
+        ci->soldier |= bb_square(ci->ek + 1);
+}
+
+/// Whether the quiet move s-t of a pt gives check: it uncovers one (leaves a horse leg, or
+/// a line other than along it), or it lands on a target point of ek's rank (tr) or file (tf),
+/// or on a horse or soldier checking point.
+static inline bool quiet_gives_check(const CheckInfo *ci, PieceType pt, Square s, Square t,
+                                     unsigned tr, unsigned tf)
+{
+    const uint8_t d = ci->disc[s];
+    const int f = sq_file(t), r = sq_rank(t);
+    if ((d & DISC_ANY) || ((d & DISC_OFF_RANK) && r != ci->kr) ||
+        ((d & DISC_OFF_FILE) && f != ci->kf))
+        return true;
+    if ((r == ci->kr && ((tr >> f) & 1)) || (f == ci->kf && ((tf >> r) & 1)))
+        return true;
+    return (pt == HORSE && bb_test(ci->horse, t)) || (pt == SOLDIER && bb_test(ci->soldier, t));
+}
+
+/// The points of ek's rank (tr) and file (tf) from which a pt that started on s checks:
+/// screen gaps for every piece; direct lines for chariots, cannons and (on the file) the
+/// general. A cannon moving along one of ek's lines is recounted without itself (it may be
+/// the cannon of the gap, or the first piece of its line).
+static inline void quiet_check_targets(const CheckInfo *ci, PieceType pt, Square s, unsigned *tr,
+                                       unsigned *tf)
+{
+    *tr = ci->gap_r, *tf = ci->gap_f;
+    if (pt == CHARIOT) {
+        *tr |= ci->vis_r, *tf |= ci->vis_f;
+    } else if (pt == KING) {
+        *tf |= ci->vis_f;
+    } else if (pt == CANNON) {
+        *tr = sq_rank(s) == ci->kr
+                  ? line_cannon_points(ci->rocc & ~(1u << sq_file(s)), ci->kf, FILE_NB)
+                  : *tr | ci->cannon_r;
+        *tf = sq_file(s) == ci->kf
+                  ? line_cannon_points(ci->focc & ~(1u << sq_rank(s)), ci->kr, RANK_NB)
+                  : *tf | ci->cannon_f;
+    }
+}
+
+/// Chariots and cannons: off ek's lines, only the two points where the slider's lines cross
+/// ek's can check; on one of ek's lines, its moves along that line. A slider whose leaving
+/// uncovers a check tests every move.
+static void quiet_checks_sliders(const Board *b, const CheckInfo *ci, MoveList *l, Bitboard set,
+                                 PieceType pt)
+{
+    while (set) {
+        Square s = bb_pop(&set);
+        int f = sq_file(s), r = sq_rank(s);
+        unsigned mr = LINE_QUIET(attacks_rank[f][b->rank_occ[RED][r] | b->rank_occ[BLACK][r]]);
+        unsigned mf = LINE_QUIET(attacks_file[r][b->file_occ[RED][f] | b->file_occ[BLACK][f]]);
+        unsigned tr, tf;
+        quiet_check_targets(ci, pt, s, &tr, &tf);
+        if (ci->disc[s]) {
+            for (; mr; mr &= mr - 1)
+                if (quiet_gives_check(ci, pt, s, sq_make(__builtin_ctz(mr), r), tr, tf))
+                    add(l, s, sq_make(__builtin_ctz(mr), r));
+            for (; mf; mf &= mf - 1)
+                if (quiet_gives_check(ci, pt, s, sq_make(f, __builtin_ctz(mf)), tr, tf))
+                    add(l, s, sq_make(f, __builtin_ctz(mf)));
+            continue;
+        }
+        if (r == ci->kr)
+            add_rank_mask(l, s, r, mr & tr);
+        else if (((mr >> ci->kf) & 1) && ((tf >> r) & 1))
+            add(l, s, sq_make(ci->kf, r));
+        if (f == ci->kf)
+            add_file_mask(l, s, f, mf & tf);
+        else if (((mf >> ci->kr) & 1) && ((tr >> f) & 1))
+            add(l, s, sq_make(f, ci->kr));
+    }
+}
+
+/// Stepping pieces: every quiet step is tested. With all = false only the pieces whose
+/// leaving uncovers a check are looked at (advisors and elephants check no other way when
+/// there is no screen gap to fill).
+static void quiet_checks_steps(const Board *b, const CheckInfo *ci, MoveList *l, Bitboard set,
+                               const StepList *table, bool blockable, PieceType pt, bool all)
+{
+    while (set) {
+        Square s = bb_pop(&set);
+        if (!all && !ci->disc[s])
+            continue;
+        unsigned tr, tf;
+        quiet_check_targets(ci, pt, s, &tr, &tf);
+        const StepList *st = &table[s];
+        for (int i = 0; i < st->n; i++) {
+            Square t = st->to[i];
+            if (b->squares[t] != NO_PIECE || (blockable && b->squares[st->via[i]] != NO_PIECE))
+                continue;
+            if (quiet_gives_check(ci, pt, s, t, tr, tf))
+                add(l, s, t);
+        }
+    }
+}
+
+void movegen_quiet_checks(const Board *b, MoveList *list)
+{
+    const Color us = b->side;
+    const Bitboard *own = b->pieces[us];
+    CheckInfo ci;
+    check_info_init(b, &ci);
+    const bool gaps = (ci.gap_r | ci.gap_f) != 0;
+    list->count = 0;
+    quiet_checks_sliders(b, &ci, list, own[CHARIOT], CHARIOT);
+    quiet_checks_sliders(b, &ci, list, own[CANNON], CANNON);
+    quiet_checks_steps(b, &ci, list, own[HORSE], attacks_horse, true, HORSE, true);
+    quiet_checks_steps(b, &ci, list, own[SOLDIER], attacks_soldier[us], false, SOLDIER, true);
+    quiet_checks_steps(b, &ci, list, own[ELEPHANT], attacks_elephant, true, ELEPHANT, gaps);
+    quiet_checks_steps(b, &ci, list, own[ADVISOR], attacks_advisor, false, ADVISOR, gaps);
+    quiet_checks_steps(b, &ci, list, own[KING], attacks_king, false, KING, true);
 }

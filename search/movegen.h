@@ -24,6 +24,14 @@ int movegen_captures(const Board *b, MoveList *list);
 int movegen_quiets(const Board *b, MoveList *list);
 /// Pseudo-legal non-captures (legality left to movegen_legal_after, for the few kept).
 void movegen_pseudo_quiets(const Board *b, MoveList *list);
+/// Pseudo-legal non-captures that give check (board_gives_check), generated from the enemy
+/// general's lines, horse jumps and soldier steps rather than by testing every quiet move:
+/// direct checks, discovered checks (a piece leaving a chariot's, a cannon's or the general's
+/// line or a horse leg) and new cannon screens. Flying-general "checks" (the mover's general
+/// facing the other) are included, as board_gives_check counts them; they are illegal, and
+/// legality is left to movegen_legal_after. Needs the side not to move out of check, as in
+/// every position reached by legal play.
+void movegen_quiet_checks(const Board *b, MoveList *list);
 /// Whether m follows the movement rules here (any Move value is accepted), without
 /// generating the move list.
 bool movegen_is_pseudo_legal(const Board *b, Move m);

@@ -3,8 +3,10 @@
 // legal = pseudo-legal moves after which the mover's general is not attacked; captures are
 // exactly the legal moves onto enemy pieces and quiets the rest; movegen_is_legal agrees with
 // the lists; board_gives_check agrees with making the move, and no checking move is called
-// unable to check by board_may_give_check.
+// unable to check by board_may_give_check; the direct quiet-check generator lists exactly
+// the pseudo-legal quiet moves that board_gives_check accepts.
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -185,12 +187,189 @@ static void test_rule_cases(void **state)
     free(b);
 }
 
+/// The quiet checks by definition: pseudo-legal quiet moves that board_gives_check accepts.
+static void quiet_checks_brute(const Board *b, MoveList *out)
+{
+    MoveList quiets;
+    movegen_pseudo_quiets(b, &quiets);
+    out->count = 0;
+    for (int i = 0; i < quiets.count; i++)
+        if (board_gives_check(b, quiets.moves[i]))
+            out->moves[out->count++] = quiets.moves[i];
+}
+
+/// Checks movegen_quiet_checks against the definition in one position: the same moves, each
+/// once; fails naming the position and the first move in one list but not the other.
+static void expect_quiet_checks(const Board *b, int by_type[PIECE_TYPE_NB])
+{
+    MoveList gen, ref;
+    movegen_quiet_checks(b, &gen);
+    quiet_checks_brute(b, &ref);
+    char fen[BOARD_FEN_MAX], text[MOVE_TEXT_MAX];
+    for (int i = 0; i < gen.count; i++) {
+        Move m = gen.moves[i];
+        bool dup = false;
+        for (int j = 0; j < i; j++)
+            dup |= gen.moves[j] == m;
+        if (dup || !list_has(&ref, m)) {
+            board_fen(b, fen, sizeof fen);
+            move_text(m, 0, text);
+            fail_msg("%s: %s %s", fen, text, dup ? "generated twice" : "generated, not a check");
+        }
+        if (by_type)
+            by_type[piece_type(board_piece(b, move_from(m)))]++;
+    }
+    for (int i = 0; i < ref.count; i++)
+        if (!list_has(&gen, ref.moves[i])) {
+            board_fen(b, fen, sizeof fen);
+            move_text(ref.moves[i], 0, text);
+            fail_msg("%s: quiet check %s not generated", fen, text);
+        }
+}
+
+/// Along random games, the quiet checks generated directly are exactly the pseudo-legal
+/// quiet moves that give check, and checks by every kind of piece occur among them.
+static void test_quiet_checks_random_games(void **state)
+{
+    (void)state;
+    Board *b = malloc(sizeof *b);
+    assert_non_null(b);
+    Rng rng;
+    rng_seed(&rng, 11);
+    int by_type[PIECE_TYPE_NB] = {0}, positions = 0;
+    for (int game = 0; game < 400; game++) {
+        assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
+        for (int ply = 0; ply < 300; ply++, positions++) {
+            expect_quiet_checks(b, by_type);
+            MoveList l;
+            if (movegen_legal(b, &l) == 0)
+                break;
+            board_make_move(b, l.moves[rng_below(&rng, (uint32_t)l.count)]);
+        }
+    }
+    assert_true(positions > 50000);
+    // Advisors and elephants check only through a screen or a discovery; kings only by
+    // facing the other general.
+    for (PieceType pt = KING; pt < PIECE_TYPE_NB; pt++)
+        if (by_type[pt] == 0)
+            fail_msg("no quiet check by a piece of type %d in %d positions", pt, positions);
+    free(b);
+}
+
+/// In every position of the perft suite and every position one and two legal moves from
+/// it, the quiet checks generated directly are exactly those of the definition.
+static void test_quiet_checks_perft_suite(void **state)
+{
+    (void)state;
+    char path[512], line[512];
+    snprintf(path, sizeof path, "%s/perft.epd", XQ_TEST_DATA);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    Board *b = malloc(sizeof *b);
+    assert_non_null(b);
+    int fens = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *semi = strchr(line, ';');
+        if (line[0] == '#' || !semi)
+            continue;
+        *semi = '\0';
+        assert_int_equal(board_set_fen(b, line, NULL, 0), FEN_OK);
+        fens++;
+        MoveList l1, l2;
+        expect_quiet_checks(b, NULL);
+        movegen_legal(b, &l1);
+        for (int i = 0; i < l1.count; i++) {
+            board_make_move(b, l1.moves[i]);
+            expect_quiet_checks(b, NULL);
+            movegen_legal(b, &l2);
+            for (int j = 0; j < l2.count; j++) {
+                board_make_move(b, l2.moves[j]);
+                expect_quiet_checks(b, NULL);
+                board_unmake_move(b);
+            }
+            board_unmake_move(b);
+        }
+    }
+    fclose(f);
+    free(b);
+    assert_true(fens >= 60);
+}
+
+typedef struct {
+    const char *fen;
+    const char *checks; // every quiet check, sorted, space-separated
+    int legal;          // how many of them are legal
+    const char *kind;
+} CheckCase;
+
+static int move_text_cmp(const void *a, const void *b) { return strcmp(a, b); }
+
+/// One position per way a quiet move checks (Red to move, Black's general on e9), with
+/// its full list of quiet checks written out by hand.
+static void test_quiet_checks_by_kind(void **state)
+{
+    (void)state;
+    static const CheckCase cases[] = {
+        {"4k4/4a4/9/9/8R/9/9/9/9/R2K5 w", "a0a9 i5i9", 2, "chariot onto the general's rank"},
+        {"3k5/9/9/9/9/9/9/9/9/R3K4 w", "a0a9 a0d0 e0d0", 2, "chariot onto the general's file"},
+        // e5-d7 lands on a checking point whose leg d8 is blocked; h6-g8 is itself blocked.
+        {"4k4/3n5/7n1/7N1/4N4/9/9/9/9/3K5 w", "e5f7 h6f7", 2, "horse, leg towards e9 free"},
+        // g9 has no screen: moving it along rank 9 leaves none (g9h9 is no check); a piece
+        // arriving on f9 becomes its screen (the chariot there also checks directly).
+        {"2b1k1C2/4a4/9/9/5R3/9/9/C8/9/3K5 w", "a2a9 a2e2 f5f9", 3,
+         "cannon onto a line with one screen"},
+        {"4k4/9/9/R8/3P5/9/2N6/9/9/2BKCA3 w", "a6a9 a6e6 c0e2 c3e2 c3e4 d5e5 f0e1", 7,
+         "a piece of every kind becomes the screen of cannon e0"},
+        {"2P1k4/5P3/4P4/9/9/9/9/9/9/3K5 w", "c9d9 e7e8 f8e8 f8f9", 4, "soldier steps"},
+        // The cannon leaving rank 9 along its file uncovers chariot a9, along the rank not.
+        {"R1C1k4/9/9/2P6/4N4/9/9/4R4/9/3K5 w", "c9c7 c9c8 e5c4 e5d3 e5d7 e5f3 e5f7 e5g4 e5g6", 9,
+         "discovered chariot check"},
+        // Either screen of cannon e0 leaving checks; a third screen (a6e6) does not.
+        {"4k4/4a4/9/R8/9/4N4/9/9/9/3KC4 w", "a6a9 e4c3 e4c5 e4d2 e4d6 e4f2 e4f6 e4g3 e4g5", 9,
+         "discovered cannon check"},
+        // d0e0 faces the other general (a check board_gives_check counts, but illegal).
+        {"4k4/5NN2/9/9/9/9/9/9/9/3K5 w", "d0e0 f8d7 f8d9 f8e6 f8g6", 4,
+         "discovered horse check (leg)"},
+        // Generals facing count as a check for board_gives_check; such moves are illegal.
+        {"4k4/9/9/9/9/9/9/9/9/3K5 w", "d0e0", 0, "general onto the open file"},
+        {"4k4/9/9/9/4N4/9/9/9/9/4K4 w", "e5c4 e5c6 e5d3 e5d7 e5f3 e5f7 e5g4 e5g6", 0,
+         "the only piece between the generals leaves"},
+    };
+    Board *b = malloc(sizeof *b);
+    assert_non_null(b);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char why[160], got[MAX_MOVES][MOVE_TEXT_MAX], joined[MAX_MOVES * MOVE_TEXT_MAX] = "";
+        if (board_set_fen(b, cases[i].fen, why, sizeof why) != FEN_OK)
+            fail_msg("case %zu (%s): bad FEN: %s", i, cases[i].kind, why);
+        MoveList l;
+        movegen_quiet_checks(b, &l);
+        int legal = 0;
+        for (int j = 0; j < l.count; j++) {
+            move_text(l.moves[j], 0, got[j]);
+            legal += movegen_legal_after(b, l.moves[j]);
+        }
+        qsort(got, (size_t)l.count, sizeof got[0], move_text_cmp);
+        for (int j = 0; j < l.count; j++) {
+            strcat(joined, j ? " " : "");
+            strcat(joined, got[j]);
+        }
+        if (strcmp(joined, cases[i].checks) != 0 || legal != cases[i].legal)
+            fail_msg("case %zu (%s): got \"%s\" (%d legal), expected \"%s\" (%d legal)", i,
+                     cases[i].kind, joined, legal, cases[i].checks, cases[i].legal);
+        expect_quiet_checks(b, NULL);
+    }
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_legal_matches_brute_force),
         cmocka_unit_test(test_is_legal_rejects_garbage),
         cmocka_unit_test(test_rule_cases),
+        cmocka_unit_test(test_quiet_checks_random_games),
+        cmocka_unit_test(test_quiet_checks_perft_suite),
+        cmocka_unit_test(test_quiet_checks_by_kind),
     };
     return cmocka_run_group_tests_name("movegen", tests, NULL, NULL);
 }
