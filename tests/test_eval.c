@@ -239,6 +239,7 @@ static int bucket_sum(const EvalTrace *t, const char *first, int n)
     return sum;
 }
 
+/// Each table's coefficients sum to Red's pieces of its type minus Black's (one bucket each).
 static void check_one_hot(Board *b, const Weights *w)
 {
     EvalTrace t;
