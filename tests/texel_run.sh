@@ -3,11 +3,14 @@
 # Texel end to end with real games: a match writes a PGN, `texel extract` keeps its quiet
 # positions (and a cluster match with [output] positions writes the same file itself), a kind = texel job fits on 2 MPI ranks (each a shard, gradients summed), and
 # (1) lowers the loss, (2) killed part-way and run again, resumes from its checkpoint and
-# ends with exactly the weights of an uninterrupted run, (3) damaged datasets are refused
+# ends with exactly the weights of an uninterrupted run; killed three times (kill -9) and
+# resumed, it writes the very weights file and loss CSV of an uninterrupted fit, on 2 ranks and
+# with `texel fit` on one machine, and a fit on too little data warns, (3) damaged datasets
+# are refused
 # with the reason, (4) a checkpoint is never resumed for another dataset or other settings
 # (exit 2, the difference named, nothing written).
 set -u
-xq=$1 job=$2
+xq=$(realpath "$1") job=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -31,7 +34,7 @@ grep -q "^Positions: " "$work/m.log" || fail "no positions line: $(tail -3 "$wor
 "$xq" texel extract -o "$work/m/pgn.xqd" "$work/m/games.pgn" >/dev/null 2>&1
 cmp -s "$work/m/pos.xqd" "$work/m/pgn.xqd" || fail "the run's positions differ from its PGN's"
 
-sets=(--set texel.data="$work/texel.xqd")
+sets=(--set texel.data="$work/texel.xqd" --set texel.checkpoint_every=3)
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir="$work/a" >"$work/a.log" 2>&1 ||
     fail "fit failed: $(tail -5 "$work/a.log")"
 line=$(grep -E '^K [0-9.]+, loss' "$work/a.log") || fail "no summary: $(tail -5 "$work/a.log")"
@@ -54,6 +57,80 @@ grep -q "^Tuned weights" "$work/b1.log" && fail "the fit ended before the kill"
 grep -q "Resuming at epoch" "$work/b2.log" || fail "did not resume: $(head -5 "$work/b2.log")"
 cmp -s "$work/a/texel-weights.txt" "$work/b/texel-weights.txt" ||
     fail "resumed weights differ from the uninterrupted run's"
+
+# Killed three times (kill -9, at different epochs) and resumed each time: the weights file
+# and the loss CSV are byte for byte those of an uninterrupted fit, on 2 MPI ranks
+# (kind = texel) and on one machine (texel fit). Long fits with checkpoints every 7 epochs,
+# so every kill lands between checkpoints and the rows after the last one must be cut.
+# $1: label, $2: dir (whose texel-loss.csv is watched), the rest: the fit's command.
+kill3() {
+    local label=$1 dir=$2
+    shift 2
+    for i in 1 2 3; do
+        "$@" >"$dir.k$i.log" 2>&1 &
+        local pid=$!
+        local want=$((250 * i + 40 * RANDOM / 32768))
+        for _ in $(seq 6000); do
+            [[ -f $dir/texel-loss.csv ]] && (($(wc -l <"$dir/texel-loss.csv") > want)) && break
+            kill -0 $pid 2>/dev/null || break
+            sleep 0.01
+        done
+        if [[ $label == mpi ]]; then pkill -KILL -f "output.dir=$dir( |$)"; else kill -KILL $pid; fi
+        { wait $pid; } 2>/dev/null
+        grep -q "^Tuned weights" "$dir.k$i.log" && fail "$label: the fit ended before kill $i"
+        ((i == 1)) || grep -q "Resuming at epoch" "$dir.k$i.log" ||
+            fail "$label: run $i did not resume: $(head -3 "$dir.k$i.log")"
+        kills="$kills $label:$(wc -l <"$dir/texel-loss.csv")rows/ckpt@$(grep -o 'Resuming at epoch [0-9]*' "$dir.k$i.log" | grep -o '[0-9]*$')"
+    done
+    "$@" >"$dir.end.log" 2>&1 || fail "$label: the last resume failed: $(tail -3 "$dir.end.log")"
+    grep -q "Resuming at epoch" "$dir.end.log" || fail "$label: the last run did not resume"
+}
+kills=""
+long=(--set texel.epochs=1500 --set texel.checkpoint_every=7)
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" "${long[@]}" --set output.dir="$work/c0" >"$work/c0.log" 2>&1 ||
+    fail "long fit failed: $(tail -5 "$work/c0.log")"
+kill3 mpi "$work/c" "${mpi[@]}" "$xq" run "$job" "${sets[@]}" "${long[@]}" --set output.dir="$work/c" --resume=auto
+for f in texel-weights.txt texel-loss.csv; do
+    cmp "$work/c0/$f" "$work/c/$f" >&2 || fail "mpi: $f after three kills differs from the uninterrupted fit's"
+done
+fit=("$xq" texel fit --data "$work/texel.xqd" --params eval --epochs 1500 --lr 3 --threads 1
+    --checkpoint-every 7)
+(mkdir -p "$work/d0" && cd "$work/d0" && "${fit[@]}" >../d0.log 2>&1) || fail "texel fit: $(tail -3 "$work/d0.log")"
+grep -q "warning: [0-9]* positions for [0-9]* tuned weights" "$work/d0.log" ||
+    fail "a fit on too little data did not warn: $(grep -i warn "$work/d0.log")"
+grep -q "per weight, below the" "$work/d0/report.json" || fail "the report lacks the data warning"
+mkdir -p "$work/d"
+cd "$work/d" || fail "cd"
+kill3 fit "$work/d" "${fit[@]}"
+cd - >/dev/null || fail "cd"
+for f in texel-weights.txt texel-loss.csv texel-weights.txt.diff; do
+    cmp "$work/d0/$f" "$work/d/$f" >&2 || fail "texel fit: $f after three kills differs from the uninterrupted fit's"
+done
+# SIGTERM (a drain) checkpoints the epoch it stopped at and exits 130; the rerun finishes the
+# same files.
+mkdir -p "$work/e"
+cd "$work/e" || fail "cd"
+"${fit[@]}" >../e1.log 2>&1 &
+pid=$!
+for _ in $(seq 6000); do
+    [[ -f texel-loss.csv ]] && (($(wc -l <texel-loss.csv) > 300)) && break
+    sleep 0.01
+done
+kill -TERM $pid
+wait $pid
+rc=$?
+[[ $rc == 130 ]] && grep -q "^Drained: stopped after epoch" ../e1.log || fail "SIGTERM: exit $rc: $(tail -2 ../e1.log)"
+"${fit[@]}" >../e2.log 2>&1 || fail "after the drain: $(tail -3 ../e2.log)"
+cd - >/dev/null || fail "cd"
+for f in texel-weights.txt texel-loss.csv; do
+    cmp "$work/d0/$f" "$work/e/$f" >&2 || fail "texel fit: $f after a drain differs from the uninterrupted fit's"
+done
+rows=$(($(wc -l <"$work/d/texel-loss.csv") - 1))
+[[ $rows == 1501 && $(cut -d, -f1 "$work/d/texel-loss.csv" | uniq -d) == "" ]] ||
+    fail "the loss CSV has $rows rows (or repeats an epoch): expected epochs 0..1500 once each"
+# A fresh fit rewrites the loss CSV: no second curve appended.
+(cd "$work/d" && "${fit[@]}" --epochs 20 --fresh >../d2.log 2>&1) || fail "fresh fit: $(tail -3 "$work/d2.log")"
+[[ $(wc -l <"$work/d/texel-loss.csv") == 22 ]] || fail "a fresh fit appended to the loss CSV"
 
 # A checkpoint made from another dataset, or for other settings, is refused by --resume (it
 # resumed and wrote the old weights after 0 epochs), naming the difference; nothing changes.
@@ -84,5 +161,5 @@ grep -q "positions need" "$work/c.log" || fail "no clear error: $(cat "$work/c.l
 "$xq" texel fit --data "$work/g.pgn" >"$work/d.log" 2>&1 && fail "a PGN accepted as a dataset"
 grep -q "bad magic" "$work/d.log" || fail "no clear error: $(cat "$work/d.log")"
 
-echo "$(cat "$work/x.log" | head -1); $line; $(grep 'Resuming' "$work/b2.log")"
+echo "$(cat "$work/x.log" | head -1); $line; $(grep 'Resuming' "$work/b2.log"); kills (rows in the CSV at the kill / epoch resumed):$kills"
 echo "1 passed, 0 failed"
