@@ -7,7 +7,9 @@
 // quiescence over captures (all evasions when in check), check extension, null move (only
 // with a chariot, horse or cannon left: xiangqi zugzwang), reverse futility, futility and
 // late-move pruning, late-move reductions, SEE, mate-distance pruning, killer and history
-// ordering. Lazy SMP: Threads workers share the table; one atomic stop flag.
+// ordering, optional history pruning. Their margins and reductions are rows of the weight
+// table (search_params.def), so SPSA tunes them. Lazy SMP: Threads workers share the table;
+// one atomic stop flag.
 #pragma once
 
 #include <stdatomic.h>
@@ -95,7 +97,8 @@ void engine_free(Engine *e);
 
 /// Options by UCI name: Threads, Hash, MultiPV, Move Overhead, Rules (seed|asian),
 /// CountingDefault, Clear Hash, the search features (SearchFeature, true/false), and every
-/// evaluation weight by its params.def name.
+/// row of the weight table by its name: evaluation weights (params.def) and the search's
+/// margins and time factors (search_params.def), read afresh by each engine_search.
 EngineStatus engine_set_option(Engine *e, const char *name, const char *value);
 /// A search feature's option name ("NullMove", ...); NULL past SEARCH_FEATURE_NB.
 const char *engine_feature_name(int feature);
