@@ -27,7 +27,8 @@ typedef struct {
     const char *dir;
     const Weights *start;
     uint64_t version;
-    RunReport *rr; // a job's report: written and delivered as [report] says (else NULL)
+    RunReport *rr;   // a job's report: written and delivered as [report] says (else NULL)
+    int64_t last_ms; // when the report was last refreshed (texel fit)
 } FitReport;
 
 /// The 12 largest changes from the start, largest |change| first: the chart is rebuilt each
@@ -70,7 +71,12 @@ static void on_epoch(void *ctx, int epoch, double loss, const double *w)
 {
     FitReport *fr = ctx;
     report_series_add(fr->r, "loss", "loss", epoch, loss);
-    if (epoch % 10 == 0 && epoch > 0) {
+    // Every 10 epochs, as often as [report] interval says (a job) or every 5 s: each write
+    // syncs report.json and report.html, which a fast fit must not wait for every epoch.
+    int64_t now = timeman_now_ms();
+    bool due = fr->rr ? run_report_due(fr->rr) : now - fr->last_ms >= 5000;
+    if (epoch % 10 == 0 && epoch > 0 && due) {
+        fr->last_ms = now;
         report_changes(fr, w);
         report_flush(fr, false);
     }
@@ -288,7 +294,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     sigaction(SIGUSR1, &sa, NULL);
     cfg.stop = &stop_flag;
     TexelExec x = {link ? reduce_link : NULL, link, threads};
-    FitReport fr = {NULL, fj->out_dir, &start, 0, NULL};
+    FitReport fr = {NULL, fj->out_dir, &start, 0, NULL, timeman_now_ms()};
     RunReport rr;
     char run_id[32];
     snprintf(run_id, sizeof run_id, "%016llx",
