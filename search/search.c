@@ -524,11 +524,11 @@ static Move picker_next(Picker *p, int *score)
 // ---------------------------------------------------------------------------------------
 // Quiescence search: captures only, or every evasion when in check.
 
-/// A pseudo-legal quiet move worth a quiescence search: a legal check that does not lose
-/// material.
+/// A quiet check (pseudo-legal, from movegen_quiet_checks) worth a quiescence search: legal
+/// and not losing material.
 static bool qsearch_quiet_check(const Board *b, Move m)
 {
-    return board_gives_check(b, m) && movegen_legal_after(b, m) && see_ge(b, m, 0);
+    return movegen_legal_after(b, m) && see_ge(b, m, 0);
 }
 
 /// Captures (every evasion when in check); with checks, also the quiet checks that do not
@@ -584,7 +584,7 @@ static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply, boo
             m = MOVE_NONE;
         captures_done = m == MOVE_NONE;
         if (m == MOVE_NONE && !quiets_done) {
-            movegen_pseudo_quiets(b, &quiet);
+            movegen_quiet_checks(b, &quiet);
             quiets_done = true;
         }
         while (m == MOVE_NONE && qi < quiet.count)
