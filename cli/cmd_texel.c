@@ -232,15 +232,37 @@ static int info(int argc, char **argv)
     return 0;
 }
 
+/// Texel fits what the evaluation reads: "all" means every evaluation weight.
 static bool tune_one(void *ctx, int id)
 {
-    ((bool *)ctx)[id] = true;
+    ((bool *)ctx)[id] = !params_is_search(id);
     return true;
+}
+
+/// The first word of a params list that names search rows ("search" or a search row's name).
+static bool search_word(const char *list, char *word, size_t len)
+{
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, " \t,");
+        snprintf(word, len, "%.*s", (int)n, p);
+        int id = params_find(word);
+        if (!strcmp(word, "search") || (id >= 0 && params_is_search(id)))
+            return true;
+        p += n + (p[n] != 0);
+    }
+    return false;
 }
 
 static bool parse_params(const char *list, bool *tuned)
 {
     char bad[64];
+    if (search_word(list, bad, sizeof bad)) {
+        fprintf(stderr,
+                "xqforge texel: --params: '%s' is a search row: Texel fits only what the "
+                "evaluation reads (tune the search with SPSA, kind = spsa)\n",
+                bad);
+        return false;
+    }
     memset(tuned, 0, sizeof(bool) * PARAM_NB);
     ParamsListStatus st = params_parse_list(list, tune_one, tuned, bad, sizeof bad);
     if (st == PARAMS_LIST_OK)
@@ -266,7 +288,7 @@ static int fit(int argc, char **argv)
     snprintf(fj->weights, sizeof fj->weights, "texel-weights.txt");
     snprintf(fj->loss, sizeof fj->loss, "texel-loss.csv");
     for (int i = 0; i < PARAM_NB; i++)
-        fj->tuned[i] = true;
+        fj->tuned[i] = !params_is_search(i); // the evaluation's weights
     int rc = 0;
     for (int i = 0; i < argc && rc == 0; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

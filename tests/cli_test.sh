@@ -184,7 +184,7 @@ check "texel fit: changed dataset refused" 2 \
     "checkpoint ./texel.ckpt was made from another dataset \(hash [0-9a-f]{16}, now [0-9a-f]{16}\): start afresh with --fresh" \
     bash -c "cd '$tx' && ${fit[*]}"
 check "texel fit --fresh" 0 "^Fitted K" bash -c "cd '$tx' && ${fit[*]} --fresh"
-check "texel fit --fresh: the loss file starts over" 0 "^4 " wc -l "$tx/texel-loss.csv"
+check "texel fit --fresh: the loss file starts over (header, epochs 0..3)" 0 "^5 " wc -l "$tx/texel-loss.csv"
 check "texel fit: changed epochs refused" 2 "was made for 3 epochs, now 4" \
     bash -c "cd '$tx' && ${fit[*]} --epochs 4"
 rm -rf "$tx"

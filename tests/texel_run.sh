@@ -154,6 +154,18 @@ grep -q "Resuming" "$work/s3.log" && fail "--fresh resumed the old checkpoint"
 [[ $(cat "$work"/b/previous-*/texel.ckpt "$work"/b/previous-*/texel-weights.txt \
     "$work"/b/previous-*/texel-loss.csv | cksum) == "$sum_before" ]] || fail "--fresh did not keep the old fit"
 
+# Search rows (search_params.def) are SPSA's: Texel refuses them by name or as "search", and
+# "all" fits the evaluation's weights only.
+"$xq" texel fit --data "$work/texel.xqd" --params "horse_mg search_rfp_depth" >"$work/p.log" 2>&1
+[[ $? == 2 ]] && grep -q "'search_rfp_depth' is a search row" "$work/p.log" || fail "texel fit tuned a search row: $(cat "$work/p.log")"
+"$xq" run "$job" "${sets[@]}" --set texel.params=search --set output.dir="$work/p" >"$work/p.log" 2>&1
+[[ $? == 2 ]] && grep -q "'search' is a search row" "$work/p.log" || fail "a texel job tuned the search rows: $(cat "$work/p.log")"
+(mkdir -p "$work/p" && cd "$work/p" && "$xq" texel fit --data "$work/texel.xqd" --params all --epochs 30 --lr 50 >../p.log 2>&1) ||
+    fail "params all: $(tail -3 "$work/p.log")"
+evals=$(grep -cv "^#\|^search_\|^tm_\|^$" "$work/p/texel-weights.txt")
+grep -q "positions for $evals tuned weights" "$work/p.log" ||
+    fail "params = all did not tune exactly the $evals evaluation weights: $(grep -o 'for [0-9]* tuned' "$work/p.log")"
+
 # Damage: truncated, and not a dataset at all.
 head -c 1000 "$work/texel.xqd" >"$work/cut.xqd"
 "$xq" texel info "$work/cut.xqd" >"$work/c.log" 2>&1 && fail "truncated dataset accepted"

@@ -685,16 +685,37 @@ static bool key_spsa(Ctx *c, const char *key, const char *v)
     return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
 }
 
+/// Texel fits what the evaluation reads: "all" means every evaluation weight, and the search
+/// rows (search_params.def) are never tuned by it.
 static bool texel_tune_one(void *ctx, int id)
 {
-    ((bool *)ctx)[id] = true;
+    ((bool *)ctx)[id] = !params_is_search(id);
     return true;
+}
+
+/// The first word of a params list that names search rows ("search" or a search row's name).
+static bool texel_search_word(const char *list, char *word, size_t len)
+{
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, " \t,");
+        snprintf(word, len, "%.*s", (int)n, p);
+        int id = params_find(word);
+        if (!strcmp(word, "search") || (id >= 0 && params_is_search(id)))
+            return true;
+        p += n + (p[n] != 0);
+    }
+    return false;
 }
 
 static bool texel_params(Ctx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
     char bad[64];
+    if (texel_search_word(v, bad, sizeof bad))
+        return fail(c, JOB_ERR_VALUE, "texel", key,
+                    "'%s' is a search row: Texel fits only what the evaluation reads (tune the "
+                    "search with kind = spsa)",
+                    bad);
     if (!j->texel.has_params)
         memset(j->texel.tuned, 0, sizeof j->texel.tuned);
     j->texel.has_params = true;
@@ -1175,7 +1196,7 @@ static void job_defaults(JobConfig *j)
     j->texel.checkpoint_every = 25;   // TEXEL_CHECKPOINT_EVERY
     j->texel.checkpoint_seconds = 60; // TEXEL_CHECKPOINT_SECONDS
     for (int id = 0; id < PARAM_NB; id++)
-        j->texel.tuned[id] = true;
+        j->texel.tuned[id] = !params_is_search(id); // the evaluation's weights
     snprintf(j->texel.weights, sizeof j->texel.weights, "texel-weights.txt");
     snprintf(j->texel.loss, sizeof j->texel.loss, "texel-loss.csv");
     snprintf(j->book.moves, sizeof j->book.moves, "book.xqb");
