@@ -73,6 +73,6 @@ typedef enum {
 /// piece-square weights), "eval" (the other evaluation weights), "search" (the search and time
 /// rows) or a weight's name. Calls add(ctx, id) for the weights of each word in table order (a
 /// weight named twice comes twice); add returns false to stop. Texel fits only what the
-/// evaluation reads: search rows it is given keep their values (their gradient is zero).
+/// evaluation reads, so its callers drop or refuse the search rows (params_is_search).
 ParamsListStatus params_parse_list(const char *list, bool (*add)(void *ctx, int id), void *ctx,
                                    char *bad, size_t bad_len);
