@@ -28,7 +28,7 @@ enum {
     WIRE_MAX_THREADS = 65535,     // threads and concurrency in a HELLO
     WIRE_TERM_LIMIT = 32,         // termination codes are < 32 (TERM_NB today is 17)
     WIRE_MAX_RANK = 0x7fffffff,   // MPI ranks are ints
-    WIRE_MAX_SPSA_PARAMS = 512,   // tuned weights in one SPSA step
+    WIRE_MAX_SPSA_PARAMS = 1024,  // tuned weights in one SPSA step
     WIRE_MAX_PARAM_ID = 4095,     // engine weight ids (the table has a few hundred)
     WIRE_MAX_BOOK_CANDS = 256,    // candidates in a BOOK message (one work unit)
     WIRE_MAX_BOOK_PATH = 64,      // moves from a candidate's start position

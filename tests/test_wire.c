@@ -206,7 +206,7 @@ static void test_roundtrip_small(void **state)
     m.work.spsa.id = 12345;
     m.work.spsa.count = WIRE_MAX_SPSA_PARAMS;
     for (int i = 0; i < WIRE_MAX_SPSA_PARAMS; i++) {
-        m.work.spsa.param[i] = (uint16_t)(i * 7);
+        m.work.spsa.param[i] = (uint16_t)(i * 3); // distinct, under WIRE_MAX_PARAM_ID
         m.work.spsa.plus[i] = i - 300;
         m.work.spsa.minus[i] = -i * 1000;
     }

@@ -5,6 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "params.h"
+
+// A tuner holds every row of the weight table (`params = all`, evaluation and search).
+_Static_assert((int)PARAM_NB <= (int)SPSA_PARAMS_MAX,
+               "SPSA_PARAMS_MAX below the weight table's size");
+
 const char *spsa_strerror(SpsaStatus st)
 {
     switch (st) {

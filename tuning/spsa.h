@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 enum {
-    SPSA_PARAMS_MAX = 512, // more than the engine's weight table
+    SPSA_PARAMS_MAX = 1024, // at least the engine's whole weight table (eval and search rows)
     SPSA_NAME_MAX = 64
 };
 

@@ -23,7 +23,7 @@ enum {
     JOB_LINE_MAX = INIFILE_LINE_MAX, // characters a line (libinih's buffer)
     JOB_TEXT_MAX = 1024,             // names, paths, URLs
     JOB_URLS_MAX = 4,
-    JOB_SPSA_PARAMS_MAX = 512,
+    JOB_SPSA_PARAMS_MAX = 1024,
     // Scheduled units (game pairs, or games without repeat): rounds x pairings. Games (two a
     // pair) then stay below 2^30, so counts of games or pairs never overflow an int.
     JOB_PAIRS_MAX = 1 << 29
