@@ -348,6 +348,11 @@ int cmd_texel(int argc, char **argv)
         texel_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : 0;
     }
+    for (int i = 2; i < argc; i++) // `texel fit --help` too: the usage, not an option error
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            texel_usage(stdout);
+            return 0;
+        }
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (!strcmp(argv[1], "extract"))
         return extract(argc - 2, argv + 2);

@@ -130,6 +130,7 @@ check "upload: a spool that does not exist is bad input" 2 "No such file" \
 # Texel commands: usage and clear errors.
 check "texel without subcommand" 2 "usage: xqforge texel extract" "$xq" texel
 check "texel --help" 0 "quiescence search" "$xq" texel --help
+check "texel fit --help" 0 "quiescence search" "$xq" texel fit --help
 check "texel bad subcommand" 2 "unknown subcommand 'fitt'" "$xq" texel fitt
 check "texel info missing file" 2 "No such file" "$xq" texel info /nonexistent.xqd
 check "texel fit without data" 2 "--data FILE is required" "$xq" texel fit --epochs 3
