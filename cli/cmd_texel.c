@@ -239,24 +239,10 @@ static bool tune_one(void *ctx, int id)
     return true;
 }
 
-/// The first word of a params list that names search rows ("search" or a search row's name).
-static bool search_word(const char *list, char *word, size_t len)
-{
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, " \t,");
-        snprintf(word, len, "%.*s", (int)n, p);
-        int id = params_find(word);
-        if (!strcmp(word, "search") || (id >= 0 && params_is_search(id)))
-            return true;
-        p += n + (p[n] != 0);
-    }
-    return false;
-}
-
 static bool parse_params(const char *list, bool *tuned)
 {
     char bad[64];
-    if (search_word(list, bad, sizeof bad)) {
+    if (params_list_names_search(list, bad, sizeof bad)) {
         fprintf(stderr,
                 "xqforge texel: --params: '%s' is a search row: Texel fits only what the "
                 "evaluation reads (tune the search with SPSA, kind = spsa)\n",

@@ -45,6 +45,19 @@ bool params_is_psq(int id) { return strncmp(params_info[id].name, "psq_", 4) == 
 
 bool params_is_search(int id) { return id >= PARAM_SEARCH_FIRST && id < PARAM_NB; }
 
+bool params_list_names_search(const char *list, char *word, size_t len)
+{
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, " \t,");
+        snprintf(word, len, "%.*s", (int)n, p);
+        int id = params_find(word);
+        if (!strcmp(word, "search") || (id >= 0 && params_is_search(id)))
+            return true;
+        p += n + (p[n] != 0);
+    }
+    return false;
+}
+
 // search_params.def must close the table, or params_is_search would name eval rows.
 _Static_assert((int)P_search_rfp_depth == (int)PARAM_SEARCH_FIRST, "search_params.def is not last");
 

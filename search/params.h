@@ -53,6 +53,9 @@ int params_find(const char *name);
 bool params_is_psq(int id);
 /// Search margins and time factors (search_*, tm_*): the evaluation never reads them.
 bool params_is_search(int id);
+/// True when a params list names search rows ("search" or a search row's name); the first
+/// such word is copied to word. Texel's callers refuse those lists.
+bool params_list_names_search(const char *list, char *word, size_t len);
 ParamsStatus weights_set(Weights *w, const char *name, const char *value);
 /// Reads `name value` lines ('#' starts a comment); on error names the line in why.
 /// Weights not in the file keep their values; w is unchanged if any line is bad.

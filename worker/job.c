@@ -700,25 +700,11 @@ static bool texel_tune_one(void *ctx, int id)
     return true;
 }
 
-/// The first word of a params list that names search rows ("search" or a search row's name).
-static bool texel_search_word(const char *list, char *word, size_t len)
-{
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, " \t,");
-        snprintf(word, len, "%.*s", (int)n, p);
-        int id = params_find(word);
-        if (!strcmp(word, "search") || (id >= 0 && params_is_search(id)))
-            return true;
-        p += n + (p[n] != 0);
-    }
-    return false;
-}
-
 static bool texel_params(Ctx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
     char bad[64];
-    if (texel_search_word(v, bad, sizeof bad))
+    if (params_list_names_search(v, bad, sizeof bad))
         return fail(c, JOB_ERR_VALUE, "texel", key,
                     "'%s' is a search row: Texel fits only what the evaluation reads (tune the "
                     "search with kind = spsa)",
