@@ -19,6 +19,7 @@ typedef struct {
     Openings openings;
     const char *pgn_path;
     bool sprt;
+    bool sprt_said; // the verdict is printed once; pairs still in flight finish after it
     SprtParams sprt_params;
     int rating_interval;
     int summarised_games; // games covered by the last summary printed
@@ -370,9 +371,13 @@ static bool on_pair(void *ctx, const MatchTotals *t)
     SprtResult res;
     if (sprt_evaluate(&r, &a->sprt_params, &res) != STATS_OK)
         return false;
-    if (res.decision != SPRT_CONTINUE)
+    if (a->sprt_said)
+        return true;
+    if (res.decision != SPRT_CONTINUE) {
         fprintf(a->log, "SPRT: %s (LLR %.2f, bounds %.2f %.2f)\n", sprt_decision_name(res.decision),
                 res.llr, res.lower, res.upper);
+        a->sprt_said = true;
+    }
     return res.decision != SPRT_CONTINUE;
 }
 

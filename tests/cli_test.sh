@@ -81,6 +81,16 @@ check "play builtin pair" 0 "Games: 2, Wins" "$xq" play -engine builtin name=a -
 check "play stops when the SPRT decides" 0 "SPRT: H1 accepted" "$xq" play -engine builtin name=good \
     depth=4 -engine builtin name=weak depth=1 option.chariot_mg=300 option.chariot_eg=300 \
     option.horse_mg=100 option.horse_eg=100 -rounds 400 -repeat -sprt elo0=0 elo1=100
+# Eight games at once: pairs still in flight finish after the verdict, which is printed once.
+verdicts=$("$xq" play -engine builtin name=good depth=4 -engine builtin name=weak depth=1 \
+    option.chariot_mg=300 option.chariot_eg=300 option.horse_mg=100 option.horse_eg=100 \
+    -rounds 400 -repeat -concurrency 8 -sprt elo0=0 elo1=100 2>&1 | grep -c "^SPRT: ")
+if [[ $verdicts == 1 ]]; then
+    passes=$((passes + 1))
+else
+    echo "FAIL: play -concurrency 8: the SPRT verdict printed $verdicts times (expected once)"
+    fails=$((fails + 1))
+fi
 
 # xqforge run (one rank, no mpirun): honest exit status and the end state in result.json.
 jobs=$(dirname "$0")/../jobs
