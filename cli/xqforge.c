@@ -28,6 +28,7 @@ static const Command COMMANDS[] = {
     {"book", "probe a weighted move book written by a book job", cmd_book},
     {"stats", "Elo, LOS and SPRT verdict of match counts (fishtest's statistics)", cmd_stats},
     {"texel", "Texel datasets from games (extract) and the evaluation fit (fit, info)", cmd_texel},
+    {"nnue", "NNUE: training data (export, info), training (train), nets (net)", cmd_nnue},
     {"upload", "deliver the reports waiting in a spool directory", cmd_upload},
     {"uci", "run the engine under the UCI protocol on stdin/stdout", cmd_uci},
 };

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// NNUE: an efficiently updatable evaluation network, the alternative to eval.c's linear
+// evaluation (which stays, and is what Texel and SPSA tune).
+//
+// Architecture ("XQ1"): features are (piece colour relative to the perspective, piece type,
+// square seen from the perspective): 2 x 7 x 90 = NNUE_FEATURES. A perspective sees the board
+// as its own side: Red's squares as they are, Black's with the ranks flipped (rank r -> 9 - r)
+// and the colours swapped, so a net learns one side's view and plays both. index =
+// (rel_colour * 7 + (type - 1)) * 90 + rel_square, rel_colour 0 = the perspective's pieces.
+// Each perspective has an accumulator of `hidden` int16 units (one shared feature transformer:
+// bias + the sum of the active features' columns). The output is
+//   out = sum_i crelu(acc_stm[i]) * w_out[i] + sum_i crelu(acc_nstm[i]) * w_out[hidden + i]
+//         + b_out
+// with crelu(x) = min(max(x, 0), qa), in int32, and the evaluation in centipawns for the side
+// to move is out * scale / (qa * qb) (division truncating toward zero).
+//
+// Net file (".nnue"), little-endian:
+//   header, 64 bytes: "XQNNUE\0\0" (8), u32 version (NNUE_VERSION), u32 features
+//     (NNUE_FEATURES), u32 hidden (a multiple of 32, 32..NNUE_HIDDEN_MAX), u32 qa, u32 qb,
+//     u32 scale, u64 payload bytes, u64 content hash (FNV-1a 64 of the payload), 16 bytes of
+//     description (NUL-padded text, e.g. the training run's name), u32 CRC-32 of bytes 0..59
+//   payload: i16 ft_weight[features][hidden] (feature-major), i16 ft_bias[hidden],
+//     i16 out_weight[2 * hidden], i32 out_bias.
+// A file whose magic, version, sizes, header CRC or content hash is wrong is refused with a
+// sentence naming the fault. A net's id is the first 12 hex digits of its content hash.
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "board.h"
+
+enum {
+    NNUE_VERSION = 1,
+    NNUE_HEADER = 64,
+    NNUE_FEATURES = 2 * 7 * SQUARE_NB, // 1260
+    NNUE_HIDDEN_MAX = 1024,
+    NNUE_QA = 255,    // the accumulator's clip, and the float -> int16 scale of the transformer
+    NNUE_QB = 64,     // the float -> int16 scale of the output weights
+    NNUE_SCALE = 400, // centipawns per unit of the float net's output
+    NNUE_ID_MAX = 13  // hex id plus terminator
+};
+
+typedef enum {
+    NNUE_OK,
+    NNUE_ERR_IO,      // the file cannot be read or written
+    NNUE_ERR_FORMAT,  // bad magic or header CRC, or a size that disagrees with the header
+    NNUE_ERR_VERSION, // another version or feature set
+    NNUE_ERR_HASH,    // the payload's content hash does not match the header's: a damaged file
+    NNUE_ERR_NOMEM,
+    NNUE_STATUS_NB
+} NnueStatus;
+
+const char *nnue_strerror(NnueStatus st);
+
+typedef struct {
+    int hidden, qa, qb, scale;
+    uint64_t hash;
+    char description[17];
+    int16_t *ft_weight;  // [NNUE_FEATURES][hidden], 64-byte aligned
+    int16_t *ft_bias;    // [hidden]
+    int16_t *out_weight; // [2 * hidden]
+    int32_t out_bias;
+} NnueNet;
+
+/// Parses a net from memory (a file's bytes, or the embedded default). On failure writes a
+/// sentence naming the fault into why (if not NULL) and leaves *net empty.
+NnueStatus nnue_load_memory(NnueNet *net, const void *data, size_t len, char *why, size_t why_len);
+NnueStatus nnue_load_file(NnueNet *net, const char *path, char *why, size_t why_len);
+/// Writes a net file (header with the content hash, then the payload).
+NnueStatus nnue_save_file(const NnueNet *net, const char *path);
+/// Allocates the arrays of a zeroed net of `hidden` units (training's export fills them).
+NnueStatus nnue_alloc(NnueNet *net, int hidden);
+void nnue_free(NnueNet *net);
+/// Computes net->hash from the payload (after filling the arrays by hand).
+void nnue_rehash(NnueNet *net);
+/// The net's id: the first 12 hex digits of its content hash.
+void nnue_id(const NnueNet *net, char out[NNUE_ID_MAX]);
+
+/// The embedded default net (NULL when the build has none).
+const NnueNet *nnue_default(void);
+
+/// The active features of the position from perspective c, written to out (at most 32 for
+/// the 32 pieces); returns their number. Shared by the engine, the trainer and tests.
+int nnue_features(const Board *b, Color c, uint16_t *out);
+/// The feature of piece p on square s from perspective c.
+int nnue_feature(Color c, Piece p, Square s);
+
+/// One perspective pair of accumulators and the key of the position it was computed for.
+typedef struct {
+    _Alignas(64) int16_t v[COLOR_NB][NNUE_HIDDEN_MAX];
+    uint64_t key;
+    bool valid;
+} NnueAccumulator;
+
+/// The evaluation of b from scratch (no accumulator reuse), centipawns for the side to move.
+int nnue_evaluate_full(const NnueNet *net, const Board *b);
