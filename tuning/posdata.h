@@ -64,3 +64,23 @@ void posdata_encode(const Board *b, int score, Move best, int ply, int depth, ui
                     double red_result, uint8_t out[POSDATA_RECORD]);
 PosdataStatus posdata_decode(const uint8_t in[POSDATA_RECORD], PosRecord *out, char *why,
                              size_t why_len);
+
+// ---- Files ----------------------------------------------------------------------------
+
+typedef struct PosWriter PosWriter;
+
+/// Creates path (through "path.tmp", renamed on close), or with append = true reopens an
+/// existing file to add records after its last (the file is checked first; a missing file
+/// is created).
+PosdataStatus posdata_writer_open(const char *path, bool append, PosWriter **out, char *why,
+                                  size_t why_len);
+PosdataStatus posdata_writer_add(PosWriter *w, const uint8_t rec[POSDATA_RECORD]);
+uint64_t posdata_writer_count(const PosWriter *w);
+/// Writes the last block's checksum and the header's count, syncs, renames; frees w.
+PosdataStatus posdata_writer_close(PosWriter *w, char *why, size_t why_len);
+
+/// Reads a file's records into memory after checking the header and every block's CRC:
+/// the records i with i % shards == shard (shards = 1: all), in file order. *records is
+/// malloc'd (free it); *count their number; *total (may be NULL) the file's count.
+PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t **records,
+                                uint64_t *count, uint64_t *total, char *why, size_t why_len);
