@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+// Training positions files (.xqp): see posdata.h for the format.
+#include "posdata.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static const char MAGIC[8] = "XQPOS\0\0";
+
+const char *posdata_strerror(PosdataStatus st)
+{
+    static const char *const text[POSDATA_STATUS_NB] = {
+        [POSDATA_OK] = "ok",
+        [POSDATA_ERR_IO] = "cannot read or write the file",
+        [POSDATA_ERR_FORMAT] = "not a positions file (.xqp)",
+        [POSDATA_ERR_VERSION] = "a positions file of another version",
+        [POSDATA_ERR_TRUNCATED] = "the file's size disagrees with its record count",
+        [POSDATA_ERR_CHECKSUM] = "a block of records fails its checksum: a damaged file",
+        [POSDATA_ERR_POSITION] = "a record is not a legal position",
+        [POSDATA_ERR_NOMEM] = "out of memory",
+    };
+    return (unsigned)st < POSDATA_STATUS_NB ? text[st] : "unknown status";
+}
+
+static PosdataStatus fail(PosdataStatus st, char *why, size_t why_len, const char *fmt, ...)
+{
+    if (why && why_len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, why_len, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    put_u32(p, (uint32_t)v);
+    put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint16_t get_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const uint8_t *p) { return get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
+
+static uint32_t crc(const uint8_t *p, size_t n) { return (uint32_t)crc32(0, p, (uInt)n); }
+
+void posdata_encode(const Board *b, int score, Move best, int ply, int depth, uint32_t game,
+                    double red_result, uint8_t out[POSDATA_RECORD])
+{
+    memset(out, 0, POSDATA_RECORD);
+    for (int s = 0; s < SQUARE_NB; s++)
+        out[s / 2] |= (uint8_t)((b->squares[s] & 15) << (4 * (s & 1)));
+    out[45] = b->side == RED ? 0 : 1;
+    out[46] = red_result > 0.75 ? 2 : red_result < 0.25 ? 0 : 1;
+    score = score > POSDATA_SCORE_MAX    ? POSDATA_SCORE_MAX
+            : score < -POSDATA_SCORE_MAX ? -POSDATA_SCORE_MAX
+                                         : score;
+    put_u16(out + 48, (uint16_t)(int16_t)score);
+    put_u16(out + 50, best);
+    put_u16(out + 52, (uint16_t)(ply < 0 ? 0 : ply > 65535 ? 65535 : ply));
+    put_u16(out + 54, (uint16_t)(depth < 0 ? 0 : depth > 65535 ? 65535 : depth));
+    put_u32(out + 56, game);
+}
+
+PosdataStatus posdata_decode(const uint8_t in[POSDATA_RECORD], PosRecord *out, char *why,
+                             size_t why_len)
+{
+    static const char chars[] = ".KABNRCP.kabnrcp";
+    char fen[BOARD_FEN_MAX + 16], *p = fen;
+    if (in[45] > 1 || in[46] > 2 || in[47] != 0)
+        return fail(POSDATA_ERR_POSITION, why, why_len, "side %u, result %u, flags %u", in[45],
+                    in[46], in[47]);
+    for (int r = RANK_NB - 1; r >= 0; r--) {
+        int empty = 0;
+        for (int f = 0; f < FILE_NB; f++) {
+            int sq = r * FILE_NB + f, code = (in[sq / 2] >> (4 * (sq & 1))) & 15;
+            if (code == 0) {
+                empty++;
+                continue;
+            }
+            if (empty)
+                *p++ = (char)('0' + empty);
+            empty = 0;
+            *p++ = chars[code];
+        }
+        if (empty)
+            *p++ = (char)('0' + empty);
+        if (r)
+            *p++ = '/';
+    }
+    snprintf(p, 16, " %c - - 0 1", in[45] ? 'b' : 'w');
+    if (board_set_fen(&out->board, fen, why, why_len) != FEN_OK)
+        return POSDATA_ERR_POSITION;
+    int score = (int16_t)get_u16(in + 48);
+    if (score > POSDATA_SCORE_MAX || score < -POSDATA_SCORE_MAX)
+        return fail(POSDATA_ERR_POSITION, why, why_len, "score %d out of range", score);
+    out->score = score;
+    out->move = get_u16(in + 50);
+    out->ply = get_u16(in + 52);
+    out->depth = get_u16(in + 54);
+    out->game = get_u32(in + 56);
+    out->red_result = in[46] * 0.5;
+    return POSDATA_OK;
+}
+
+// ---- Writing ----------------------------------------------------------------------------
+
+struct PosWriter {
+    FILE *f;
+    char path[4096], tmp[4120];
+    uint64_t count;
+    uint32_t crc;      // of the current block's records so far
+    uint32_t in_block; // records in the current block
+    bool failed;
+};
+
+static void header_encode(uint8_t h[POSDATA_HEADER], uint64_t count)
+{
+    memset(h, 0, POSDATA_HEADER);
+    memcpy(h, MAGIC, 8);
+    put_u32(h + 8, POSDATA_VERSION);
+    put_u32(h + 12, POSDATA_RECORD);
+    put_u64(h + 16, count);
+    put_u32(h + 24, POSDATA_BLOCK);
+    put_u32(h + 28, crc(h, 28));
+}
+
+/// Checks a header; its record count into *count.
+static PosdataStatus header_decode(const uint8_t h[POSDATA_HEADER], const char *path,
+                                   uint64_t *count, char *why, size_t why_len)
+{
+    if (memcmp(h, MAGIC, 8) != 0)
+        return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: not a positions file (bad magic)", path);
+    if (crc(h, 28) != get_u32(h + 28))
+        return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: the header's checksum fails", path);
+    if (get_u32(h + 8) != POSDATA_VERSION)
+        return fail(POSDATA_ERR_VERSION, why, why_len, "%s: version %u, this build reads %d", path,
+                    (unsigned)get_u32(h + 8), POSDATA_VERSION);
+    if (get_u32(h + 12) != POSDATA_RECORD || get_u32(h + 24) != POSDATA_BLOCK)
+        return fail(POSDATA_ERR_FORMAT, why, why_len,
+                    "%s: records of %u bytes in blocks of %u, expected %d and %d", path,
+                    (unsigned)get_u32(h + 12), (unsigned)get_u32(h + 24), POSDATA_RECORD,
+                    POSDATA_BLOCK);
+    *count = get_u64(h + 16);
+    if (*count > POSDATA_MAX_RECORDS)
+        return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: %llu records, more than %d", path,
+                    (unsigned long long)*count, POSDATA_MAX_RECORDS);
+    return POSDATA_OK;
+}
+
+/// The byte size of a file of n records.
+static uint64_t file_size(uint64_t n)
+{
+    return POSDATA_HEADER + n * POSDATA_RECORD + 4 * ((n + POSDATA_BLOCK - 1) / POSDATA_BLOCK);
+}
+
+PosdataStatus posdata_writer_open(const char *path, bool append, PosWriter **out, char *why,
+                                  size_t why_len)
+{
+    *out = NULL;
+    PosWriter *w = calloc(1, sizeof *w);
+    if (!w)
+        return fail(POSDATA_ERR_NOMEM, why, why_len, "out of memory");
+    snprintf(w->path, sizeof w->path, "%s", path);
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
+    struct stat st;
+    if (append && stat(path, &st) == 0) {
+        // Reopen in place: check every block, then drop the last partial block's checksum so
+        // new records continue that block.
+        uint8_t *recs = NULL;
+        uint64_t n = 0;
+        PosdataStatus s = posdata_read_file(path, 0, 1, &recs, &n, NULL, why, why_len);
+        if (s != POSDATA_OK) {
+            free(w);
+            return s;
+        }
+        uint64_t full = n / POSDATA_BLOCK * POSDATA_BLOCK;
+        w->in_block = (uint32_t)(n - full);
+        w->crc = w->in_block ? crc(recs + full * POSDATA_RECORD, w->in_block * POSDATA_RECORD) : 0;
+        free(recs);
+        w->count = n;
+        uint64_t keep = POSDATA_HEADER + n * POSDATA_RECORD + 4 * (n / POSDATA_BLOCK);
+        snprintf(w->tmp, sizeof w->tmp, "%s", path); // written in place, no rename
+        if (truncate(path, (off_t)keep) != 0 || !(w->f = fopen(path, "r+b")) ||
+            fseeko(w->f, (off_t)keep, SEEK_SET) != 0) {
+            PosdataStatus e = fail(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+            if (w->f)
+                fclose(w->f);
+            free(w);
+            return e;
+        }
+        *out = w;
+        return POSDATA_OK;
+    }
+    uint8_t h[POSDATA_HEADER];
+    header_encode(h, 0);
+    if (!(w->f = fopen(w->tmp, "wb")) || fwrite(h, 1, sizeof h, w->f) != sizeof h) {
+        PosdataStatus e = fail(POSDATA_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
+        if (w->f)
+            fclose(w->f);
+        free(w);
+        return e;
+    }
+    *out = w;
+    return POSDATA_OK;
+}
+
+PosdataStatus posdata_writer_add(PosWriter *w, const uint8_t rec[POSDATA_RECORD])
+{
+    if (w->failed)
+        return POSDATA_ERR_IO;
+    if (fwrite(rec, 1, POSDATA_RECORD, w->f) != POSDATA_RECORD) {
+        w->failed = true;
+        return POSDATA_ERR_IO;
+    }
+    w->crc = (uint32_t)crc32(w->crc, rec, POSDATA_RECORD);
+    w->count++;
+    if (++w->in_block == POSDATA_BLOCK) {
+        uint8_t c[4];
+        put_u32(c, w->crc);
+        if (fwrite(c, 1, 4, w->f) != 4)
+            w->failed = true;
+        w->crc = 0;
+        w->in_block = 0;
+    }
+    return w->failed ? POSDATA_ERR_IO : POSDATA_OK;
+}
+
+uint64_t posdata_writer_count(const PosWriter *w) { return w->count; }
+
+PosdataStatus posdata_writer_close(PosWriter *w, char *why, size_t why_len)
+{
+    bool ok = !w->failed;
+    if (ok && w->in_block) {
+        uint8_t c[4];
+        put_u32(c, w->crc);
+        ok = fwrite(c, 1, 4, w->f) == 4;
+    }
+    uint8_t h[POSDATA_HEADER];
+    header_encode(h, w->count);
+    ok = ok && fseeko(w->f, 0, SEEK_SET) == 0 && fwrite(h, 1, sizeof h, w->f) == sizeof h &&
+         fflush(w->f) == 0 && fsync(fileno(w->f)) == 0;
+    ok = fclose(w->f) == 0 && ok;
+    bool in_place = strcmp(w->tmp, w->path) == 0;
+    if (ok && !in_place)
+        ok = rename(w->tmp, w->path) == 0;
+    PosdataStatus st = ok ? POSDATA_OK
+                          : fail(POSDATA_ERR_IO, why, why_len, "%s: %s",
+                                 in_place ? w->path : w->tmp, strerror(errno ? errno : EIO));
+    if (!ok && !in_place)
+        remove(w->tmp);
+    free(w);
+    return st;
+}
+
+// ---- Reading ----------------------------------------------------------------------------
+
+PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t **records,
+                                uint64_t *count, uint64_t *total, char *why, size_t why_len)
+{
+    *records = NULL;
+    *count = 0;
+    if (shards < 1 || shard < 0 || shard >= shards)
+        return fail(POSDATA_ERR_FORMAT, why, why_len, "shard %d of %d", shard, shards);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    uint8_t h[POSDATA_HEADER], *buf = NULL, *out = NULL;
+    uint64_t n = 0;
+    PosdataStatus st = POSDATA_OK;
+    struct stat sb;
+    if (fread(h, 1, sizeof h, f) != sizeof h) {
+        st = fail(POSDATA_ERR_FORMAT, why, why_len, "%s: shorter than a header (%d bytes)", path,
+                  POSDATA_HEADER);
+        goto done;
+    }
+    if ((st = header_decode(h, path, &n, why, why_len)) != POSDATA_OK)
+        goto done;
+    if (fstat(fileno(f), &sb) != 0 || (uint64_t)sb.st_size != file_size(n)) {
+        st = fail(POSDATA_ERR_TRUNCATED, why, why_len,
+                  "%s: %llu bytes, but %llu records make %llu (an unfinished or damaged file)",
+                  path, (unsigned long long)sb.st_size, (unsigned long long)n,
+                  (unsigned long long)file_size(n));
+        goto done;
+    }
+    size_t body = (size_t)(file_size(n) - POSDATA_HEADER);
+    uint64_t mine = n / (uint64_t)shards + ((uint64_t)shard < n % (uint64_t)shards);
+    if (!(buf = malloc(body ? body : 1)) || !(out = malloc(mine ? mine * POSDATA_RECORD : 1))) {
+        st = fail(POSDATA_ERR_NOMEM, why, why_len, "%s: out of memory for %llu records", path,
+                  (unsigned long long)n);
+        goto done;
+    }
+    if (fread(buf, 1, body, f) != body) {
+        st = fail(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        goto done;
+    }
+    const uint8_t *p = buf;
+    uint64_t kept = 0;
+    for (uint64_t first = 0; first < n; first += POSDATA_BLOCK) {
+        uint64_t k = n - first < POSDATA_BLOCK ? n - first : POSDATA_BLOCK;
+        if (crc(p, k * POSDATA_RECORD) != get_u32(p + k * POSDATA_RECORD)) {
+            st = fail(POSDATA_ERR_CHECKSUM, why, why_len,
+                      "%s: records %llu..%llu (bytes %llu..%llu) fail their checksum", path,
+                      (unsigned long long)first + 1, (unsigned long long)(first + k),
+                      (unsigned long long)(p - buf + POSDATA_HEADER),
+                      (unsigned long long)(p - buf + POSDATA_HEADER + k * POSDATA_RECORD + 3));
+            goto done;
+        }
+        for (uint64_t i = 0; i < k; i++)
+            if ((first + i) % (uint64_t)shards == (uint64_t)shard)
+                memcpy(out + POSDATA_RECORD * kept++, p + i * POSDATA_RECORD, POSDATA_RECORD);
+        p += k * POSDATA_RECORD + 4;
+    }
+    *records = out;
+    *count = kept;
+    out = NULL;
+    if (total)
+        *total = n;
+done:
+    free(buf);
+    free(out);
+    fclose(f);
+    return st;
+}
