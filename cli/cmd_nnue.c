@@ -9,6 +9,7 @@
 static void nnue_usage(FILE *out)
 {
     fprintf(out, "usage: xqforge nnue <subcommand> [options]\n\n"
+                 "  extract  training positions (.xqp) from the scored games of a PGN file\n"
                  "  export   write a positions file (.xqp) as plain text for other trainers\n"
                  "  info     a positions file's header, counts and checks\n"
                  "  train    train a net on positions files (one machine; kind = train for MPI)\n"
@@ -27,6 +28,8 @@ int cmd_nnue(int argc, char **argv)
         return cmd_nnue_train(argc - 1, argv + 1);
     if (strcmp(sub, "export") == 0 || strcmp(sub, "info") == 0)
         return cmd_nnue_data(argc - 1, argv + 1);
+    if (strcmp(sub, "extract") == 0)
+        return cmd_nnue_extract(argc - 1, argv + 1);
     if (strcmp(sub, "net") == 0)
         return cmd_nnue_net(argc - 1, argv + 1);
     fprintf(stderr, "xqforge nnue: unknown subcommand '%s'\n", sub);

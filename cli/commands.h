@@ -21,9 +21,10 @@ int cmd_book(int argc, char **argv);
 int cmd_texel(int argc, char **argv);
 int cmd_nnue(int argc, char **argv);
 /// The `xqforge nnue` subcommands (argv[0] is the subcommand's name).
-int cmd_nnue_train(int argc, char **argv); // cmd_nnue_train.c
-int cmd_nnue_data(int argc, char **argv);  // cmd_nnue_data.c: export, info
-int cmd_nnue_net(int argc, char **argv);   // cmd_nnue_net.c: a net file's header and check
+int cmd_nnue_train(int argc, char **argv);   // cmd_nnue_train.c
+int cmd_nnue_data(int argc, char **argv);    // cmd_nnue_data.c: export, info
+int cmd_nnue_extract(int argc, char **argv); // cmd_nnue_extract.c: positions from PGN games
+int cmd_nnue_net(int argc, char **argv);     // cmd_nnue_net.c: a net file's header and check
 
 /// Strict integer option parsing shared by the subcommands; false if not an integer in range.
 int cli_parse_int(const char *text, long lo, long hi, long *out);

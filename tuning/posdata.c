@@ -277,6 +277,14 @@ PosdataStatus posdata_writer_close(PosWriter *w, char *why, size_t why_len)
     return st;
 }
 
+void posdata_writer_discard(PosWriter *w)
+{
+    fclose(w->f);
+    if (strcmp(w->tmp, w->path) != 0)
+        remove(w->tmp);
+    free(w);
+}
+
 // ---- Reading ----------------------------------------------------------------------------
 
 PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t **records,

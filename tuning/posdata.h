@@ -79,6 +79,10 @@ uint64_t posdata_writer_count(const PosWriter *w);
 /// Writes the last block's checksum and the header's count, syncs, renames; frees w.
 PosdataStatus posdata_writer_close(PosWriter *w, char *why, size_t why_len);
 
+/// Drops a new file's records (removes "path.tmp"; an appended file keeps what it had before
+/// only if nothing was added); frees w.
+void posdata_writer_discard(PosWriter *w);
+
 /// Reads a file's records into memory after checking the header and every block's CRC:
 /// the records i with i % shards == shard (shards = 1: all), in file order. *records is
 /// malloc'd (free it); *count their number; *total (may be NULL) the file's count.
