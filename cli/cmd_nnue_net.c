@@ -1,12 +1,111 @@
 // SPDX-License-Identifier: MIT
-// Placeholder until this subcommand lands (replaced by its implementation).
+// xqforge nnue net FILE: a net file's header, id and checks (exit 2 with the reason for a bad
+// file); xqforge nnue net --random HIDDEN -o FILE: a random net of that shape, for speed
+// measurements (scripts/bench-nnue.sh) and tests.
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
+#include "nnue.h"
+
+static void net_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: xqforge nnue net FILE\n"
+            "       xqforge nnue net --random HIDDEN -o FILE [--seed N]\n\n"
+            "The first form reads a net file (.nnue), checks its magic, version, sizes, header\n"
+            "CRC and content hash, and prints its header, id (the first 12 hex digits of the\n"
+            "content hash), description, hidden size and the start position's evaluation;\n"
+            "a bad file exits 2 with the reason. The second writes a net of HIDDEN units (a\n"
+            "multiple of 32, at most %d) with random weights of a trained net's magnitudes:\n"
+            "it plays badly, but at a real net's speed.\n",
+            NNUE_HIDDEN_MAX);
+}
+
+/// The description with anything unprintable shown as '?'.
+static void printable(const char *in, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < len; i++)
+        out[i] = in[i] >= 32 && in[i] < 127 ? in[i] : '?';
+    out[i] = '\0';
+}
+
+static int net_show(const char *path)
+{
+    NnueNet net;
+    char why[512];
+    NnueStatus st = nnue_load_file(&net, path, why, sizeof why);
+    if (st) {
+        fprintf(stderr, "xqforge nnue net: %s\n", why);
+        return EXIT_USAGE;
+    }
+    char id[NNUE_ID_MAX], desc[sizeof net.description];
+    nnue_id(&net, id);
+    printable(net.description, desc, sizeof desc);
+    Board b;
+    board_init();
+    board_set_fen(&b, BOARD_START_FEN, NULL, 0);
+    printf("file         : %s\n", path);
+    printf("format       : XQNNUE version %d, %d features (colour x type x square)\n", NNUE_VERSION,
+           NNUE_FEATURES);
+    printf("id           : %s\n", id);
+    printf("content hash : %016llx\n", (unsigned long long)net.hash);
+    printf("description  : %s\n", desc);
+    printf("hidden       : %d\n", net.hidden);
+    printf("quantization : qa %d, qb %d, scale %d\n", net.qa, net.qb, net.scale);
+    printf("start eval   : %d cp (Red to move)\n", nnue_evaluate_full(&net, &b));
+    printf("check        : ok (magic, version, sizes, header CRC-32, content hash)\n");
+    nnue_free(&net);
+    return 0;
+}
+
+static int net_random(long hidden, const char *out, long seed)
+{
+    NnueNet net;
+    NnueStatus st = nnue_alloc(&net, (int)hidden);
+    if (st) {
+        fprintf(stderr, "xqforge nnue net: hidden %ld: %s\n", hidden, nnue_strerror(st));
+        return st == NNUE_ERR_NOMEM ? 1 : EXIT_USAGE;
+    }
+    nnue_randomize(&net, (uint64_t)seed);
+    st = nnue_save_file(&net, out);
+    char id[NNUE_ID_MAX];
+    nnue_id(&net, id);
+    nnue_free(&net);
+    if (st) {
+        fprintf(stderr, "xqforge nnue net: %s: %s\n", out, nnue_strerror(st));
+        return 1;
+    }
+    printf("wrote %s: random net, hidden %ld, seed %ld, id %s\n", out, hidden, seed, id);
+    return 0;
+}
 
 int cmd_nnue_net(int argc, char **argv)
 {
-    (void)argc;
-    fprintf(stderr, "xqforge nnue %s: not built yet\n", argv[0]);
-    return 1;
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        net_usage(stdout);
+        return 0;
+    }
+    if (argc == 2 && argv[1][0] != '-')
+        return net_show(argv[1]);
+    long hidden = -1, seed = 1;
+    const char *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        bool more = i + 1 < argc;
+        if (strcmp(argv[i], "--random") == 0 && more) {
+            if (!cli_parse_int(argv[++i], 1, 1 << 20, &hidden))
+                hidden = 0;
+        } else if (strcmp(argv[i], "-o") == 0 && more) {
+            out = argv[++i];
+        } else if (strcmp(argv[i], "--seed") == 0 && more) {
+            if (!cli_parse_int(argv[++i], 0, 2147483647, &seed))
+                return net_usage(stderr), EXIT_USAGE;
+        } else {
+            return net_usage(stderr), EXIT_USAGE;
+        }
+    }
+    if (hidden < 0 || !out)
+        return net_usage(stderr), EXIT_USAGE;
+    return net_random(hidden, out, seed);
 }

@@ -39,7 +39,10 @@ enum {
     NNUE_QA = 255,    // the accumulator's clip, and the float -> int16 scale of the transformer
     NNUE_QB = 64,     // the float -> int16 scale of the output weights
     NNUE_SCALE = 400, // centipawns per unit of the float net's output
-    NNUE_ID_MAX = 13  // hex id plus terminator
+    NNUE_ID_MAX = 13, // hex id plus terminator
+    NNUE_EVAL_MAX = 20000, // evaluations are clamped to +-this, well inside the mate scores
+    NNUE_STACK_MAX = 160,  // accumulators a search thread keeps (plies from its root)
+    NNUE_LOOKBACK = 8      // plies an update may replay before a refresh from scratch is cheaper
 };
 
 typedef enum {
@@ -78,6 +81,10 @@ void nnue_rehash(NnueNet *net);
 /// The net's id: the first 12 hex digits of its content hash.
 void nnue_id(const NnueNet *net, char out[NNUE_ID_MAX]);
 
+/// Fills an allocated net with pseudo-random weights of a trained net's magnitudes (tests,
+/// speed measurements: `xqforge nnue net --random`), description "random", and rehashes.
+void nnue_randomize(NnueNet *net, uint64_t seed);
+
 /// The embedded default net (NULL when the build has none).
 const NnueNet *nnue_default(void);
 
@@ -96,3 +103,26 @@ typedef struct {
 
 /// The evaluation of b from scratch (no accumulator reuse), centipawns for the side to move.
 int nnue_evaluate_full(const NnueNet *net, const Board *b);
+
+/// The accumulators of b computed from scratch (both perspectives); acc->key = b->key.
+void nnue_accumulator_refresh(const NnueNet *net, const Board *b, NnueAccumulator *acc);
+/// The evaluation from a ready accumulator with side stm to move, centipawns for stm,
+/// clamped to +-NNUE_EVAL_MAX. AVX2 when the build has it, else plain C; the same result.
+int nnue_accumulator_evaluate(const NnueNet *net, const NnueAccumulator *acc, Color stm);
+
+/// A search thread's accumulators, entry i for the position at board history length base + i,
+/// each holding the key it was computed for, so an entry is never used for another position.
+/// Evaluation is lazy: it looks back for the nearest valid ancestor (at most NNUE_LOOKBACK
+/// plies) and replays the moves since (a null move changes no feature), else refreshes.
+/// The net is shared read-only between threads; the stack is the thread's own.
+typedef struct {
+    const NnueNet *net;
+    int base;
+    NnueAccumulator acc[NNUE_STACK_MAX];
+} NnueStack;
+
+/// Forgets every entry and roots the stack at history length base (the search's root).
+void nnue_stack_reset(NnueStack *st, const NnueNet *net, int base);
+/// The evaluation of b (a descendant of the root position by the moves of its history),
+/// equal to nnue_evaluate_full(st->net, b).
+int nnue_stack_evaluate(NnueStack *st, const Board *b);
