@@ -180,6 +180,25 @@ check "texel extract unwritable output" 1 "nope/out.xqd.tmp: No such file" \
 check "texel extract skips bad games, keeps good ones" 0 "^4 games \(0 without a result, 2 unreadable\)" \
     bash -c "cat '$tx/illegal.pgn' '$tx/g.pgn' | '$xq' texel extract -o '$tx/a.xqd' /dev/stdin 2>/dev/null"
 
+# nnue extract: the position before each scored quiet move (not in check, not a capture) past
+# --min-ply, each position once; a hand-written game of 6 plies whose 5th and 6th are captures.
+printf '%s\n' '[Event "t"]' '[Result "1-0"]' '' \
+    '1. h2e2 {+0.20/5 0.010s} h9g7 {-0.15/5 0.010s} 2. h0g2 {+0.30/5 0.010s}' \
+    'i9h9 {-0.20/6 0.010s} 3. e2e6 {+0.40/6 0.010s} b7b0 {-0.50/6 0.010s} 1-0' >"$tx/n.pgn"
+check "nnue extract: quiet scored positions" 0 "n.xqp: 4 positions from 1 games \(4 quiet positions looked at, 0 repeated" \
+    "$xq" nnue extract --min-ply 0 -o "$tx/n.xqp" "$tx/n.pgn"
+check "nnue extract --min-ply" 0 ": 2 positions from 1 games" "$xq" nnue extract --min-ply 2 -o "$tx/n.xqp" "$tx/n.pgn"
+check "nnue extract: each position once" 0 ": 4 positions from 2 games \(8 quiet positions looked at, 4 repeated" \
+    "$xq" nnue extract --min-ply 0 -o "$tx/n.xqp" "$tx/n.pgn" "$tx/n.pgn"
+check "nnue extract: games of xqforge play" 0 ": [1-9][0-9]* positions from 4 games" \
+    "$xq" nnue extract -o "$tx/n.xqp" "$tx/g.pgn"
+check "nnue extract: unreadable file, nothing written" 2 "empty.pgn: no game could be read" \
+    "$xq" nnue extract -o "$tx/n2.xqp" "$tx/empty.pgn"
+check "nnue extract: ... writes nothing" 1 "" test -e "$tx/n2.xqp"
+check "nnue extract unwritable output" 1 "nope/n.xqp.tmp: No such file" \
+    "$xq" nnue extract -o "$tx/nope/n.xqp" "$tx/n.pgn"
+check "nnue extract bad option" 2 "--min-ply 'x': expected 0..1000" "$xq" nnue extract --min-ply x "$tx/n.pgn"
+
 # texel fit: unusable inputs exit 2; a checkpoint is resumed only by the fit it was made from
 # (a changed dataset or setting is refused, named), and --fresh starts it and its loss file over.
 check "texel fit missing dataset" 2 "nonexistent.xqd: No such file" "$xq" texel fit --data /nonexistent.xqd
