@@ -501,10 +501,10 @@ static IdentityStatus add_engines(Identity *id, const JobConfig *job, uint64_t b
     text_end(&t);
     IdentityStatus st = add_owned(id, strdup("engines"), names);
     // Two engines make one pairing whichever scheme is asked for.
-    const char *pairing = job->kind == JOB_SPSA    ? "self"
-                          : job->player_count <= 2 ? "single"
-                          : job->round_robin       ? "round robin"
-                                                   : "gauntlet";
+    const char *pairing = job->kind == JOB_SPSA || job->kind == JOB_DATAGEN ? "self"
+                          : job->player_count <= 2                          ? "single"
+                          : job->round_robin                                ? "round robin"
+                                                                            : "gauntlet";
     if (!st)
         st = identity_add(id, "pairing", pairing);
     for (int i = 0; i < job->player_count && !st; i++)
@@ -670,6 +670,38 @@ static IdentityStatus add_texel(Identity *id, const JobConfig *job)
     return st;
 }
 
+/// Datagen: what the positions are made of (the engine, openings and adjudication are the
+/// games' items); the target count too, as it decides which records a resumed run keeps.
+static IdentityStatus add_datagen(Identity *id, const JobConfig *job)
+{
+    const __typeof__(job->datagen) *d = &job->datagen;
+    IdentityStatus st = addf(id, "datagen.positions", "%d", d->positions);
+    if (!st)
+        st = addf(id, "datagen.games", "random_plies=%d min_ply=%d unit=%d max_games=%lld",
+                  d->random_plies, d->min_ply, d->unit, (long long)d->max_games);
+    if (!st)
+        st = addf(id, "datagen.seed", "%llu", (unsigned long long)d->seed);
+    return st;
+}
+
+/// Train: the data by content, the net's shape and every setting of the fit.
+static IdentityStatus add_train(Identity *id, const JobConfig *job)
+{
+    const __typeof__(job->train) *t = &job->train;
+    IdentityStatus st = IDENTITY_OK;
+    for (int i = 0; i < t->data_count && !st; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "train.data.%d", i);
+        st = add_owned(id, strdup(key), file_hash(t->data[i]));
+    }
+    if (!st)
+        st = addf(id, "train.net", "hidden=%d", t->hidden);
+    if (!st)
+        st = addf(id, "train.fit", "epochs=%d batch=%d lr=%.12g lambda=%.12g val=%.12g seed=%llu",
+                  t->epochs, t->batch, t->lr, t->lambda, t->val, (unsigned long long)t->seed);
+    return st;
+}
+
 IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, Identity *out,
                                char *why, size_t why_len)
 {
@@ -677,7 +709,8 @@ IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, I
     out->rounds = job->rounds;
     set_why(why, why_len, "ok");
     IdentityStatus st = identity_add(out, "kind", job_kind_name(job->kind));
-    bool games = job->kind == JOB_SPRT || job->kind == JOB_MATCH || job->kind == JOB_SPSA;
+    bool games = job->kind == JOB_SPRT || job->kind == JOB_MATCH || job->kind == JOB_SPSA ||
+                 job->kind == JOB_DATAGEN;
     if (!st && games)
         st = add_engines(out, job, bench_signature, why, why_len);
     if (!st && games)
@@ -690,6 +723,10 @@ IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, I
         st = add_book(out, job, bench_signature);
     if (!st && job->kind == JOB_TEXEL)
         st = add_texel(out, job);
+    if (!st && job->kind == JOB_DATAGEN)
+        st = add_datagen(out, job);
+    if (!st && job->kind == JOB_TRAIN)
+        st = add_train(out, job);
     size_t len = st ? 0 : identity_encode(out, NULL, 0);
     if (!st && len > IDENTITY_TEXT_MAX) {
         set_why(why, why_len, "identity of %zu bytes, above the %d-byte cap", len,

@@ -611,6 +611,89 @@ static void test_texel_section(void **state)
     assert_non_null(strstr(f->why, "remove the engine sections"));
 }
 
+/// [datagen] keys take their values and defaults; a datagen job has one builtin engine with
+/// a depth or nodes limit and no rounds, and each fault is named by its key.
+static void test_datagen_section(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\nnodes = 500\n"
+                                  "[datagen]\npositions = 300\nmin_ply = 4\nunit = 2\n"),
+                     JOB_OK);
+    JobConfig *j = f->job;
+    assert_int_equal(j->kind, JOB_DATAGEN);
+    assert_int_equal(j->datagen.positions, 300);
+    assert_int_equal(j->datagen.random_plies, 8);
+    assert_int_equal(j->datagen.min_ply, 4);
+    assert_int_equal(j->datagen.unit, 2);
+    assert_string_equal(j->datagen.file, "positions.xqp");
+    assert_int_equal(j->players[0].tc.nodes, 500);
+    assert_int_equal(job_pairing_count(j), 0);
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\ntc = 10+0.1\n"),
+                     JOB_ERR_MISSING);
+    assert_non_null(strstr(f->why, "[time] depth: datagen searches each move"));
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine a]\n[engine b]\n[time]\n"
+                                  "depth = 3\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "plays itself (found 2 engines)"));
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\nrounds = 5\n[engine e]\n[time]\n"
+                                  "depth = 3\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[job] rounds: a datagen job ends at"));
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\ndepth = 3\n"
+                                  "[datagen]\npositions = 0\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, ":7: [datagen] positions:"));
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\ndepth = 3\n"
+                                  "[datagen]\nfile = ../x.xqp\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[datagen] file: '../x.xqp': a file name"));
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\ndepth = 3\n"
+                                  "[datagen]\nfile = journal.xqj\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "every output file needs its own name"));
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\ndepth = 3\n"
+                                  "[datagen]\nplies = 3\n"),
+                     JOB_ERR_KEY);
+    assert_non_null(strstr(f->why, "[datagen] plies: unknown key"));
+}
+
+/// [train] keys: data is one or more paths from the job file's directory; defaults for the
+/// rest; no engines, a data line required, ranges refused by key.
+static void test_train_section(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load_text(f, "[job]\nkind = train\n[train]\ndata = a.xqp /abs/b.xqp\n"
+                                  "hidden = 256\nlambda = 0.5\n"),
+                     JOB_OK);
+    JobConfig *j = f->job;
+    assert_int_equal(j->kind, JOB_TRAIN);
+    assert_int_equal(j->train.data_count, 2);
+    assert_string_equal(j->train.data[1], "/abs/b.xqp");
+    char want[JOB_TEXT_MAX + 16];
+    snprintf(want, sizeof want, "%s/a.xqp", j->file_dir);
+    assert_string_equal(j->train.data[0], want);
+    assert_int_equal(j->train.hidden, 256);
+    assert_true(j->train.lambda == 0.5);
+    assert_int_equal(j->train.epochs, 10);
+    assert_true(j->train.val > 0 && j->train.val < 0.5);
+    assert_string_equal(j->train.net, "net.nnue");
+    assert_string_equal(j->train.loss, "train-loss.csv");
+    assert_int_equal(load_text(f, "[job]\nkind = train\n[train]\nepochs = 3\n"), JOB_ERR_MISSING);
+    assert_non_null(strstr(f->why, "[train] data: missing"));
+    assert_int_equal(load_text(f, "[job]\nkind = train\n[engine a]\n[train]\ndata = x\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "remove the engine sections"));
+    assert_int_equal(load_text(f, "[job]\nkind = train\n[train]\ndata = x\nlambda = 2\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, ":5: [train] lambda:"));
+    assert_int_equal(load_text(f, "[job]\nkind = train\n[train]\ndata = x\nnet = a/b\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[train] net: 'a/b': a file name"));
+    assert_int_equal(load_text(f, "[job]\nkind = train\n[train]\ndata = x\nloss = net.nnue\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "every output file needs its own name"));
+}
+
 /// The shared engine parser gives play's words and a job file's keys the same meanings.
 static void test_engine_spec(void **state)
 {
@@ -970,6 +1053,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_time_scale_errors, setup, teardown),
         cmocka_unit_test(test_time_scale_math),
         cmocka_unit_test_setup_teardown(test_run_control_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_datagen_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_train_section, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

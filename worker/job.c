@@ -40,13 +40,16 @@ typedef enum {
     SEC_BOOK,
     SEC_SPSA,
     SEC_TEXEL,
+    SEC_DATAGEN,
+    SEC_TRAIN,
     SEC_NB
 } Section;
 
-static const char *const SECTION_NAMES[SEC_NB] = {"job",      "engine",       "each", "time",
-                                                  "openings", "adjudication", "sprt", "output",
-                                                  "report",   "book",         "spsa", "texel"};
-static const char *const KIND_NAMES[JOB_KIND_NB] = {"sprt", "match", "spsa", "texel", "book"};
+static const char *const SECTION_NAMES[SEC_NB] = {
+    "job",    "engine", "each", "time", "openings", "adjudication", "sprt",
+    "output", "report", "book", "spsa", "texel",    "datagen",      "train"};
+static const char *const KIND_NAMES[JOB_KIND_NB] = {"sprt", "match",   "spsa", "texel",
+                                                    "book", "datagen", "train"};
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
 
@@ -754,6 +757,85 @@ static bool key_texel(Ctx *c, const char *key, const char *v)
     return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // data, start
 }
 
+static bool key_datagen(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "datagen";
+    long n;
+    if (!strcmp(key, "positions"))
+        return set_int(c, s, key, v, 1, JOB_DATAGEN_POSITIONS_MAX, &j->datagen.positions);
+    if (!strcmp(key, "random_plies"))
+        return set_int(c, s, key, v, 0, 32, &j->datagen.random_plies);
+    if (!strcmp(key, "min_ply"))
+        return set_int(c, s, key, v, 0, GAME_MAX_PLIES, &j->datagen.min_ply);
+    if (!strcmp(key, "unit"))
+        return set_int(c, s, key, v, 1, JOB_DATAGEN_UNIT_MAX, &j->datagen.unit);
+    if (!strcmp(key, "max_games") && set_long(c, s, key, v, 0, JOB_PAIRS_MAX, &n))
+        return j->datagen.max_games = n, true;
+    if (!strcmp(key, "seed") && set_long(c, s, key, v, 0, 2000000000L, &n))
+        return j->datagen.seed = (uint64_t)n, true;
+    if (!strcmp(key, "max_games") || !strcmp(key, "seed"))
+        return false;
+    if (!strcmp(key, "file")) {
+        if (!v[0])
+            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
+        return set_file_name(c, s, key, v, j->datagen.file, sizeof j->datagen.file);
+    }
+    return unknown(c, s, key);
+}
+
+/// `data = A.xqp B.xqp ...`: blank-separated paths, each taken from the job file's directory.
+static bool train_data(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    char buf[JOB_LINE_MAX + 1];
+    snprintf(buf, sizeof buf, "%s", v);
+    j->train.data_count = 0;
+    for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (j->train.data_count == JOB_TRAIN_DATA_MAX)
+            return fail(c, JOB_ERR_VALUE, "train", key, "more than %d files", JOB_TRAIN_DATA_MAX);
+        if (!set_path(c, "train", key, t, j->train.data[j->train.data_count], JOB_TEXT_MAX))
+            return false;
+        j->train.data_count++;
+    }
+    if (j->train.data_count == 0)
+        return fail(c, JOB_ERR_VALUE, "train", key, "empty: give one or more .xqp files");
+    return true;
+}
+
+static bool key_train(Ctx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    const char *s = "train";
+    long n;
+    if (!strcmp(key, "data"))
+        return train_data(c, key, v);
+    if (!strcmp(key, "hidden"))
+        return set_int(c, s, key, v, 8, 4096, &j->train.hidden);
+    if (!strcmp(key, "epochs"))
+        return set_int(c, s, key, v, 1, 1000000, &j->train.epochs);
+    if (!strcmp(key, "batch"))
+        return set_int(c, s, key, v, 1, 1 << 22, &j->train.batch);
+    if (!strcmp(key, "threads"))
+        return set_int(c, s, key, v, 0, 1024, &j->train.threads);
+    if (!strcmp(key, "lr"))
+        return set_dbl(c, s, key, v, 1e-9, 10, &j->train.lr);
+    if (!strcmp(key, "lambda"))
+        return set_dbl(c, s, key, v, 0, 1, &j->train.lambda);
+    if (!strcmp(key, "val"))
+        return set_dbl(c, s, key, v, 0, 0.5, &j->train.val);
+    if (!strcmp(key, "seed") && set_long(c, s, key, v, 0, 2000000000L, &n))
+        return j->train.seed = (uint64_t)n, true;
+    if (!strcmp(key, "seed"))
+        return false;
+    char *dst = !strcmp(key, "net") ? j->train.net : !strcmp(key, "loss") ? j->train.loss : NULL;
+    if (!dst)
+        return unknown(c, s, key);
+    if (!v[0])
+        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
+    return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
+}
+
 /// [time] keys of mixed hardware (scale, reference_nps, nps_floor); the section's other keys
 /// are the engines' time control.
 static bool key_time(Ctx *c, const char *key, const char *v)
@@ -805,6 +887,8 @@ static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
     case SEC_BOOK: return key_book(c, key, v);
     case SEC_SPSA: return key_spsa(c, key, v);
     case SEC_TEXEL: return key_texel(c, key, v);
+    case SEC_DATAGEN: return key_datagen(c, key, v);
+    case SEC_TRAIN: return key_train(c, key, v);
     default:
         if (!section[0])
             return fail(c, JOB_ERR_KEY, NULL, NULL, "%s: key before any [section]", key);
@@ -997,6 +1081,46 @@ static bool validate_texel(Ctx *c)
     return true;
 }
 
+/// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
+static bool validate_datagen(Ctx *c)
+{
+    JobConfig *j = c->job;
+    if (j->player_count != 1)
+        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
+                    "a datagen job's one builtin engine plays itself (found %d engines)",
+                    j->player_count);
+    if (!build_player(c, 0))
+        return false;
+    c->at = (Origin){0, NULL};
+    if (j->players[0].cfg.proto != PROTO_BUILTIN)
+        return fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
+                    "datagen records the builtin search's scores: the engine must be builtin");
+    const TimeControl *tc = &j->players[0].tc;
+    if (!tc->depth && !tc->nodes)
+        return fail(c, JOB_ERR_MISSING, "time", "depth",
+                    "datagen searches each move to a fixed depth or node count: give depth = N "
+                    "or nodes = N (in [time], [each] or the engine's section)");
+    if (c->has_rounds)
+        return fail(c, JOB_ERR_VALUE, "job", "rounds",
+                    "a datagen job ends at [datagen] positions (cap the games with max_games)");
+    return true;
+}
+
+/// A train job reads positions files; it plays no games, so it has no engines and no rounds.
+static bool validate_train(Ctx *c)
+{
+    const JobConfig *j = c->job;
+    if (j->player_count > 0)
+        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
+                    "a train job trains a net from positions files: remove the engine sections");
+    if (j->train.data_count == 0)
+        return fail(c, JOB_ERR_MISSING, "train", "data",
+                    "missing: the positions files (.xqp, from kind = datagen)");
+    if (c->has_rounds)
+        return fail(c, JOB_ERR_VALUE, "job", "rounds", "a train job runs [train] epochs");
+    return true;
+}
+
 /// A game job (sprt, match): two or more engines, rounds; an SPRT has exactly two.
 static bool validate_games(Ctx *c)
 {
@@ -1042,7 +1166,7 @@ static int output_names(const JobConfig *j, OutputName *out, char *diff, size_t 
         out[n++] = (OutputName){"output", "pgn", j->output.pgn, NULL};
         out[n++] = (OutputName){"output", "positions", j->output.positions, NULL};
     }
-    if (j->kind != JOB_TEXEL) {
+    if (j->kind != JOB_TEXEL && j->kind != JOB_TRAIN) {
         out[n++] = (OutputName){"output", "journal", j->output.journal, NULL};
         out[n++] = (OutputName){"output", "result", j->output.result, NULL};
     }
@@ -1061,6 +1185,13 @@ static int output_names(const JobConfig *j, OutputName *out, char *diff, size_t 
         out[n++] = (OutputName){"book", "epd", j->book.epd, NULL};
         out[n++] = (OutputName){"book", "moves", j->book.moves, NULL};
         out[n++] = (OutputName){"book", "html", j->book.html, NULL};
+    }
+    if (j->kind == JOB_DATAGEN)
+        out[n++] = (OutputName){"datagen", "file", j->datagen.file, NULL};
+    if (j->kind == JOB_TRAIN) {
+        out[n++] = (OutputName){"train", "net", j->train.net, NULL};
+        out[n++] = (OutputName){"train", "loss", j->train.loss, NULL};
+        out[n++] = (OutputName){NULL, NULL, "train.ckpt", "the training checkpoint"};
     }
     if (j->report.url_count > 0 && !strchr(j->report.spool, '/'))
         out[n++] = (OutputName){"report", "spool", j->report.spool, NULL};
@@ -1099,7 +1230,8 @@ static bool validate_scale(Ctx *c)
     c->at = (Origin){0, NULL};
     if (!j->scale.bench)
         return true;
-    if (j->kind == JOB_BOOK || j->kind == JOB_TEXEL)
+    if (j->kind == JOB_BOOK || j->kind == JOB_TEXEL || j->kind == JOB_DATAGEN ||
+        j->kind == JOB_TRAIN)
         return fail(c, JOB_ERR_VALUE, "time", "scale",
                     "bench scales the clocks of games: a %s job plays none (remove it)",
                     job_kind_name(j->kind));
@@ -1116,11 +1248,13 @@ static bool validate(Ctx *c)
     c->at = (Origin){0, NULL};
     if (!c->has_kind)
         return fail(c, JOB_ERR_MISSING, "job", "kind",
-                    "missing (sprt, match, spsa, texel or book)");
-    bool ok = j->kind == JOB_BOOK    ? validate_book(c)
-              : j->kind == JOB_SPSA  ? validate_spsa(c)
-              : j->kind == JOB_TEXEL ? validate_texel(c)
-                                     : validate_games(c);
+                    "missing (sprt, match, spsa, texel, book, datagen or train)");
+    bool ok = j->kind == JOB_BOOK      ? validate_book(c)
+              : j->kind == JOB_SPSA    ? validate_spsa(c)
+              : j->kind == JOB_TEXEL   ? validate_texel(c)
+              : j->kind == JOB_DATAGEN ? validate_datagen(c)
+              : j->kind == JOB_TRAIN   ? validate_train(c)
+                                       : validate_games(c);
     if (!ok || !validate_scale(c))
         return false;
     c->at = (Origin){0, NULL};
@@ -1194,6 +1328,20 @@ static void job_defaults(JobConfig *j)
     snprintf(j->texel.loss, sizeof j->texel.loss, "texel-loss.csv");
     snprintf(j->book.moves, sizeof j->book.moves, "book.xqb");
     snprintf(j->book.html, sizeof j->book.html, "book.html");
+    j->datagen.positions = 100000;
+    j->datagen.random_plies = 8;
+    j->datagen.unit = 1;
+    j->datagen.seed = 1;
+    snprintf(j->datagen.file, sizeof j->datagen.file, "positions.xqp");
+    j->train.hidden = 128;
+    j->train.epochs = 10;
+    j->train.batch = 16384;
+    j->train.lr = 0.001;
+    j->train.lambda = 0.75;
+    j->train.val = 0.05;
+    j->train.seed = 1;
+    snprintf(j->train.net, sizeof j->train.net, "net.nnue");
+    snprintf(j->train.loss, sizeof j->train.loss, "train-loss.csv");
 }
 
 JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,
@@ -1275,7 +1423,8 @@ void job_game_config(const JobConfig *job, int a, int b, GameConfig *out)
 int job_pairing_count(const JobConfig *job)
 {
     int n = job->player_count;
-    if (job->kind == JOB_BOOK || job->kind == JOB_TEXEL)
+    if (job->kind == JOB_BOOK || job->kind == JOB_TEXEL || job->kind == JOB_DATAGEN ||
+        job->kind == JOB_TRAIN)
         return 0;
     if (job->kind == JOB_SPSA)
         return 1; // the engine against itself, as plus and minus

@@ -26,7 +26,10 @@ enum {
     JOB_SPSA_PARAMS_MAX = 1024,
     // Scheduled units (game pairs, or games without repeat): rounds x pairings. Games (two a
     // pair) then stay below 2^30, so counts of games or pairs never overflow an int.
-    JOB_PAIRS_MAX = 1 << 29
+    JOB_PAIRS_MAX = 1 << 29,
+    JOB_TRAIN_DATA_MAX = 16,             // positions files of a train job
+    JOB_DATAGEN_POSITIONS_MAX = 1 << 28, // POSDATA_MAX_RECORDS
+    JOB_DATAGEN_UNIT_MAX = 16            // games per datagen work unit
 };
 
 /// One tuned weight of an SPSA job (fishtest's `name, start, min, max, c_end, r_end`).
@@ -36,7 +39,16 @@ typedef struct {
     double start, min, max, c_end, r_end; // r_end NAN: the section's r_end
 } JobSpsaParam;
 
-typedef enum { JOB_SPRT, JOB_MATCH, JOB_SPSA, JOB_TEXEL, JOB_BOOK, JOB_KIND_NB } JobKind;
+typedef enum {
+    JOB_SPRT,
+    JOB_MATCH,
+    JOB_SPSA,
+    JOB_TEXEL,
+    JOB_BOOK,
+    JOB_DATAGEN, // NNUE training positions from self-play ([datagen])
+    JOB_TRAIN,   // an NNUE net trained on positions files ([train])
+    JOB_KIND_NB
+} JobKind;
 /// The same order as SprtModel (coordinator/stats.h), so a cast converts.
 typedef enum { JOB_SPRT_NORMALIZED, JOB_SPRT_LOGISTIC, JOB_SPRT_MODEL_NB } JobSprtModel;
 /// The same order as UploadMethod (coordinator/upload.h), so a cast converts.
@@ -163,6 +175,30 @@ typedef struct {
         char weights[JOB_TEXT_MAX]; // output file names in the output dir
         char loss[JOB_TEXT_MAX];
     } texel;
+    // NNUE training positions (kind = datagen): the [datagen] section. One builtin engine
+    // plays itself; its limit per move is the engine's depth or nodes ([time], [each]).
+    struct {
+        int positions;           // accepted (deduplicated) records to reach: the run's end
+        int random_plies;        // random legal plies after the opening line (not recorded)
+        int min_ply;             // positions before this ply of the game are not recorded
+        int unit;                // games per work unit
+        int64_t max_games;       // give up after this many games (0: positions / 4)
+        uint64_t seed;           // the random plies' seed
+        char file[JOB_TEXT_MAX]; // the positions file (.xqp), a name in output.dir
+    } datagen;
+    // NNUE training (kind = train): the [train] section, read by coordinator/nnue_fit.
+    struct {
+        char data[JOB_TRAIN_DATA_MAX][JOB_TEXT_MAX]; // positions files (.xqp), absolute
+        int data_count;                              // 1..JOB_TRAIN_DATA_MAX
+        int hidden;                                  // accumulator units per side
+        int epochs, batch, threads;                  // threads 0: the node's cores
+        double lr;                                   // Adam's learning rate
+        double lambda; // the target's weight of the search score (1) against the result (0)
+        double val;    // share of the positions held out for validation
+        uint64_t seed; // shuffling, the validation split and the initial weights
+        char net[JOB_TEXT_MAX];  // output file names in output.dir
+        char loss[JOB_TEXT_MAX]; // the loss curves (CSV)
+    } train;
 } JobConfig;
 
 typedef enum {
@@ -189,7 +225,8 @@ JobStatus job_load(const char *path, const char *const *overrides, int n_overrid
                    char *why, size_t why_len);
 
 /// The pairings a job plays each round: 1 for two engines and for spsa (the engine against
-/// itself), N-1 for a gauntlet of N engines, N(N-1)/2 for a round robin; 0 for book and texel.
+/// itself), N-1 for a gauntlet of N engines, N(N-1)/2 for a round robin; 0 for book, texel,
+/// datagen and train.
 int job_pairing_count(const JobConfig *job);
 
 /// rounds x pairings: the game pairs of the whole job (single games without repeat); at most
