@@ -18,6 +18,8 @@
 #include "bench.h"
 #include "commands.h"
 #include "coord_job.h"
+#include "datagen.h"
+#include "nnue_fit.h"
 #include "texel_fit.h"
 #include "files.h"
 #include "identity.h"
@@ -25,6 +27,7 @@
 #include "link.h"
 #include "run_common.h"
 #include "work_book.h"
+#include "work_datagen.h"
 #include "work_games.h"
 
 static atomic_bool interrupted;
@@ -65,7 +68,7 @@ typedef struct {
     char journal[2 * JOB_TEXT_MAX + 2];
     GamePlan plan;
     BookgenConfig gen;
-    Openings seeds;
+    Openings seeds; // book: the seed positions; datagen: the openings
     uint64_t units_total, job_id, bench_signature, bench_nps;
     int threads;
     Channel ch;
@@ -111,6 +114,11 @@ static int run_prepare(Run *run, bool warn, char *why, size_t why_len)
         int64_t max = job->book.max_candidates ? job->book.max_candidates
                                                : 100 * (int64_t)job->book.positions;
         run->units_total = (uint64_t)((max + job->book.unit - 1) / job->book.unit);
+    } else if (job->kind == JOB_DATAGEN) {
+        const char *file = job->openings_file[0] ? job->openings_file : "builtin:balanced";
+        if (openings_load(&run->seeds, file, warn ? stderr : NULL, why, why_len) != OPENINGS_OK)
+            return 2;
+        run->units_total = datagen_units_total(job);
     } else {
         if (!plan_build(job, warn ? stderr : NULL, &run->plan, why, why_len))
             return 2;
@@ -194,8 +202,18 @@ static int run_output_names(const JobConfig *j, const char **names, char *diff, 
         names[n++] = diff;
         return n;
     }
+    if (j->kind == JOB_TRAIN) {
+        names[n++] = "train.ckpt";
+        names[n++] = j->train.net;
+        names[n++] = j->train.loss;
+        return n;
+    }
     names[n++] = j->output.journal;
     names[n++] = j->output.result;
+    if (j->kind == JOB_DATAGEN) {
+        names[n++] = j->datagen.file;
+        return n;
+    }
     if (j->kind == JOB_BOOK) {
         names[n++] = j->book.epd;
         names[n++] = j->book.moves;
@@ -243,7 +261,8 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
         snprintf(why, why_len, "--resume: no journal at %.900s", run->journal);
         return 2;
     }
-    if (exists && resume && run->job.kind != JOB_TEXEL)
+    // Texel and train runs check their checkpoint's fingerprint themselves.
+    if (exists && resume && run->job.kind != JOB_TEXEL && run->job.kind != JOB_TRAIN)
         return run_same_experiment(run, why, why_len);
     if (exists && !resume && !fresh) {
         snprintf(why, why_len,
@@ -274,6 +293,13 @@ static int run_worker(Run *run)
         book_worker_kind(&bw, &run->gen, (uint32_t)run->ch.rank, &kind);
         int rc = worker_run(&cfg, &kind);
         book_worker_destroy(&bw);
+        return rc;
+    }
+    if (run->job.kind == JOB_DATAGEN) {
+        DatagenWorker dw;
+        datagen_worker_kind(&dw, &run->job, &run->seeds, (uint32_t)run->ch.rank, &kind);
+        int rc = worker_run(&cfg, &kind);
+        datagen_worker_destroy(&dw);
         return rc;
     }
     // [time] scale = bench: this rank's clocks, by the factor the coordinator reports.
@@ -308,8 +334,9 @@ static int run_coordinator(Run *run)
         fprintf(stderr, "xqforge run: cannot start the local worker\n");
         return 1;
     }
-    int rc = run->job.kind == JOB_BOOK ? coord_job_book(&cj, &run->gen, run->units_total)
-                                       : coord_job_games(&cj, &run->plan);
+    int rc = run->job.kind == JOB_BOOK      ? coord_job_book(&cj, &run->gen, run->units_total)
+             : run->job.kind == JOB_DATAGEN ? coord_job_datagen(&cj)
+                                            : coord_job_games(&cj, &run->plan);
     if (started)
         pthread_join(local, NULL);
     return rc;
@@ -367,9 +394,12 @@ int cmd_run(int argc, char **argv)
         rc = EXIT_USAGE;
     run->job.resume_auto |= resume_auto;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
+    bool collective = run->job.kind == JOB_TEXEL || run->job.kind == JOB_TRAIN;
     snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir,
-             run->job.kind == JOB_TEXEL ? "texel.ckpt" : run->job.output.journal);
-    if (rc == 0 && run->job.kind != JOB_TEXEL)
+             run->job.kind == JOB_TEXEL   ? "texel.ckpt"
+             : run->job.kind == JOB_TRAIN ? "train.ckpt"
+                                          : run->job.output.journal);
+    if (rc == 0 && !collective)
         rc = run_prepare(run, rank == 0, why, sizeof why);
     if (rc == 0 && rank == 0)
         rc = run_identity(run, why, sizeof why);
@@ -393,6 +423,8 @@ int cmd_run(int argc, char **argv)
         run->threads = run_threads(&run->job, link);
         if (run->job.kind == JOB_TEXEL)
             rc = texel_fit_job(link, &run->job, run->dir, run->job_id); // rank 0's counts
+        else if (run->job.kind == JOB_TRAIN)
+            rc = nnue_fit_job(link, &run->job, run->dir, run->job_id);
         else
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }

@@ -5,6 +5,7 @@
 
 #include "books.h"
 #include "coordinator.h"
+#include "datagen.h"
 #include "games.h"
 
 enum { POLL_MS = 20 };
@@ -37,6 +38,11 @@ static bool games_start(void *g, const CoordState *st, const char *id, char *why
 static bool books_start(void *b, const CoordState *st, const char *id, char *why, size_t len)
 {
     return books_coord_start(b, st, id, why, len);
+}
+
+static bool datagen_start(void *d, const CoordState *st, const char *id, char *why, size_t len)
+{
+    return datagen_coord_start(d, st, id, why, len);
 }
 
 static bool refuse_all(void *ctx, uint64_t unit, const WireMessage *m, char *why, size_t len)
@@ -97,6 +103,7 @@ static int run_kind(const CoordJob *cj, uint64_t units_total, const CoordKind *k
 
 static int games_finish(void *g, const CoordState *st) { return games_coord_finish(g, st); }
 static int books_finish(void *b, const CoordState *st) { return books_coord_finish(b, st); }
+static int datagen_finish(void *d, const CoordState *st) { return datagen_coord_finish(d, st); }
 
 int coord_job_games(const CoordJob *cj, const GamePlan *plan)
 {
@@ -120,5 +127,18 @@ int coord_job_book(const CoordJob *cj, const BookgenConfig *gen, uint64_t units_
         books_coord_kind(b, &kind);
     int rc = run_kind(cj, units_total, b ? &kind : NULL, books_start, books_finish, why);
     books_coord_free(b);
+    return rc;
+}
+
+int coord_job_datagen(const CoordJob *cj)
+{
+    char why[1024];
+    DatagenCoord *d = datagen_coord_new(cj->job, cj->dir, why, sizeof why);
+    CoordKind kind;
+    if (d)
+        datagen_coord_kind(d, &kind);
+    int rc = run_kind(cj, datagen_units_total(cj->job), d ? &kind : NULL, datagen_start,
+                      datagen_finish, why);
+    datagen_coord_free(d);
     return rc;
 }

@@ -26,3 +26,5 @@ typedef struct {
 int coord_job_games(const CoordJob *cj, const GamePlan *plan);
 /// A book job; returns the exit status.
 int coord_job_book(const CoordJob *cj, const BookgenConfig *gen, uint64_t units_total);
+/// A datagen job; returns the exit status.
+int coord_job_datagen(const CoordJob *cj);

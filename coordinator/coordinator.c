@@ -264,6 +264,12 @@ static bool result_unit(const Coordinator *c, const WireMessage *m, uint64_t *un
         *rank = m->result->rank;
         return true;
     }
+    if (m->kind == WIRE_DATAGEN) {
+        *unit = m->datagen->unit_id;
+        *job_id = m->datagen->job_id;
+        *rank = m->datagen->rank;
+        return true;
+    }
     *unit = m->book->unit_id;
     *job_id = m->book->job_id;
     *rank = m->book->rank;
@@ -599,13 +605,15 @@ static void dispatch(Coordinator *c, int src, WireMessage *m)
 {
     if (src < 0 || src >= c->st.ranks)
         return;
-    if (m->kind != WIRE_RESULT && m->kind != WIRE_BOOK && m->kind != WIRE_REQUEST)
+    if (m->kind != WIRE_RESULT && m->kind != WIRE_BOOK && m->kind != WIRE_DATAGEN &&
+        m->kind != WIRE_REQUEST)
         commit_batch(c); // the results that came before this message count first
     switch (m->kind) {
     case WIRE_HELLO: on_hello(c, src, &m->hello); break;
     case WIRE_REQUEST: on_request(c, src, &m->request); break;
     case WIRE_RESULT:
-    case WIRE_BOOK: stage_result(c, src, m); break;
+    case WIRE_BOOK:
+    case WIRE_DATAGEN: stage_result(c, src, m); break;
     case WIRE_BYE: on_bye(c, src, &m->bye); break;
     default:
         fprintf(stderr, "\nxqforge run: unexpected %s from rank %d\n", wire_kind_name(m->kind),

@@ -61,7 +61,7 @@ const char *wire_kind_name(WireKind k)
     static const char *const names[WIRE_KIND_NB] = {
         [WIRE_HELLO] = "hello", [WIRE_REFUSE] = "refuse",    [WIRE_REQUEST] = "request",
         [WIRE_WORK] = "work",   [WIRE_RESULT] = "result",    [WIRE_STOP] = "stop",
-        [WIRE_BYE] = "bye",     [WIRE_BOOK] = "book result",
+        [WIRE_BYE] = "bye",     [WIRE_BOOK] = "book result", [WIRE_DATAGEN] = "datagen result",
     };
     return (unsigned)k < WIRE_KIND_NB ? names[k] : "unknown";
 }
@@ -74,6 +74,10 @@ WireBookResult *wire_book_result_new(void) { return calloc(1, sizeof(WireBookRes
 
 void wire_book_result_free(WireBookResult *r) { free(r); }
 
+WireDatagenResult *wire_datagen_result_new(void) { return calloc(1, sizeof(WireDatagenResult)); }
+
+void wire_datagen_result_free(WireDatagenResult *r) { free(r); }
+
 void wire_message_destroy(WireMessage *m)
 {
     if (!m)
@@ -82,6 +86,8 @@ void wire_message_destroy(WireMessage *m)
         wire_result_free(m->result);
     if (m->kind == WIRE_BOOK)
         wire_book_result_free(m->book);
+    if (m->kind == WIRE_DATAGEN)
+        wire_datagen_result_free(m->datagen);
     m->kind = WIRE_KIND_NB;
     m->result = NULL;
 }
@@ -288,6 +294,23 @@ static WireStatus check_book_result(Ctx *c, const WireBookResult *m)
     return WIRE_OK;
 }
 
+/// Datagen: the unit's games and records within their caps; the records' content is the
+/// coordinator's to check (it decodes every board).
+static WireStatus check_datagen(Ctx *c, const WireDatagenResult *m)
+{
+    WireStatus st = check_rank(c, m->rank);
+    if (st)
+        return st;
+    if (m->games < 1 || m->games > WIRE_MAX_DATAGEN_GAMES)
+        return fail(c, WIRE_ERR_FIELD, "games: %u out of range", (unsigned)m->games);
+    if (m->count < 0 || m->count > WIRE_MAX_DATAGEN_RECORDS)
+        return fail(c, WIRE_ERR_FIELD, "record count %d out of range", m->count);
+    if (m->games_done < m->games)
+        return fail(c, WIRE_ERR_FIELD, "games done %llu below the %u sent",
+                    (unsigned long long)m->games_done, (unsigned)m->games);
+    return WIRE_OK;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Packing. msgpack-c writes every integer, string and container header in its shortest form,
 // which is the only form wire_scan accepts.
@@ -462,6 +485,24 @@ static WireStatus body_book_result(msgpack_packer *pk, const WireBookResult *m)
     return WIRE_OK;
 }
 
+static WireStatus body_datagen(msgpack_packer *pk, const WireDatagenResult *m)
+{
+    WireStatus st = pack_envelope(pk, WIRE_DATAGEN, 8);
+    if (st)
+        return st;
+    size_t bytes = (size_t)m->count * WIRE_DATAGEN_RECORD;
+    PACK(msgpack_pack_uint64(pk, m->job_id));
+    PACK(msgpack_pack_uint32(pk, m->rank));
+    PACK(msgpack_pack_uint64(pk, m->unit_id));
+    PACK(msgpack_pack_uint32(pk, m->games));
+    PACK(msgpack_pack_bin(pk, bytes));
+    PACK(msgpack_pack_bin_body(pk, m->records, bytes));
+    PACK(msgpack_pack_uint64(pk, m->games_done));
+    PACK(msgpack_pack_uint64(pk, m->nodes));
+    PACK(msgpack_pack_uint64(pk, m->busy_ms));
+    return WIRE_OK;
+}
+
 /// Checks, packs, and refuses a result past the size cap (a valid message never is: the
 /// largest possible RESULT is about 2.7 MB).
 #define WIRE_PACK_BODY(check, body, m, out)                                                        \
@@ -524,6 +565,11 @@ WireStatus wire_pack_book(const WireBookResult *m, msgpack_sbuffer *out)
     WIRE_PACK_BODY(check_book_result, body_book_result, m, out);
 }
 
+WireStatus wire_pack_datagen(const WireDatagenResult *m, msgpack_sbuffer *out)
+{
+    WIRE_PACK_BODY(check_datagen, body_datagen, m, out);
+}
+
 WireStatus wire_pack(const WireMessage *m, msgpack_sbuffer *out)
 {
     if (!m)
@@ -537,6 +583,7 @@ WireStatus wire_pack(const WireMessage *m, msgpack_sbuffer *out)
     case WIRE_STOP: return wire_pack_stop(&m->stop, out);
     case WIRE_BYE: return wire_pack_bye(&m->bye, out);
     case WIRE_BOOK: return wire_pack_book(m->book, out);
+    case WIRE_DATAGEN: return wire_pack_datagen(m->datagen, out);
     default: return WIRE_ERR_INVALID;
     }
 }
@@ -558,9 +605,10 @@ static bool scan_typed(uint8_t b, uint64_t v, size_t h, uint64_t *skip, uint64_t
 {
     static const uint8_t fixext[5] = {2, 3, 5, 9, 17}; // 0xd4..0xd8: type byte + data
     int64_t sv = h == 1 ? (int8_t)v : h == 2 ? (int16_t)v : h == 4 ? (int32_t)v : (int64_t)v;
-    if (b <= 0xc6) // bin 8..32
+    if (b <= 0xc6) { // bin 8..32
         *skip = v;
-    else if (b <= 0xc9) // ext 8..32
+        return h == 1 || v >= 1ull << (4 * h);
+    } else if (b <= 0xc9) // ext 8..32
         *skip = v + 1;
     else if (b <= 0xcb) // float 32, 64
         *skip = b == 0xca ? 4 : 8;
@@ -878,10 +926,34 @@ static WireStatus decode_book_result(Ctx *c, const msgpack_object *f, WireBookRe
     return check_book_result(c, m);
 }
 
+/// The records arrive as one bin of whole records, within the cap.
+static WireStatus decode_datagen(Ctx *c, const msgpack_object *f, WireDatagenResult *m)
+{
+    uint64_t games = 0;
+    GET(get_uint(c, &f[0], "job id", UINT64_MAX, &m->job_id));
+    GET(get_u32(c, &f[1], "rank", &m->rank));
+    GET(get_uint(c, &f[2], "unit id", UINT64_MAX, &m->unit_id));
+    GET(get_uint(c, &f[3], "games", WIRE_MAX_DATAGEN_GAMES, &games));
+    m->games = (uint32_t)games;
+    if (f[4].type != MSGPACK_OBJECT_BIN)
+        return fail(c, WIRE_ERR_FIELD, "records: not a bin");
+    size_t bytes = f[4].via.bin.size;
+    if (bytes % WIRE_DATAGEN_RECORD || bytes / WIRE_DATAGEN_RECORD > WIRE_MAX_DATAGEN_RECORDS)
+        return fail(c, WIRE_ERR_FIELD, "records: %zu bytes, not whole records within %d", bytes,
+                    WIRE_MAX_DATAGEN_RECORDS);
+    m->count = (int)(bytes / WIRE_DATAGEN_RECORD);
+    if (bytes)
+        memcpy(m->records, f[4].via.bin.ptr, bytes);
+    GET(get_uint(c, &f[5], "games done", UINT64_MAX, &m->games_done));
+    GET(get_uint(c, &f[6], "nodes", UINT64_MAX, &m->nodes));
+    GET(get_uint(c, &f[7], "busy time", UINT64_MAX, &m->busy_ms));
+    return check_datagen(c, m);
+}
+
 /// Body field counts per kind (the layouts of proto/README.md).
 static const uint32_t body_fields[WIRE_KIND_NB] = {
-    [WIRE_HELLO] = 7,  [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 3,
-    [WIRE_RESULT] = 6, [WIRE_STOP] = 2,   [WIRE_BYE] = 3,     [WIRE_BOOK] = 7,
+    [WIRE_HELLO] = 7, [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 3,    [WIRE_RESULT] = 6,
+    [WIRE_STOP] = 2,  [WIRE_BYE] = 3,    [WIRE_BOOK] = 7,    [WIRE_DATAGEN] = 8,
 };
 
 /// The envelope ["XQ", version, kind, body]; magic and version come first so that a later
@@ -915,6 +987,11 @@ static WireStatus decode_message(Ctx *c, const msgpack_object *o, WireMessage *o
             return fail(c, WIRE_ERR_NOMEM, "no memory for a book result");
         out->kind = kind;
         return decode_book_result(c, f, out->book);
+    case WIRE_DATAGEN:
+        if (!(out->datagen = wire_datagen_result_new()))
+            return fail(c, WIRE_ERR_NOMEM, "no memory for a datagen result");
+        out->kind = kind;
+        return decode_datagen(c, f, out->datagen);
     default: break;
     }
     out->result = wire_result_new();

@@ -17,21 +17,24 @@
 #define WIRE_MAGIC "XQ"
 
 enum {
-    WIRE_VERSION = 4,             // bumped on any change to a body layout
-    WIRE_MAX_MESSAGE = 4 << 20,   // bytes, checked before parsing and after packing
-    WIRE_MAX_PAIRS_PER_WORK = 64, // pair ids in a WORK, pair results in a RESULT
-    WIRE_MAX_GAMES_PER_PAIR = 2,  // a pair result holds 1 or 2 games
-    WIRE_MAX_PLIES = 1200,        // moves in one game (GAME_MAX_PLIES)
-    WIRE_MAX_TEXT = 255,          // hostname, reasons, game detail (bytes, no NUL)
-    WIRE_MAX_FEN = 127,           // start FEN
-    WIRE_MAX_VERSION_TEXT = 63,   // xqforge version string
-    WIRE_MAX_THREADS = 65535,     // threads and concurrency in a HELLO
-    WIRE_TERM_LIMIT = 32,         // termination codes are < 32 (TERM_NB today is 17)
-    WIRE_MAX_RANK = 0x7fffffff,   // MPI ranks are ints
-    WIRE_MAX_SPSA_PARAMS = 1024,  // tuned weights in one SPSA step
-    WIRE_MAX_PARAM_ID = 4095,     // engine weight ids (the table has a few hundred)
-    WIRE_MAX_BOOK_CANDS = 256,    // candidates in a BOOK message (one work unit)
-    WIRE_MAX_BOOK_PATH = 64,      // moves from a candidate's start position
+    WIRE_VERSION = 5,                 // bumped on any change to a body layout
+    WIRE_MAX_MESSAGE = 4 << 20,       // bytes, checked before parsing and after packing
+    WIRE_MAX_PAIRS_PER_WORK = 64,     // pair ids in a WORK, pair results in a RESULT
+    WIRE_MAX_GAMES_PER_PAIR = 2,      // a pair result holds 1 or 2 games
+    WIRE_MAX_PLIES = 1200,            // moves in one game (GAME_MAX_PLIES)
+    WIRE_MAX_TEXT = 255,              // hostname, reasons, game detail (bytes, no NUL)
+    WIRE_MAX_FEN = 127,               // start FEN
+    WIRE_MAX_VERSION_TEXT = 63,       // xqforge version string
+    WIRE_MAX_THREADS = 65535,         // threads and concurrency in a HELLO
+    WIRE_TERM_LIMIT = 32,             // termination codes are < 32 (TERM_NB today is 17)
+    WIRE_MAX_RANK = 0x7fffffff,       // MPI ranks are ints
+    WIRE_MAX_SPSA_PARAMS = 1024,      // tuned weights in one SPSA step
+    WIRE_MAX_PARAM_ID = 4095,         // engine weight ids (the table has a few hundred)
+    WIRE_MAX_BOOK_CANDS = 256,        // candidates in a BOOK message (one work unit)
+    WIRE_MAX_BOOK_PATH = 64,          // moves from a candidate's start position
+    WIRE_DATAGEN_RECORD = 64,         // bytes of one training record (tuning/posdata.h)
+    WIRE_MAX_DATAGEN_GAMES = 16,      // games in one DATAGEN unit
+    WIRE_MAX_DATAGEN_RECORDS = 20000, // records in one DATAGEN message (1.28 MB)
 };
 
 typedef enum {
@@ -43,6 +46,7 @@ typedef enum {
     WIRE_STOP,    // coordinator -> worker: stop playing, with a reason
     WIRE_BYE,     // worker -> coordinator: I am leaving
     WIRE_BOOK,    // worker -> coordinator: the candidates of one book work unit
+    WIRE_DATAGEN, // worker -> coordinator: the training records of one datagen work unit
     WIRE_KIND_NB
 } WireKind;
 
@@ -185,7 +189,22 @@ typedef struct {
     uint64_t candidates_done, nodes, busy_ms;
 } WireBookResult;
 
-/// A decoded message. Only `result` and `book` own memory; release with wire_message_destroy.
+/// About 1.3 MB: allocate with wire_datagen_result_new. A datagen unit's games and the
+/// records they gave, each WIRE_DATAGEN_RECORD bytes in the format of tuning/posdata.h
+/// (the coordinator decodes and checks every one; this layer checks only sizes).
+typedef struct {
+    uint64_t job_id;
+    uint32_t rank;
+    uint64_t unit_id;
+    uint32_t games; // played in the unit, 1..WIRE_MAX_DATAGEN_GAMES
+    int count;      // records, 0..WIRE_MAX_DATAGEN_RECORDS
+    uint8_t records[WIRE_MAX_DATAGEN_RECORDS * WIRE_DATAGEN_RECORD];
+    // The worker's running totals since its HELLO (games_done >= games).
+    uint64_t games_done, nodes, busy_ms;
+} WireDatagenResult;
+
+/// A decoded message. Only `result`, `book` and `datagen` own memory; release with
+/// wire_message_destroy.
 typedef struct {
     WireKind kind; // WIRE_KIND_NB when nothing was decoded
     union {
@@ -197,6 +216,7 @@ typedef struct {
         WireStop stop;
         WireBye bye;
         WireBookResult *book;
+        WireDatagenResult *datagen;
     };
 } WireMessage;
 
@@ -206,6 +226,9 @@ void wire_result_free(WireResult *r);
 /// A zeroed book result on the heap, or NULL. wire_book_result_free(NULL) is a no-op.
 WireBookResult *wire_book_result_new(void);
 void wire_book_result_free(WireBookResult *r);
+/// A zeroed datagen result on the heap, or NULL. wire_datagen_result_free(NULL) is a no-op.
+WireDatagenResult *wire_datagen_result_new(void);
+void wire_datagen_result_free(WireDatagenResult *r);
 
 /// Appends one message to `out`. The struct is checked against the rules wire_unpack enforces
 /// first (WIRE_ERR_INVALID, nothing appended); on WIRE_ERR_PACK `out` may hold a partial
@@ -218,6 +241,7 @@ WireStatus wire_pack_result(const WireResult *m, msgpack_sbuffer *out);
 WireStatus wire_pack_stop(const WireStop *m, msgpack_sbuffer *out);
 WireStatus wire_pack_bye(const WireBye *m, msgpack_sbuffer *out);
 WireStatus wire_pack_book(const WireBookResult *m, msgpack_sbuffer *out);
+WireStatus wire_pack_datagen(const WireDatagenResult *m, msgpack_sbuffer *out);
 /// Packs the message of out->kind's type.
 WireStatus wire_pack(const WireMessage *m, msgpack_sbuffer *out);
 

@@ -320,6 +320,122 @@ static void test_roundtrip_largest(void **state)
     wire_result_free(m.result);
 }
 
+/// A datagen unit of n records with distinct bytes (this layer does not read them).
+static WireDatagenResult *make_datagen(int n)
+{
+    WireDatagenResult *r = wire_datagen_result_new();
+    assert_non_null(r);
+    r->job_id = 43;
+    r->rank = 2;
+    r->unit_id = 1ull << 40;
+    r->games = 2;
+    r->count = n;
+    for (size_t i = 0; i < (size_t)n * WIRE_DATAGEN_RECORD; i++)
+        r->records[i] = (uint8_t)(i * 131 + 7);
+    r->games_done = 9;
+    r->nodes = 1ull << 45;
+    r->busy_ms = 12345;
+    return r;
+}
+
+/// A datagen unit at the record cap and an empty one decode byte for byte (under the size
+/// cap); the packer refuses what the receiver would (no games, games done below games).
+static void test_roundtrip_datagen(void **state)
+{
+    (void)state;
+    WireMessage m = {.kind = WIRE_DATAGEN, .datagen = make_datagen(WIRE_MAX_DATAGEN_RECORDS)}, d;
+    roundtrip(&m, &d);
+    assert_int_equal(d.datagen->count, WIRE_MAX_DATAGEN_RECORDS);
+    assert_memory_equal(d.datagen->records, m.datagen->records,
+                        (size_t)WIRE_MAX_DATAGEN_RECORDS * WIRE_DATAGEN_RECORD);
+    assert_int_equal(d.datagen->unit_id, m.datagen->unit_id);
+    assert_int_equal(d.datagen->games, 2);
+    assert_int_equal(d.datagen->games_done, 9);
+    assert_int_equal(d.datagen->nodes, 1ull << 45);
+    assert_int_equal(d.datagen->busy_ms, 12345);
+    wire_message_destroy(&d);
+    assert_null(d.datagen);
+    m.datagen->count = 0;
+    roundtrip(&m, &d);
+    assert_int_equal(d.datagen->count, 0);
+    wire_message_destroy(&d);
+    msgpack_sbuffer b;
+    msgpack_sbuffer_init(&b);
+    m.datagen->games = 0;
+    assert_int_equal(wire_pack(&m, &b), WIRE_ERR_INVALID);
+    m.datagen->games = WIRE_MAX_DATAGEN_GAMES + 1;
+    assert_int_equal(wire_pack(&m, &b), WIRE_ERR_INVALID);
+    m.datagen->games = 10;
+    assert_int_equal(wire_pack(&m, &b), WIRE_ERR_INVALID); // games done 9 < 10
+    m.datagen->count = WIRE_MAX_DATAGEN_RECORDS + 1;
+    m.datagen->games = 1;
+    assert_int_equal(wire_pack(&m, &b), WIRE_ERR_INVALID);
+    assert_int_equal(b.size, 0);
+    msgpack_sbuffer_destroy(&b);
+    wire_datagen_result_free(m.datagen);
+    wire_datagen_result_free(NULL);
+}
+
+static WireStatus unpack_status(const char *data, size_t len);
+
+/// A DATAGEN body whose records field is `records` (packed by fill) from msgpack's packer.
+static void pack_datagen_body(msgpack_sbuffer *b, void (*fill)(msgpack_packer *, size_t),
+                              size_t bytes)
+{
+    msgpack_sbuffer_clear(b);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, b, msgpack_sbuffer_write);
+    msgpack_pack_array(&pk, 4);
+    msgpack_pack_str(&pk, 2);
+    msgpack_pack_str_body(&pk, "XQ", 2);
+    msgpack_pack_uint32(&pk, WIRE_VERSION);
+    msgpack_pack_uint32(&pk, WIRE_DATAGEN);
+    msgpack_pack_array(&pk, 8);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_uint32(&pk, 1);
+    msgpack_pack_uint64(&pk, 5);
+    msgpack_pack_uint32(&pk, 1);
+    fill(&pk, bytes);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_uint64(&pk, 0);
+    msgpack_pack_uint64(&pk, 0);
+}
+
+static void fill_bin(msgpack_packer *pk, size_t bytes)
+{
+    static uint8_t zeros[(WIRE_MAX_DATAGEN_RECORDS + 1) * WIRE_DATAGEN_RECORD];
+    msgpack_pack_bin(pk, bytes);
+    msgpack_pack_bin_body(pk, zeros, bytes);
+}
+
+static void fill_str(msgpack_packer *pk, size_t bytes)
+{
+    static const char text[64] = "x";
+    msgpack_pack_str(pk, bytes);
+    msgpack_pack_str_body(pk, text, bytes);
+}
+
+/// Records that are not whole 64-byte records, more than the cap, or not a bin are refused
+/// with a reason (never copied past the struct's buffer).
+static void test_datagen_refused(void **state)
+{
+    (void)state;
+    msgpack_sbuffer b;
+    msgpack_sbuffer_init(&b);
+    pack_datagen_body(&b, fill_bin, 3 * WIRE_DATAGEN_RECORD);
+    assert_int_equal(unpack_status(b.data, b.size), WIRE_OK);
+    pack_datagen_body(&b, fill_bin, 3 * WIRE_DATAGEN_RECORD + 1);
+    assert_int_equal(unpack_status(b.data, b.size), WIRE_ERR_FIELD);
+    pack_datagen_body(&b, fill_bin, (WIRE_MAX_DATAGEN_RECORDS + 1) * WIRE_DATAGEN_RECORD);
+    assert_int_equal(unpack_status(b.data, b.size), WIRE_ERR_FIELD);
+    pack_datagen_body(&b, fill_str, WIRE_DATAGEN_RECORD);
+    assert_int_equal(unpack_status(b.data, b.size), WIRE_ERR_FIELD);
+    // A bin declaring more bytes than the message holds is malformed before any copy.
+    pack_datagen_body(&b, fill_bin, 2 * WIRE_DATAGEN_RECORD);
+    assert_int_equal(unpack_status(b.data, b.size - 40), WIRE_ERR_MALFORMED);
+    msgpack_sbuffer_destroy(&b);
+}
+
 /// Builds one valid message of each kind (a small result) into bufs[0..WIRE_KIND_NB).
 static void pack_samples(msgpack_sbuffer bufs[WIRE_KIND_NB], int plies)
 {
@@ -332,6 +448,7 @@ static void pack_samples(msgpack_sbuffer bufs[WIRE_KIND_NB], int plies)
         {.kind = WIRE_STOP, .stop = {.code = WIRE_STOP_DONE, .text = "all pairs played"}},
         {.kind = WIRE_BYE, .bye = {.rank = 9, .games_played = 1000}},
         {.kind = WIRE_BOOK, .book = make_book(3)},
+        {.kind = WIRE_DATAGEN, .datagen = make_datagen(3)},
     };
     make_hello(&m[WIRE_HELLO].hello);
     for (int k = 0; k < WIRE_KIND_NB; k++) {
@@ -340,6 +457,7 @@ static void pack_samples(msgpack_sbuffer bufs[WIRE_KIND_NB], int plies)
     }
     wire_result_free(m[WIRE_RESULT].result);
     wire_book_result_free(m[WIRE_BOOK].book);
+    wire_datagen_result_free(m[WIRE_DATAGEN].datagen);
 }
 
 static void free_samples(msgpack_sbuffer bufs[WIRE_KIND_NB])
@@ -392,7 +510,7 @@ static void test_oversized(void **state)
     static const char str32[] = "\xdb\x7f\xff\xff\xff"
                                 "abc";
     // Inside a real envelope: a WORK whose id list declares 2^32 - 1 entries.
-    static const char work[] = "\x94\xa2XQ\x04\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
+    static const char work[] = "\x94\xa2XQ\x05\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
     const struct {
         const char *data;
         size_t len;
@@ -629,8 +747,8 @@ static void test_envelope(void **state)
     assert_int_equal(unpack_status("\x01", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("\x90", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("", 0), WIRE_ERR_MALFORMED);
-    // A version-5 envelope of another length still reads as "version", not "magic".
-    static const char v2[] = "\x95\xa2XQ\x05\x00\x90\xc0";
+    // A version-6 envelope of another length still reads as "version", not "magic".
+    static const char v2[] = "\x95\xa2XQ\x06\x00\x90\xc0";
     assert_int_equal(unpack_status(v2, sizeof v2 - 1), WIRE_ERR_VERSION);
     msgpack_sbuffer_destroy(&b);
 }
@@ -654,10 +772,12 @@ static void test_trailing_and_encoding(void **state)
     }
     free_samples(bufs);
     // REQUEST [5, 2] with the 5 as uint8 (0xcc 0x05) instead of a fixint.
-    static const char ok[] = "\x94\xa2XQ\x04\x02\x92\x05\x02";
-    static const char wide[] = "\x94\xa2XQ\x04\x02\x92\xcc\x05\x02";
-    static const char wide_str[] = "\x94\xd9\x02XQ\x04\x02\x92\x05\x02";
-    static const char reserved[] = "\x94\xa2XQ\x04\x02\x92\xc1\x02";
+    static const char ok[] = "\x94\xa2XQ\x05\x02\x92\x05\x02";
+    static const char wide[] = "\x94\xa2XQ\x05\x02\x92\xcc\x05\x02";
+    static const char wide_str[] = "\x94\xd9\x02XQ\x05\x02\x92\x05\x02";
+    static const char reserved[] = "\x94\xa2XQ\x05\x02\x92\xc1\x02";
+    static const char wide_bin[] = "\x94\xa2XQ\x05\x02\x92\x05\xc5\x00\x01\x00";
+    assert_int_equal(unpack_status(wide_bin, sizeof wide_bin - 1), WIRE_ERR_MALFORMED);
     assert_int_equal(unpack_status(ok, sizeof ok - 1), WIRE_OK);
     assert_int_equal(unpack_status(wide, sizeof wide - 1), WIRE_ERR_MALFORMED);
     assert_int_equal(unpack_status(wide_str, sizeof wide_str - 1), WIRE_ERR_MALFORMED);
@@ -782,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_envelope),          cmocka_unit_test(test_trailing_and_encoding),
         cmocka_unit_test(test_text_caps),         cmocka_unit_test(test_fuzz_random),
         cmocka_unit_test(test_fuzz_mutations),    cmocka_unit_test(test_names),
+        cmocka_unit_test(test_roundtrip_datagen), cmocka_unit_test(test_datagen_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+#include "datagen.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyset.h"
+#include "posdata.h"
+#include "run_report.h"
+#include "timeman.h"
+
+enum { PATH_MAX_LEN = 2 * JOB_TEXT_MAX + 2 };
+
+struct DatagenCoord {
+    const JobConfig *job;
+    char dir[JOB_TEXT_MAX];
+    char path[PATH_MAX_LEN]; // the positions file
+    char run_id[64];
+    PosWriter *w; // NULL once closed
+    KeySet keys;  // every accepted position's key: the run's dedup
+    uint64_t accepted, duplicates, records, games, units;
+    uint64_t red_wins, draws, black_wins; // of the accepted records' games
+    uint64_t accepted_at_start, games_at_start;
+    int64_t start_ms, last_progress_ms;
+    int cores; // the most threads the admitted ranks had at once (throughput per core)
+    bool failed;
+    char error[512];
+    RunReport rr;
+};
+
+uint64_t datagen_units_total(const JobConfig *job)
+{
+    int64_t games = job->datagen.max_games ? job->datagen.max_games : job->datagen.positions;
+    return (uint64_t)((games + job->datagen.unit - 1) / job->datagen.unit);
+}
+
+static bool reached(const DatagenCoord *d)
+{
+    return d->accepted >= (uint64_t)d->job->datagen.positions;
+}
+
+/// Every record must decode to a legal position (posdata_decode is as strict as a FEN).
+static bool datagen_check(void *ctx, uint64_t unit, const WireMessage *m, char *why, size_t len)
+{
+    DatagenCoord *d = ctx;
+    const WireDatagenResult *r = m->datagen;
+    if ((int)r->games != d->job->datagen.unit) {
+        snprintf(why, len, "unit %llu has %u games, not %d", (unsigned long long)unit,
+                 (unsigned)r->games, d->job->datagen.unit);
+        return false;
+    }
+    for (int i = 0; i < r->count; i++) {
+        PosRecord rec;
+        char rwhy[256];
+        if (posdata_decode(r->records + (size_t)i * POSDATA_RECORD, &rec, rwhy, sizeof rwhy)) {
+            snprintf(why, len, "unit %llu record %d: %s", (unsigned long long)unit, i, rwhy);
+            return false;
+        }
+    }
+    return true;
+}
+
+/// Adds one record unless its position was seen in this run.
+static bool add_record(DatagenCoord *d, const uint8_t *raw)
+{
+    PosRecord rec;
+    if (posdata_decode(raw, &rec, NULL, 0) != POSDATA_OK)
+        return true; // checked before it was journaled: only a damaged journal gets here
+    int added = keyset_add(&d->keys, board_compute_key(&rec.board));
+    if (added < 0) {
+        snprintf(d->error, sizeof d->error, "out of memory for the dedup set");
+        return false;
+    }
+    if (added == 0) {
+        d->duplicates++;
+        return true;
+    }
+    PosdataStatus ps = posdata_writer_add(d->w, raw);
+    if (ps) {
+        snprintf(d->error, sizeof d->error, "%.400s: %s", d->path, posdata_strerror(ps));
+        return false;
+    }
+    d->accepted++;
+    *(rec.red_result == 1 ? &d->red_wins : rec.red_result == 0 ? &d->black_wins : &d->draws) += 1;
+    return true;
+}
+
+/// Counts a unit in journal order: records past the target are dropped, so a replay of the
+/// same journal keeps exactly the same records.
+static bool datagen_count(void *ctx, uint64_t unit, const WireMessage *m, bool replay, char *why,
+                          size_t len)
+{
+    DatagenCoord *d = ctx;
+    const WireDatagenResult *r = m->datagen;
+    (void)unit, (void)replay;
+    d->units++;
+    d->games += r->games;
+    for (int i = 0; i < r->count && !reached(d) && !d->failed; i++) {
+        d->records++;
+        d->failed = !add_record(d, r->records + (size_t)i * POSDATA_RECORD);
+    }
+    if (d->failed) {
+        snprintf(why, len, "%s", d->error);
+        return false;
+    }
+    return true;
+}
+
+static bool datagen_complete(void *ctx, const CoordState *st, bool *abandon, char *verdict,
+                             size_t len)
+{
+    DatagenCoord *d = ctx;
+    if (reached(d)) {
+        *abandon = true; // the games in progress are beyond what the file needs
+        snprintf(verdict, len, "%d positions", d->job->datagen.positions);
+        return true;
+    }
+    if (st->units_done == st->units_total) {
+        snprintf(verdict, len, "every game played (max_games)");
+        return true;
+    }
+    return false;
+}
+
+/// Cores working: the threads of the ranks admitted and still there, at their most (at the
+/// end the ranks have left).
+static int cores_of(DatagenCoord *d, const CoordState *st)
+{
+    int n = 0;
+    for (int r = 0; r < st->ranks; r++)
+        if (st->rank[r].state == COORD_RANK_MEMBER)
+            n += st->rank[r].threads;
+    if (n > d->cores)
+        d->cores = n;
+    return d->cores;
+}
+
+static double rate(const DatagenCoord *d)
+{
+    double s = (timeman_now_ms() - d->start_ms) / 1000.0;
+    return s > 0 ? (double)(d->accepted - d->accepted_at_start) / s : 0;
+}
+
+static void progress(DatagenCoord *d, const CoordState *st, bool force)
+{
+    int64_t now = timeman_now_ms();
+    bool tty = run_console_is_terminal();
+    if (!d->start_ms || (!force && now - d->last_progress_ms < (tty ? 1000 : 10000)))
+        return;
+    d->last_progress_ms = now;
+    int cores = cores_of(d, st);
+    printf("%s%llu/%d positions, %llu duplicates, %llu games, %.0f positions/s, %.1f "
+           "positions/s per core, %d workers%s",
+           tty ? "\r" : "", (unsigned long long)d->accepted, d->job->datagen.positions,
+           (unsigned long long)d->duplicates, (unsigned long long)d->games, rate(d),
+           cores ? rate(d) / cores : 0.0, st->workers_live, tty ? "   " : "\n");
+    fflush(stdout);
+}
+
+/// Closes the file whole (count, last checksum) and reopens it to append: readers of the
+/// file see the positions so far.
+static bool checkpoint(DatagenCoord *d)
+{
+    char why[512];
+    PosdataStatus ps = posdata_writer_close(d->w, why, sizeof why);
+    d->w = NULL;
+    if (!ps)
+        ps = posdata_writer_open(d->path, true, &d->w, why, sizeof why);
+    if (ps) {
+        snprintf(d->error, sizeof d->error, "%s", why);
+        d->failed = true;
+    }
+    return !ps;
+}
+
+static const char *state_name(const DatagenCoord *d, const CoordState *st, bool final)
+{
+    if (!final)
+        return "running";
+    if (st->end == COORD_FAILED)
+        return "failed";
+    if (st->end == COORD_INTERRUPTED)
+        return "interrupted";
+    return reached(d) ? "complete" : "finished short";
+}
+
+static void refresh(DatagenCoord *d, const CoordState *st, bool final)
+{
+    Report *r = d->rr.report;
+    if (!r)
+        return;
+    int cores = cores_of(d, st);
+    double mins = (timeman_now_ms() - d->start_ms) / 60000.0;
+    report_set(r, "state", json_string(state_name(d, st, final)));
+    if (final && st->end == COORD_FAILED)
+        report_set(r, "reason", json_string(st->reason));
+    report_set(r, "datagen",
+               json_pack("{s:i, s:I, s:I, s:I, s:I, s:f, s:f, s:i, s:{s:I, s:I, s:I}}", "target",
+                         d->job->datagen.positions, "positions", (json_int_t)d->accepted,
+                         "duplicates", (json_int_t)d->duplicates, "records", (json_int_t)d->records,
+                         "games", (json_int_t)d->games, "positions_per_s", rate(d),
+                         "positions_per_s_per_core", cores ? rate(d) / cores : 0.0, "cores", cores,
+                         "results", "red_wins", (json_int_t)d->red_wins, "draws",
+                         (json_int_t)d->draws, "black_wins", (json_int_t)d->black_wins));
+    report_facts_clear(r);
+    report_fact(r, "Positions", "State", "%s", state_name(d, st, final));
+    if (final && st->end == COORD_FAILED)
+        report_fact(r, "Positions", "Why", "%s", st->reason);
+    report_fact(r, "Positions", "Accepted", "%llu of %d (%llu duplicates of %llu records)",
+                (unsigned long long)d->accepted, d->job->datagen.positions,
+                (unsigned long long)d->duplicates, (unsigned long long)d->records);
+    report_fact(r, "Positions", "Games",
+                "%llu (Red wins %llu, draws %llu, Black wins %llu of "
+                "the accepted positions)",
+                (unsigned long long)d->games, (unsigned long long)d->red_wins,
+                (unsigned long long)d->draws, (unsigned long long)d->black_wins);
+    report_fact(r, "Positions", "File", "%s", d->job->datagen.file);
+    report_fact(r, "Throughput", "This session", "%.1f min, %.1f positions/s", mins, rate(d));
+    report_fact(r, "Throughput", "Per core", "%.2f positions/s on %d cores",
+                cores ? rate(d) / cores : 0.0, cores);
+    report_fact(r, "Run", "Run id", "%s", d->run_id);
+    for (int k = 0; k < st->ranks; k++) {
+        const CoordRank *w = &st->rank[k];
+        if (w->state == COORD_RANK_UNKNOWN && !w->units)
+            continue;
+        char label[WIRE_MAX_TEXT + 32];
+        snprintf(label, sizeof label, "rank %d on %s", k, w->host[0] ? w->host : "?");
+        report_fact(r, "Workers", label, "%llu units, %d threads, %llu bench nodes/s%s%s",
+                    (unsigned long long)w->units, w->threads, (unsigned long long)w->bench_nps,
+                    w->error[0] ? ": " : "", w->error);
+    }
+    report_series_add(r, "positions", "accepted", mins, (double)d->accepted);
+    run_report_publish(&d->rr, final, NULL);
+}
+
+static void datagen_tick(void *ctx, const CoordState *st, bool force)
+{
+    DatagenCoord *d = ctx;
+    cores_of(d, st); // keeps the most cores seen
+    progress(d, st, force);
+    if (d->start_ms && run_report_due(&d->rr) && !d->failed) {
+        checkpoint(d);
+        refresh(d, st, false);
+    }
+}
+
+void datagen_coord_kind(DatagenCoord *d, CoordKind *out)
+{
+    *out = (CoordKind){d,    WIRE_DATAGEN, datagen_check,    datagen_count,
+                       NULL, NULL,         datagen_complete, datagen_tick};
+}
+
+DatagenCoord *datagen_coord_new(const JobConfig *job, const char *dir, char *why, size_t why_len)
+{
+    DatagenCoord *d = calloc(1, sizeof *d);
+    size_t expected = job->datagen.positions < (1 << 20) ? (size_t)job->datagen.positions : 1 << 20;
+    if (!d || keyset_init(&d->keys, expected) != 0) {
+        snprintf(why, why_len, "out of memory");
+        free(d);
+        return NULL;
+    }
+    d->job = job;
+    snprintf(d->dir, sizeof d->dir, "%s", dir);
+    snprintf(d->path, sizeof d->path, "%.1000s/%.1000s", dir, job->datagen.file);
+    // A new file every start: the journal's replay refills it, so it never holds a record
+    // the journal does not (a killed run's file may have had more, or a stale count).
+    char pwhy[512];
+    if (posdata_writer_open(d->path, false, &d->w, pwhy, sizeof pwhy)) {
+        snprintf(why, why_len, "%s", pwhy);
+        datagen_coord_free(d);
+        return NULL;
+    }
+    char title[JOB_TEXT_MAX + 16];
+    snprintf(title, sizeof title, "datagen: %s", job->name);
+    run_report_begin(&d->rr, job, dir, "", title);
+    if (d->rr.report)
+        report_plot(d->rr.report, "positions", REPORT_PLOT_LINE, "Positions accepted", "minutes",
+                    "positions");
+    return d;
+}
+
+void datagen_coord_free(DatagenCoord *d)
+{
+    if (!d)
+        return;
+    // What was counted is journaled: the file may keep it.
+    if (d->w && posdata_writer_close(d->w, NULL, 0))
+        fprintf(stderr, "xqforge run: cannot close %s\n", d->path);
+    run_report_end(&d->rr, false);
+    keyset_destroy(&d->keys);
+    free(d);
+}
+
+bool datagen_coord_start(DatagenCoord *d, const CoordState *st, const char *run_id, char *why,
+                         size_t why_len)
+{
+    (void)why, (void)why_len;
+    snprintf(d->run_id, sizeof d->run_id, "%s", run_id);
+    if (d->rr.report)
+        report_set_run_id(d->rr.report, run_id);
+    if (st->units_at_start)
+        printf("Resuming: %llu units journaled, %llu positions rewritten to %s\n",
+               (unsigned long long)st->units_at_start, (unsigned long long)d->accepted, d->path);
+    d->accepted_at_start = d->accepted;
+    d->games_at_start = d->games;
+    d->start_ms = d->last_progress_ms = timeman_now_ms();
+    const JobConfig *job = d->job;
+    const TimeControl *tc = &job->players[0].tc;
+    printf("Job %s: %d positions from self-play of %s (depth %d, nodes %llu), %d random plies, "
+           "min ply %d, %d game%s a unit, at most %llu units, %d worker rank%s\n",
+           job->name, job->datagen.positions, job->players[0].cfg.name, tc->depth,
+           (unsigned long long)tc->nodes, job->datagen.random_plies, job->datagen.min_ply,
+           job->datagen.unit, job->datagen.unit == 1 ? "" : "s",
+           (unsigned long long)st->units_total, st->workers_expected,
+           st->workers_expected == 1 ? "" : "s");
+    return true;
+}
+
+static bool write_result(DatagenCoord *d, const CoordState *st, double seconds)
+{
+    const JobConfig *job = d->job;
+    if (!job->output.result[0])
+        return true;
+    int cores = cores_of(d, st);
+    double r = seconds > 0 ? (double)(d->accepted - d->accepted_at_start) / seconds : 0;
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_integer(1));
+    json_object_set_new(o, "kind", json_string("datagen"));
+    json_object_set_new(o, "job", json_string(job->name));
+    json_object_set_new(o, "run_id", json_string(d->run_id));
+    json_object_set_new(o, "state", json_string(state_name(d, st, true)));
+    if (st->end == COORD_FAILED)
+        json_object_set_new(o, "reason", json_string(st->reason));
+    json_object_set_new(o, "complete", json_boolean(reached(d)));
+    json_object_set_new(o, "file", json_string(job->datagen.file));
+    json_object_set_new(o, "target", json_integer(job->datagen.positions));
+    json_object_set_new(o, "positions", json_integer((json_int_t)d->accepted));
+    json_object_set_new(o, "duplicates", json_integer((json_int_t)d->duplicates));
+    json_object_set_new(o, "records", json_integer((json_int_t)d->records));
+    json_object_set_new(o, "games", json_integer((json_int_t)d->games));
+    json_object_set_new(o, "units", json_integer((json_int_t)d->units));
+    json_object_set_new(o, "red_wins", json_integer((json_int_t)d->red_wins));
+    json_object_set_new(o, "draws", json_integer((json_int_t)d->draws));
+    json_object_set_new(o, "black_wins", json_integer((json_int_t)d->black_wins));
+    json_object_set_new(o, "seconds", json_real(seconds));
+    json_object_set_new(o, "positions_per_s", json_real(r));
+    json_object_set_new(o, "cores", json_integer(cores));
+    json_object_set_new(o, "positions_per_s_per_core", json_real(cores ? r / cores : 0));
+    json_object_set_new(o, "set_bytes", json_integer((json_int_t)keyset_bytes(&d->keys)));
+    json_object_set_new(o, "version", json_string(XQFORGE_VERSION));
+    char path[PATH_MAX_LEN];
+    snprintf(path, sizeof path, "%.1000s/%.1000s", d->dir, job->output.result);
+    bool ok = run_write_json(path, o);
+    json_decref(o);
+    return ok;
+}
+
+int datagen_coord_finish(DatagenCoord *d, const CoordState *st)
+{
+    CoordState end = *st;
+    char why[512];
+    progress(d, &end, true);
+    printf("\n");
+    PosdataStatus ps = d->w ? posdata_writer_close(d->w, why, sizeof why) : POSDATA_OK;
+    d->w = NULL;
+    if ((ps || d->failed) && end.end != COORD_FAILED) {
+        end.end = COORD_FAILED;
+        snprintf(end.reason, sizeof end.reason, "%s", ps ? why : d->error);
+    }
+    double seconds = (timeman_now_ms() - d->start_ms) / 1000.0;
+    int cores = cores_of(d, st);
+    printf("%llu positions in %s (%llu this session in %.1f s: %.1f positions/s, %.2f per core "
+           "on %d cores); %llu duplicates, %llu games\n",
+           (unsigned long long)d->accepted, d->path,
+           (unsigned long long)(d->accepted - d->accepted_at_start), seconds, rate(d),
+           cores ? rate(d) / cores : 0.0, cores, (unsigned long long)d->duplicates,
+           (unsigned long long)d->games);
+    if (end.end == COORD_DONE && !reached(d))
+        printf("max_games reached: the file has fewer positions than asked\n");
+    if (!write_result(d, &end, seconds) && end.end != COORD_FAILED) {
+        end.end = COORD_FAILED;
+        snprintf(end.reason, sizeof end.reason, "cannot write %.200s/%.200s", d->dir,
+                 d->job->output.result);
+    }
+    refresh(d, &end, true);
+    run_report_end(&d->rr, true);
+    if (end.end == COORD_FAILED)
+        fprintf(stderr, "xqforge run: failed: %s\n", end.reason);
+    return coord_exit_status(&end);
+}

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// The coordinator side of datagen jobs (kind = datagen): each unit's records are decoded and
+// checked here (a record whose board is not a legal position refuses the unit), deduplicated
+// by the position's Zobrist key over the whole run, and appended to the positions file
+// (tuning/posdata) until [datagen] positions are reached. The journal is the truth: the file
+// is rewritten from it on every start (the replay counts every unit again, in journal order,
+// so dedup and the target cut decide the same way), then grows as results count; it is
+// closed whole (header count, last block's checksum) at every report interval and at the end.
+#pragma once
+
+#include "coordinator.h"
+#include "job.h"
+
+typedef struct DatagenCoord DatagenCoord;
+
+/// Creates the positions file afresh (the journal's replay refills it); NULL with why.
+DatagenCoord *datagen_coord_new(const JobConfig *job, const char *dir, char *why, size_t why_len);
+void datagen_coord_kind(DatagenCoord *d, CoordKind *out);
+/// After the journal's replay: prints the job line.
+bool datagen_coord_start(DatagenCoord *d, const CoordState *st, const char *run_id, char *why,
+                         size_t why_len);
+/// Closes the positions file, writes result.json and the report; the exit status.
+int datagen_coord_finish(DatagenCoord *d, const CoordState *st);
+void datagen_coord_free(DatagenCoord *d);
+
+/// The units of a datagen job: its game cap (max_games, or positions when 0) in units.
+uint64_t datagen_units_total(const JobConfig *job);
