@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Datagen jobs (kind = datagen) end to end, small and shallow, on 3 MPI ranks:
+# - the run reaches its target: the file holds exactly `positions` records, every block's
+#   checksum and every board good (nnue info), no position twice, result.json and the
+#   report agree;
+# - nnue export writes one well-formed fen/move/score/ply/result/e block per record;
+# - a run killed with SIGKILL part-way and resumed with --resume ends with a whole file of
+#   exactly the target (rewritten from the journal), still without a repeated position;
+# - a damaged file is refused by nnue info (exit 2, the reason named), and a malformed job
+#   (two engines, no depth or nodes) is refused with its reason.
+set -u
+xq=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np 3)
+fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
+cat >"$work/dg.ini" <<'INI'
+[job]
+kind = datagen
+name = test-datagen
+concurrency = 1
+[engine e]
+option.Hash = 4
+[time]
+nodes = 400
+[adjudication]
+maxplies = 160
+[datagen]
+positions = 300
+random_plies = 6
+min_ply = 4
+INI
+# checks DIR COUNT: the file's count, checks and dedup; result.json's count.
+checks() {
+    "$xq" nnue info "$1/positions.xqp" >"$work/info.log" 2>&1 || fail "nnue info: $(cat "$work/info.log")"
+    grep -q "^records:   $2," "$work/info.log" || fail "not $2 records: $(cat "$work/info.log")"
+    grep -q "^repeated:  0 " "$work/info.log" || fail "a repeated position: $(cat "$work/info.log")"
+    grep -q "\"positions\": $2," "$1/result.json" || fail "result.json: $(cat "$1/result.json")"
+    grep -q '"state": "complete"' "$1/result.json" || fail "result.json not complete"
+}
+
+"${mpi[@]}" "$xq" run "$work/dg.ini" --set output.dir="$work/a" >"$work/a.log" 2>&1 ||
+    fail "three-rank run failed: $(tail -5 "$work/a.log")"
+checks "$work/a" 300
+grep -q '"positions_per_s_per_core"' "$work/a/report.json" || fail "no throughput in the report"
+
+"$xq" nnue export "$work/a/positions.xqp" -o "$work/a.txt" >/dev/null || fail "nnue export failed"
+awk 'BEGIN {want = "fen"}
+     {k = $1
+      if (k != want) {print "line " NR ": " k " where " want " belongs"; bad = 1; exit 1}
+      if (k == "fen" && NF != 7) bad = 1
+      if (k == "move" && $2 !~ /^[a-i][0-9][a-i][0-9]$/) bad = 1
+      if (k == "score" && $2 !~ /^-?[0-9]+$/) bad = 1
+      if (k == "ply" && $2 !~ /^[0-9]+$/) bad = 1
+      if (k == "result" && $2 != "1" && $2 != "0" && $2 != "-1") bad = 1
+      if (bad) {print "line " NR ": " $0; exit 1}
+      want = k == "fen" ? "move" : k == "move" ? "score" : k == "score" ? "ply" : \
+             k == "ply" ? "result" : k == "result" ? "e" : "fen"
+      n += k == "e"}
+     END {if (!bad && want != "fen") {print "truncated block"; exit 1}
+          if (!bad && n != 300) {print n " blocks"; exit 1}}' "$work/a.txt" ||
+    fail "nnue export's text does not parse"
+
+# Killed part-way (SIGKILL to every rank), then resumed: a whole file of the target.
+setsid "${mpi[@]}" "$xq" run "$work/dg.ini" --set datagen.positions=1500 \
+    --set output.dir="$work/k" >"$work/k1.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+    [[ -f "$work/k/journal.xqj" && $(stat -c %s "$work/k/journal.xqj") -gt 20000 ]] && break
+    sleep 0.05
+done
+kill -9 -- "-$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+grep -q "^1500/1500 positions" "$work/k1.log" && fail "the run ended before the kill"
+"${mpi[@]}" "$xq" run "$work/dg.ini" --set datagen.positions=1500 --set output.dir="$work/k" \
+    --resume >"$work/k2.log" 2>&1 || fail "the resumed run failed: $(tail -5 "$work/k2.log")"
+grep -q "^Resuming: [1-9][0-9]* units journaled, [1-9][0-9]* positions rewritten" "$work/k2.log" ||
+    fail "the resume did not rewrite the journal's positions: $(head -5 "$work/k2.log")"
+checks "$work/k" 1500
+[[ -e "$work/k/positions.xqp.tmp" ]] && fail "a temporary file is left"
+
+# A damaged file is refused with the reason; so are malformed jobs.
+cp "$work/a/positions.xqp" "$work/bad.xqp"
+printf '\x55' | dd of="$work/bad.xqp" bs=1 seek=100 conv=notrunc status=none
+"$xq" nnue info "$work/bad.xqp" >"$work/bad.log" 2>&1
+[[ $? -eq 2 ]] || fail "a damaged file was not refused with exit 2: $(cat "$work/bad.log")"
+grep -qi "checksum\|block" "$work/bad.log" || fail "no reason for the damage: $(cat "$work/bad.log")"
+printf '[engine f]\n' >>"$work/bad.ini"
+cat "$work/dg.ini" "$work/bad.ini" >"$work/two.ini"
+"$xq" run "$work/two.ini" --set output.dir="$work/t" >"$work/t.log" 2>&1
+[[ $? -eq 2 ]] || fail "a job with two engines was not refused"
+grep -q "plays itself (found 2 engines)" "$work/t.log" || fail "no reason: $(cat "$work/t.log")"
+sed 's/^nodes = 400$/tc = 10+0.1/' "$work/dg.ini" >"$work/clock.ini"
+"$xq" run "$work/clock.ini" --set output.dir="$work/t" >"$work/t.log" 2>&1
+[[ $? -eq 2 ]] || fail "a job without depth or nodes was not refused"
+grep -q "fixed depth or node count" "$work/t.log" || fail "no reason: $(cat "$work/t.log")"
+echo "1 passed, 0 failed"
