@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+// The NNUE trainer: its gradient against finite differences, training lowers the loss, the
+// quantized export matches the float net within the stated tolerance, a stopped and resumed
+// run ends bit for bit where an uninterrupted one does, and bad settings are refused.
+#include <math.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "board.h"
+#include "eval.h"
+#include "movegen.h"
+#include "nnue_train.h"
+#include "params.h"
+#include "posdata.h"
+#include "rng.h"
+
+enum { POSITIONS = 1200 };
+
+static char dir[64];
+static uint8_t *recs;
+
+/// Positions along random games, scored by the linear evaluation; the result follows the
+/// score's sign, so there is something to learn.
+static void make_records(void)
+{
+    Weights w;
+    weights_default(&w);
+    Board *b = malloc(sizeof *b), *flat = malloc(sizeof *flat);
+    recs = malloc((size_t)POSITIONS * POSDATA_RECORD);
+    assert_non_null(b);
+    assert_non_null(flat);
+    assert_non_null(recs);
+    Rng rng;
+    rng_seed(&rng, 42);
+    for (int i = 0; i < POSITIONS; i++) {
+        board_set_fen(b, BOARD_START_FEN, NULL, 0);
+        int plies = 4 + (int)(rng_next(&rng) % 60);
+        for (int p = 0; p < plies; p++) {
+            MoveList ml;
+            movegen_legal(b, &ml);
+            if (ml.count == 0)
+                break;
+            board_make_move(b, ml.moves[rng_next(&rng) % (uint64_t)ml.count]);
+        }
+        char fen[BOARD_FEN_MAX];
+        board_fen(b, fen, sizeof fen);
+        board_set_fen(flat, fen, NULL, 0);
+        int score = eval_evaluate(flat, &w);
+        int red = flat->side == RED ? score : -score;
+        double result = red > 50 ? 1 : red < -50 ? 0 : 0.5;
+        posdata_encode(flat, score, move_make(3, 12), plies, 0, (uint32_t)(i / 8), result,
+                       recs + (size_t)i * POSDATA_RECORD);
+    }
+    free(b);
+    free(flat);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    board_init();
+    snprintf(dir, sizeof dir, "/tmp/test_nnue_train.XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    make_records();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(recs);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void load(uint64_t n, double val, NnueSet **train, NnueSet **valid)
+{
+    char why[256] = "";
+    assert_int_equal(nnue_set_from_records(recs, n, 0, val, train, valid, why, sizeof why),
+                     NNUE_TRAIN_OK);
+}
+
+static NnueTrainConfig config(int hidden, int epochs)
+{
+    return (NnueTrainConfig){.hidden = hidden,
+                             .epochs = epochs,
+                             .batch = 128,
+                             .threads = 2,
+                             .lr = 0.01,
+                             .lambda = 0.5,
+                             .val = 0.1,
+                             .seed = 7};
+}
+
+/// The analytic gradient of the mean loss agrees with central differences on a tiny net, for
+/// transformer columns of active features, biases and output weights.
+static void test_gradient(void **state)
+{
+    (void)state;
+    NnueSet *train, *valid;
+    load(64, 0, &train, &valid);
+    NnueModel m;
+    assert_int_equal(nnue_model_init(&m, 32, 3), NNUE_TRAIN_OK);
+    double *grad = malloc(sizeof *grad * m.size), loss = 0;
+    assert_int_equal(nnue_model_loss(&m, train, 0.5, 2, &loss, grad), NNUE_TRAIN_OK);
+    // Transformer columns (those of active features: a nonzero gradient), its biases and the
+    // output bias; the output weights train through their grid (straight through), so a
+    // finite difference does not see them.
+    size_t ids[128];
+    int count = 0;
+    for (size_t j = 0; j < (size_t)(m.ft_b - m.p) && count < 60; j += 97)
+        if (grad[j] != 0)
+            ids[count++] = j;
+    for (size_t j = 0; j < 32; j++)
+        ids[count++] = (size_t)(m.ft_b - m.p) + j;
+    ids[count++] = (size_t)(m.out_b - m.p);
+    int checked = 0, good = 0;
+    for (int k = 0; k < count; k++) {
+        size_t j = ids[k];
+        float keep = m.p[j];
+        double e = 1e-2, up, down;
+        m.p[j] = keep + (float)e;
+        nnue_model_loss(&m, train, 0.5, 1, &up, NULL);
+        m.p[j] = keep - (float)e;
+        nnue_model_loss(&m, train, 0.5, 1, &down, NULL);
+        m.p[j] = keep;
+        double num = (up - down) / (2 * e);
+        checked++;
+        good += fabs(num - grad[j]) <= 0.05 * fabs(grad[j]) + 1e-6;
+    }
+    assert_true(checked >= 20);
+    assert_true(good >= checked * 9 / 10); // a clip's kink may sit inside the step
+    free(grad);
+    nnue_model_free(&m);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+}
+
+/// Training lowers the training loss well below its start, and the validation loss too.
+static void test_loss_decreases(void **state)
+{
+    (void)state;
+    NnueSet *train, *valid;
+    load(POSITIONS, 0.1, &train, &valid);
+    assert_true(nnue_set_size(valid) > 0);
+    NnueModel m;
+    assert_int_equal(nnue_model_init(&m, 32, 7), NNUE_TRAIN_OK);
+    NnueTrainConfig cfg = config(32, 6);
+    NnueTrainReport rep;
+    char why[256] = "";
+    assert_int_equal(nnue_train(&m, train, valid, &cfg, &rep, why, sizeof why), NNUE_TRAIN_OK);
+    assert_int_equal(rep.epochs_done, 6);
+    assert_true(rep.loss_end < 0.7 * rep.loss_start);
+    assert_true(rep.val_end < rep.val_start);
+    // The quantized export matches the float net within the tolerance (engine's evaluation).
+    NnueNet net;
+    double mean = -1, max = -1;
+    NnueTrainStatus st = nnue_model_export(&m, valid, "test", &net, &mean, &max, why, sizeof why);
+    if (st != NNUE_TRAIN_OK)
+        print_error("%s\n", why);
+    assert_int_equal(st, NNUE_TRAIN_OK);
+    assert_true(mean >= 0 && mean <= NNUE_TRAIN_EXPORT_TOLERANCE);
+    assert_true(max >= mean);
+    char path[128], w2[256];
+    snprintf(path, sizeof path, "%s/net.nnue", dir);
+    assert_int_equal(nnue_save_file(&net, path), NNUE_OK);
+    NnueNet back;
+    assert_int_equal(nnue_load_file(&back, path, w2, sizeof w2), NNUE_OK);
+    assert_int_equal(back.hash, net.hash);
+    nnue_free(&back);
+    nnue_free(&net);
+    nnue_model_free(&m);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+}
+
+static atomic_bool stop_now;
+
+/// Sets the stop flag after epoch 2's row: the run stops at its next step.
+static void stop_after_two(void *ctx, int epoch, double train, double val)
+{
+    (void)ctx, (void)train, (void)val;
+    if (epoch == 2)
+        atomic_store(&stop_now, true);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *buf = calloc(1, 1 << 16);
+    assert_non_null(buf);
+    assert_true(fread(buf, 1, (1 << 16) - 1, f) > 0);
+    fclose(f);
+    return buf;
+}
+
+/// One run of 4 epochs writing its checkpoint and loss file; stop_at_two drains it after
+/// epoch 2 and resumes it. Returns the final model.
+static void run(NnueModel *m, const NnueSet *train, const NnueSet *valid, const char *name,
+                bool stop_at_two)
+{
+    char ckpt[128], csv[128], why[256] = "";
+    snprintf(ckpt, sizeof ckpt, "%s/%s.ckpt", dir, name);
+    snprintf(csv, sizeof csv, "%s/%s.csv", dir, name);
+    NnueTrainConfig cfg = config(32, 4);
+    cfg.checkpoint = ckpt;
+    cfg.checkpoint_steps = 3;
+    cfg.stop = &stop_now;
+    atomic_store(&stop_now, false);
+    if (stop_at_two)
+        cfg.on_epoch = stop_after_two;
+    NnueTrainReport rep;
+    for (int pass = 0; pass < 2; pass++) {
+        bool found;
+        int epoch = -1;
+        assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why),
+                         NNUE_TRAIN_OK);
+        assert_int_equal(found, pass == 1);
+        assert_int_equal(nnue_model_init(m, 32, cfg.seed), NNUE_TRAIN_OK);
+        assert_int_equal(
+            nnue_loss_csv_open(csv, found ? epoch : -1, &cfg.loss_csv, why, sizeof why),
+            NNUE_TRAIN_OK);
+        NnueTrainStatus st = nnue_train(m, train, valid, &cfg, &rep, why, sizeof why);
+        fclose(cfg.loss_csv);
+        if (st == NNUE_TRAIN_OK)
+            break;
+        assert_int_equal(st, NNUE_TRAIN_DRAINED);
+        assert_true(stop_at_two && pass == 0);
+        assert_int_equal(rep.epochs_done, 2);
+        nnue_model_free(m);
+        cfg.on_epoch = NULL;
+        atomic_store(&stop_now, false);
+    }
+    assert_int_equal(rep.epochs_done, 4);
+}
+
+/// A run stopped after a checkpoint and resumed ends with the very model and loss file of an
+/// uninterrupted run; a checkpoint of other settings is refused, naming the difference.
+static void test_resume_exact(void **state)
+{
+    (void)state;
+    NnueSet *train, *valid;
+    load(600, 0.1, &train, &valid);
+    NnueModel a, b;
+    run(&a, train, valid, "a", false);
+    run(&b, train, valid, "b", true);
+    assert_int_equal(a.size, b.size);
+    assert_memory_equal(a.p, b.p, a.size * sizeof(float));
+    char pa[128], pb[128];
+    snprintf(pa, sizeof pa, "%s/a.csv", dir);
+    snprintf(pb, sizeof pb, "%s/b.csv", dir);
+    char *ca = slurp(pa), *cb = slurp(pb);
+    assert_string_equal(ca, cb);
+    assert_non_null(strstr(ca, "epoch,train,val\n0,"));
+    assert_non_null(strstr(ca, "\n4,"));
+    free(ca);
+    free(cb);
+
+    NnueTrainConfig cfg = config(32, 4);
+    char ckpt[128], why[256] = "";
+    snprintf(ckpt, sizeof ckpt, "%s/a.ckpt", dir);
+    cfg.checkpoint = ckpt;
+    cfg.lambda = 0.7;
+    bool found;
+    int epoch;
+    assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why),
+                     NNUE_TRAIN_ERR_STALE);
+    assert_non_null(strstr(why, "lambda 0.5"));
+    cfg.lambda = 0.5;
+    cfg.threads = 1;
+    assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why),
+                     NNUE_TRAIN_ERR_STALE);
+    assert_non_null(strstr(why, "2 threads"));
+    cfg.threads = 2;
+    cfg.fresh = true;
+    assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why), NNUE_TRAIN_OK);
+    assert_false(found);
+    nnue_model_free(&a);
+    nnue_model_free(&b);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+}
+
+/// Settings out of range are refused with their name; a damaged record is refused by index.
+static void test_bad_settings(void **state)
+{
+    (void)state;
+    char why[256];
+    NnueTrainConfig ok = config(32, 1), cfg;
+    assert_int_equal(nnue_train_check(&ok, why, sizeof why), NNUE_TRAIN_OK);
+    cfg = ok, cfg.hidden = 48;
+    assert_int_equal(nnue_train_check(&cfg, why, sizeof why), NNUE_TRAIN_ERR_CONFIG);
+    assert_non_null(strstr(why, "hidden 48"));
+    cfg = ok, cfg.lambda = 1.5;
+    assert_int_equal(nnue_train_check(&cfg, why, sizeof why), NNUE_TRAIN_ERR_CONFIG);
+    cfg = ok, cfg.batch = 0;
+    assert_int_equal(nnue_train_check(&cfg, why, sizeof why), NNUE_TRAIN_ERR_CONFIG);
+    cfg = ok, cfg.val = 1;
+    assert_int_equal(nnue_train_check(&cfg, why, sizeof why), NNUE_TRAIN_ERR_CONFIG);
+    cfg = ok, cfg.lr = 0;
+    assert_int_equal(nnue_train_check(&cfg, why, sizeof why), NNUE_TRAIN_ERR_CONFIG);
+    NnueModel m;
+    assert_int_equal(nnue_model_init(&m, 40, 1), NNUE_TRAIN_ERR_CONFIG);
+    uint8_t bad[2 * POSDATA_RECORD];
+    memcpy(bad, recs, sizeof bad);
+    memset(bad + POSDATA_RECORD, 0x77, 45); // no generals: not a position
+    NnueSet *train = NULL, *valid = NULL;
+    assert_int_equal(nnue_set_from_records(bad, 2, 0, 0, &train, &valid, why, sizeof why),
+                     NNUE_TRAIN_ERR_DATA);
+    assert_non_null(strstr(why, "record 1"));
+    assert_null(train);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gradient),
+        cmocka_unit_test(test_loss_decreases),
+        cmocka_unit_test(test_resume_exact),
+        cmocka_unit_test(test_bad_settings),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

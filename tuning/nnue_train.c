@@ -1,0 +1,1168 @@
+// SPDX-License-Identifier: MIT
+#include "nnue_train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "posdata.h"
+
+const char *nnue_train_strerror(NnueTrainStatus st)
+{
+    static const char *const text[NNUE_TRAIN_STATUS_NB] = {"ok",
+                                                           "input/output error",
+                                                           "positions file refused",
+                                                           "out of memory",
+                                                           "reduce failed (a rank is gone)",
+                                                           "bad settings",
+                                                           "checkpoint of other inputs",
+                                                           "quantized net beyond the tolerance",
+                                                           "stopped after a checkpoint"};
+    return st >= 0 && st < NNUE_TRAIN_STATUS_NB ? text[st] : "unknown status";
+}
+
+__attribute__((format(printf, 4, 5))) static NnueTrainStatus
+fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
+{
+    if (why && why_len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, why_len, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/// A uniform double in [0, 1) from the generator.
+static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
+
+// ---- Samples -------------------------------------------------------------------------------
+
+enum { SAMPLE_FEATURES = 32 };
+
+/// One position: perspective 0 is the side to move's, 1 the other's.
+typedef struct {
+    uint16_t f[2][SAMPLE_FEATURES];
+    uint8_t n[2];
+    uint8_t result; // for the side to move, x 2 (0 loss, 1 draw, 2 win)
+    int16_t score;  // centipawns for the side to move
+} Sample;
+
+struct NnueSet {
+    uint64_t n, cap;
+    Sample *s;
+    uint8_t *recs; // the records (validation sets only), POSDATA_RECORD bytes each
+    bool keep_records;
+};
+
+static NnueSet *set_new(bool keep_records)
+{
+    NnueSet *s = calloc(1, sizeof *s);
+    if (s)
+        s->keep_records = keep_records;
+    return s;
+}
+
+void nnue_set_free(NnueSet *s)
+{
+    if (!s)
+        return;
+    free(s->s);
+    free(s->recs);
+    free(s);
+}
+
+uint64_t nnue_set_size(const NnueSet *s) { return s ? s->n : 0; }
+
+static bool set_reserve(NnueSet *s, uint64_t more)
+{
+    if (s->n + more <= s->cap)
+        return true;
+    uint64_t cap = s->cap ? s->cap : 1024;
+    while (cap < s->n + more)
+        cap *= 2;
+    Sample *ns = realloc(s->s, cap * sizeof *ns);
+    if (!ns)
+        return false;
+    s->s = ns;
+    if (s->keep_records) {
+        uint8_t *nr = realloc(s->recs, cap * POSDATA_RECORD);
+        if (!nr)
+            return false;
+        s->recs = nr;
+    }
+    s->cap = cap;
+    return true;
+}
+
+/// Whether a game is held out for validation: a hash of (file, game) below the fraction.
+static bool game_is_val(int file, uint32_t game, double val)
+{
+    uint64_t h = ((uint64_t)(uint32_t)file << 32) ^ game;
+    return val > 0 && uniform(&h) < val;
+}
+
+static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *recs, uint64_t n,
+                               int file, double val, char *why, size_t why_len)
+{
+    if (!set_reserve(train, n) || !set_reserve(valid, 0))
+        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    PosRecord *pr = malloc(sizeof *pr);
+    if (!pr)
+        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    NnueTrainStatus st = NNUE_TRAIN_OK;
+    for (uint64_t i = 0; i < n && st == NNUE_TRAIN_OK; i++) {
+        const uint8_t *rec = recs + i * POSDATA_RECORD;
+        char reason[256] = "";
+        if (posdata_decode(rec, pr, reason, sizeof reason) != POSDATA_OK) {
+            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "record %llu: %s", (unsigned long long)i,
+                      reason);
+            break;
+        }
+        NnueSet *to = game_is_val(file, pr->game, val) ? valid : train;
+        if (!set_reserve(to, 1)) {
+            st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+            break;
+        }
+        Sample *s = &to->s[to->n];
+        Color us = pr->board.side;
+        s->n[0] = (uint8_t)nnue_features(&pr->board, us, s->f[0]);
+        s->n[1] = (uint8_t)nnue_features(&pr->board, (Color)(us ^ 1), s->f[1]);
+        double r = us == RED ? pr->red_result : 1 - pr->red_result;
+        s->result = (uint8_t)lround(r * 2);
+        s->score = (int16_t)(pr->score > 30000 ? 30000 : pr->score < -30000 ? -30000 : pr->score);
+        if (to->keep_records)
+            memcpy(to->recs + to->n * POSDATA_RECORD, rec, POSDATA_RECORD);
+        to->n++;
+    }
+    free(pr);
+    return st;
+}
+
+static NnueTrainStatus sets_new(NnueSet **train, NnueSet **valid, char *why, size_t why_len)
+{
+    *train = set_new(false);
+    *valid = set_new(true);
+    if (*train && *valid)
+        return NNUE_TRAIN_OK;
+    nnue_set_free(*train);
+    nnue_set_free(*valid);
+    *train = *valid = NULL;
+    return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+}
+
+NnueTrainStatus nnue_set_from_records(const uint8_t *recs, uint64_t n, int file, double val,
+                                      NnueSet **train, NnueSet **valid, char *why, size_t why_len)
+{
+    NnueTrainStatus st = sets_new(train, valid, why, why_len);
+    if (st == NNUE_TRAIN_OK)
+        st = set_add(*train, *valid, recs, n, file, val, why, why_len);
+    if (st != NNUE_TRAIN_OK) {
+        nnue_set_free(*train);
+        nnue_set_free(*valid);
+        *train = *valid = NULL;
+    }
+    return st;
+}
+
+NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, int shards,
+                              double val, NnueSet **train, NnueSet **valid, uint64_t *total,
+                              char *why, size_t why_len)
+{
+    if (total)
+        *total = 0;
+    NnueTrainStatus st = sets_new(train, valid, why, why_len);
+    for (int f = 0; f < files && st == NNUE_TRAIN_OK; f++) {
+        uint8_t *recs = NULL;
+        uint64_t n = 0, all = 0;
+        char reason[512] = "";
+        PosdataStatus ps =
+            posdata_read_file(paths[f], shard, shards, &recs, &n, &all, reason, sizeof reason);
+        if (ps != POSDATA_OK)
+            st = fail(ps == POSDATA_ERR_NOMEM ? NNUE_TRAIN_ERR_NOMEM : NNUE_TRAIN_ERR_DATA, why,
+                      why_len, "%s", reason[0] ? reason : posdata_strerror(ps));
+        if (st == NNUE_TRAIN_OK) {
+            char inner[400] = "";
+            st = set_add(*train, *valid, recs, n, f, val, inner, sizeof inner);
+            if (st != NNUE_TRAIN_OK)
+                fail(st, why, why_len, "%s: %s", paths[f], inner);
+        }
+        if (total)
+            *total += all;
+        free(recs);
+    }
+    if (st != NNUE_TRAIN_OK) {
+        nnue_set_free(*train);
+        nnue_set_free(*valid);
+        *train = *valid = NULL;
+    }
+    return st;
+}
+
+// ---- Model ---------------------------------------------------------------------------------
+
+NnueTrainStatus nnue_model_init(NnueModel *m, int hidden, uint64_t seed)
+{
+    memset(m, 0, sizeof *m);
+    if (hidden < 32 || hidden > NNUE_HIDDEN_MAX || hidden % 32)
+        return NNUE_TRAIN_ERR_CONFIG;
+    size_t h = (size_t)hidden;
+    m->hidden = hidden;
+    m->size = NNUE_FEATURES * h + h + 2 * h + 1;
+    m->p = malloc(m->size * sizeof *m->p);
+    if (!m->p)
+        return NNUE_TRAIN_ERR_NOMEM;
+    m->ft_w = m->p;
+    m->ft_b = m->ft_w + NNUE_FEATURES * h;
+    m->out_w = m->ft_b + h;
+    m->out_b = m->out_w + 2 * h;
+    // Small transformer columns (about 30 active features per perspective) around a bias in
+    // the middle of the clip, so the units start in crelu's linear part.
+    uint64_t s = seed ^ 0x6e6e75652d747261ull;
+    for (size_t i = 0; i < NNUE_FEATURES * h; i++)
+        m->ft_w[i] = (float)((uniform(&s) * 2 - 1) * 0.1);
+    for (size_t i = 0; i < h; i++)
+        m->ft_b[i] = 0.5f;
+    double a = 1.0 / sqrt(2.0 * (double)h);
+    for (size_t i = 0; i < 2 * h; i++)
+        m->out_w[i] = (float)((uniform(&s) * 2 - 1) * a);
+    *m->out_b = 0;
+    return NNUE_TRAIN_OK;
+}
+
+void nnue_model_free(NnueModel *m)
+{
+    free(m->p);
+    memset(m, 0, sizeof *m);
+}
+
+static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
+
+/// An output weight as the net file holds it: on the grid of 1 / QB. The float net computes
+/// with these (the gradient passes straight through to the float weight), so the export's
+/// roundings of the output layer, worth up to 400 / 64 / 2 = 3 cp per unit each, never
+/// differ from what was trained; only the transformer's (1 / QA) remain.
+static inline float out_grid(float w) { return rintf(w * NNUE_QB) / NNUE_QB; }
+
+/// The float net's output (in units of NNUE_SCALE centipawns) for s; acc receives the two
+/// accumulators before the clip ([0, H) side to move, [H, 2H) the other).
+static float forward(const NnueModel *m, const Sample *s, float *restrict acc)
+{
+    int h = m->hidden;
+    float out = *m->out_b;
+    for (int p = 0; p < 2; p++) {
+        float *restrict a = acc + p * h;
+        memcpy(a, m->ft_b, sizeof *a * (size_t)h);
+        for (int k = 0; k < s->n[p]; k++) {
+            const float *restrict w = m->ft_w + (size_t)s->f[p][k] * (size_t)h;
+            for (int i = 0; i < h; i++)
+                a[i] += w[i];
+        }
+        const float *restrict ow = m->out_w + p * h;
+        float sum = 0;
+        for (int i = 0; i < h; i++)
+            sum += (a[i] < 0 ? 0 : a[i] > 1 ? 1 : a[i]) * out_grid(ow[i]);
+        out += sum;
+    }
+    return out;
+}
+
+double nnue_model_eval(const NnueModel *m, const NnueSet *s, uint64_t i)
+{
+    float acc[2 * NNUE_HIDDEN_MAX];
+    return forward(m, &s->s[i], acc) * (double)NNUE_SCALE;
+}
+
+/// The loss of one sample and (grad not NULL) its gradient added into grad.
+static double sample_loss(const NnueModel *m, const Sample *s, double lambda, float *acc,
+                          float *restrict grad)
+{
+    double out = forward(m, s, acc);
+    double p = sigmoid(out * NNUE_SCALE / NNUE_TRAIN_K);
+    double t = lambda * sigmoid(s->score / NNUE_TRAIN_K) + (1 - lambda) * s->result / 2.0;
+    if (!grad)
+        return (p - t) * (p - t);
+    float g = (float)(2 * (p - t) * p * (1 - p) * NNUE_SCALE / NNUE_TRAIN_K);
+    int h = m->hidden;
+    size_t ob = (size_t)(m->out_b - m->p), ow = (size_t)(m->out_w - m->p);
+    size_t fb = (size_t)(m->ft_b - m->p);
+    grad[ob] += g;
+    for (int p2 = 0; p2 < 2; p2++) {
+        float *restrict a = acc + p2 * h;
+        const float *restrict w = m->out_w + p2 * h;
+        float *restrict gw = grad + ow + (size_t)(p2 * h);
+        for (int i = 0; i < h; i++) {
+            float x = a[i] < 0 ? 0 : a[i] > 1 ? 1 : a[i];
+            gw[i] += g * x;
+            a[i] = a[i] > 0 && a[i] < 1 ? g * out_grid(w[i]) : 0; // now d loss / d acc
+        }
+        float *restrict gb = grad + fb;
+        for (int i = 0; i < h; i++)
+            gb[i] += a[i];
+        for (int k = 0; k < s->n[p2]; k++) {
+            float *restrict gf = grad + (size_t)s->f[p2][k] * (size_t)h;
+            for (int i = 0; i < h; i++)
+                gf[i] += a[i];
+        }
+    }
+    return (p - t) * (p - t);
+}
+
+/// Per-thread scratch: a gradient and the accumulators.
+typedef struct {
+    int threads;
+    size_t size;
+    float *grad[NNUE_TRAIN_THREADS_MAX];
+    float *acc[NNUE_TRAIN_THREADS_MAX];
+} Work;
+
+static void work_free(Work *w)
+{
+    for (int t = 0; t < w->threads; t++) {
+        free(w->grad[t]);
+        free(w->acc[t]);
+    }
+    w->threads = 0;
+}
+
+static bool work_init(Work *w, int threads, const NnueModel *m, bool grads)
+{
+    memset(w, 0, sizeof *w);
+    w->threads = threads;
+    w->size = m->size;
+    for (int t = 0; t < threads; t++) {
+        w->acc[t] = malloc(sizeof(float) * 2 * (size_t)m->hidden);
+        w->grad[t] = grads ? malloc(sizeof(float) * m->size) : NULL;
+        if (!w->acc[t] || (grads && !w->grad[t])) {
+            work_free(w);
+            return false;
+        }
+    }
+    return true;
+}
+
+typedef struct {
+    const NnueModel *m;
+    const NnueSet *s;
+    const uint32_t *idx; // sample order (NULL: 0, 1, ...)
+    uint64_t from, to;
+    double lambda;
+    float *grad, *acc;
+    double loss;
+} Part;
+
+static void *part_run(void *arg)
+{
+    Part *p = arg;
+    if (p->grad)
+        memset(p->grad, 0, sizeof(float) * p->m->size);
+    double loss = 0;
+    for (uint64_t i = p->from; i < p->to; i++) {
+        uint64_t j = p->idx ? p->idx[i] : i;
+        loss += sample_loss(p->m, &p->s->s[j], p->lambda, p->acc, p->grad);
+    }
+    p->loss = loss;
+    return NULL;
+}
+
+/// Sums over samples [from, to) of order idx: the loss into *loss and (gsum not NULL) the
+/// gradient into gsum (m->size doubles, overwritten). Each thread takes a fixed contiguous part
+/// and the parts are added in thread order, so the sums do not depend on timing.
+static NnueTrainStatus batch_sums(const NnueModel *m, const NnueSet *s, const uint32_t *idx,
+                                  uint64_t from, uint64_t to, double lambda, Work *w, double *gsum,
+                                  double *loss)
+{
+    int threads = w->threads;
+    Part parts[NNUE_TRAIN_THREADS_MAX];
+    pthread_t tid[NNUE_TRAIN_THREADS_MAX];
+    bool started[NNUE_TRAIN_THREADS_MAX] = {false};
+    uint64_t n = to - from;
+    for (int t = 0; t < threads; t++) {
+        parts[t] = (Part){m,
+                          s,
+                          idx,
+                          from + n * (uint64_t)t / (uint64_t)threads,
+                          from + n * (uint64_t)(t + 1) / (uint64_t)threads,
+                          lambda,
+                          gsum ? w->grad[t] : NULL,
+                          w->acc[t],
+                          0};
+        started[t] = t > 0 && pthread_create(&tid[t], NULL, part_run, &parts[t]) == 0;
+        if (t > 0 && !started[t])
+            part_run(&parts[t]); // no thread: the same part here, the same sums
+    }
+    part_run(&parts[0]);
+    for (int t = 1; t < threads; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+    *loss = 0;
+    for (int t = 0; t < threads; t++)
+        *loss += parts[t].loss;
+    if (gsum) {
+        for (size_t j = 0; j < m->size; j++)
+            gsum[j] = 0;
+        for (int t = 0; t < threads; t++) {
+            const float *g = w->grad[t];
+            for (size_t j = 0; j < m->size; j++)
+                gsum[j] += g[j];
+        }
+    }
+    return NNUE_TRAIN_OK;
+}
+
+NnueTrainStatus nnue_model_loss(const NnueModel *m, const NnueSet *s, double lambda, int threads,
+                                double *loss, double *grad)
+{
+    Work w;
+    threads = threads < 1 ? 1 : threads > NNUE_TRAIN_THREADS_MAX ? NNUE_TRAIN_THREADS_MAX : threads;
+    if (!work_init(&w, threads, m, grad != NULL))
+        return NNUE_TRAIN_ERR_NOMEM;
+    double sum = 0;
+    batch_sums(m, s, NULL, 0, s->n, lambda, &w, grad, &sum);
+    double n = s->n ? (double)s->n : 1;
+    *loss = sum / n;
+    for (size_t j = 0; grad && j < m->size; j++)
+        grad[j] /= n;
+    work_free(&w);
+    return NNUE_TRAIN_OK;
+}
+
+// ---- Export --------------------------------------------------------------------------------
+
+static int16_t quant16(double x, double scale)
+{
+    double v = round(x * scale);
+    return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
+}
+
+/// The mean and largest |quantized - float| and the mean signed difference over valid (the
+/// float evaluation clamped as the engine clamps its own).
+static NnueTrainStatus export_compare(const NnueModel *m, const NnueSet *valid, const NnueNet *net,
+                                      double *mean_cp, double *max_cp, double *bias, char *why,
+                                      size_t why_len)
+{
+    uint64_t n = nnue_set_size(valid);
+    PosRecord *pr = malloc(sizeof *pr);
+    if (!pr)
+        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    double sum = 0, signed_sum = 0;
+    *max_cp = 0;
+    NnueTrainStatus st = NNUE_TRAIN_OK;
+    for (uint64_t i = 0; i < n; i++) {
+        char reason[256];
+        if (posdata_decode(valid->recs + i * POSDATA_RECORD, pr, reason, sizeof reason) !=
+            POSDATA_OK) {
+            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "validation record %llu: %s",
+                      (unsigned long long)i, reason);
+            break;
+        }
+        double f = nnue_model_eval(m, valid, i);
+        f = f > NNUE_EVAL_MAX ? NNUE_EVAL_MAX : f < -NNUE_EVAL_MAX ? -NNUE_EVAL_MAX : f;
+        double d = nnue_evaluate_full(net, &pr->board) - f;
+        sum += fabs(d);
+        signed_sum += d;
+        *max_cp = fabs(d) > *max_cp ? fabs(d) : *max_cp;
+    }
+    free(pr);
+    *mean_cp = n ? sum / (double)n : 0;
+    *bias = n ? signed_sum / (double)n : 0;
+    return st;
+}
+
+NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, const char *description,
+                                  NnueNet *net, double *mean_cp, double *max_cp, char *why,
+                                  size_t why_len)
+{
+    *mean_cp = *max_cp = 0;
+    if (nnue_alloc(net, m->hidden) != NNUE_OK)
+        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    size_t h = (size_t)m->hidden;
+    net->qa = NNUE_QA;
+    net->qb = NNUE_QB;
+    net->scale = NNUE_SCALE;
+    for (size_t i = 0; i < NNUE_FEATURES * h; i++)
+        net->ft_weight[i] = quant16(m->ft_w[i], NNUE_QA);
+    for (size_t i = 0; i < h; i++)
+        net->ft_bias[i] = quant16(m->ft_b[i], NNUE_QA);
+    for (size_t i = 0; i < 2 * h; i++)
+        net->out_weight[i] = quant16(m->out_w[i], NNUE_QB);
+    net->out_bias = (int32_t)lround((double)*m->out_b * NNUE_QA * NNUE_QB);
+    snprintf(net->description, sizeof net->description, "%s", description ? description : "");
+    nnue_rehash(net);
+    double bias = 0;
+    NnueTrainStatus st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
+    // The roundings leave an offset common to all positions: the output bias takes it back
+    // (one number fitted on the validation positions), then the check is made again.
+    if (st == NNUE_TRAIN_OK && nnue_set_size(valid) > 0) {
+        net->out_bias -= (int32_t)lround(bias * NNUE_QA * NNUE_QB / NNUE_SCALE);
+        nnue_rehash(net);
+        st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
+    }
+    if (st == NNUE_TRAIN_OK && *mean_cp > NNUE_TRAIN_EXPORT_TOLERANCE)
+        st = fail(NNUE_TRAIN_ERR_EXPORT, why, why_len,
+                  "the quantized net differs from the float net by %.2f cp on average (max %.1f) "
+                  "over %llu validation positions: above the %.1f cp tolerance",
+                  *mean_cp, *max_cp, (unsigned long long)nnue_set_size(valid),
+                  NNUE_TRAIN_EXPORT_TOLERANCE);
+    return st;
+}
+
+// ---- Checkpoints ---------------------------------------------------------------------------
+
+// Checkpoint: magic, CkptId, u64 model size, CkptState, floats p, m, v, u64 FNV-1a of all the
+// bytes before it (host byte order: it never leaves the machine that wrote it).
+static const char CKPT_MAGIC[8] = "XQNNCK1";
+
+/// What a checkpoint was made from (no padding: written as it is).
+typedef struct {
+    uint64_t data, job, seed;
+    int32_t hidden, epochs, batch, ranks, threads, pad;
+    double lr, lambda, val;
+} CkptId;
+
+typedef struct {
+    double epoch, step; // completed epochs, steps into the next
+    double sum_loss, sum_n;
+    double loss_start, val_start;
+} CkptState;
+
+static int run_threads(const NnueTrainConfig *cfg)
+{
+    int t = cfg->threads < 1 ? 1 : cfg->threads;
+    return t > NNUE_TRAIN_THREADS_MAX ? NNUE_TRAIN_THREADS_MAX : t;
+}
+
+static CkptId ckpt_id(const NnueTrainConfig *cfg)
+{
+    CkptId id;
+    memset(&id, 0, sizeof id);
+    id.data = cfg->inputs.data;
+    id.job = cfg->inputs.job;
+    id.seed = cfg->seed;
+    id.hidden = cfg->hidden;
+    id.epochs = cfg->epochs;
+    id.batch = cfg->batch;
+    id.ranks = cfg->inputs.ranks;
+    id.threads = run_threads(cfg);
+    id.lr = cfg->lr;
+    id.lambda = cfg->lambda;
+    id.val = cfg->val;
+    return id;
+}
+
+/// The first difference between what a checkpoint was made from and now; false if none.
+static bool ckpt_differs(const CkptId *a, const CkptId *b, char *out, size_t len)
+{
+    if (a->data != b->data)
+        snprintf(out, len, "made from other positions (hash %016llx, now %016llx)",
+                 (unsigned long long)a->data, (unsigned long long)b->data);
+    else if (a->hidden != b->hidden)
+        snprintf(out, len, "made with hidden %d, now %d", a->hidden, b->hidden);
+    else if (a->epochs != b->epochs)
+        snprintf(out, len, "made for %d epochs, now %d", a->epochs, b->epochs);
+    else if (a->batch != b->batch)
+        snprintf(out, len, "made with batch %d, now %d", a->batch, b->batch);
+    else if (a->lr != b->lr || a->lambda != b->lambda || a->val != b->val)
+        snprintf(out, len, "made with lr %g, lambda %g, val %g, now lr %g, lambda %g, val %g",
+                 a->lr, a->lambda, a->val, b->lr, b->lambda, b->val);
+    else if (a->seed != b->seed)
+        snprintf(out, len, "made with seed %llu, now %llu", (unsigned long long)a->seed,
+                 (unsigned long long)b->seed);
+    else if (a->ranks != b->ranks)
+        snprintf(out, len, "made on %d rank%s, now %d", a->ranks, a->ranks == 1 ? "" : "s",
+                 b->ranks);
+    else if (a->threads != b->threads)
+        snprintf(out, len, "made with %d thread%s, now %d (the sums' order follows them)",
+                 a->threads, a->threads == 1 ? "" : "s", b->threads);
+    else if (a->job != b->job)
+        snprintf(out, len, "made for another job (identity %016llx, now %016llx)",
+                 (unsigned long long)a->job, (unsigned long long)b->job);
+    else
+        return false;
+    return true;
+}
+
+/// The model, Adam's moments and the position in the run.
+typedef struct {
+    CkptState st;
+    size_t size;
+    float *p, *m, *v;
+} TrainState;
+
+static uint64_t state_hash(const CkptId *id, const TrainState *ts)
+{
+    uint64_t h = files_fnv(FILES_FNV_BASIS, CKPT_MAGIC, 8);
+    h = files_fnv(h, id, sizeof *id);
+    h = files_fnv(h, &ts->st, sizeof ts->st);
+    h = files_fnv(h, ts->p, ts->size * sizeof(float));
+    h = files_fnv(h, ts->m, ts->size * sizeof(float));
+    return files_fnv(h, ts->v, ts->size * sizeof(float));
+}
+
+/// Reads cfg's checkpoint into ts (allocated by the caller for cfg->hidden): OK with *found,
+/// or NNUE_TRAIN_ERR_STALE with why for a file that cannot be resumed.
+static NnueTrainStatus ckpt_read(const NnueTrainConfig *cfg, bool *found, TrainState *ts, char *why,
+                                 size_t why_len)
+{
+    *found = false;
+    if (!cfg->checkpoint || cfg->fresh)
+        return NNUE_TRAIN_OK;
+    const char *path = cfg->checkpoint;
+    FILE *f = fopen(path, "rb");
+    if (!f && errno == ENOENT)
+        return NNUE_TRAIN_OK;
+    if (!f)
+        return fail(NNUE_TRAIN_ERR_STALE, why, why_len, "checkpoint %s: %s", path, strerror(errno));
+    char magic[8] = "", diff[300] = "";
+    CkptId was, now = ckpt_id(cfg);
+    uint64_t size = 0, hash = 0;
+    NnueTrainStatus st = NNUE_TRAIN_ERR_STALE;
+    bool head = fread(magic, 1, 8, f) == 8 && !memcmp(magic, CKPT_MAGIC, 8);
+    if (!head)
+        fail(st, why, why_len, "%s is not an NNUE training checkpoint", path);
+    else if (fread(&was, sizeof was, 1, f) != 1 || fread(&size, sizeof size, 1, f) != 1)
+        fail(st, why, why_len, "checkpoint %s is cut short", path);
+    else if (ckpt_differs(&was, &now, diff, sizeof diff))
+        fail(st, why, why_len, "checkpoint %s was %s", path, diff);
+    else if (size != ts->size)
+        fail(st, why, why_len, "checkpoint %s holds %llu parameters, not %zu", path,
+             (unsigned long long)size, ts->size);
+    else if (fread(&ts->st, sizeof ts->st, 1, f) != 1 ||
+             fread(ts->p, sizeof(float), size, f) != size ||
+             fread(ts->m, sizeof(float), size, f) != size ||
+             fread(ts->v, sizeof(float), size, f) != size || fread(&hash, 8, 1, f) != 1)
+        fail(st, why, why_len, "checkpoint %s is cut short", path);
+    else if (hash != state_hash(&was, ts) || !(ts->st.epoch >= 0 && ts->st.epoch <= cfg->epochs))
+        fail(st, why, why_len, "checkpoint %s is damaged (its checksum does not match)", path);
+    else
+        st = NNUE_TRAIN_OK;
+    fclose(f);
+    *found = st == NNUE_TRAIN_OK;
+    return st;
+}
+
+static bool state_alloc(TrainState *ts, size_t size)
+{
+    memset(ts, 0, sizeof *ts);
+    ts->size = size;
+    ts->p = calloc(size, sizeof(float));
+    ts->m = calloc(size, sizeof(float));
+    ts->v = calloc(size, sizeof(float));
+    return ts->p && ts->m && ts->v;
+}
+
+static void state_free(TrainState *ts)
+{
+    free(ts->p);
+    free(ts->m);
+    free(ts->v);
+}
+
+NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, int *epoch,
+                                      char *why, size_t why_len)
+{
+    *found = false;
+    *epoch = 0;
+    if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32)
+        return nnue_train_check(cfg, why, why_len);
+    size_t h = (size_t)cfg->hidden;
+    TrainState ts;
+    NnueTrainStatus st = NNUE_TRAIN_ERR_NOMEM;
+    if (state_alloc(&ts, NNUE_FEATURES * h + 3 * h + 1))
+        st = ckpt_read(cfg, found, &ts, why, why_len);
+    else
+        fail(st, why, why_len, "out of memory");
+    *epoch = *found ? (int)ts.st.epoch : 0;
+    state_free(&ts);
+    return st;
+}
+
+/// Writes the checkpoint through path.tmp and a rename (a kill leaves the old one or the new
+/// one, whole; no fsync: a checkpoint guards against kills, not power loss).
+static bool ckpt_write(const NnueTrainConfig *cfg, const TrainState *ts)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", cfg->checkpoint);
+    FILE *f = fopen(tmp, "wb");
+    CkptId id = ckpt_id(cfg);
+    uint64_t size = ts->size, hash = state_hash(&id, ts);
+    bool ok = f && fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(&id, sizeof id, 1, f) == 1 &&
+              fwrite(&size, sizeof size, 1, f) == 1 && fwrite(&ts->st, sizeof ts->st, 1, f) == 1 &&
+              fwrite(ts->p, sizeof(float), size, f) == size &&
+              fwrite(ts->m, sizeof(float), size, f) == size &&
+              fwrite(ts->v, sizeof(float), size, f) == size && fwrite(&hash, 8, 1, f) == 1;
+    if (f && fclose(f) != 0)
+        ok = false;
+    return ok && rename(tmp, cfg->checkpoint) == 0;
+}
+
+NnueTrainStatus nnue_loss_csv_open(const char *path, int epoch, FILE **out, char *why,
+                                   size_t why_len)
+{
+    *out = NULL;
+    FILE *f = fopen(path, epoch >= 0 ? "r+" : "w");
+    if (!f && epoch >= 0 && errno == ENOENT)
+        f = fopen(path, "w"); // the rows are gone: the curve restarts here
+    if (!f)
+        return fail(NNUE_TRAIN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+    // Keep the header and the complete rows 0 .. epoch, in order; cut the rest.
+    char line[256];
+    long keep = 0;
+    int next = 0;
+    bool header = false;
+    while (epoch >= 0 && fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        if (len == 0 || line[len - 1] != '\n')
+            break; // a row cut short by a kill
+        char *end;
+        long e = strtol(line, &end, 10);
+        if (!header && end == line)
+            header = true;
+        else if (!header || end == line || *end != ',' || e != next || e > epoch)
+            break;
+        else
+            next++;
+        keep = ftell(f);
+    }
+    if (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 || fseek(f, keep, SEEK_SET) != 0 ||
+        (keep == 0 && fprintf(f, "epoch,train,val\n") < 0) || fflush(f) != 0) {
+        NnueTrainStatus st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        fclose(f);
+        return st;
+    }
+    *out = f;
+    return NNUE_TRAIN_OK;
+}
+
+// ---- Training ------------------------------------------------------------------------------
+
+NnueTrainStatus nnue_train_check(const NnueTrainConfig *cfg, char *why, size_t why_len)
+{
+    if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32)
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                    "hidden %d: a multiple of 32 from 32 to %d", cfg->hidden, NNUE_HIDDEN_MAX);
+    if (cfg->epochs < 1 || cfg->epochs > 100000)
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "epochs %d: 1 to 100000", cfg->epochs);
+    if (cfg->batch < 1 || cfg->batch > (1 << 24))
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "batch %d: 1 to %d", cfg->batch, 1 << 24);
+    if (!(cfg->lr > 0 && cfg->lr <= 1))
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lr %g: above 0, at most 1", cfg->lr);
+    if (!(cfg->lambda >= 0 && cfg->lambda <= 1))
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lambda %g: 0 to 1", cfg->lambda);
+    if (!(cfg->val >= 0 && cfg->val < 1))
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "val %g: 0 to below 1", cfg->val);
+    if (cfg->threads < 0 || cfg->threads > NNUE_TRAIN_THREADS_MAX || cfg->checkpoint_steps < 0 ||
+        !(cfg->checkpoint_seconds >= 0))
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                    "threads %d (0 to %d), checkpoint every %d steps or %g s", cfg->threads,
+                    NNUE_TRAIN_THREADS_MAX, cfg->checkpoint_steps, cfg->checkpoint_seconds);
+    return NNUE_TRAIN_OK;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static bool reduce(const NnueTrainConfig *cfg, double *buf, int n)
+{
+    return !cfg->reduce || cfg->reduce(cfg->reduce_ctx, buf, n);
+}
+
+/// The mean loss over every rank's samples of s (NaN when there are none).
+static NnueTrainStatus mean_loss(const NnueTrainConfig *cfg, const NnueModel *m, const NnueSet *s,
+                                 Work *w, double *loss)
+{
+    double sums[2] = {0, (double)nnue_set_size(s)};
+    if (s && s->n)
+        batch_sums(m, s, NULL, 0, s->n, cfg->lambda, w, NULL, &sums[0]);
+    if (!reduce(cfg, sums, 2))
+        return NNUE_TRAIN_ERR_REDUCE;
+    *loss = sums[1] > 0 ? sums[0] / sums[1] : NAN;
+    return NNUE_TRAIN_OK;
+}
+
+/// The root's checkpoint (zeros elsewhere) summed over ranks, so every rank resumes alike;
+/// *flag 1 resumed, 0 fresh, -1 refused.
+static NnueTrainStatus train_resume(const NnueTrainConfig *cfg, TrainState *ts, double *flag,
+                                    char *why, size_t why_len)
+{
+    bool found = false;
+    NnueTrainStatus st = ckpt_read(cfg, &found, ts, why, why_len);
+    *flag = st != NNUE_TRAIN_OK ? -1 : found ? 1 : 0;
+    if (!reduce(cfg, flag, 1))
+        return NNUE_TRAIN_ERR_REDUCE;
+    if (*flag < 0) {
+        if (st == NNUE_TRAIN_OK)
+            fail(NNUE_TRAIN_ERR_STALE, why, why_len,
+                 "the checkpoint on another rank is of other inputs");
+        return NNUE_TRAIN_ERR_STALE;
+    }
+    if (*flag > 0 && cfg->reduce) {
+        size_t n = 6 + 3 * ts->size;
+        double *buf = calloc(n, sizeof *buf);
+        if (!buf)
+            return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+        if (found) {
+            memcpy(buf, &ts->st, sizeof ts->st);
+            for (size_t j = 0; j < ts->size; j++) {
+                buf[6 + j] = ts->p[j];
+                buf[6 + ts->size + j] = ts->m[j];
+                buf[6 + 2 * ts->size + j] = ts->v[j];
+            }
+        }
+        bool ok = reduce(cfg, buf, (int)n);
+        memcpy(&ts->st, buf, sizeof ts->st);
+        for (size_t j = 0; j < ts->size; j++) {
+            ts->p[j] = (float)buf[6 + j];
+            ts->m[j] = (float)buf[6 + ts->size + j];
+            ts->v[j] = (float)buf[6 + 2 * ts->size + j];
+        }
+        free(buf);
+        if (!ok)
+            return NNUE_TRAIN_ERR_REDUCE;
+    }
+    return NNUE_TRAIN_OK;
+}
+
+/// One Adam step of every parameter (gradient g, mean over the batch) at global step t, then
+/// the clips that keep the quantized net in range.
+static void adam_step(const NnueTrainConfig *cfg, TrainState *ts, const NnueModel *m,
+                      const double *g, double t, double total)
+{
+    const double b1 = 0.9, b2 = 0.999, pi = 3.14159265358979323846;
+    double lr = cfg->lr * (0.1 + 0.9 * 0.5 * (1 + cos(pi * t / total)));
+    double c1 = 1 - pow(b1, t + 1), c2 = 1 - pow(b2, t + 1);
+    size_t ft = (size_t)(m->out_w - m->p), ob = (size_t)(m->out_b - m->p);
+    double clip_out = 127.0 / NNUE_QB;
+    for (size_t j = 0; j < ts->size; j++) {
+        double mj = b1 * ts->m[j] + (1 - b1) * g[j];
+        double vj = b2 * ts->v[j] + (1 - b2) * g[j] * g[j];
+        ts->m[j] = (float)mj;
+        ts->v[j] = (float)vj;
+        double p = ts->p[j] - lr * (mj / c1) / (sqrt(vj / c2) + 1e-8);
+        double lim = j < ft ? NNUE_TRAIN_FT_CLIP : j < ob ? clip_out : 1000;
+        ts->p[j] = (float)(p < -lim ? -lim : p > lim ? lim : p);
+    }
+}
+
+/// The epoch's sample order on this rank: a shuffle that is a function of (seed, epoch, rank).
+static void shuffle(uint32_t *idx, uint64_t n, uint64_t seed, int epoch, int rank)
+{
+    uint64_t s =
+        seed ^ ((uint64_t)(epoch + 1) * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(rank + 1) << 40);
+    for (uint64_t i = 0; i < n; i++)
+        idx[i] = (uint32_t)i;
+    for (uint64_t i = n; i > 1; i--) {
+        uint64_t j = splitmix(&s) % i;
+        uint32_t t = idx[i - 1];
+        idx[i - 1] = idx[j];
+        idx[j] = t;
+    }
+}
+
+/// A row of the loss CSV, the console line and the callback.
+static void record_epoch(const NnueTrainConfig *cfg, int epoch, double train, double val,
+                         double pps)
+{
+    if (cfg->loss_csv)
+        fprintf(cfg->loss_csv, "%d,%.8f,%.8f\n", epoch, train, val), fflush(cfg->loss_csv);
+    if (cfg->log && epoch == 0)
+        fprintf(cfg->log, "epoch 0/%d: train loss %.6f, val loss %.6f (the start)\n", cfg->epochs,
+                train, val);
+    else if (cfg->log)
+        fprintf(cfg->log, "epoch %d/%d: train loss %.6f, val loss %.6f, %.0f positions/s\n", epoch,
+                cfg->epochs, train, val, pps);
+    if (cfg->log)
+        fflush(cfg->log);
+    if (cfg->on_epoch)
+        cfg->on_epoch(cfg->ctx, epoch, train, val);
+}
+
+typedef struct {
+    const NnueTrainConfig *cfg;
+    NnueModel *m;
+    const NnueSet *train, *valid;
+    TrainState ts;
+    Work w;
+    double *g; // gradient, then loss sum, count, stop
+    uint32_t *idx;
+    int rank;
+    double steps, total_steps, saved, busy;
+    uint64_t trained;
+} Trainer;
+
+/// One step: this rank's share of batch `step` of the epoch, summed over ranks, then Adam;
+/// *stop when any rank asked.
+static NnueTrainStatus train_step(Trainer *t, double step, bool *stop)
+{
+    const NnueTrainConfig *cfg = t->cfg;
+    size_t n = t->m->size;
+    uint64_t local = t->train->n;
+    uint64_t from = (uint64_t)((double)local * step / t->steps);
+    uint64_t to = (uint64_t)((double)local * (step + 1) / t->steps);
+    double t0 = now_s();
+    batch_sums(t->m, t->train, t->idx, from, to, cfg->lambda, &t->w, t->g, &t->g[n]);
+    t->busy += now_s() - t0;
+    t->trained += to - from;
+    t->g[n + 1] = (double)(to - from);
+    t->g[n + 2] = cfg->stop && atomic_load(cfg->stop) ? 1 : 0;
+    if (!reduce(cfg, t->g, (int)n + 3))
+        return NNUE_TRAIN_ERR_REDUCE;
+    double count = t->g[n + 1];
+    if (count > 0) {
+        for (size_t j = 0; j < n; j++)
+            t->g[j] /= count;
+        double gstep = t->ts.st.epoch * t->steps + step;
+        adam_step(cfg, &t->ts, t->m, t->g, gstep, t->total_steps);
+    }
+    t->ts.st.sum_loss += t->g[n];
+    t->ts.st.sum_n += count;
+    *stop = t->g[n + 2] > 0;
+    return NNUE_TRAIN_OK;
+}
+
+static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why, size_t why_len)
+{
+    const NnueTrainConfig *cfg = t->cfg;
+    CkptState *st = &t->ts.st;
+    int every = cfg->checkpoint_steps ? cfg->checkpoint_steps : NNUE_TRAIN_CHECKPOINT_STEPS;
+    NnueTrainStatus rc = NNUE_TRAIN_OK;
+    bool stop = false;
+    double since = 0;
+    while (rc == NNUE_TRAIN_OK && st->epoch < cfg->epochs && !stop) {
+        shuffle(t->idx, t->train->n, cfg->seed, (int)st->epoch, t->rank);
+        bool end = false;
+        while (rc == NNUE_TRAIN_OK && !end && !stop) {
+            rc = train_step(t, st->step, &stop);
+            st->step++;
+            since++;
+            end = st->step >= t->steps;
+            if (rc == NNUE_TRAIN_OK && end) {
+                double val, train = st->sum_n > 0 ? st->sum_loss / st->sum_n : NAN;
+                rc = mean_loss(cfg, t->m, t->valid, &t->w, &val);
+                st->epoch++;
+                st->step = st->sum_loss = st->sum_n = 0;
+                if (rc == NNUE_TRAIN_OK)
+                    record_epoch(cfg, (int)st->epoch, train, val,
+                                 t->busy > 0 ? (double)t->trained / t->busy : 0);
+                rep->loss_end = train;
+                rep->val_end = val;
+            }
+            bool due =
+                since >= every || end || stop ||
+                (cfg->checkpoint_seconds > 0 && now_s() - t->saved >= cfg->checkpoint_seconds);
+            if (rc == NNUE_TRAIN_OK && cfg->checkpoint && due) {
+                if (!ckpt_write(cfg, &t->ts))
+                    rc = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
+                              cfg->checkpoint, strerror(errno));
+                t->saved = now_s();
+                since = 0;
+            }
+        }
+    }
+    rep->epochs_done = (int)st->epoch;
+    if (rc == NNUE_TRAIN_OK && stop && st->epoch < cfg->epochs) {
+        rep->drained = true;
+        rc = fail(NNUE_TRAIN_DRAINED, why, why_len,
+                  "stopped in epoch %d of %d, step %.0f of %.0f (checkpointed)", (int)st->epoch + 1,
+                  cfg->epochs, st->step, t->steps);
+    }
+    return rc;
+}
+
+/// The state, the work space and the first rows: fresh (row 0 from the initial model) or
+/// resumed from the checkpoint.
+static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, size_t why_len)
+{
+    const NnueTrainConfig *cfg = t->cfg;
+    NnueModel *m = t->m;
+    t->idx = malloc(sizeof *t->idx * (t->train->n ? t->train->n : 1));
+    t->g = malloc(sizeof *t->g * (m->size + 3));
+    if (!t->idx || !t->g || !state_alloc(&t->ts, m->size) ||
+        !work_init(&t->w, run_threads(cfg), m, true))
+        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    free(t->ts.p);
+    t->ts.p = m->p; // the model is the state's parameters
+    double counts = (double)t->train->n;
+    if (!reduce(cfg, &counts, 1))
+        return NNUE_TRAIN_ERR_REDUCE;
+    if (counts < 1)
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
+    t->steps = ceil(counts / cfg->batch);
+    t->total_steps = t->steps * cfg->epochs;
+    double flag = 0;
+    NnueTrainStatus rc = train_resume(cfg, &t->ts, &flag, why, why_len);
+    if (rc != NNUE_TRAIN_OK)
+        return rc;
+    CkptState *st = &t->ts.st;
+    if (flag == 0) {
+        rc = mean_loss(cfg, m, t->train, &t->w, &st->loss_start);
+        if (rc == NNUE_TRAIN_OK)
+            rc = mean_loss(cfg, m, t->valid, &t->w, &st->val_start);
+        if (rc == NNUE_TRAIN_OK)
+            record_epoch(cfg, 0, st->loss_start, st->val_start, 0);
+    } else if (cfg->log) {
+        fprintf(cfg->log, "Resuming at epoch %d, step %.0f of %.0f\n", (int)st->epoch + 1, st->step,
+                t->steps);
+    }
+    rep->resumed_epoch = flag > 0 ? (int)st->epoch : 0;
+    rep->loss_start = rep->loss_end = st->loss_start;
+    rep->val_start = rep->val_end = st->val_start;
+    return rc;
+}
+
+NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *valid,
+                           const NnueTrainConfig *cfg, NnueTrainReport *rep, char *why,
+                           size_t why_len)
+{
+    memset(rep, 0, sizeof *rep);
+    NnueTrainStatus rc = nnue_train_check(cfg, why, why_len);
+    if (rc != NNUE_TRAIN_OK)
+        return rc;
+    if (m->hidden != cfg->hidden)
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "the model has hidden %d, settings %d",
+                    m->hidden, cfg->hidden);
+    NnueSet empty = {0};
+    Trainer t = {.cfg = cfg,
+                 .m = m,
+                 .train = train ? train : &empty,
+                 .valid = valid ? valid : &empty,
+                 .saved = now_s()};
+    rc = train_begin(&t, rep, why, why_len);
+    if (rc == NNUE_TRAIN_OK)
+        rc = train_epochs(&t, rep, why, why_len);
+    rep->seconds = t.busy;
+    rep->positions_per_second = t.busy > 0 ? (double)t.trained / t.busy : 0;
+    if (rc != NNUE_TRAIN_OK && why && !why[0])
+        fail(rc, why, why_len, "%s", nnue_train_strerror(rc));
+    t.ts.p = NULL; // the model's
+    state_free(&t.ts);
+    work_free(&t.w);
+    free(t.idx);
+    free(t.g);
+    return rc;
+}
+
+// ---- A whole run ---------------------------------------------------------------------------
+
+static void path_in(char *out, size_t len, const char *dir, const char *name)
+{
+    if (name[0] == '/')
+        snprintf(out, len, "%.4000s", name);
+    else
+        snprintf(out, len, "%.2000s/%.2000s", dir, name);
+}
+
+/// The shards of every rank loaded, or the same failure everywhere (a rank's own reason).
+static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **valid,
+                                NnueRunResult *res, char *why, size_t why_len)
+{
+    double t0 = now_s();
+    NnueTrainStatus st = nnue_set_load(run->data, run->files, run->rank, run->ranks, run->cfg.val,
+                                       train, valid, &res->total, why, why_len);
+    uint64_t h = FILES_FNV_BASIS;
+    for (int f = 0; f < run->files && st == NNUE_TRAIN_OK; f++) {
+        uint64_t fh;
+        if (!files_hash(run->data[f], &fh))
+            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "%s: %s", run->data[f], strerror(errno));
+        h = files_fnv(h, &fh, sizeof fh);
+    }
+    run->cfg.inputs.data = h;
+    double bad = st != NNUE_TRAIN_OK;
+    if (!reduce(&run->cfg, &bad, 1))
+        st = NNUE_TRAIN_ERR_REDUCE;
+    else if (bad > 0 && st == NNUE_TRAIN_OK)
+        st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "another rank could not load its positions");
+    res->train_n = nnue_set_size(*train);
+    res->val_n = nnue_set_size(*valid);
+    res->load_s = now_s() - t0;
+    return st;
+}
+
+/// Rank 0: the quantized net checked and written.
+static NnueTrainStatus run_export(const NnueTrainRun *run, const NnueModel *m, const NnueSet *valid,
+                                  NnueRunResult *res, char *why, size_t why_len)
+{
+    NnueNet net;
+    NnueTrainStatus st = nnue_model_export(m, valid, run->description, &net, &res->quant_mean_cp,
+                                           &res->quant_max_cp, why, why_len);
+    if (st == NNUE_TRAIN_OK && nnue_save_file(&net, res->net_path) != NNUE_OK)
+        st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write %s: %s", res->net_path,
+                  strerror(errno));
+    if (st == NNUE_TRAIN_OK)
+        nnue_id(&net, res->net_id);
+    nnue_free(&net);
+    return st;
+}
+
+NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why, size_t why_len)
+{
+    memset(res, 0, sizeof *res);
+    NnueTrainConfig *cfg = &run->cfg;
+    NnueTrainStatus st = nnue_train_check(cfg, why, why_len);
+    if (st != NNUE_TRAIN_OK)
+        return st;
+    char ckpt[4200];
+    path_in(ckpt, sizeof ckpt, run->dir, "train.ckpt");
+    path_in(res->net_path, sizeof res->net_path, run->dir, run->net ? run->net : "net.nnue");
+    path_in(res->loss_path, sizeof res->loss_path, run->dir,
+            run->loss ? run->loss : "train-loss.csv");
+    cfg->checkpoint = run->rank == 0 ? ckpt : NULL;
+    cfg->inputs.ranks = run->ranks;
+    if (run->rank != 0)
+        cfg->log = NULL;
+    NnueSet *train = NULL, *valid = NULL;
+    st = run_load(run, &train, &valid, res, why, why_len);
+    bool found = false;
+    int epoch = 0;
+    if (st == NNUE_TRAIN_OK && run->rank == 0 && cfg->fresh && unlink(ckpt) != 0 && errno != ENOENT)
+        st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot remove %s: %s", ckpt, strerror(errno));
+    if (st == NNUE_TRAIN_OK && run->rank == 0)
+        st = nnue_checkpoint_check(cfg, &found, &epoch, why, why_len);
+    if (st == NNUE_TRAIN_OK && run->rank == 0)
+        st = nnue_loss_csv_open(res->loss_path, found ? epoch : -1, &cfg->loss_csv, why, why_len);
+    if (st == NNUE_TRAIN_OK && cfg->log)
+        fprintf(cfg->log,
+                "Loaded %llu positions (%llu training, %llu validation on rank 0) on %d rank%s in "
+                "%.2f s\n",
+                (unsigned long long)res->total, (unsigned long long)res->train_n,
+                (unsigned long long)res->val_n, run->ranks, run->ranks == 1 ? "" : "s",
+                res->load_s);
+    NnueModel m = {0};
+    if (st == NNUE_TRAIN_OK && nnue_model_init(&m, cfg->hidden, cfg->seed) != NNUE_TRAIN_OK)
+        st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    // Every rank reaches nnue_train (its collectives) or none: a rank 0 failure is said.
+    double bad = st != NNUE_TRAIN_OK;
+    if (!reduce(cfg, &bad, 1))
+        st = NNUE_TRAIN_ERR_REDUCE;
+    else if (bad > 0 && st == NNUE_TRAIN_OK)
+        st = fail(NNUE_TRAIN_ERR_STALE, why, why_len, "rank 0 refused the run");
+    if (st == NNUE_TRAIN_OK)
+        st = nnue_train(&m, train, valid, cfg, &res->train, why, why_len);
+    if (st == NNUE_TRAIN_OK && run->rank == 0)
+        st = run_export(run, &m, valid, res, why, why_len);
+    if (cfg->loss_csv)
+        fclose(cfg->loss_csv);
+    cfg->loss_csv = NULL;
+    nnue_model_free(&m);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+    return st;
+}
