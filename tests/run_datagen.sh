@@ -63,22 +63,26 @@ awk 'BEGIN {want = "fen"}
           if (!bad && n != 300) {print n " blocks"; exit 1}}' "$work/a.txt" ||
     fail "nnue export's text does not parse"
 
-# Killed part-way (SIGKILL to every rank), then resumed: a whole file of the target.
-setsid "${mpi[@]}" "$xq" run "$work/dg.ini" --set datagen.positions=1500 \
+# Killed part-way (SIGKILL to every rank) after the file was checkpointed at least once (a
+# report every second closes it whole, then appends in place), then resumed: a whole file of
+# the target, rewritten from the journal.
+setsid "${mpi[@]}" "$xq" run "$work/dg.ini" --set datagen.positions=3000 --set report.interval=1 \
     --set output.dir="$work/k" >"$work/k1.log" 2>&1 &
 pid=$!
-for _ in $(seq 600); do
-    [[ -f "$work/k/journal.xqj" && $(stat -c %s "$work/k/journal.xqj") -gt 20000 ]] && break
+for _ in $(seq 1200); do
+    [[ -f "$work/k/positions.xqp" && $(stat -c %s "$work/k/journal.xqj") -gt 20000 ]] && break
     sleep 0.05
 done
 kill -9 -- "-$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
-grep -q "^1500/1500 positions" "$work/k1.log" && fail "the run ended before the kill"
-"${mpi[@]}" "$xq" run "$work/dg.ini" --set datagen.positions=1500 --set output.dir="$work/k" \
-    --resume >"$work/k2.log" 2>&1 || fail "the resumed run failed: $(tail -5 "$work/k2.log")"
+grep -q "^3000/3000 positions" "$work/k1.log" && fail "the run ended before the kill"
+[[ -f "$work/k/positions.xqp" ]] || fail "no checkpoint of the file before the kill"
+"${mpi[@]}" "$xq" run "$work/dg.ini" --set datagen.positions=3000 --set output.dir="$work/k" \
+    --set report.interval=1 --resume >"$work/k2.log" 2>&1 ||
+    fail "the resumed run failed: $(tail -5 "$work/k2.log")"
 grep -q "^Resuming: [1-9][0-9]* units journaled, [1-9][0-9]* positions rewritten" "$work/k2.log" ||
     fail "the resume did not rewrite the journal's positions: $(head -5 "$work/k2.log")"
-checks "$work/k" 1500
+checks "$work/k" 3000
 [[ -e "$work/k/positions.xqp.tmp" ]] && fail "a temporary file is left"
 
 # A damaged file is refused with the reason; so are malformed jobs.
