@@ -25,6 +25,8 @@
 
 enum { POSITIONS = 1200 };
 
+static int positions = POSITIONS;
+
 static char dir[64];
 static uint8_t *recs;
 
@@ -35,13 +37,13 @@ static void make_records(void)
     Weights w;
     weights_default(&w);
     Board *b = malloc(sizeof *b), *flat = malloc(sizeof *flat);
-    recs = malloc((size_t)POSITIONS * POSDATA_RECORD);
+    recs = malloc((size_t)positions * POSDATA_RECORD);
     assert_non_null(b);
     assert_non_null(flat);
     assert_non_null(recs);
     Rng rng;
     rng_seed(&rng, 42);
-    for (int i = 0; i < POSITIONS; i++) {
+    for (int i = 0; i < positions; i++) {
         board_set_fen(b, BOARD_START_FEN, NULL, 0);
         int plies = 4 + (int)(rng_next(&rng) % 60);
         for (int p = 0; p < plies; p++) {
@@ -323,8 +325,29 @@ static void test_bad_settings(void **state)
     assert_null(train);
 }
 
-int main(void)
+/// `test_nnue_train --write N FILE`: N such positions as a positions file (for
+/// nnue_train_run.sh).
+static int write_file(const char *count, const char *path)
 {
+    positions = atoi(count);
+    if (positions < 1 || positions > 10000000)
+        return 2;
+    board_init();
+    make_records();
+    PosWriter *w;
+    char why[256];
+    if (posdata_writer_open(path, false, &w, why, sizeof why) != POSDATA_OK)
+        return 1;
+    for (int i = 0; i < positions; i++)
+        posdata_writer_add(w, recs + (size_t)i * POSDATA_RECORD);
+    free(recs);
+    return posdata_writer_close(w, why, sizeof why) == POSDATA_OK ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "--write"))
+        return write_file(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gradient),
         cmocka_unit_test(test_loss_decreases),

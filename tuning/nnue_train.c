@@ -538,7 +538,10 @@ typedef struct {
     double epoch, step; // completed epochs, steps into the next
     double sum_loss, sum_n;
     double loss_start, val_start;
+    double loss_last, val_last; // the last completed epoch's (the start's before any)
 } CkptState;
+
+enum { CKPT_STATE_DOUBLES = sizeof(CkptState) / sizeof(double) };
 
 static int run_threads(const NnueTrainConfig *cfg)
 {
@@ -815,24 +818,24 @@ static NnueTrainStatus train_resume(const NnueTrainConfig *cfg, TrainState *ts, 
         return NNUE_TRAIN_ERR_STALE;
     }
     if (*flag > 0 && cfg->reduce) {
-        size_t n = 6 + 3 * ts->size;
+        size_t n = CKPT_STATE_DOUBLES + 3 * ts->size;
         double *buf = calloc(n, sizeof *buf);
         if (!buf)
             return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
         if (found) {
             memcpy(buf, &ts->st, sizeof ts->st);
             for (size_t j = 0; j < ts->size; j++) {
-                buf[6 + j] = ts->p[j];
-                buf[6 + ts->size + j] = ts->m[j];
-                buf[6 + 2 * ts->size + j] = ts->v[j];
+                buf[CKPT_STATE_DOUBLES + j] = ts->p[j];
+                buf[CKPT_STATE_DOUBLES + ts->size + j] = ts->m[j];
+                buf[CKPT_STATE_DOUBLES + 2 * ts->size + j] = ts->v[j];
             }
         }
         bool ok = reduce(cfg, buf, (int)n);
         memcpy(&ts->st, buf, sizeof ts->st);
         for (size_t j = 0; j < ts->size; j++) {
-            ts->p[j] = (float)buf[6 + j];
-            ts->m[j] = (float)buf[6 + ts->size + j];
-            ts->v[j] = (float)buf[6 + 2 * ts->size + j];
+            ts->p[j] = (float)buf[CKPT_STATE_DOUBLES + j];
+            ts->m[j] = (float)buf[CKPT_STATE_DOUBLES + ts->size + j];
+            ts->v[j] = (float)buf[CKPT_STATE_DOUBLES + 2 * ts->size + j];
         }
         free(buf);
         if (!ok)
@@ -962,8 +965,8 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
                 if (rc == NNUE_TRAIN_OK)
                     record_epoch(cfg, (int)st->epoch, train, val,
                                  t->busy > 0 ? (double)t->trained / t->busy : 0);
-                rep->loss_end = train;
-                rep->val_end = val;
+                rep->loss_end = st->loss_last = train;
+                rep->val_end = st->val_last = val;
             }
             bool due =
                 since >= every || end || stop ||
@@ -1016,6 +1019,8 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
         rc = mean_loss(cfg, m, t->train, &t->w, &st->loss_start);
         if (rc == NNUE_TRAIN_OK)
             rc = mean_loss(cfg, m, t->valid, &t->w, &st->val_start);
+        st->loss_last = st->loss_start;
+        st->val_last = st->val_start;
         if (rc == NNUE_TRAIN_OK)
             record_epoch(cfg, 0, st->loss_start, st->val_start, 0);
     } else if (cfg->log) {
@@ -1023,8 +1028,10 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
                 t->steps);
     }
     rep->resumed_epoch = flag > 0 ? (int)st->epoch : 0;
-    rep->loss_start = rep->loss_end = st->loss_start;
-    rep->val_start = rep->val_end = st->val_start;
+    rep->loss_start = st->loss_start;
+    rep->val_start = st->val_start;
+    rep->loss_end = st->loss_last;
+    rep->val_end = st->val_last;
     return rc;
 }
 
@@ -1079,7 +1086,7 @@ static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **va
                                        train, valid, &res->total, why, why_len);
     uint64_t h = FILES_FNV_BASIS;
     for (int f = 0; f < run->files && st == NNUE_TRAIN_OK; f++) {
-        uint64_t fh;
+        uint64_t fh = FILES_FNV_BASIS; // files_hash continues from it
         if (!files_hash(run->data[f], &fh))
             st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "%s: %s", run->data[f], strerror(errno));
         h = files_fnv(h, &fh, sizeof fh);

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# xqforge nnue train killed with SIGKILL three times at random moments and resumed ends with
+# the very net file and loss CSV (bytes) of an uninterrupted run; SIGTERM stops it after a
+# checkpoint (exit 130) and it resumes too; other settings are refused naming the difference
+# (exit 2); a damaged positions file is refused (exit 2).
+# Usage: nnue_train_run.sh XQFORGE TEST_NNUE_TRAIN (the latter writes the positions file)
+set -u
+X=$1
+GEN=$2
+W=$(mktemp -d /tmp/nnue_train_run.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+"$GEN" --write 20000 "$W/d.xqp" || fail "cannot write the positions"
+ARGS=(--data "$W/d.xqp" --hidden 32 --epochs 60 --batch 1024 --threads 2 --checkpoint-steps 3)
+
+"$X" nnue train "${ARGS[@]}" --out "$W/a" >"$W/a.log" 2>&1 || fail "uninterrupted run: $(tail -3 "$W/a.log")"
+[ -s "$W/a/net.nnue" ] || fail "no net written"
+
+for k in 1 2 3; do
+    "$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/b$k.log" 2>&1 &
+    pid=$!
+    sleep "0.$((RANDOM % 7 + 3))"
+    kill -9 "$pid" 2>/dev/null || fail "run $k ended before its kill (make the run longer)"
+    wait "$pid" 2>/dev/null
+    [ ! -e "$W/b/net.nnue" ] || fail "run $k finished before its kill"
+done
+grep -q "Resuming at epoch" "$W/b2.log" "$W/b3.log" || fail "no kill left a checkpoint to resume"
+
+# SIGTERM: a checkpoint, exit 130.
+"$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/bt.log" 2>&1 &
+pid=$!
+sleep 0.4
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 130 ] || [ -e "$W/b/net.nnue" ] || fail "SIGTERM: exit $rc, not 130"
+
+"$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/bf.log" 2>&1 || fail "resumed run: $(tail -3 "$W/bf.log")"
+cmp "$W/a/net.nnue" "$W/b/net.nnue" || fail "the resumed net differs from the uninterrupted one"
+cmp "$W/a/train-loss.csv" "$W/b/train-loss.csv" ||
+    fail "the resumed loss CSV differs: $(diff "$W/a/train-loss.csv" "$W/b/train-loss.csv" | head -5)"
+
+# Other settings: refused, the difference named.
+out=$("$X" nnue train "${ARGS[@]}" --lambda 0.6 --out "$W/b" 2>&1)
+[ $? = 2 ] && grep -q "lambda 0.5" <<<"$out" || fail "a checkpoint of other settings was not refused: $out"
+# A damaged positions file: exit 2 with posdata's reason.
+cp "$W/d.xqp" "$W/bad.xqp"
+printf '\x55' | dd of="$W/bad.xqp" bs=1 seek=5000 conv=notrunc 2>/dev/null
+out=$("$X" nnue train --data "$W/bad.xqp" --out "$W/c" 2>&1)
+[ $? = 2 ] && grep -qi "bad.xqp" <<<"$out" || fail "a damaged file was not refused: $out"
+
+echo "PASS: killed 3 times and stopped once, the resumed run wrote the same net and loss CSV"
