@@ -1,12 +1,177 @@
 // SPDX-License-Identifier: MIT
-// Placeholder until kind = train lands (see nnue_fit.h).
-#include <stdio.h>
-
+// kind = train: nnue_train_run over the ranks of a Link (gradients summed with link_sum), the
+// loss curves in the run's report.
 #include "nnue_fit.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nnue_train.h"
+#include "report.h"
+#include "run_report.h"
+
+static bool reduce_link(void *ctx, double *buf, int n) { return link_sum(ctx, buf, n); }
+
+static atomic_bool stop_flag;
+
+/// SIGINT, SIGTERM, SIGUSR1 (Slurm's warning): finish the step, checkpoint, exit 130.
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&stop_flag, true);
+}
+
+/// The loss curves: a point per epoch, the page refreshed as [report] says.
+static void on_epoch(void *ctx, int epoch, double train, double val)
+{
+    RunReport *rr = ctx;
+    if (!rr->report)
+        return;
+    report_series_add(rr->report, "loss", "train", epoch, train);
+    if (isfinite(val))
+        report_series_add(rr->report, "loss", "validation", epoch, val);
+    if (run_report_due(rr))
+        run_report_publish(rr, false, NULL);
+}
+
+/// A resumed run's page shows the epochs before it too: the loss file's rows (already cut to
+/// the checkpoint's epoch).
+static void loss_history(Report *r, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        char *end, *end2;
+        double epoch = strtod(line, &end);
+        if (end == line || *end != ',')
+            continue; // the header
+        double train = strtod(end + 1, &end2);
+        double val = *end2 == ',' ? strtod(end2 + 1, NULL) : NAN;
+        if (isfinite(train))
+            report_series_add(r, "loss", "train", epoch, train);
+        if (isfinite(val))
+            report_series_add(r, "loss", "validation", epoch, val);
+    }
+    if (f)
+        fclose(f);
+}
+
+static int fit_exit(NnueTrainStatus st)
+{
+    if (st == NNUE_TRAIN_OK)
+        return 0;
+    if (st == NNUE_TRAIN_DRAINED)
+        return 130;
+    return st == NNUE_TRAIN_ERR_DATA || st == NNUE_TRAIN_ERR_STALE || st == NNUE_TRAIN_ERR_CONFIG
+               ? 2
+               : 1;
+}
+
+static void report_result(Report *r, const NnueTrainRun *run, const NnueRunResult *res, int size)
+{
+    const NnueTrainReport *t = &res->train;
+    report_fact(r, "Data", "positions", "%llu (%llu training, %llu validation on rank 0)",
+                (unsigned long long)res->total, (unsigned long long)res->train_n,
+                (unsigned long long)res->val_n);
+    report_fact(r, "Data", "ranks x threads", "%d x %d", size, run->cfg.threads);
+    report_fact(r, "Training", "loss",
+                "%.6f at the start, %.6f at the end (validation %.6f -> %.6f)", t->loss_start,
+                t->loss_end, t->val_start, t->val_end);
+    report_fact(r, "Training", "epochs", "%d (resumed from %d)", t->epochs_done, t->resumed_epoch);
+    report_fact(r, "Training", "throughput", "%.0f positions/s per rank (%.0f per thread)",
+                t->positions_per_second, t->positions_per_second / run->cfg.threads);
+    report_fact(r, "Net", "file", "%s (id %s, hidden %d)", res->net_path, res->net_id,
+                run->cfg.hidden);
+    report_fact(r, "Net", "quantization",
+                "%.3f cp mean, %.1f cp max |int - float| (tolerance %.1f)", res->quant_mean_cp,
+                res->quant_max_cp, NNUE_TRAIN_EXPORT_TOLERANCE);
+}
 
 int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint)
 {
-    (void)link, (void)job, (void)dir, (void)fingerprint;
-    fprintf(stderr, "kind = train: not built yet\n");
-    return 1;
+    int rank = link_rank(link), size = link_size(link);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int per_node = link_node_size(link) > 0 ? link_node_size(link) : 1;
+    int threads =
+        job->train.threads > 0 ? job->train.threads : (int)((cores > 0 ? cores : 1) / per_node);
+    NnueTrainRun run = {.dir = dir,
+                        .net = job->train.net[0] ? job->train.net : NULL,
+                        .loss = job->train.loss[0] ? job->train.loss : NULL,
+                        .description = job->name,
+                        .rank = rank,
+                        .ranks = size};
+    for (int i = 0; i < job->train.data_count && i < NNUE_TRAIN_FILES_MAX; i++)
+        run.data[run.files++] = job->train.data[i];
+    run.cfg = (NnueTrainConfig){.hidden = job->train.hidden,
+                                .epochs = job->train.epochs,
+                                .batch = job->train.batch,
+                                .threads = threads < 1 ? 1 : threads,
+                                .lr = job->train.lr,
+                                .lambda = job->train.lambda,
+                                .val = job->train.val,
+                                .seed = job->train.seed,
+                                .checkpoint_steps = NNUE_TRAIN_CHECKPOINT_STEPS,
+                                .checkpoint_seconds = NNUE_TRAIN_CHECKPOINT_SECONDS,
+                                .inputs = {.job = fingerprint},
+                                .reduce = reduce_link,
+                                .reduce_ctx = link,
+                                .log = rank == 0 ? stdout : NULL};
+    if (rank == 0)
+        printf("Job %s: NNUE training on %d file%s over %d rank%s x %d threads\n", job->name,
+               run.files, run.files == 1 ? "" : "s", size, size == 1 ? "" : "s", run.cfg.threads);
+    atomic_store(&stop_flag, false);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    run.cfg.stop = &stop_flag;
+    RunReport rr;
+    memset(&rr, 0, sizeof rr);
+    char run_id[32], loss_path[4200];
+    snprintf(run_id, sizeof run_id, "%016llx", (unsigned long long)fingerprint);
+    const char *loss = run.loss ? run.loss : "train-loss.csv";
+    if (loss[0] == '/')
+        snprintf(loss_path, sizeof loss_path, "%.4000s", loss);
+    else
+        snprintf(loss_path, sizeof loss_path, "%.2000s/%.2000s", dir, loss);
+    if (rank == 0) {
+        run_report_begin(&rr, job, dir, run_id, "train: NNUE net");
+    }
+    if (rank == 0 && rr.report) {
+        report_plot(rr.report, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)",
+                    "epoch", "loss");
+        loss_history(rr.report, loss_path);
+        run.cfg.on_epoch = on_epoch;
+        run.cfg.ctx = &rr;
+    }
+    char why[1024] = "";
+    NnueRunResult *res = calloc(1, sizeof *res);
+    NnueTrainStatus st = res ? nnue_train_run(&run, res, why, sizeof why) : NNUE_TRAIN_ERR_NOMEM;
+    if (rank == 0 && rr.report && st == NNUE_TRAIN_OK) {
+        report_result(rr.report, &run, res, size);
+        run_report_publish(&rr, true, NULL);
+    }
+    if (rank == 0)
+        run_report_end(&rr, st == NNUE_TRAIN_OK);
+    if (st == NNUE_TRAIN_DRAINED && rank == 0)
+        printf("Drained: %s; run it again with --resume to finish\n", why);
+    else if (st != NNUE_TRAIN_OK && st != NNUE_TRAIN_DRAINED)
+        fprintf(stderr, "xqforge train (rank %d): %s%s\n", rank,
+                why[0] ? why : nnue_train_strerror(st),
+                st == NNUE_TRAIN_ERR_STALE ? ": start afresh (remove the checkpoint)" : "");
+    else if (rank == 0)
+        printf("Loss %.6f -> %.6f (val %.6f -> %.6f) after %d epochs; %.0f positions/s per rank\n"
+               "Quantized: %.3f cp mean, %.1f cp max difference from the float net\n"
+               "Net %s (id %s); loss per epoch: %s\n",
+               res->train.loss_start, res->train.loss_end, res->train.val_start, res->train.val_end,
+               res->train.epochs_done, res->train.positions_per_second, res->quant_mean_cp,
+               res->quant_max_cp, res->net_path, res->net_id, res->loss_path);
+    free(res);
+    return fit_exit(st);
 }
