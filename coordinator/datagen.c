@@ -137,6 +137,12 @@ static int cores_of(DatagenCoord *d, const CoordState *st)
     return d->cores;
 }
 
+/// Worker ranks admitted in this session (at least 1, for the rates).
+static int workers_of(const CoordState *st)
+{
+    return st->workers_admitted > 0 ? st->workers_admitted : 1;
+}
+
 static double rate(const DatagenCoord *d)
 {
     double s = (timeman_now_ms() - d->start_ms) / 1000.0;
@@ -196,14 +202,16 @@ static void refresh(DatagenCoord *d, const CoordState *st, bool final)
     report_set(r, "state", json_string(state_name(d, st, final)));
     if (final && st->end == COORD_FAILED)
         report_set(r, "reason", json_string(st->reason));
+    int workers = workers_of(st);
     report_set(r, "datagen",
-               json_pack("{s:i, s:I, s:I, s:I, s:I, s:f, s:f, s:i, s:{s:I, s:I, s:I}}", "target",
-                         d->job->datagen.positions, "positions", (json_int_t)d->accepted,
+               json_pack("{s:i, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:i, s:i, s:{s:I, s:I, s:I}}",
+                         "target", d->job->datagen.positions, "positions", (json_int_t)d->accepted,
                          "duplicates", (json_int_t)d->duplicates, "records", (json_int_t)d->records,
                          "games", (json_int_t)d->games, "positions_per_s", rate(d),
-                         "positions_per_s_per_core", cores ? rate(d) / cores : 0.0, "cores", cores,
-                         "results", "red_wins", (json_int_t)d->red_wins, "draws",
-                         (json_int_t)d->draws, "black_wins", (json_int_t)d->black_wins));
+                         "positions_per_s_per_worker", rate(d) / workers,
+                         "positions_per_s_per_core", cores ? rate(d) / cores : 0.0, "workers",
+                         workers, "cores", cores, "results", "red_wins", (json_int_t)d->red_wins,
+                         "draws", (json_int_t)d->draws, "black_wins", (json_int_t)d->black_wins));
     report_facts_clear(r);
     report_fact(r, "Positions", "State", "%s", state_name(d, st, final));
     if (final && st->end == COORD_FAILED)
@@ -218,6 +226,8 @@ static void refresh(DatagenCoord *d, const CoordState *st, bool final)
                 (unsigned long long)d->draws, (unsigned long long)d->black_wins);
     report_fact(r, "Positions", "File", "%s", d->job->datagen.file);
     report_fact(r, "Throughput", "This session", "%.1f min, %.1f positions/s", mins, rate(d));
+    report_fact(r, "Throughput", "Per worker", "%.2f positions/s on %d worker ranks",
+                rate(d) / workers, workers);
     report_fact(r, "Throughput", "Per core", "%.2f positions/s on %d cores",
                 cores ? rate(d) / cores : 0.0, cores);
     report_fact(r, "Run", "Run id", "%s", d->run_id);
@@ -346,6 +356,8 @@ static bool write_result(DatagenCoord *d, const CoordState *st, double seconds)
     json_object_set_new(o, "black_wins", json_integer((json_int_t)d->black_wins));
     json_object_set_new(o, "seconds", json_real(seconds));
     json_object_set_new(o, "positions_per_s", json_real(r));
+    json_object_set_new(o, "workers", json_integer(workers_of(st)));
+    json_object_set_new(o, "positions_per_s_per_worker", json_real(r / workers_of(st)));
     json_object_set_new(o, "cores", json_integer(cores));
     json_object_set_new(o, "positions_per_s_per_core", json_real(cores ? r / cores : 0));
     json_object_set_new(o, "set_bytes", json_integer((json_int_t)keyset_bytes(&d->keys)));
