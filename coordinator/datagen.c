@@ -58,6 +58,13 @@ static bool datagen_check(void *ctx, uint64_t unit, const WireMessage *m, char *
             snprintf(why, len, "unit %llu record %d: %s", (unsigned long long)unit, i, rwhy);
             return false;
         }
+        // A record names its game: it must be one of this unit's, past min_ply.
+        uint64_t first = unit * (uint64_t)r->games;
+        if (rec.game < first || rec.game >= first + r->games || rec.ply < d->job->datagen.min_ply) {
+            snprintf(why, len, "unit %llu record %d: game %u ply %d is not one of the unit's",
+                     (unsigned long long)unit, i, (unsigned)rec.game, rec.ply);
+            return false;
+        }
     }
     return true;
 }
