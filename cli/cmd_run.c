@@ -3,7 +3,8 @@
 // directory (rank 0), proves with a bench that every rank runs the same engine, installs the
 // signal handlers and picks each rank's role: rank 0 coordinates (coordinator/coord_job),
 // the others work (worker/worker). With one rank (no mpirun) rank 0 also runs a worker
-// thread, so the same job runs on a laptop. Texel jobs are collective (cli/cmd_texel.c).
+// thread, so the same job runs on a laptop. Texel and train jobs are collective
+// (coordinator/texel_fit.c, coordinator/nnue_fit.c).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -44,7 +45,9 @@ static void run_usage(FILE *out)
             "usage: [mpirun -np N] xqforge run JOBFILE [--set SECTION.KEY=VALUE]...\n"
             "                                  [--resume | --resume=auto | --fresh]\n\n"
             "Runs a job file (see jobs/) over MPI ranks: rank 0 coordinates, the others\n"
-            "play game pairs (or generate book units); with one rank, rank 0 plays too.\n"
+            "play game pairs (or generate book units, or training positions: kind =\n"
+            "datagen); with one rank, rank 0 plays too. Texel and train jobs fit on every\n"
+            "rank.\n"
             "Results are journaled before they count.\n\n"
             "  --resume   continue the run whose journal is in the output directory, exactly\n"
             "             where it stopped (refused, naming what changed, if the experiment\n"
