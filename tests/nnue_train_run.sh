@@ -4,7 +4,10 @@
 # the very net file and loss CSV (bytes) of an uninterrupted run; SIGTERM stops it after a
 # checkpoint (exit 130) and it resumes too; other settings are refused naming the difference
 # (exit 2); a damaged positions file is refused (exit 2).
-# Usage: nnue_train_run.sh XQFORGE TEST_NNUE_TRAIN (the latter writes the positions file)
+# With MPIEXEC also a kind = train job on 2 ranks, one rank killed with SIGKILL three times,
+# `xqforge run --resume` to the end: the net and CSV bytes of an uninterrupted job.
+# Usage: nnue_train_run.sh XQFORGE TEST_NNUE_TRAIN [MPIEXEC] (the test program writes the
+# positions file)
 set -u
 X=$1
 GEN=$2
@@ -54,4 +57,33 @@ printf '\x55' | dd of="$W/bad.xqp" bs=1 seek=5000 conv=notrunc 2>/dev/null
 out=$("$X" nnue train --data "$W/bad.xqp" --out "$W/c" 2>&1)
 [ $? = 2 ] && grep -qi "bad.xqp" <<<"$out" || fail "a damaged file was not refused: $out"
 
+if [ $# -ge 3 ]; then
+    MPI=("$3" --oversubscribe --bind-to none -np 2)
+    printf '%s\n' "[job]" "kind = train" "name = mpi-train" "[train]" "data = $W/d.xqp" \
+        "hidden = 64" "epochs = 40" "batch = 1024" "threads = 1" "lambda = 0.5" "[output]" \
+        "dir = $W/ma" >"$W/t.ini"
+    "${MPI[@]}" "$X" run "$W/t.ini" >"$W/ma.log" 2>&1 || fail "MPI job: $(tail -5 "$W/ma.log")"
+    for k in 1 2 3; do
+        resume=()
+        [ "$k" = 1 ] || resume=(--resume)
+        "${MPI[@]}" "$X" run "$W/t.ini" --set output.dir="$W/mb" "${resume[@]}" >"$W/mb$k.log" 2>&1 &
+        mp=$!
+        for _ in $(seq 100); do # this run's first checkpoint, then a moment more
+            [ "$W/mb/train.ckpt" -nt "$W/mb$k.log" ] && break
+            sleep 0.1
+        done
+        sleep "0.$((RANDOM % 5 + 1))"
+        ranks=($(pgrep -P "$mp"))
+        [ ${#ranks[@]} -ge 1 ] || fail "MPI run $k: no rank to kill (ended early?)"
+        kill -9 "${ranks[$((k % ${#ranks[@]}))]}" # one rank, a different one by turns
+        wait "$mp" 2>/dev/null
+        [ ! -e "$W/mb/net.nnue" ] || fail "MPI run $k finished before its kill"
+    done
+    "${MPI[@]}" "$X" run "$W/t.ini" --set output.dir="$W/mb" --resume >"$W/mbf.log" 2>&1 ||
+        fail "resumed MPI job: $(tail -5 "$W/mbf.log")"
+    grep -q "Resuming at epoch" "$W/mbf.log" || fail "the MPI job did not resume"
+    cmp "$W/ma/net.nnue" "$W/mb/net.nnue" || fail "the resumed MPI net differs"
+    cmp "$W/ma/train-loss.csv" "$W/mb/train-loss.csv" || fail "the resumed MPI loss CSV differs"
+    echo "PASS: 2 ranks, one rank killed 3 times, resumed to the same net and loss CSV"
+fi
 echo "PASS: killed 3 times and stopped once, the resumed run wrote the same net and loss CSV"
