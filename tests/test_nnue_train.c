@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -325,6 +326,41 @@ static void test_bad_settings(void **state)
     assert_null(train);
 }
 
+/// A whole run from a positions file writes the net (which the engine loads), the loss CSV
+/// and the checkpoint; a file that is not a positions file is refused as bad data.
+static void test_run(void **state)
+{
+    (void)state;
+    char data[128], out[128], why[512] = "";
+    snprintf(data, sizeof data, "%s/run.xqp", dir);
+    snprintf(out, sizeof out, "%s/run", dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    PosWriter *w;
+    assert_int_equal(posdata_writer_open(data, false, &w, why, sizeof why), POSDATA_OK);
+    for (int i = 0; i < 400; i++)
+        assert_int_equal(posdata_writer_add(w, recs + (size_t)i * POSDATA_RECORD), POSDATA_OK);
+    assert_int_equal(posdata_writer_close(w, why, sizeof why), POSDATA_OK);
+    NnueTrainRun run = {.files = 1, .dir = out, .description = "unit", .ranks = 1};
+    run.data[0] = data;
+    run.cfg = config(32, 2);
+    NnueRunResult *res = calloc(1, sizeof *res);
+    assert_non_null(res);
+    assert_int_equal(nnue_train_run(&run, res, why, sizeof why), NNUE_TRAIN_OK);
+    assert_int_equal(res->total, 400);
+    assert_int_equal(res->train_n + res->val_n, 400);
+    assert_true(res->quant_mean_cp <= NNUE_TRAIN_EXPORT_TOLERANCE);
+    NnueNet net;
+    assert_int_equal(nnue_load_file(&net, res->net_path, why, sizeof why), NNUE_OK);
+    nnue_free(&net);
+    char ckpt[160];
+    snprintf(ckpt, sizeof ckpt, "%s/train.ckpt", out);
+    assert_int_equal(access(ckpt, R_OK), 0);
+    assert_int_equal(access(res->loss_path, R_OK), 0);
+    run.data[0] = ckpt; // not a positions file
+    assert_int_equal(nnue_train_run(&run, res, why, sizeof why), NNUE_TRAIN_ERR_DATA);
+    free(res);
+}
+
 /// `test_nnue_train --write N FILE`: N such positions as a positions file (for
 /// nnue_train_run.sh).
 static int write_file(const char *count, const char *path)
@@ -349,10 +385,9 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--write"))
         return write_file(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gradient),
-        cmocka_unit_test(test_loss_decreases),
-        cmocka_unit_test(test_resume_exact),
-        cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_gradient),     cmocka_unit_test(test_loss_decreases),
+        cmocka_unit_test(test_resume_exact), cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_run),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

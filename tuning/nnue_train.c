@@ -116,8 +116,10 @@ static bool game_is_val(int file, uint32_t game, double val)
     return val > 0 && uniform(&h) < val;
 }
 
+/// Adds records (record i is the file's record first + i * stride, for the messages).
 static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *recs, uint64_t n,
-                               int file, double val, char *why, size_t why_len)
+                               uint64_t first, uint64_t stride, int file, double val, char *why,
+                               size_t why_len)
 {
     if (!set_reserve(train, n) || !set_reserve(valid, 0))
         return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
@@ -129,8 +131,8 @@ static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *re
         const uint8_t *rec = recs + i * POSDATA_RECORD;
         char reason[256] = "";
         if (posdata_decode(rec, pr, reason, sizeof reason) != POSDATA_OK) {
-            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "record %llu: %s", (unsigned long long)i,
-                      reason);
+            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "record %llu: %s",
+                      (unsigned long long)(first + i * stride), reason);
             break;
         }
         NnueSet *to = game_is_val(file, pr->game, val) ? valid : train;
@@ -170,7 +172,7 @@ NnueTrainStatus nnue_set_from_records(const uint8_t *recs, uint64_t n, int file,
 {
     NnueTrainStatus st = sets_new(train, valid, why, why_len);
     if (st == NNUE_TRAIN_OK)
-        st = set_add(*train, *valid, recs, n, file, val, why, why_len);
+        st = set_add(*train, *valid, recs, n, 0, 1, file, val, why, why_len);
     if (st != NNUE_TRAIN_OK) {
         nnue_set_free(*train);
         nnue_set_free(*valid);
@@ -197,7 +199,8 @@ NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, in
                       why_len, "%s", reason[0] ? reason : posdata_strerror(ps));
         if (st == NNUE_TRAIN_OK) {
             char inner[400] = "";
-            st = set_add(*train, *valid, recs, n, f, val, inner, sizeof inner);
+            st = set_add(*train, *valid, recs, n, (uint64_t)shard, (uint64_t)shards, f, val, inner,
+                         sizeof inner);
             if (st != NNUE_TRAIN_OK)
                 fail(st, why, why_len, "%s: %s", paths[f], inner);
         }
