@@ -123,7 +123,7 @@ int cmd_nnue_train(int argc, char **argv)
             return 0;
         }
     static char files[8192];
-    NnueTrainRun run = {.description = "xqforge train", .ranks = 1};
+    NnueTrainRun run = {.description = "nnue train", .ranks = 1};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     run.cfg = (NnueTrainConfig){.hidden = NNUE_TRAIN_HIDDEN,
                                 .epochs = NNUE_TRAIN_EPOCHS,

@@ -504,7 +504,8 @@ NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, cons
     for (size_t i = 0; i < 2 * h; i++)
         net->out_weight[i] = quant16(m->out_w[i], NNUE_QB);
     net->out_bias = (int32_t)lround((double)*m->out_b * NNUE_QA * NNUE_QB);
-    snprintf(net->description, sizeof net->description, "%s", description ? description : "");
+    // 12 characters: the header's bytes 48..59 (its CRC-32 takes 60..63).
+    snprintf(net->description, sizeof net->description, "%.12s", description ? description : "");
     nnue_rehash(net);
     double bias = 0;
     NnueTrainStatus st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
