@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// xqforge bench [depth] [threads] [hash]: the engine's speed and node-count signature (with no
-// depth, at BENCH_DEPTH_SIGNATURE).
+// xqforge bench [depth] [threads] [hash] [--option NAME=VALUE]...: the engine's speed and
+// node-count signature (with no depth and no options, at BENCH_DEPTH_SIGNATURE).
 #include <stdio.h>
 #include <string.h>
 
@@ -8,16 +8,19 @@
 #include "commands.h"
 #include "move.h"
 
+enum { BENCH_OPTIONS_MAX = 32 };
+
 static void bench_usage(FILE *out)
 {
     fprintf(out,
-            "usage: xqforge bench [DEPTH [THREADS [HASH_MB]]]\n\n"
+            "usage: xqforge bench [DEPTH [THREADS [HASH_MB]]] [--option NAME=VALUE]...\n\n"
             "Searches %d fixed positions to DEPTH (default %d, the signature depth) with a\n"
             "cleared table and prints one line per position, then 'Nodes searched: N' (with\n"
             "1 thread and the defaults, the engine's signature: a functional commit states it\n"
             "as 'Bench: N'; every rank of a run proves it with the same bench) and\n"
-            "'Nodes/second: N'. THREADS defaults to 1, HASH_MB to 16. --fens lists the\n"
-            "positions.\n",
+            "'Nodes/second: N'. THREADS defaults to 1, HASH_MB to 16. --option sets an engine\n"
+            "option first (e.g. --option EvalFile=net.nnue --option UseNNUE=true: the\n"
+            "signature is then the net's). --fens lists the positions.\n",
             bench_position_count, BENCH_DEPTH_SIGNATURE);
 }
 
@@ -42,9 +45,22 @@ int cmd_bench(int argc, char **argv)
             printf("%s\n", bench_positions[i]);
         return 0;
     }
-    if (argc > 4 || (argc > 1 && !cli_parse_int(argv[1], 1, 60, &depth)) ||
-        (argc > 2 && !cli_parse_int(argv[2], 1, 256, &threads)) ||
-        (argc > 3 && !cli_parse_int(argv[3], 1, 65536, &hash))) {
+    // Positional numbers first; --option pairs anywhere after the command.
+    char *pos[4];
+    const char *opts[BENCH_OPTIONS_MAX];
+    int npos = 0, nopts = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--option") == 0 && i + 1 < argc && nopts < BENCH_OPTIONS_MAX &&
+            strchr(argv[i + 1], '='))
+            opts[nopts++] = argv[++i];
+        else if (npos < 3 && argv[i][0] != '-')
+            pos[npos++] = argv[i];
+        else
+            return bench_usage(stderr), EXIT_USAGE;
+    }
+    if ((npos > 0 && !cli_parse_int(pos[0], 1, 60, &depth)) ||
+        (npos > 1 && !cli_parse_int(pos[1], 1, 256, &threads)) ||
+        (npos > 2 && !cli_parse_int(pos[2], 1, 65536, &hash))) {
         bench_usage(stderr);
         return EXIT_USAGE;
     }
@@ -61,6 +77,19 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "xqforge bench: %s\n", engine_strerror(st));
         engine_free(e);
         return 1;
+    }
+    for (int i = 0; i < nopts; i++) {
+        char name[128];
+        const char *eq = strchr(opts[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - opts[i]), opts[i]);
+        st = engine_set_option(e, name, eq + 1);
+        if (st != ENGINE_OK) {
+            const char *why = engine_error(e);
+            fprintf(stderr, "xqforge bench: option %s: %s\n", opts[i],
+                    why[0] ? why : engine_strerror(st));
+            engine_free(e);
+            return EXIT_USAGE;
+        }
     }
     BenchResult r;
     int rc = bench_run(e, (int)depth, bench_line, NULL, &r);

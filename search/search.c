@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "search.h"
 
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -10,6 +12,7 @@
 
 #include "eval.h"
 #include "movegen.h"
+#include "nnue.h"
 #include "see.h"
 #include "tt.h"
 
@@ -48,6 +51,11 @@ struct Engine {
     atomic_bool stop;
     SearchThread **workers;
     Board root;
+    // Evaluation: the linear one (eval.c) unless use_nnue; the net from EvalFile, else the
+    // embedded default. Threads share the net read-only; each has its own accumulators.
+    bool use_nnue;
+    NnueNet file_net; // hidden == 0: none loaded
+    char error[ENGINE_ERROR_MAX];
 };
 
 struct SearchThread {
@@ -68,6 +76,8 @@ struct SearchThread {
     ContHist cont[PIECE_NB][SQUARE_NB];
     Stack stack[MAX_PLY + 4];
     Board board;
+    NnueStack *nnue; // allocated while UseNNUE is on (64-byte aligned)
+    bool nnue_on;    // this search evaluates with the net
 };
 
 /// Option names of the search features, for switching one off to measure what it is worth.
@@ -122,10 +132,24 @@ static void free_workers(Engine *e)
 {
     if (!e->workers)
         return;
-    for (int i = 0; i < e->threads; i++)
+    for (int i = 0; i < e->threads; i++) {
+        if (e->workers[i])
+            free(e->workers[i]->nnue);
         free(e->workers[i]);
+    }
     free(e->workers);
     e->workers = NULL;
+}
+
+/// Gives every worker its accumulator stack (UseNNUE on).
+static EngineStatus alloc_nnue_stacks(Engine *e)
+{
+    for (int i = 0; i < e->threads; i++) {
+        SearchThread *t = e->workers[i];
+        if (!t->nnue && !(t->nnue = aligned_alloc(64, sizeof *t->nnue)))
+            return ENGINE_ERR_NOMEM;
+    }
+    return ENGINE_OK;
 }
 
 static EngineStatus alloc_workers(Engine *e, int n)
@@ -144,6 +168,11 @@ static EngineStatus alloc_workers(Engine *e, int n)
         }
         e->workers[i]->engine = e;
         e->workers[i]->id = i;
+    }
+    if (e->use_nnue && alloc_nnue_stacks(e) != ENGINE_OK) {
+        free_workers(e);
+        e->threads = 0;
+        return ENGINE_ERR_NOMEM;
     }
     return ENGINE_OK;
 }
@@ -176,6 +205,7 @@ void engine_free(Engine *e)
         return;
     free_workers(e);
     tt_free(&e->tt);
+    nnue_free(&e->file_net);
     free(e);
 }
 
@@ -193,11 +223,79 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 
 static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
 
+/// The net UseNNUE evaluates with: EvalFile's, else the embedded one (NULL: none).
+static const NnueNet *active_net(const Engine *e)
+{
+    return e->file_net.hidden ? &e->file_net : nnue_default();
+}
+
+static EngineStatus option_error(Engine *e, const char *fmt, const char *arg)
+{
+    snprintf(e->error, sizeof e->error, fmt, arg);
+    return ENGINE_ERR_VALUE;
+}
+
+/// EvalFile: a path, or empty / <default> / <empty> for the embedded net. A bad file is
+/// refused with the reason and the net in use stays.
+static EngineStatus set_eval_file(Engine *e, const char *value)
+{
+    if (!value || !*value || name_is(value, "<default>") || name_is(value, "<empty>")) {
+        if (e->use_nnue && !nnue_default())
+            return option_error(e, "%s",
+                                "EvalFile: this build has no embedded net to go back "
+                                "to while UseNNUE is true");
+        nnue_free(&e->file_net);
+        tt_clear(&e->tt); // stored static evaluations were the old net's
+        return ENGINE_OK;
+    }
+    NnueNet net;
+    char why[ENGINE_ERROR_MAX - 16];
+    if (nnue_load_file(&net, value, why, sizeof why) != NNUE_OK)
+        return option_error(e, "EvalFile: %s", why);
+    nnue_free(&e->file_net);
+    e->file_net = net;
+    tt_clear(&e->tt);
+    return ENGINE_OK;
+}
+
+static EngineStatus set_use_nnue(Engine *e, bool on)
+{
+    if (on && !active_net(e))
+        return option_error(e, "%s",
+                            "UseNNUE true needs a net: set EvalFile to a net file "
+                            "first (this build has no embedded net)");
+    if (on && alloc_nnue_stacks(e) != ENGINE_OK)
+        return ENGINE_ERR_NOMEM;
+    if (on != e->use_nnue)
+        tt_clear(&e->tt);
+    e->use_nnue = on;
+    return ENGINE_OK;
+}
+
+static bool parse_bool(const char *value, bool *out)
+{
+    if (value && (name_is(value, "true") || name_is(value, "on") || !strcmp(value, "1")))
+        *out = true;
+    else if (value && (name_is(value, "false") || name_is(value, "off") || !strcmp(value, "0")))
+        *out = false;
+    else
+        return false;
+    return true;
+}
+
+const char *engine_error(const Engine *e) { return e->error; }
+
 EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
 {
     long v;
+    bool flag;
+    e->error[0] = '\0';
     if (!name)
         return ENGINE_ERR_UNKNOWN_OPTION;
+    if (name_is(name, "EvalFile"))
+        return set_eval_file(e, value);
+    if (name_is(name, "UseNNUE"))
+        return parse_bool(value, &flag) ? set_use_nnue(e, flag) : ENGINE_ERR_VALUE;
     if (name_is(name, "Threads")) {
         if (!parse_long(value, 1, ENGINE_MAX_THREADS, &v))
             return ENGINE_ERR_VALUE;
@@ -241,12 +339,9 @@ EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
     for (int f = 0; f < SEARCH_FEATURE_NB; f++) {
         if (!name_is(name, FEATURE_NAMES[f]))
             continue;
-        if (value && (name_is(value, "true") || name_is(value, "on") || !strcmp(value, "1")))
-            e->features |= 1u << f;
-        else if (value && (name_is(value, "false") || name_is(value, "off") || !strcmp(value, "0")))
-            e->features &= ~(1u << f);
-        else
+        if (!parse_bool(value, &flag))
             return ENGINE_ERR_VALUE;
+        e->features = flag ? e->features | 1u << f : e->features & ~(1u << f);
         return ENGINE_OK;
     }
     if (name_is(name, "CountingDefault")) {
@@ -292,6 +387,32 @@ void engine_new_game(Engine *e)
 
 // ---------------------------------------------------------------------------------------
 // Helpers
+
+/// The static evaluation the search uses, centipawns for the side to move.
+static inline int evaluate(SearchThread *t, const Board *b)
+{
+    if (!t->nnue_on)
+        return eval_evaluate(b, &t->engine->weights);
+    int v = nnue_stack_evaluate(t->nnue, b);
+    assert(v == nnue_evaluate_full(t->nnue->net, b)); // the incremental path is exact
+    return v;
+}
+
+int engine_evaluate(const Engine *e, const Board *b)
+{
+    const NnueNet *net = active_net(e);
+    return e->use_nnue && net ? nnue_evaluate_full(net, b) : eval_evaluate(b, &e->weights);
+}
+
+bool engine_uses_nnue(const Engine *e, char id[NNUE_ID_MAX])
+{
+    const NnueNet *net = active_net(e);
+    if (!e->use_nnue || !net)
+        return false;
+    if (id)
+        nnue_id(net, id);
+    return true;
+}
 
 static inline bool stopped(const SearchThread *t)
 {
@@ -543,9 +664,8 @@ static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply, boo
         return 0;
     if (ply > t->seldepth)
         t->seldepth = ply;
-    const Weights *w = &t->engine->weights;
     if (ply >= MAX_PLY)
-        return b->in_check ? 0 : eval_evaluate(b, w);
+        return b->in_check ? 0 : evaluate(t, b);
 
     TTHit hit;
     TT *tt = &t->engine->tt;
@@ -558,7 +678,7 @@ static int qsearch(SearchThread *t, Stack *ss, int alpha, int beta, int ply, boo
     int best = -VALUE_INFINITE, stand = 0;
     const int alpha_orig = alpha;
     if (!b->in_check) {
-        stand = tt_hit && hit.eval != 0 ? hit.eval : eval_evaluate(b, w);
+        stand = tt_hit && hit.eval != 0 ? hit.eval : evaluate(t, b);
         if (stand >= beta) {
             if (!tt_hit)
                 tt_store(tt, b->key, MOVE_NONE, score_to_tt(stand, ply), stand, -1, BOUND_LOWER);
@@ -655,7 +775,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
         default: break;
         }
         if (ply >= MAX_PLY)
-            return b->in_check ? 0 : eval_evaluate(b, &e->weights);
+            return b->in_check ? 0 : evaluate(t, b);
         alpha = alpha > -VALUE_MATE + ply ? alpha : -VALUE_MATE + ply;
         beta = beta < VALUE_MATE - ply - 1 ? beta : VALUE_MATE - ply - 1;
         if (alpha >= beta)
@@ -672,8 +792,7 @@ static int search(SearchThread *t, Stack *ss, int alpha, int beta, int depth, in
 
     // Step 4. Static evaluation.
     const bool in_check = b->in_check;
-    int eval = in_check ? -VALUE_INFINITE
-                        : (tt_hit && hit.eval != 0 ? hit.eval : eval_evaluate(b, &e->weights));
+    int eval = in_check ? -VALUE_INFINITE : (tt_hit && hit.eval != 0 ? hit.eval : evaluate(t, b));
     ss->static_eval = eval;
     bool improving = !in_check && ply >= 2 && eval > (ss - 2)->static_eval;
     (ss + 1)->killers[0] = (ss + 1)->killers[1] = MOVE_NONE;
@@ -983,6 +1102,9 @@ SearchResult engine_search(Engine *e, const SearchLimits *limits, SearchInfoFn i
         t->root_depth = 0;
         atomic_store_explicit(&t->nodes, 0, memory_order_relaxed);
         memset(t->stack, 0, sizeof t->stack);
+        t->nnue_on = e->use_nnue && active_net(e) && t->nnue;
+        if (t->nnue_on)
+            nnue_stack_reset(t->nnue, active_net(e), e->root.hist_len);
     }
     MoveList root_moves;
     if (movegen_legal(&e->root, &root_moves) == 0) {

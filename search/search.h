@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 
 #include "board.h"
+#include "nnue.h"
 #include "params.h"
 #include "rules.h"
 #include "timeman.h"
@@ -28,7 +29,8 @@ enum {
     ENGINE_MAX_THREADS = 256,
     ENGINE_MAX_HASH_MB = 65536,
     ENGINE_MAX_MULTIPV = 64,
-    ENGINE_MAX_GAME_PLIES = BOARD_HISTORY_MAX - 2 * MAX_PLY
+    ENGINE_MAX_GAME_PLIES = BOARD_HISTORY_MAX - 2 * MAX_PLY,
+    ENGINE_ERROR_MAX = 512 // bytes of engine_error()'s sentence
 };
 
 /// Search features that can be switched off (option name = value true/false), to measure in a
@@ -96,10 +98,16 @@ Engine *engine_new(void);
 void engine_free(Engine *e);
 
 /// Options by UCI name: Threads, Hash, MultiPV, Move Overhead, Rules (seed|asian),
-/// CountingDefault, Clear Hash, the search features (SearchFeature, true/false), and every
-/// row of the weight table by its name: evaluation weights (params.def) and the search's
-/// margins and time factors (search_params.def), read afresh by each engine_search.
+/// CountingDefault, Clear Hash, the search features (SearchFeature, true/false), EvalFile (a
+/// net file, loaded and checked at once; empty or <default>: the embedded net), UseNNUE
+/// (true/false, default false: evaluate with the net instead of the linear evaluation; true
+/// needs a net), and every row of the weight table by its name: evaluation weights
+/// (params.def) and the search's margins and time factors (search_params.def), read afresh
+/// by each engine_search.
 EngineStatus engine_set_option(Engine *e, const char *name, const char *value);
+/// Why the last engine_set_option failed, when it has a sentence to say (a bad net file,
+/// UseNNUE without a net); "" otherwise.
+const char *engine_error(const Engine *e);
 /// A search feature's option name ("NullMove", ...); NULL past SEARCH_FEATURE_NB.
 const char *engine_feature_name(int feature);
 int engine_threads(const Engine *e);
@@ -111,6 +119,12 @@ Weights *engine_weights(Engine *e);
 /// game is longer than ENGINE_MAX_GAME_PLIES (the search needs room in the history).
 EngineStatus engine_set_position(Engine *e, const Board *b);
 const Board *engine_position(const Engine *e);
+
+/// The static evaluation the search uses (the net with UseNNUE, else the linear one),
+/// centipawns for the side to move.
+int engine_evaluate(const Engine *e, const Board *b);
+/// Whether the search evaluates with a net; if so and id is not NULL, writes the net's id.
+bool engine_uses_nnue(const Engine *e, char id[NNUE_ID_MAX]);
 
 /// Forgets everything learned (table, histories): a new game.
 void engine_new_game(Engine *e);

@@ -408,6 +408,10 @@ static void set_option(Uci *u, const char *name, const char *value)
         info_string(u, "setoption %.*s: %s", UCI_ECHO_MAX, name, engine_strerror(st));
         return;
     }
+    if (engine_error(u->engine)[0]) { // a sentence naming the fault (a bad net file, ...)
+        info_string(u, "setoption: %s", engine_error(u->engine));
+        return;
+    }
     int id = params_find(name);
     if (!value)
         info_string(u, "setoption: option '%.*s' needs a value", UCI_ECHO_MAX, name);
@@ -433,6 +437,8 @@ static void list_uci_options(Uci *u)
     out_line(u, "%s", t.buf);
     out_line(u, "option name CountingDefault type spin default 60 min 1 max 1000");
     out_line(u, "option name WeightsFile type string default <empty>");
+    out_line(u, "option name EvalFile type string default <default>");
+    out_line(u, "option name UseNNUE type check default false");
     for (int f = 0; f < SEARCH_FEATURE_NB; f++)
         out_line(u, "option name %s type check default %s", engine_feature_name(f),
                  (SEARCH_FEATURE_DEFAULT >> f) & 1u ? "true" : "false");
@@ -763,13 +769,16 @@ static void cmd_d(Uci *u, int argc, char **argv)
     out_line(u, "%s", t.buf);
 }
 
-/// `eval`: the static evaluation of the position, from both points of view.
+/// `eval`: the static evaluation the search uses (UseNNUE: the net), from both points of view.
 static void cmd_eval(Uci *u, int argc, char **argv)
 {
     (void)argc, (void)argv;
-    int stm = eval_evaluate(u->board, engine_weights(u->engine));
+    int stm = engine_evaluate(u->engine, u->board);
     int red = u->board->side == RED ? stm : -stm;
-    out_line(u, "Eval (side to move): %d cp\nEval (Red's view): %d cp", stm, red);
+    char id[NNUE_ID_MAX];
+    bool net = engine_uses_nnue(u->engine, id);
+    out_line(u, "Eval (side to move): %d cp\nEval (Red's view): %d cp\nEval function: %s%s", stm,
+             red, net ? "NNUE " : "linear", net ? id : "");
 }
 
 typedef void (*CommandFn)(Uci *u, int argc, char **argv);

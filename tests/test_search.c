@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Search and engine API: mates are found and scored as mates, a side with no move gets no
 // move, results are deterministic with one thread, limits are honoured, several engines
-// coexist in one process, and time budgets never exceed the clock.
+// coexist in one process, and time budgets never exceed the clock; the NNUE options load and
+// refuse nets with a reason, and a search with a net is deterministic (and, in debug builds,
+// checks its incremental evaluation against the full one at every node).
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -525,6 +527,111 @@ static void test_bench_positions(void **state)
     }
 }
 
+/// A random net of `hidden` units saved under /tmp; returns its path in out.
+static void random_net_file(char *out, size_t len, int hidden)
+{
+    NnueNet net;
+    assert_int_equal(nnue_alloc(&net, hidden), NNUE_OK);
+    nnue_randomize(&net, 77);
+    snprintf(out, len, "/tmp/xq_test_search_%ld_%d.nnue", (long)getpid(), hidden);
+    assert_int_equal(nnue_save_file(&net, out), NNUE_OK);
+    nnue_free(&net);
+}
+
+/// UseNNUE without a net and a bad EvalFile are refused with a sentence (the engine keeps
+/// working); a good file switches the evaluation to the net's, and UseNNUE false back.
+static void test_nnue_options(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    Board *b = board_from(BOARD_START_FEN);
+    int linear = engine_evaluate(e, b);
+    if (!nnue_default()) {
+        assert_int_equal(engine_set_option(e, "UseNNUE", "true"), ENGINE_ERR_VALUE);
+        assert_non_null(strstr(engine_error(e), "EvalFile"));
+        assert_false(engine_uses_nnue(e, NULL));
+    }
+    assert_int_equal(engine_set_option(e, "UseNNUE", "maybe"), ENGINE_ERR_VALUE);
+    assert_int_equal(engine_set_option(e, "EvalFile", "/nonexistent/net.nnue"), ENGINE_ERR_VALUE);
+    assert_non_null(strstr(engine_error(e), "/nonexistent/net.nnue"));
+    char path[256];
+    random_net_file(path, sizeof path, 64);
+    // A damaged copy: one payload byte flipped.
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s.bad", path);
+    FILE *in = fopen(path, "rb"), *out = fopen(bad, "wb");
+    assert_true(in && out);
+    for (int c, i = 0; (c = fgetc(in)) != EOF; i++)
+        fputc(i == 5000 ? c ^ 1 : c, out);
+    fclose(in);
+    fclose(out);
+    assert_int_equal(engine_set_option(e, "EvalFile", bad), ENGINE_ERR_VALUE);
+    assert_non_null(strstr(engine_error(e), "content hash"));
+    assert_int_equal(engine_set_option(e, "EvalFile", path), ENGINE_OK);
+    assert_string_equal(engine_error(e), "");
+    assert_int_equal(engine_evaluate(e, b), linear); // loaded, not yet used
+    assert_int_equal(engine_set_option(e, "UseNNUE", "true"), ENGINE_OK);
+    char id[NNUE_ID_MAX];
+    assert_true(engine_uses_nnue(e, id));
+    assert_int_equal(strlen(id), 12);
+    NnueNet net;
+    assert_int_equal(nnue_load_file(&net, path, NULL, 0), NNUE_OK);
+    assert_int_equal(engine_evaluate(e, b), nnue_evaluate_full(&net, b));
+    nnue_free(&net);
+    assert_int_equal(engine_set_option(e, "UseNNUE", "false"), ENGINE_OK);
+    assert_int_equal(engine_evaluate(e, b), linear);
+    unlink(bad);
+    unlink(path);
+    free(b);
+    engine_free(e);
+}
+
+/// With a net, a one-thread search is deterministic and differs from the linear one; the
+/// root has game history before it (the accumulator stack starts at the root); more threads
+/// give a legal move; switching back to the linear evaluation gives its node count again.
+static void test_nnue_search(void **state)
+{
+    (void)state;
+    char path[256];
+    random_net_file(path, sizeof path, 32);
+    Engine *e = engine_new();
+    assert_non_null(e);
+    Board *b = board_from(BOARD_START_FEN);
+    const Move moves[] = {move_make(sq_make(7, 2), sq_make(4, 2)),
+                          move_make(sq_make(7, 9), sq_make(6, 7))};
+    for (int i = 0; i < 2; i++)
+        board_make_move(b, moves[i]);
+    assert_int_equal(engine_set_position(e, b), ENGINE_OK);
+    SearchLimits l;
+    limits_init(&l);
+    l.depth = 6;
+    SearchResult lin = engine_search(e, &l, NULL, NULL);
+    assert_int_equal(engine_set_option(e, "EvalFile", path), ENGINE_OK);
+    assert_int_equal(engine_set_option(e, "UseNNUE", "true"), ENGINE_OK);
+    engine_new_game(e);
+    SearchResult a = engine_search(e, &l, NULL, NULL);
+    engine_new_game(e);
+    SearchResult c = engine_search(e, &l, NULL, NULL);
+    assert_true(movegen_is_legal(b, a.best));
+    assert_int_equal(a.best, c.best);
+    assert_int_equal(a.score, c.score);
+    assert_int_equal(a.nodes, c.nodes);
+    assert_true(a.nodes != lin.nodes);
+    assert_true(abs(a.score) < VALUE_MATE_IN_MAX);
+    assert_int_equal(engine_set_option(e, "Threads", "3"), ENGINE_OK);
+    SearchResult smp = engine_search(e, &l, NULL, NULL);
+    assert_true(movegen_is_legal(b, smp.best));
+    assert_int_equal(engine_set_option(e, "Threads", "1"), ENGINE_OK);
+    assert_int_equal(engine_set_option(e, "UseNNUE", "false"), ENGINE_OK);
+    engine_new_game(e);
+    SearchResult back = engine_search(e, &l, NULL, NULL);
+    assert_int_equal(back.nodes, lin.nodes);
+    unlink(path);
+    free(b);
+    engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +648,8 @@ int main(void)
         cmocka_unit_test(test_search_rows_steer),
         cmocka_unit_test(test_quiescence_checks),
         cmocka_unit_test(test_chase_rule),
+        cmocka_unit_test(test_nnue_options),
+        cmocka_unit_test(test_nnue_search),
         cmocka_unit_test(test_bench_positions),
     };
     return cmocka_run_group_tests_name("search", tests, NULL, NULL);

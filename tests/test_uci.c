@@ -21,6 +21,7 @@
 
 #include "board.h"
 #include "move.h"
+#include "nnue.h"
 #include "uci.h"
 
 enum {
@@ -552,6 +553,59 @@ static void test_weights_file(void **state)
     remove(path);
 }
 
+/// EvalFile and UseNNUE are listed; a damaged net and UseNNUE without a net are answered
+/// with an info string naming the fault; a good net switches `eval` to the net (its id
+/// shown) and the search still answers with a legal move.
+static void test_nnue_options(void **state)
+{
+    (void)state;
+    NnueNet net;
+    assert_int_equal(nnue_alloc(&net, 32), NNUE_OK);
+    nnue_randomize(&net, 5);
+    char path[128], bad[160], id[NNUE_ID_MAX], want[64];
+    snprintf(path, sizeof path, "/tmp/xq_test_uci_%ld.nnue", (long)getpid());
+    snprintf(bad, sizeof bad, "%s.short", path);
+    assert_int_equal(nnue_save_file(&net, path), NNUE_OK);
+    FILE *f = fopen(bad, "wb");
+    assert_non_null(f);
+    fwrite("XQNNUE", 1, 6, f);
+    fclose(f);
+    nnue_id(&net, id);
+    nnue_free(&net);
+
+    Session *s = session_start();
+    send_line(s, "uci");
+    assert_non_null(session_expect(s, "uciok", WAIT_MS));
+    assert_true(contains_line(s, "option name EvalFile type string default <default>"));
+    assert_true(contains_line(s, "option name UseNNUE type check default false"));
+    send_line(s, "eval");
+    assert_non_null(session_expect(s, "Eval function: linear", WAIT_MS));
+    if (!nnue_default()) {
+        send_line(s, "setoption name UseNNUE value true");
+        const char *err = session_expect(s, "info string ", WAIT_MS);
+        assert_non_null(err);
+        assert_non_null(strstr(err, "EvalFile"));
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "setoption name EvalFile value %s", bad);
+    send_line(s, cmd);
+    const char *err = session_expect(s, "info string setoption: EvalFile", WAIT_MS);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "shorter than a net header"));
+    snprintf(cmd, sizeof cmd, "setoption name EvalFile value %s", path);
+    send_line(s, cmd);
+    send_line(s, "setoption name UseNNUE value true");
+    send_line(s, "eval");
+    snprintf(want, sizeof want, "Eval function: NNUE %s", id);
+    assert_non_null(session_expect(s, want, WAIT_MS));
+    send_line(s, "go depth 4");
+    assert_bestmove_legal(session_expect(s, "bestmove ", WAIT_MS), BOARD_START_FEN, NULL, 0);
+    session_finish(s, true);
+    session_free(s);
+    unlink(path);
+    unlink(bad);
+}
+
 /// go nodes 2000 returns a bestmove, and the same one again after ucinewgame (a node-limited
 /// search on one thread is deterministic).
 static void test_go_nodes_deterministic(void **state)
@@ -733,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_setoption_weight),
         cmocka_unit_test(test_weights_file),
+        cmocka_unit_test(test_nnue_options),
         cmocka_unit_test(test_setoption_search_row),
         cmocka_unit_test(test_go_nodes_deterministic),
         cmocka_unit_test(test_go_infinite_stop),
