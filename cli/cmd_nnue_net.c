@@ -11,14 +11,15 @@
 static void net_usage(FILE *out)
 {
     fprintf(out,
-            "usage: xqforge nnue net FILE\n"
+            "usage: xqforge nnue net FILE | --default\n"
             "       xqforge nnue net --random HIDDEN -o FILE [--seed N]\n\n"
             "The first form reads a net file (.nnue), checks its magic, version, sizes, header\n"
             "CRC and content hash, and prints its header, id (the first 12 hex digits of the\n"
             "content hash), description, hidden size and the start position's evaluation;\n"
-            "a bad file exits 2 with the reason. The second writes a net of HIDDEN units (a\n"
-            "multiple of 32, at most %d) with random weights of a trained net's magnitudes:\n"
-            "it plays badly, but at a real net's speed.\n",
+            "a bad file exits 2 with the reason (--default: the net embedded in this build,\n"
+            "if any). The second writes a net of HIDDEN units (a multiple of 32, at most\n"
+            "%d) with random weights of a trained net's magnitudes: it plays badly, but at\n"
+            "a real net's speed.\n",
             NNUE_HIDDEN_MAX);
 }
 
@@ -31,8 +32,37 @@ static void printable(const char *in, char *out, size_t len)
     out[i] = '\0';
 }
 
+static void net_print(const NnueNet *net, const char *source)
+{
+    char id[NNUE_ID_MAX], desc[sizeof net->description];
+    nnue_id(net, id);
+    printable(net->description, desc, sizeof desc);
+    Board b;
+    board_init();
+    board_set_fen(&b, BOARD_START_FEN, NULL, 0);
+    printf("file         : %s\n", source);
+    printf("format       : XQNNUE version %d, %d features (colour x type x square)\n", NNUE_VERSION,
+           NNUE_FEATURES);
+    printf("id           : %s\n", id);
+    printf("content hash : %016llx\n", (unsigned long long)net->hash);
+    printf("description  : %s\n", desc);
+    printf("hidden       : %d\n", net->hidden);
+    printf("quantization : qa %d, qb %d, scale %d\n", net->qa, net->qb, net->scale);
+    printf("start eval   : %d cp (Red to move)\n", nnue_evaluate_full(net, &b));
+    printf("check        : ok (magic, version, sizes, header CRC-32, content hash)\n");
+}
+
 static int net_show(const char *path)
 {
+    if (strcmp(path, "--default") == 0) {
+        const NnueNet *d = nnue_default();
+        if (!d) {
+            fprintf(stderr, "xqforge nnue net: this build has no embedded net\n");
+            return 1;
+        }
+        net_print(d, "(embedded default net)");
+        return 0;
+    }
     NnueNet net;
     char why[512];
     NnueStatus st = nnue_load_file(&net, path, why, sizeof why);
@@ -40,22 +70,7 @@ static int net_show(const char *path)
         fprintf(stderr, "xqforge nnue net: %s\n", why);
         return EXIT_USAGE;
     }
-    char id[NNUE_ID_MAX], desc[sizeof net.description];
-    nnue_id(&net, id);
-    printable(net.description, desc, sizeof desc);
-    Board b;
-    board_init();
-    board_set_fen(&b, BOARD_START_FEN, NULL, 0);
-    printf("file         : %s\n", path);
-    printf("format       : XQNNUE version %d, %d features (colour x type x square)\n", NNUE_VERSION,
-           NNUE_FEATURES);
-    printf("id           : %s\n", id);
-    printf("content hash : %016llx\n", (unsigned long long)net.hash);
-    printf("description  : %s\n", desc);
-    printf("hidden       : %d\n", net.hidden);
-    printf("quantization : qa %d, qb %d, scale %d\n", net.qa, net.qb, net.scale);
-    printf("start eval   : %d cp (Red to move)\n", nnue_evaluate_full(&net, &b));
-    printf("check        : ok (magic, version, sizes, header CRC-32, content hash)\n");
+    net_print(&net, path);
     nnue_free(&net);
     return 0;
 }
@@ -87,7 +102,7 @@ int cmd_nnue_net(int argc, char **argv)
         net_usage(stdout);
         return 0;
     }
-    if (argc == 2 && argv[1][0] != '-')
+    if (argc == 2 && (argv[1][0] != '-' || strcmp(argv[1], "--default") == 0))
         return net_show(argv[1]);
     long hidden = -1, seed = 1;
     const char *out = NULL;

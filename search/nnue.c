@@ -6,6 +6,7 @@
 #include "nnue.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,7 +349,39 @@ NnueStatus nnue_save_file(const NnueNet *net, const char *path)
     return NNUE_OK;
 }
 
+#ifdef XQ_NNUE_DEFAULT_FILE
+// The default net's bytes, embedded by the assembler at build time (search/CMakeLists.txt:
+// search/nets/default.nnue when it exists at configure time), parsed and checked once.
+__asm__(".pushsection .rodata\n"
+        ".balign 64\n"
+        ".global xq_nnue_default_begin\n"
+        ".hidden xq_nnue_default_begin\n"
+        "xq_nnue_default_begin:\n"
+        ".incbin \"" XQ_NNUE_DEFAULT_FILE "\"\n"
+        ".global xq_nnue_default_end\n"
+        ".hidden xq_nnue_default_end\n"
+        "xq_nnue_default_end:\n"
+        ".popsection\n");
+extern const uint8_t xq_nnue_default_begin[], xq_nnue_default_end[];
+
+static NnueNet default_net;
+static bool default_ok;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void default_load(void)
+{
+    size_t len = (size_t)(xq_nnue_default_end - xq_nnue_default_begin);
+    default_ok = nnue_load_memory(&default_net, xq_nnue_default_begin, len, NULL, 0) == NNUE_OK;
+}
+
+const NnueNet *nnue_default(void)
+{
+    pthread_once(&default_once, default_load);
+    return default_ok ? &default_net : NULL;
+}
+#else
 const NnueNet *nnue_default(void) { return NULL; }
+#endif
 
 void nnue_randomize(NnueNet *net, uint64_t seed)
 {

@@ -380,6 +380,25 @@ static void test_incremental_equals_full(void **state)
     nnue_free(&net);
 }
 
+/// The embedded default net, when the build has one, is a checked net returned once and
+/// for all (the same object every call); without one, NULL.
+static void test_default_net(void **state)
+{
+    (void)state;
+    const NnueNet *d = nnue_default();
+    assert_ptr_equal(d, nnue_default());
+    if (!d)
+        return;
+    assert_true(d->hidden >= 32 && d->hidden % 32 == 0 && d->hidden <= NNUE_HIDDEN_MAX);
+    char id[NNUE_ID_MAX];
+    nnue_id(d, id);
+    assert_int_equal(strlen(id), 12);
+    Board b;
+    assert_int_equal(board_set_fen(&b, BOARD_START_FEN, NULL, 0), FEN_OK);
+    int v = nnue_evaluate_full(d, &b);
+    assert_true(v >= -NNUE_EVAL_MAX && v <= NNUE_EVAL_MAX);
+}
+
 int main(void)
 {
     board_init();
@@ -391,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_colour_flip_symmetry),
         cmocka_unit_test(test_hand_computed),
         cmocka_unit_test(test_incremental_equals_full),
+        cmocka_unit_test(test_default_net),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
