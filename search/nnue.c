@@ -254,8 +254,8 @@ NnueStatus nnue_load_memory(NnueNet *net, const void *data, size_t len, char *wh
     net->qb = (int)get_u32(p + 24);
     net->scale = (int)get_u32(p + 28);
     net->hash = want;
-    memcpy(net->description, p + 48, 16);
-    net->description[16] = '\0';
+    memcpy(net->description, p + 48, NNUE_DESCRIPTION);
+    net->description[NNUE_DESCRIPTION] = '\0';
     return NNUE_OK;
 }
 
@@ -302,7 +302,8 @@ static void header_write(const NnueNet *net, uint8_t *p)
     put_u32(p + 28, (uint32_t)net->scale);
     put_u64(p + 32, payload_bytes(net->hidden));
     put_u64(p + 40, net->hash);
-    memcpy(p + 48, net->description, strnlen(net->description, 16)); // NUL-padded by memset
+    // NUL-padded by the memset; the CRC follows at 60.
+    memcpy(p + 48, net->description, strnlen(net->description, NNUE_DESCRIPTION));
     put_u32(p + 60, crc32_ieee(p, NNUE_HEADER - 4));
 }
 

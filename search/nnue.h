@@ -17,8 +17,9 @@
 // Net file (".nnue"), little-endian:
 //   header, 64 bytes: "XQNNUE\0\0" (8), u32 version (NNUE_VERSION), u32 features
 //     (NNUE_FEATURES), u32 hidden (a multiple of 32, 32..NNUE_HIDDEN_MAX), u32 qa, u32 qb,
-//     u32 scale, u64 payload bytes, u64 content hash (FNV-1a 64 of the payload), 16 bytes of
-//     description (NUL-padded text, e.g. the training run's name), u32 CRC-32 of bytes 0..59
+//     u32 scale, u64 payload bytes, u64 content hash (FNV-1a 64 of the payload), 12 bytes of
+//     description at 48..59 (NUL-padded text, e.g. the training run's name; longer text is
+//     cut to 12), u32 CRC-32 of bytes 0..59 at 60
 //   payload: i16 ft_weight[features][hidden] (feature-major), i16 ft_bias[hidden],
 //     i16 out_weight[2 * hidden], i32 out_bias.
 // A file whose magic, version, sizes, header CRC or content hash is wrong is refused with a
@@ -40,6 +41,7 @@ enum {
     NNUE_QB = 64,     // the float -> int16 scale of the output weights
     NNUE_SCALE = 400, // centipawns per unit of the float net's output
     NNUE_ID_MAX = 13, // hex id plus terminator
+    NNUE_DESCRIPTION = 12, // description bytes in the header (48..59)
     NNUE_EVAL_MAX = 20000, // evaluations are clamped to +-this, well inside the mate scores
     NNUE_STACK_MAX = 160,  // accumulators a search thread keeps (plies from its root)
     NNUE_LOOKBACK = 8      // plies an update may replay before a refresh from scratch is cheaper
@@ -60,10 +62,10 @@ const char *nnue_strerror(NnueStatus st);
 typedef struct {
     int hidden, qa, qb, scale;
     uint64_t hash;
-    char description[17];
-    int16_t *ft_weight;  // [NNUE_FEATURES][hidden], 64-byte aligned
-    int16_t *ft_bias;    // [hidden]
-    int16_t *out_weight; // [2 * hidden]
+    char description[17]; // NUL-terminated; a file holds its first NNUE_DESCRIPTION bytes
+    int16_t *ft_weight;   // [NNUE_FEATURES][hidden], 64-byte aligned
+    int16_t *ft_bias;     // [hidden]
+    int16_t *out_weight;  // [2 * hidden]
     int32_t out_bias;
 } NnueNet;
 

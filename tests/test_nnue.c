@@ -46,7 +46,7 @@ static void test_round_trip(void **state)
     (void)state;
     NnueNet a, b;
     random_net(&a, 64, 1);
-    snprintf(a.description, sizeof a.description, "gen1-test");
+    snprintf(a.description, sizeof a.description, "gen1-test-run-16"); // cut to 12 in the file
     a.out_bias = -123456;
     nnue_rehash(&a);
     char path[256], why[256] = "";
@@ -58,7 +58,7 @@ static void test_round_trip(void **state)
     assert_int_equal(b.qb, NNUE_QB);
     assert_int_equal(b.scale, NNUE_SCALE);
     assert_int_equal(b.out_bias, -123456);
-    assert_string_equal(b.description, "gen1-test");
+    assert_string_equal(b.description, "gen1-test-ru");
     assert_true(a.hash == b.hash);
     assert_memory_equal(a.ft_weight, b.ft_weight, (size_t)NNUE_FEATURES * 64 * 2);
     assert_memory_equal(a.ft_bias, b.ft_bias, 64 * 2);
