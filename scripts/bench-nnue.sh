@@ -27,7 +27,7 @@ n=$(wc -l <"$tmp/fens")
 out_nnue=$("$xq" bench "$dxq" 1 16 --option "EvalFile=$net" --option UseNNUE=true 2>/dev/null)
 out_lin=$("$xq" bench "$dxq" 1 16 2>/dev/null)
 out_fsf=$("$fsf" bench xiangqi 16 1 "$dfsf" "$tmp/fens" depth 2>&1 >/dev/null | tail -n 5)
-field() { awk -F: -v k="$1" '$0 ~ k {gsub(/ /, "", $2); print $2}' <<<"$2"; }
+field() { awk -F: -v k="$1" '$0 ~ k {sub(/^ +/, "", $2); sub(/ +$/, "", $2); print $2}' <<<"$2"; }
 nps_nnue=$(field 'Nodes/second' "$out_nnue") nps_lin=$(field 'Nodes/second' "$out_lin")
 nps_fsf=$(field 'Nodes/second' "$out_fsf")
 printf '%d positions; net %s, hidden %s (%s)\n' "$n" "$(field '^id' "$info")" \
