@@ -395,6 +395,29 @@ static JobStatus load_text(Fixture *f, const char *text)
     return job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why);
 }
 
+/// A net file (option.EvalFile) named by a relative path is the job file's, like params, so a
+/// job runs the same net from any working directory; absolute paths and the embedded net's
+/// names (empty, <default>) are kept as written.
+static void test_evalfile_relative_to_job(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load_text(f, "[job]\nkind = match\nrounds = 2\n"
+                                  "[engine a]\noption.EvalFile = nets/x.nnue\n"
+                                  "option.UseNNUE = true\n"
+                                  "[engine b]\noption.evalfile = <default>\n"
+                                  "[engine c]\noption.EvalFile = /abs/y.nnue\n"
+                                  "[time]\nnodes = 100\n"),
+                     JOB_OK);
+    char *dir = strdup(f->path), want[1100];
+    *strrchr(dir, '/') = 0;
+    snprintf(want, sizeof want, "%s/nets/x.nnue", dir);
+    assert_string_equal(option_of(&f->job->players[0].cfg, "EvalFile")->value, want);
+    assert_string_equal(option_of(&f->job->players[0].cfg, "UseNNUE")->value, "true");
+    assert_string_equal(option_of(&f->job->players[1].cfg, "evalfile")->value, "<default>");
+    assert_string_equal(option_of(&f->job->players[2].cfg, "EvalFile")->value, "/abs/y.nnue");
+    free(dir);
+}
+
 /// A section written twice (it was merged silently: a second [job] changed the first's
 /// settings) is refused naming both lines; an engine's section written twice, too.
 static void test_repeated_section(void **state)
@@ -1019,6 +1042,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_examples_load, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evalfile_relative_to_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_precedence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overrides, setup, teardown),

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "inifile.h"
 
@@ -51,6 +52,18 @@ static bool set_option(PlayerConfig *pc, const char *name, const char *v, char *
         pc->option_count++;
     }
     return inifile_text(o->value, sizeof o->value, v, why, len);
+}
+
+/// EvalFile (a net file): a relative path is the job file's, like params, so a job runs the
+/// same net from any working directory; the special values (empty, <default>) stay as they are.
+static bool set_evalfile(PlayerConfig *pc, const char *name, const char *v, const char *base_dir,
+                         char *why, size_t len)
+{
+    char path[sizeof pc->options[0].value];
+    if (!base_dir || !v[0] || v[0] == '<' || v[0] == '/')
+        return set_option(pc, name, v, why, len);
+    return inifile_path(base_dir, v, path, sizeof path, why, len) == INIFILE_OK &&
+           set_option(pc, name, path, why, len);
 }
 
 /// A variable name: letters, digits and '_', not starting with a digit.
@@ -203,6 +216,8 @@ static EngineSpecStatus set_player(PlayerConfig *pc, const char *key, const char
             snprintf(why, len, "'%s': expected uci, ucci, xboard or builtin", v);
     } else if (!strcmp(key, "args")) {
         ok = set_args(pc, v, why, len);
+    } else if (!strncasecmp(key, "option.evalfile", 16)) {
+        ok = set_evalfile(pc, key + 7, v, base_dir, why, len);
     } else if (!strncmp(key, "option.", 7)) {
         ok = set_option(pc, key + 7, v, why, len);
     } else if (!strncmp(key, "env.", 4)) {

@@ -26,8 +26,9 @@ PlayerStatus builtin_player_new(const PlayerConfig *cfg, void **impl, char *msg,
     for (int i = 0; i < cfg->option_count; i++) {
         EngineStatus st = engine_set_option(e, cfg->options[i].name, cfg->options[i].value);
         if (st != ENGINE_OK) {
+            const char *reason = engine_error(e);
             snprintf(msg, msg_len, "%s: option %s=%s: %s", cfg->name, cfg->options[i].name,
-                     cfg->options[i].value, engine_strerror(st));
+                     cfg->options[i].value, reason[0] ? reason : engine_strerror(st));
             engine_free(e);
             return PLAYER_ERR_CONFIG;
         }
