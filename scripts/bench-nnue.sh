@@ -4,8 +4,9 @@
 # the linear evaluation, and Fairy-Stockfish's bench on the same positions (xqforge's bench
 # list), single thread, 16 MB hash, fixed depth (as scripts/bench-search.sh); prints each
 # one's nodes per second and the ratios. Different evaluations grow different trees, so only
-# the speeds are compared. Without NET, a random net of HIDDEN units (default 256, the
-# trainer's size) is made for the run: it plays badly but costs what a trained net costs.
+# the speeds are compared. Without NET, the net embedded in the binary (search/nets/); in a
+# build without one, a random net of HIDDEN units (default 256) made for the run: it plays
+# badly but costs what a trained net of that size costs.
 # Usage: scripts/bench-nnue.sh [NET [DEPTH_XQ [DEPTH_FSF]]] (depth defaults 11 and 10)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,15 +17,20 @@ net=${1:-} dxq=${2:-11} dfsf=${3:-10} hidden=${HIDDEN:-256}
 [[ -x $fsf ]] || { echo "bench-nnue: $fsf missing (apt-get install fairy-stockfish)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [[ -z $net ]]; then
+opts=(--option UseNNUE=true)
+if [[ -n $net ]]; then
+    info=$("$xq" nnue net "$net") || exit 2
+    opts=(--option "EvalFile=$net" "${opts[@]}")
+elif ! info=$("$xq" nnue net --default 2>/dev/null); then
     net=$tmp/random.nnue
     "$xq" nnue net --random "$hidden" -o "$net" >/dev/null
+    info=$("$xq" nnue net "$net") || exit 2
+    opts=(--option "EvalFile=$net" "${opts[@]}")
 fi
-info=$("$xq" nnue net "$net") || exit 2
 "$xq" bench --fens >"$tmp/fens"
 n=$(wc -l <"$tmp/fens")
 
-out_nnue=$("$xq" bench "$dxq" 1 16 --option "EvalFile=$net" --option UseNNUE=true 2>/dev/null)
+out_nnue=$("$xq" bench "$dxq" 1 16 "${opts[@]}" 2>/dev/null)
 out_lin=$("$xq" bench "$dxq" 1 16 2>/dev/null)
 out_fsf=$("$fsf" bench xiangqi 16 1 "$dfsf" "$tmp/fens" depth 2>&1 >/dev/null | tail -n 5)
 field() { awk -F: -v k="$1" '$0 ~ k {sub(/^ +/, "", $2); sub(/ +$/, "", $2); print $2}' <<<"$2"; }
