@@ -86,18 +86,14 @@ void posdata_encode(const Board *b, int score, Move best, int ply, int depth, ui
     put_u32(out + 56, game);
 }
 
-PosdataStatus posdata_decode(const uint8_t in[POSDATA_RECORD], PosRecord *out, char *why,
-                             size_t why_len)
+void posdata_board_fen(const uint8_t nibbles[45], int side, char *fen, size_t len)
 {
     static const char chars[] = ".KABNRCP.kabnrcp";
-    char fen[BOARD_FEN_MAX + 16], *p = fen;
-    if (in[45] > 1 || in[46] > 2 || in[47] != 0)
-        return fail(POSDATA_ERR_POSITION, why, why_len, "side %u, result %u, flags %u", in[45],
-                    in[46], in[47]);
+    char buf[BOARD_FEN_MAX + 16], *p = buf;
     for (int r = RANK_NB - 1; r >= 0; r--) {
         int empty = 0;
         for (int f = 0; f < FILE_NB; f++) {
-            int sq = r * FILE_NB + f, code = (in[sq / 2] >> (4 * (sq & 1))) & 15;
+            int sq = r * FILE_NB + f, code = (nibbles[sq / 2] >> (4 * (sq & 1))) & 15;
             if (code == 0) {
                 empty++;
                 continue;
@@ -112,7 +108,18 @@ PosdataStatus posdata_decode(const uint8_t in[POSDATA_RECORD], PosRecord *out, c
         if (r)
             *p++ = '/';
     }
-    snprintf(p, 16, " %c - - 0 1", in[45] ? 'b' : 'w');
+    snprintf(p, 16, " %c - - 0 1", side ? 'b' : 'w');
+    snprintf(fen, len, "%s", buf);
+}
+
+PosdataStatus posdata_decode(const uint8_t in[POSDATA_RECORD], PosRecord *out, char *why,
+                             size_t why_len)
+{
+    char fen[BOARD_FEN_MAX + 16];
+    if (in[45] > 1 || in[46] > 2 || in[47] != 0)
+        return fail(POSDATA_ERR_POSITION, why, why_len, "side %u, result %u, flags %u", in[45],
+                    in[46], in[47]);
+    posdata_board_fen(in, in[45], fen, sizeof fen);
     if (board_set_fen(&out->board, fen, why, why_len) != FEN_OK)
         return POSDATA_ERR_POSITION;
     int score = (int16_t)get_u16(in + 48);

@@ -62,6 +62,9 @@ typedef struct {
 /// Encodes/decodes one 64-byte record. Decoding validates the board as strictly as a FEN.
 void posdata_encode(const Board *b, int score, Move best, int ply, int depth, uint32_t game,
                     double red_result, uint8_t out[POSDATA_RECORD]);
+/// The FEN of a board in the format's 45 bytes of nibbles (also Texel datasets' board), side
+/// 0 (Red) or 1 (Black) to move, counters 0 1; checking it is board_set_fen's work.
+void posdata_board_fen(const uint8_t nibbles[45], int side, char *fen, size_t len);
 PosdataStatus posdata_decode(const uint8_t in[POSDATA_RECORD], PosRecord *out, char *why,
                              size_t why_len);
 

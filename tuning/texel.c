@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "texel.h"
 
+#include "posdata.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -353,32 +355,6 @@ TexelStatus texel_file_info(const char *path, uint64_t *count, char *why, size_t
     return st;
 }
 
-/// A record back to a FEN (strictly checked by board_set_fen).
-static void record_fen(const unsigned char *rec, char *fen)
-{
-    static const char chars[] = ".KABNRCP.kabnrcp";
-    char *p = fen;
-    for (int r = RANK_NB - 1; r >= 0; r--) {
-        int empty = 0;
-        for (int f = 0; f < FILE_NB; f++) {
-            int sq = r * FILE_NB + f, code = (rec[sq / 2] >> (4 * (sq & 1))) & 15;
-            if (code == 0) {
-                empty++;
-                continue;
-            }
-            if (empty)
-                *p++ = (char)('0' + empty);
-            empty = 0;
-            *p++ = chars[code];
-        }
-        if (empty)
-            *p++ = (char)('0' + empty);
-        if (r)
-            *p++ = '/';
-    }
-    snprintf(p, 16, " %c - - 0 1", rec[45] ? 'b' : 'w');
-}
-
 /// Decodes and traces one record with this build's evaluation: n terms into out (room for
 /// PARAM_NB), its phase; false with why if the record is not a legal position.
 static bool retrace(const unsigned char *rec, Board *b, EvalTrace *t, const Weights *w,
@@ -389,7 +365,7 @@ static bool retrace(const unsigned char *rec, Board *b, EvalTrace *t, const Weig
         snprintf(why, why_len, "side %u, result %u", rec[45], rec[46]);
         return false;
     }
-    record_fen(rec, fen);
+    posdata_board_fen(rec, rec[45], fen, sizeof fen);
     if (board_set_fen(b, fen, why, why_len) != FEN_OK)
         return false;
     memset(t, 0, sizeof *t);
