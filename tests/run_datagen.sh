@@ -66,7 +66,10 @@ awk 'BEGIN {want = "fen"}
 # Killed part-way (SIGKILL to every rank) after the file was checkpointed at least once (a
 # report every second closes it whole, then appends in place), then resumed: a whole file of
 # the target, rewritten from the journal.
-setsid "${mpi[@]}" "$xq" run "$work/dg.ini" --set datagen.positions=3000 --set report.interval=1 \
+# 6000 positions at 1500 nodes a move last several seconds even on an idle machine, so the
+# kill (at the first checkpoint, after 1 s) comes well before the end.
+kill_run=(--set datagen.positions=6000 --set time.nodes=1500 --set report.interval=1)
+setsid "${mpi[@]}" "$xq" run "$work/dg.ini" "${kill_run[@]}" \
     --set output.dir="$work/k" >"$work/k1.log" 2>&1 &
 pid=$!
 for _ in $(seq 1200); do
@@ -75,14 +78,14 @@ for _ in $(seq 1200); do
 done
 kill -9 -- "-$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
-grep -q "^3000/3000 positions" "$work/k1.log" && fail "the run ended before the kill"
+grep -q "^6000/6000 positions" "$work/k1.log" && fail "the run ended before the kill"
 [[ -f "$work/k/positions.xqp" ]] || fail "no checkpoint of the file before the kill"
-"${mpi[@]}" "$xq" run "$work/dg.ini" --set datagen.positions=3000 --set output.dir="$work/k" \
-    --set report.interval=1 --resume >"$work/k2.log" 2>&1 ||
+"${mpi[@]}" "$xq" run "$work/dg.ini" "${kill_run[@]}" --set output.dir="$work/k" \
+    --resume >"$work/k2.log" 2>&1 ||
     fail "the resumed run failed: $(tail -5 "$work/k2.log")"
 grep -q "^Resuming: [1-9][0-9]* units journaled, [1-9][0-9]* positions rewritten" "$work/k2.log" ||
     fail "the resume did not rewrite the journal's positions: $(head -5 "$work/k2.log")"
-checks "$work/k" 3000
+checks "$work/k" 6000
 [[ -e "$work/k/positions.xqp.tmp" ]] && fail "a temporary file is left"
 
 # A damaged file is refused with the reason; so are malformed jobs.
