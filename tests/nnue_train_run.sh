@@ -27,7 +27,11 @@ ARGS=(--data "$W/d.xqp" --hidden 32 --epochs 60 --batch 1024 --threads 2 --check
 for k in 1 2 3; do
     "$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/b$k.log" 2>&1 &
     pid=$!
-    sleep "0.$((RANDOM % 7 + 3))"
+    for _ in $(seq 500); do # this run's first checkpoint (every 3 steps), then a moment more,
+        [ "$W/b/train.ckpt" -nt "$W/b$k.log" ] && break # so a fast machine cannot finish first
+        sleep 0.02
+    done
+    sleep "0.0$((RANDOM % 5))"
     kill -9 "$pid" 2>/dev/null || fail "run $k ended before its kill (make the run longer)"
     wait "$pid" 2>/dev/null
     [ ! -e "$W/b/net.nnue" ] || fail "run $k finished before its kill"
@@ -60,7 +64,7 @@ out=$("$X" nnue train --data "$W/bad.xqp" --out "$W/c" 2>&1)
 if [ $# -ge 3 ]; then
     MPI=("$3" --oversubscribe --bind-to none -np 2)
     printf '%s\n' "[job]" "kind = train" "name = mpi-train" "[train]" "data = $W/d.xqp" \
-        "hidden = 64" "epochs = 40" "batch = 1024" "threads = 1" "lambda = 0.5" "[output]" \
+        "hidden = 64" "epochs = 80" "batch = 1024" "threads = 1" "lambda = 0.5" "[output]" \
         "dir = $W/ma" >"$W/t.ini"
     "${MPI[@]}" "$X" run "$W/t.ini" >"$W/ma.log" 2>&1 || fail "MPI job: $(tail -5 "$W/ma.log")"
     for k in 1 2 3; do
@@ -72,7 +76,7 @@ if [ $# -ge 3 ]; then
             [ "$W/mb/train.ckpt" -nt "$W/mb$k.log" ] && break
             sleep 0.1
         done
-        sleep "0.$((RANDOM % 5 + 1))"
+        sleep "0.0$((RANDOM % 9 + 1))" # a few epochs at most: the run must not end first
         ranks=($(pgrep -P "$mp"))
         [ ${#ranks[@]} -ge 1 ] || fail "MPI run $k: no rank to kill (ended early?)"
         kill -9 "${ranks[$((k % ${#ranks[@]}))]}" # one rank, a different one by turns
