@@ -80,35 +80,6 @@ const char *journal_strerror(JournalStatus st)
     return st < JOURNAL_STATUS_NB ? STATUS_TEXT[st] : "unknown journal status";
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/// CRC-32 of the 8 little-endian key bytes followed by the payload.
 static uint32_t record_crc(const uint8_t *key_bytes, const uint8_t *payload, uint32_t len)
 {
     uLong crc = crc32(0L, Z_NULL, 0);
@@ -196,11 +167,11 @@ static void header_encode(uint8_t *h, const JournalIdentity *id, const char *run
 {
     memset(h, 0, JOURNAL_HEADER_FIXED);
     memcpy(h, MAGIC, sizeof MAGIC);
-    put_le32(h + 12, JOURNAL_VERSION);
-    put_le64(h + 16, text_hash(id->text, id->len));
+    files_put_le32(h + 12, JOURNAL_VERSION);
+    files_put_le64(h + 16, text_hash(id->text, id->len));
     memcpy(h + 24, run_id, JOURNAL_RUN_ID_LEN);
-    put_le32(h + 40, (uint32_t)id->len);
-    put_le32(h + 44, header_crc(h, id->text, id->len));
+    files_put_le32(h + 40, (uint32_t)id->len);
+    files_put_le32(h + 44, header_crc(h, id->text, id->len));
 }
 
 /// A new run id: 8 random bytes as 16 hex digits; -1 with errno when no randomness is had.
@@ -236,7 +207,7 @@ static JournalStatus header_check_fixed(const uint8_t *h, size_t n, char *why, s
         set_why(why, why_len, "not a journal (header too short)");
         return JOURNAL_ERR_HEADER;
     }
-    uint32_t version = get_le32(h + 12);
+    uint32_t version = files_get_le32(h + 12);
     if (version == 1) {
         set_why(why, why_len,
                 "journal of an older xqforge format (version 1): start afresh with --fresh");
@@ -251,9 +222,9 @@ static JournalStatus header_check_fixed(const uint8_t *h, size_t n, char *why, s
         set_why(why, why_len, "not a journal (header too short)");
         return JOURNAL_ERR_HEADER;
     }
-    if (get_le32(h + 40) > JOURNAL_IDENTITY_MAX) {
+    if (files_get_le32(h + 40) > JOURNAL_IDENTITY_MAX) {
         set_why(why, why_len, "journal header damaged (identity length %u above the cap)",
-                get_le32(h + 40));
+                files_get_le32(h + 40));
         return JOURNAL_ERR_HEADER;
     }
     return JOURNAL_OK;
@@ -272,8 +243,8 @@ static JournalStatus header_read(int fd, uint64_t size, Header *out, char *why, 
     JournalStatus st = header_check_fixed(h, (size_t)n, why, why_len);
     if (st != JOURNAL_OK)
         return st;
-    out->version = get_le32(h + 12);
-    out->len = get_le32(h + 40);
+    out->version = files_get_le32(h + 12);
+    out->len = files_get_le32(h + 40);
     if (size < (uint64_t)JOURNAL_HEADER_FIXED + out->len) {
         set_why(why, why_len, "not a journal (header too short)");
         return JOURNAL_ERR_HEADER;
@@ -287,8 +258,8 @@ static JournalStatus header_read(int fd, uint64_t size, Header *out, char *why, 
     bool hex = true;
     for (unsigned i = 0; i < JOURNAL_RUN_ID_LEN; i++)
         hex = hex && strchr("0123456789abcdef", h[24 + i]) && h[24 + i];
-    if (get_le32(h + 44) != header_crc(h, out->text, out->len) || h[9] || h[10] || h[11] || !hex ||
-        get_le64(h + 16) != text_hash(out->text, out->len)) {
+    if (files_get_le32(h + 44) != header_crc(h, out->text, out->len) || h[9] || h[10] || h[11] ||
+        !hex || files_get_le64(h + 16) != text_hash(out->text, out->len)) {
         set_why(why, why_len, "journal header damaged (checksum mismatch)");
         return JOURNAL_ERR_HEADER;
     }
@@ -364,8 +335,8 @@ static RecordCheck record_read(Journal *j, uint64_t off, uint64_t size, uint32_t
         return RECORD_BAD;
     if (read_full(j->fd, head, sizeof head, off) != (ssize_t)sizeof head)
         return RECORD_IO;
-    *len = get_le32(head);
-    *key = get_le64(head + 4);
+    *len = files_get_le32(head);
+    *key = files_get_le64(head + 4);
     if (*len > JOURNAL_RECORD_MAX || size - off - JOURNAL_RECORD_HEAD < *len)
         return RECORD_BAD;
     if (!buf_reserve(j, JOURNAL_RECORD_HEAD + (size_t)*len)) {
@@ -375,17 +346,19 @@ static RecordCheck record_read(Journal *j, uint64_t off, uint64_t size, uint32_t
     uint8_t *payload = j->buf + JOURNAL_RECORD_HEAD;
     if (*len && read_full(j->fd, payload, *len, off + JOURNAL_RECORD_HEAD) != (ssize_t)*len)
         return RECORD_IO;
-    return record_crc(head + 4, payload, *len) == get_le32(head + 12) ? RECORD_VALID : RECORD_BAD;
+    return record_crc(head + 4, payload, *len) == files_get_le32(head + 12) ? RECORD_VALID
+                                                                            : RECORD_BAD;
 }
 
 /// Whether a valid record starts anywhere in mem[from, n).
 static bool region_has_record(const uint8_t *mem, size_t from, size_t n)
 {
     for (size_t p = from; p + JOURNAL_RECORD_HEAD <= n; p++) {
-        uint32_t len = get_le32(mem + p);
+        uint32_t len = files_get_le32(mem + p);
         if (len > JOURNAL_RECORD_MAX || n - p - JOURNAL_RECORD_HEAD < len)
             continue;
-        if (record_crc(mem + p + 4, mem + p + JOURNAL_RECORD_HEAD, len) == get_le32(mem + p + 12))
+        if (record_crc(mem + p + 4, mem + p + JOURNAL_RECORD_HEAD, len) ==
+            files_get_le32(mem + p + 12))
             return true;
     }
     return false;
@@ -694,11 +667,11 @@ JournalStatus journal_stage(Journal *j, uint64_t key, const void *payload, size_
     if (!buf_reserve(j, j->staged + n))
         return JOURNAL_ERR_NOMEM;
     uint8_t *rec = j->buf + j->staged;
-    put_le32(rec, (uint32_t)len);
-    put_le64(rec + 4, key);
+    files_put_le32(rec, (uint32_t)len);
+    files_put_le64(rec + 4, key);
     if (len)
         memcpy(rec + JOURNAL_RECORD_HEAD, payload, len);
-    put_le32(rec + 12, record_crc(rec + 4, rec + JOURNAL_RECORD_HEAD, (uint32_t)len));
+    files_put_le32(rec + 12, record_crc(rec + 4, rec + JOURNAL_RECORD_HEAD, (uint32_t)len));
     j->staged += n;
     j->staged_records++;
     return JOURNAL_OK;

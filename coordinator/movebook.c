@@ -8,6 +8,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "files.h"
+
 /// One slot of the building table: (key, move) with its count and score sum.
 typedef struct {
     uint64_t key;
@@ -106,26 +108,12 @@ static int entry_cmp(const void *pa, const void *pb)
     return (a->move > b->move) - (a->move < b->move);
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 static void encode(const MovebookEntry *e, uint8_t *p)
 {
-    put_le(p, e->key, 8);
-    put_le(p + 8, e->move, 2);
-    put_le(p + 10, (uint16_t)e->score, 2);
-    put_le(p + 12, e->count, 4);
+    files_put_le(p, e->key, 8);
+    files_put_le(p + 8, e->move, 2);
+    files_put_le(p + 10, (uint16_t)e->score, 2);
+    files_put_le(p + 12, e->count, 4);
 }
 
 /// The sorted entries, encoded; NULL when out of memory.
@@ -165,13 +153,13 @@ MovebookStatus movebook_write(const Movebook *b, const char *path, char *why, si
     size_t len = b->count * MOVEBOOK_ENTRY_SIZE;
     uint8_t head[MOVEBOOK_HEADER_SIZE] = {0};
     memcpy(head, MAGIC, 8);
-    put_le(head + 8, MOVEBOOK_VERSION, 4);
-    put_le(head + 12, MOVEBOOK_ENTRY_SIZE, 4);
-    put_le(head + 16, b->count, 8);
+    files_put_le(head + 8, MOVEBOOK_VERSION, 4);
+    files_put_le(head + 12, MOVEBOOK_ENTRY_SIZE, 4);
+    files_put_le(head + 16, b->count, 8);
     uLong crc = crc32(0L, Z_NULL, 0);
     for (size_t off = 0; off < len; off += 1u << 30) // crc32 takes a uInt length
         crc = crc32(crc, bytes + off, (uInt)(len - off < 1u << 30 ? len - off : 1u << 30));
-    put_le(head + 24, crc, 4);
+    files_put_le(head + 24, crc, 4);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
@@ -189,10 +177,10 @@ MovebookStatus movebook_write(const Movebook *b, const char *path, char *why, si
 
 static MovebookStatus check_header(const uint8_t *h, uint64_t file_size, uint64_t *count)
 {
-    if (memcmp(h, MAGIC, 8) != 0 || get_le(h + 8, 4) != MOVEBOOK_VERSION ||
-        get_le(h + 12, 4) != MOVEBOOK_ENTRY_SIZE)
+    if (memcmp(h, MAGIC, 8) != 0 || files_get_le(h + 8, 4) != MOVEBOOK_VERSION ||
+        files_get_le(h + 12, 4) != MOVEBOOK_ENTRY_SIZE)
         return MOVEBOOK_ERR_FORMAT;
-    *count = get_le(h + 16, 8);
+    *count = files_get_le(h + 16, 8);
     if (*count > (file_size - MOVEBOOK_HEADER_SIZE) / MOVEBOOK_ENTRY_SIZE ||
         MOVEBOOK_HEADER_SIZE + *count * MOVEBOOK_ENTRY_SIZE != file_size)
         return MOVEBOOK_ERR_FORMAT;
@@ -211,8 +199,9 @@ static MovebookStatus decode_all(const uint8_t *bytes, uint64_t n, uint32_t want
         return MOVEBOOK_ERR_FORMAT;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *p = bytes + i * MOVEBOOK_ENTRY_SIZE;
-        e[i] = (MovebookEntry){get_le(p, 8), (uint16_t)get_le(p + 8, 2),
-                               (int16_t)(uint16_t)get_le(p + 10, 2), (uint32_t)get_le(p + 12, 4)};
+        e[i] = (MovebookEntry){files_get_le(p, 8), (uint16_t)files_get_le(p + 8, 2),
+                               (int16_t)(uint16_t)files_get_le(p + 10, 2),
+                               (uint32_t)files_get_le(p + 12, 4)};
         if (i > 0 && entry_cmp(&e[i - 1], &e[i]) >= 0)
             return MOVEBOOK_ERR_FORMAT;
     }
@@ -245,7 +234,7 @@ MovebookStatus movebook_read(const char *path, MovebookEntry **entries, size_t *
         st = !bytes || !e ? MOVEBOOK_ERR_NOMEM
              : count && fread(bytes, MOVEBOOK_ENTRY_SIZE, (size_t)count, f) != count
                  ? MOVEBOOK_ERR_IO
-                 : decode_all(bytes, count, (uint32_t)get_le(head + 24, 4), e);
+                 : decode_all(bytes, count, (uint32_t)files_get_le(head + 24, 4), e);
     }
     fclose(f);
     free(bytes);

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
+#include "files.h"
 #include "rng.h"
 
 #ifdef __AVX2__
@@ -36,56 +38,19 @@ const char *nnue_strerror(NnueStatus st)
 // ---------------------------------------------------------------------------------------
 // Checksums and little-endian fields
 
-/// CRC-32 (IEEE, reflected, zlib's crc32(0, p, n)); bitwise: it only covers 60 bytes.
-static uint32_t crc32_ieee(const uint8_t *p, size_t n)
-{
-    uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++)
-            c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
-    }
-    return ~c;
-}
+/// CRC-32 (IEEE, zlib's) of the header's first 60 bytes.
+static uint32_t crc32_ieee(const uint8_t *p, size_t n) { return (uint32_t)crc32(0, p, (uInt)n); }
 
-#define FNV_BASIS 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
-
-static uint64_t fnv_bytes(uint64_t h, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * FNV_PRIME;
-    return h;
-}
-
+/// FNV-1a over int16 values as their little-endian bytes (the file's bytes).
 static uint64_t fnv_i16s(uint64_t h, const int16_t *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        uint16_t u = (uint16_t)v[i];
-        h = (h ^ (u & 0xff)) * FNV_PRIME;
-        h = (h ^ (u >> 8)) * FNV_PRIME;
+        uint8_t b[2];
+        files_put_le(b, (uint16_t)v[i], 2);
+        h = files_fnv(h, b, 2);
     }
     return h;
 }
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const uint8_t *p) { return get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
 
 static void get_i16s(int16_t *v, const uint8_t *p, size_t n)
 {
@@ -145,13 +110,13 @@ void nnue_free(NnueNet *net)
 void nnue_rehash(NnueNet *net)
 {
     size_t h = (size_t)net->hidden;
-    uint64_t x = FNV_BASIS;
+    uint64_t x = FILES_FNV_BASIS;
     x = fnv_i16s(x, net->ft_weight, NNUE_FEATURES * h);
     x = fnv_i16s(x, net->ft_bias, h);
     x = fnv_i16s(x, net->out_weight, 2 * h);
     uint8_t b[4];
-    put_u32(b, (uint32_t)net->out_bias);
-    net->hash = fnv_bytes(x, b, 4);
+    files_put_le32(b, (uint32_t)net->out_bias);
+    net->hash = files_fnv(x, b, 4);
 }
 
 void nnue_id(const NnueNet *net, char out[NNUE_ID_MAX])
@@ -184,11 +149,12 @@ static NnueStatus header_check(const uint8_t *p, size_t len, int *hidden, char *
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "bad magic: not an xqforge net file (it must start with \"XQNNUE\")");
     uint32_t crc = crc32_ieee(p, NNUE_HEADER - 4);
-    if (crc != get_u32(p + 60))
+    if (crc != files_get_le32(p + 60))
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "the header's CRC-32 is %08x, the header's bytes give %08x: a damaged header",
-                    get_u32(p + 60), crc);
-    uint32_t version = get_u32(p + 8), features = get_u32(p + 12), h = get_u32(p + 16);
+                    files_get_le32(p + 60), crc);
+    uint32_t version = files_get_le32(p + 8), features = files_get_le32(p + 12),
+             h = files_get_le32(p + 16);
     if (version != NNUE_VERSION)
         return fail(NNUE_ERR_VERSION, why, why_len,
                     "net format version %u, this engine reads version %d", version, NNUE_VERSION);
@@ -200,13 +166,14 @@ static NnueStatus header_check(const uint8_t *p, size_t len, int *hidden, char *
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "hidden size %u: it must be a multiple of 32 from 32 to %d", h,
                     NNUE_HIDDEN_MAX);
-    uint32_t qa = get_u32(p + 20), qb = get_u32(p + 24), scale = get_u32(p + 28);
+    uint32_t qa = files_get_le32(p + 20), qb = files_get_le32(p + 24),
+             scale = files_get_le32(p + 28);
     if (qa < 1 || qa > 32767 || qb < 1 || qb > 32767 || scale < 1 || scale > 100000)
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "quantization qa %u, qb %u, scale %u out of range (qa, qb 1..32767, "
                     "scale 1..100000)",
                     qa, qb, scale);
-    uint64_t claimed = get_u64(p + 32);
+    uint64_t claimed = files_get_le64(p + 32);
     if (claimed != payload_bytes((int)h))
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "the header gives %llu payload bytes, a net of hidden size %u has %zu",
@@ -233,7 +200,7 @@ NnueStatus nnue_load_memory(NnueNet *net, const void *data, size_t len, char *wh
         return st;
     const uint8_t *q = p + NNUE_HEADER;
     size_t n = payload_bytes(hidden);
-    uint64_t want = get_u64(p + 40), got = fnv_bytes(FNV_BASIS, q, n);
+    uint64_t want = files_get_le64(p + 40), got = files_fnv(FILES_FNV_BASIS, q, n);
     if (got != want)
         return fail(NNUE_ERR_HASH, why, why_len,
                     "the payload's content hash is %016llx, the header gives %016llx: a "
@@ -249,10 +216,10 @@ NnueStatus nnue_load_memory(NnueNet *net, const void *data, size_t len, char *wh
     q += 2 * h;
     get_i16s(net->out_weight, q, 2 * h);
     q += 4 * h;
-    net->out_bias = (int32_t)get_u32(q);
-    net->qa = (int)get_u32(p + 20);
-    net->qb = (int)get_u32(p + 24);
-    net->scale = (int)get_u32(p + 28);
+    net->out_bias = (int32_t)files_get_le32(q);
+    net->qa = (int)files_get_le32(p + 20);
+    net->qb = (int)files_get_le32(p + 24);
+    net->scale = (int)files_get_le32(p + 28);
     net->hash = want;
     memcpy(net->description, p + 48, NNUE_DESCRIPTION);
     net->description[NNUE_DESCRIPTION] = '\0';
@@ -294,17 +261,17 @@ static void header_write(const NnueNet *net, uint8_t *p)
 {
     memset(p, 0, NNUE_HEADER);
     memcpy(p, NNUE_MAGIC, sizeof NNUE_MAGIC);
-    put_u32(p + 8, NNUE_VERSION);
-    put_u32(p + 12, NNUE_FEATURES);
-    put_u32(p + 16, (uint32_t)net->hidden);
-    put_u32(p + 20, (uint32_t)net->qa);
-    put_u32(p + 24, (uint32_t)net->qb);
-    put_u32(p + 28, (uint32_t)net->scale);
-    put_u64(p + 32, payload_bytes(net->hidden));
-    put_u64(p + 40, net->hash);
+    files_put_le32(p + 8, NNUE_VERSION);
+    files_put_le32(p + 12, NNUE_FEATURES);
+    files_put_le32(p + 16, (uint32_t)net->hidden);
+    files_put_le32(p + 20, (uint32_t)net->qa);
+    files_put_le32(p + 24, (uint32_t)net->qb);
+    files_put_le32(p + 28, (uint32_t)net->scale);
+    files_put_le64(p + 32, payload_bytes(net->hidden));
+    files_put_le64(p + 40, net->hash);
     // NUL-padded by the memset; the CRC follows at 60.
     memcpy(p + 48, net->description, strnlen(net->description, NNUE_DESCRIPTION));
-    put_u32(p + 60, crc32_ieee(p, NNUE_HEADER - 4));
+    files_put_le32(p + 60, crc32_ieee(p, NNUE_HEADER - 4));
 }
 
 static bool write_i16s(FILE *f, const int16_t *v, size_t n)
@@ -337,7 +304,7 @@ NnueStatus nnue_save_file(const NnueNet *net, const char *path)
         return NNUE_ERR_IO;
     uint8_t head[NNUE_HEADER], tail[4];
     header_write(net, head);
-    put_u32(tail, (uint32_t)net->out_bias);
+    files_put_le32(tail, (uint32_t)net->out_bias);
     size_t h = (size_t)net->hidden;
     bool ok = fwrite(head, 1, sizeof head, f) == sizeof head &&
               write_i16s(f, net->ft_weight, NNUE_FEATURES * h) && write_i16s(f, net->ft_bias, h) &&

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "files.h"
+
 static const char MAGIC[8] = "XQPOS\0\0";
 
 const char *posdata_strerror(PosdataStatus st)
@@ -39,33 +41,6 @@ static PosdataStatus fail(PosdataStatus st, char *why, size_t why_len, const cha
     return st;
 }
 
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    put_u32(p, (uint32_t)v);
-    put_u32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const uint8_t *p) { return get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
-
 static uint32_t crc(const uint8_t *p, size_t n) { return (uint32_t)crc32(0, p, (uInt)n); }
 
 void posdata_encode(const Board *b, int score, Move best, int ply, int depth, uint32_t game,
@@ -79,11 +54,11 @@ void posdata_encode(const Board *b, int score, Move best, int ply, int depth, ui
     score = score > POSDATA_SCORE_MAX    ? POSDATA_SCORE_MAX
             : score < -POSDATA_SCORE_MAX ? -POSDATA_SCORE_MAX
                                          : score;
-    put_u16(out + 48, (uint16_t)(int16_t)score);
-    put_u16(out + 50, best);
-    put_u16(out + 52, (uint16_t)(ply < 0 ? 0 : ply > 65535 ? 65535 : ply));
-    put_u16(out + 54, (uint16_t)(depth < 0 ? 0 : depth > 65535 ? 65535 : depth));
-    put_u32(out + 56, game);
+    files_put_le(out + 48, (uint16_t)(int16_t)score, 2);
+    files_put_le(out + 50, best, 2);
+    files_put_le(out + 52, (uint16_t)(ply < 0 ? 0 : ply > 65535 ? 65535 : ply), 2);
+    files_put_le(out + 54, (uint16_t)(depth < 0 ? 0 : depth > 65535 ? 65535 : depth), 2);
+    files_put_le32(out + 56, game);
 }
 
 void posdata_board_fen(const uint8_t nibbles[45], int side, char *fen, size_t len)
@@ -122,14 +97,14 @@ PosdataStatus posdata_decode(const uint8_t in[POSDATA_RECORD], PosRecord *out, c
     posdata_board_fen(in, in[45], fen, sizeof fen);
     if (board_set_fen(&out->board, fen, why, why_len) != FEN_OK)
         return POSDATA_ERR_POSITION;
-    int score = (int16_t)get_u16(in + 48);
+    int score = (int16_t)(uint16_t)files_get_le(in + 48, 2);
     if (score > POSDATA_SCORE_MAX || score < -POSDATA_SCORE_MAX)
         return fail(POSDATA_ERR_POSITION, why, why_len, "score %d out of range", score);
     out->score = score;
-    out->move = get_u16(in + 50);
-    out->ply = get_u16(in + 52);
-    out->depth = get_u16(in + 54);
-    out->game = get_u32(in + 56);
+    out->move = (uint16_t)files_get_le(in + 50, 2);
+    out->ply = (uint16_t)files_get_le(in + 52, 2);
+    out->depth = (uint16_t)files_get_le(in + 54, 2);
+    out->game = files_get_le32(in + 56);
     out->red_result = in[46] * 0.5;
     return POSDATA_OK;
 }
@@ -149,11 +124,11 @@ static void header_encode(uint8_t h[POSDATA_HEADER], uint64_t count)
 {
     memset(h, 0, POSDATA_HEADER);
     memcpy(h, MAGIC, 8);
-    put_u32(h + 8, POSDATA_VERSION);
-    put_u32(h + 12, POSDATA_RECORD);
-    put_u64(h + 16, count);
-    put_u32(h + 24, POSDATA_BLOCK);
-    put_u32(h + 28, crc(h, 28));
+    files_put_le32(h + 8, POSDATA_VERSION);
+    files_put_le32(h + 12, POSDATA_RECORD);
+    files_put_le64(h + 16, count);
+    files_put_le32(h + 24, POSDATA_BLOCK);
+    files_put_le32(h + 28, crc(h, 28));
 }
 
 /// Checks a header; its record count into *count.
@@ -162,17 +137,17 @@ static PosdataStatus header_decode(const uint8_t h[POSDATA_HEADER], const char *
 {
     if (memcmp(h, MAGIC, 8) != 0)
         return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: not a positions file (bad magic)", path);
-    if (crc(h, 28) != get_u32(h + 28))
+    if (crc(h, 28) != files_get_le32(h + 28))
         return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: the header's checksum fails", path);
-    if (get_u32(h + 8) != POSDATA_VERSION)
+    if (files_get_le32(h + 8) != POSDATA_VERSION)
         return fail(POSDATA_ERR_VERSION, why, why_len, "%s: version %u, this build reads %d", path,
-                    (unsigned)get_u32(h + 8), POSDATA_VERSION);
-    if (get_u32(h + 12) != POSDATA_RECORD || get_u32(h + 24) != POSDATA_BLOCK)
+                    (unsigned)files_get_le32(h + 8), POSDATA_VERSION);
+    if (files_get_le32(h + 12) != POSDATA_RECORD || files_get_le32(h + 24) != POSDATA_BLOCK)
         return fail(POSDATA_ERR_FORMAT, why, why_len,
                     "%s: records of %u bytes in blocks of %u, expected %d and %d", path,
-                    (unsigned)get_u32(h + 12), (unsigned)get_u32(h + 24), POSDATA_RECORD,
-                    POSDATA_BLOCK);
-    *count = get_u64(h + 16);
+                    (unsigned)files_get_le32(h + 12), (unsigned)files_get_le32(h + 24),
+                    POSDATA_RECORD, POSDATA_BLOCK);
+    *count = files_get_le64(h + 16);
     if (*count > POSDATA_MAX_RECORDS)
         return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: %llu records, more than %d", path,
                     (unsigned long long)*count, POSDATA_MAX_RECORDS);
@@ -248,7 +223,7 @@ PosdataStatus posdata_writer_add(PosWriter *w, const uint8_t rec[POSDATA_RECORD]
     w->count++;
     if (++w->in_block == POSDATA_BLOCK) {
         uint8_t c[4];
-        put_u32(c, w->crc);
+        files_put_le32(c, w->crc);
         if (fwrite(c, 1, 4, w->f) != 4)
             w->failed = true;
         w->crc = 0;
@@ -264,7 +239,7 @@ PosdataStatus posdata_writer_close(PosWriter *w, char *why, size_t why_len)
     bool ok = !w->failed;
     if (ok && w->in_block) {
         uint8_t c[4];
-        put_u32(c, w->crc);
+        files_put_le32(c, w->crc);
         ok = fwrite(c, 1, 4, w->f) == 4;
     }
     uint8_t h[POSDATA_HEADER];
@@ -337,7 +312,7 @@ PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t
     uint64_t kept = 0;
     for (uint64_t first = 0; first < n; first += POSDATA_BLOCK) {
         uint64_t k = n - first < POSDATA_BLOCK ? n - first : POSDATA_BLOCK;
-        if (crc(p, k * POSDATA_RECORD) != get_u32(p + k * POSDATA_RECORD)) {
+        if (crc(p, k * POSDATA_RECORD) != files_get_le32(p + k * POSDATA_RECORD)) {
             st = fail(POSDATA_ERR_CHECKSUM, why, why_len,
                       "%s: records %llu..%llu (bytes %llu..%llu) fail their checksum", path,
                       (unsigned long long)first + 1, (unsigned long long)(first + k),

@@ -51,28 +51,6 @@ __attribute__((format(printf, 4, 5))) static TexelStatus fail(TexelStatus st, ch
     return st;
 }
 
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
 // ---- Writer --------------------------------------------------------------------------------
 
 struct TexelWriter {
@@ -129,7 +107,7 @@ static int trace_terms(const EvalTrace *t, unsigned char *out)
 static TexelStatus block_end(TexelWriter *w)
 {
     unsigned char c[4];
-    put_u32(c, w->crc);
+    files_put_le32(c, w->crc);
     w->crc = 0;
     w->in_block = 0;
     if (fwrite(c, 1, sizeof c, w->f) != sizeof c) {
@@ -217,13 +195,13 @@ TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
 {
     unsigned char h[TEXEL_HEADER] = {0};
     memcpy(h, MAGIC, 8);
-    put_u32(h + 8, TEXEL_VERSION);
-    put_u32(h + 12, TEXEL_RECORD);
-    put_u64(h + 16, w->count);
-    put_u64(h + 24, w->terms);
-    put_u64(h + 32, layout_hash());
-    put_u32(h + 40, PARAM_NB);
-    put_u32(h + 44, (uint32_t)crc32(0, h, 44));
+    files_put_le32(h + 8, TEXEL_VERSION);
+    files_put_le32(h + 12, TEXEL_RECORD);
+    files_put_le64(h + 16, w->count);
+    files_put_le64(h + 24, w->terms);
+    files_put_le64(h + 32, layout_hash());
+    files_put_le32(h + 40, PARAM_NB);
+    files_put_le32(h + 44, (uint32_t)crc32(0, h, 44));
     TexelStatus st = TEXEL_OK;
     if (w->in_block > 0 && !w->failed)
         block_end(w); // the last, shorter block
@@ -310,20 +288,21 @@ static TexelStatus read_header(FILE *f, const char *path, Header *hd, uint64_t *
                     TEXEL_HEADER);
     if (memcmp(h, MAGIC, 8) != 0)
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: not a Texel dataset (bad magic)", path);
-    if ((uint32_t)crc32(0, h, 44) != get_u32(h + 44))
+    if ((uint32_t)crc32(0, h, 44) != files_get_le32(h + 44))
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: header CRC mismatch", path);
-    if (get_u32(h + 8) < TEXEL_VERSION)
+    if (files_get_le32(h + 8) < TEXEL_VERSION)
         return fail(TEXEL_ERR_VERSION, why, why_len,
                     "%s: version %u, from before records had checksums (this build reads %d): "
                     "extract it again with xqforge texel extract",
-                    path, (unsigned)get_u32(h + 8), TEXEL_VERSION);
-    if (get_u32(h + 8) != TEXEL_VERSION)
+                    path, (unsigned)files_get_le32(h + 8), TEXEL_VERSION);
+    if (files_get_le32(h + 8) != TEXEL_VERSION)
         return fail(TEXEL_ERR_VERSION, why, why_len, "%s: version %u (this build reads %d)", path,
-                    (unsigned)get_u32(h + 8), TEXEL_VERSION);
-    if (get_u32(h + 12) != TEXEL_RECORD)
+                    (unsigned)files_get_le32(h + 8), TEXEL_VERSION);
+    if (files_get_le32(h + 12) != TEXEL_RECORD)
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: record size %u, expected %d", path,
-                    (unsigned)get_u32(h + 12), TEXEL_RECORD);
-    *hd = (Header){get_u64(h + 16), get_u64(h + 24), get_u64(h + 32), get_u32(h + 40)};
+                    (unsigned)files_get_le32(h + 12), TEXEL_RECORD);
+    *hd = (Header){files_get_le64(h + 16), files_get_le64(h + 24), files_get_le64(h + 32),
+                   files_get_le32(h + 40)};
     if (hd->count > TEXEL_MAX_POSITIONS || hd->params == 0 || hd->params > 65535 ||
         hd->terms > hd->count * hd->params)
         return fail(TEXEL_ERR_FORMAT, why, why_len, "%s: %llu positions, %llu terms of %u weights",
@@ -573,7 +552,7 @@ static TexelStatus block_check(const unsigned char *p, const unsigned char *end,
         return fail(TEXEL_ERR_TRUNCATED, why, why_len,
                     "%s: the checksum of positions %llu..%llu is cut short", path,
                     (unsigned long long)first + 1, (unsigned long long)(first + count));
-    if ((uint32_t)crc32(0, p, (uInt)(q - p)) != get_u32(q))
+    if ((uint32_t)crc32(0, p, (uInt)(q - p)) != files_get_le32(q))
         return fail(TEXEL_ERR_CHECKSUM, why, why_len,
                     "%s: positions %llu..%llu (bytes %llu..%llu): checksum mismatch: the file is "
                     "damaged, extract it again",
