@@ -19,8 +19,9 @@ static void bench_usage(FILE *out)
             "1 thread and the defaults, the engine's signature: a functional commit states it\n"
             "as 'Bench: N'; every rank of a run proves it with the same bench) and\n"
             "'Nodes/second: N'. THREADS defaults to 1, HASH_MB to 16. --option sets an engine\n"
-            "option first (e.g. --option EvalFile=net.nnue --option UseNNUE=true: the\n"
-            "signature is then the net's). --fens lists the positions.\n",
+            "option first (e.g. --option EvalFile=net.nnue: the signature is then that\n"
+            "net's; --option UseNNUE=false: the linear evaluation's). --fens lists the\n"
+            "positions.\n",
             bench_position_count, BENCH_DEPTH_SIGNATURE);
 }
 

@@ -316,6 +316,16 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
                     e + 1, pc->name);
             return false;
         }
+        char why[512];
+        if (!engine_spec_check_eval(pc, false, why, sizeof why)) {
+            fprintf(stderr, "xqforge play: engine %d (%s): %s\n", e + 1, pc->name, why);
+            return false;
+        }
+    }
+    char pair_why[512];
+    if (!engine_spec_check_pair(&a->m.players[0], &a->m.players[1], pair_why, sizeof pair_why)) {
+        fprintf(stderr, "xqforge play: %s\n", pair_why);
+        return false;
     }
     if (!strcmp(a->m.players[0].name, a->m.players[1].name)) {
         strncat(a->m.players[1].name, "-2",

@@ -18,7 +18,8 @@ sets=(--set job.kind=match --set job.rounds="$pairs" --set job.concurrency=1)
 
 rate() { awk -F'[(,]' '/^Results of/ {for (i = 1; i <= NF; i++) if ($i ~ /games\/min/) {sub(/ games\/min.*/, "", $i); gsub(/ /, "", $i); print $i}}' "$1" | tail -n 1; }
 
-"$xq" play -engine builtin name=new option.horse_mg=300 -engine builtin name=base -each nodes=2000 \
+"$xq" play -engine builtin name=new option.horse_mg=300 -engine builtin name=base \
+    -each nodes=2000 option.UseNNUE=false \
     -rounds "$pairs" -repeat -resign movecount=3 score=600 -maxplies 300 -ratinginterval 100000 \
     >"$work/play.log" 2>&1
 printf '%-28s %8s games/min\n' "play (1 process, 1 game)" "$(rate "$work/play.log")"

@@ -55,6 +55,7 @@ option.horse_mg = 300
 [engine base]
 [each]
 proto = builtin
+option.UseNNUE = false
 option.Threads = 1
 option.Hash = 16
 [time]

@@ -31,7 +31,7 @@ fi
 n=$(wc -l <"$tmp/fens")
 
 out_nnue=$("$xq" bench "$dxq" 1 16 "${opts[@]}" 2>/dev/null)
-out_lin=$("$xq" bench "$dxq" 1 16 2>/dev/null)
+out_lin=$("$xq" bench "$dxq" 1 16 --option UseNNUE=false 2>/dev/null)
 out_fsf=$("$fsf" bench xiangqi 16 1 "$dfsf" "$tmp/fens" depth 2>&1 >/dev/null | tail -n 5)
 field() { awk -F: -v k="$1" '$0 ~ k {sub(/^ +/, "", $2); sub(/ +$/, "", $2); print $2}' <<<"$2"; }
 nps_nnue=$(field 'Nodes/second' "$out_nnue") nps_lin=$(field 'Nodes/second' "$out_lin")

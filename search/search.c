@@ -190,6 +190,7 @@ Engine *engine_new(void)
     e->multipv = 1;
     e->overhead_ms = 30;
     e->features = SEARCH_FEATURE_DEFAULT;
+    e->use_nnue = nnue_default() != NULL; // the embedded net when the build has one
     atomic_init(&e->stop, false);
     board_set_fen(&e->root, BOARD_START_FEN, NULL, 0);
     if (tt_resize(&e->tt, (size_t)e->hash_mb) != 0 || alloc_workers(e, 1) != ENGINE_OK) {

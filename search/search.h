@@ -93,17 +93,18 @@ typedef struct Engine Engine;
 
 const char *engine_strerror(EngineStatus st);
 
-/// A new engine: 1 thread, 16 MB hash, default weights, seed rules. NULL if out of memory.
+/// A new engine: 1 thread, 16 MB hash, default weights, seed rules, the embedded net (UseNNUE
+/// true when the build has one). NULL if out of memory.
 Engine *engine_new(void);
 void engine_free(Engine *e);
 
 /// Options by UCI name: Threads, Hash, MultiPV, Move Overhead, Rules (seed|asian),
 /// CountingDefault, Clear Hash, the search features (SearchFeature, true/false), EvalFile (a
 /// net file, loaded and checked at once; empty or <default>: the embedded net), UseNNUE
-/// (true/false, default false: evaluate with the net instead of the linear evaluation; true
-/// needs a net), and every row of the weight table by its name: evaluation weights
-/// (params.def) and the search's margins and time factors (search_params.def), read afresh
-/// by each engine_search.
+/// (true/false: evaluate with the net instead of the linear evaluation; default true when the
+/// build embeds a net, and true needs a net), and every row of the weight table by its name:
+/// evaluation weights (params.def) and the search's margins and time factors (search_params.def),
+/// read afresh by each engine_search.
 EngineStatus engine_set_option(Engine *e, const char *name, const char *value);
 /// Why the last engine_set_option failed, when it has a sentence to say (a bad net file,
 /// UseNNUE without a net); "" otherwise.

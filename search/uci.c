@@ -31,6 +31,7 @@
 #include "eval.h"
 #include "move.h"
 #include "movegen.h"
+#include "nnue.h"
 #include "params.h"
 #include "rules.h"
 #include "search.h"
@@ -438,7 +439,7 @@ static void list_uci_options(Uci *u)
     out_line(u, "option name CountingDefault type spin default 60 min 1 max 1000");
     out_line(u, "option name WeightsFile type string default <empty>");
     out_line(u, "option name EvalFile type string default <default>");
-    out_line(u, "option name UseNNUE type check default false");
+    out_line(u, "option name UseNNUE type check default %s", nnue_default() ? "true" : "false");
     for (int f = 0; f < SEARCH_FEATURE_NB; f++)
         out_line(u, "option name %s type check default %s", engine_feature_name(f),
                  (SEARCH_FEATURE_DEFAULT >> f) & 1u ? "true" : "false");

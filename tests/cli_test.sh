@@ -75,16 +75,23 @@ check "play unknown flag" 2 "unknown flag" "$xq" play -engine builtin -engine bu
 check "play unknown engine key" 2 "unknown engine setting 'colour'" "$xq" play -engine colour=red -engine builtin -each depth=1
 check "play missing openings" 2 "openings: /nonexistent" "$xq" play -engine builtin -engine builtin -each depth=1 -openings file=/nonexistent/book.epd
 check "play bad sprt" 2 "elo0 < elo1" "$xq" play -engine builtin -engine builtin -each depth=1 -sprt elo0=5 elo1=0
+# The NNUE net (the default) never reads evaluation weights: a changed one needs UseNNUE set,
+# and the two builtin engines must agree on whether they set it.
+check "play eval weight under the net" 2 "option.UseNNUE=false to evaluate with them" "$xq" play \
+    -engine builtin option.horse_mg=280 -engine builtin -each depth=1
+check "play net against linear unsaid" 2 "engine 'b' evaluates with the NNUE net by default" \
+    "$xq" play -engine builtin name=a option.UseNNUE=false -engine builtin name=b -each depth=1
 check "play builtin pair" 0 "Games: 2, Wins" "$xq" play -engine builtin name=a -engine builtin name=b -each depth=2 -rounds 1 -repeat -maxplies 40
 
 # Depth 4 against depth 1 and halved chariot and horse values: decisive within a few dozen games.
 check "play stops when the SPRT decides" 0 "SPRT: H1 accepted" "$xq" play -engine builtin name=good \
     depth=4 -engine builtin name=weak depth=1 option.chariot_mg=300 option.chariot_eg=300 \
-    option.horse_mg=100 option.horse_eg=100 -rounds 400 -repeat -sprt elo0=0 elo1=100
+    option.horse_mg=100 option.horse_eg=100 -each option.UseNNUE=false -rounds 400 -repeat \
+    -sprt elo0=0 elo1=100
 # Eight games at once: pairs still in flight finish after the verdict, which is printed once.
 verdicts=$("$xq" play -engine builtin name=good depth=4 -engine builtin name=weak depth=1 \
     option.chariot_mg=300 option.chariot_eg=300 option.horse_mg=100 option.horse_eg=100 \
-    -rounds 400 -repeat -concurrency 8 -sprt elo0=0 elo1=100 2>&1 | grep -c "^SPRT: ")
+    -each option.UseNNUE=false -rounds 400 -repeat -concurrency 8 -sprt elo0=0 elo1=100 2>&1 | grep -c "^SPRT: ")
 if [[ $verdicts == 1 ]]; then
     passes=$((passes + 1))
 else

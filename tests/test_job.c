@@ -17,6 +17,7 @@
 
 #include "engine_spec.h"
 #include "job.h"
+#include "nnue.h"
 
 // A valid SPRT job; its lines are numbered 1..7, so appended text starts at line 8.
 static const char *const BASE = "[job]\n"
@@ -457,14 +458,92 @@ static void test_value_not_utf8(void **state)
             fail_msg("bad sequence %zu accepted", i);
 }
 
+/// The NNUE net (on by default when the build embeds one) never reads evaluation weights, so a
+/// job whose engine changes one (option.NAME, params = FILE) or whose SPSA tunes evaluation
+/// rows must set UseNNUE, and two builtin engines either both set it or neither: otherwise
+/// the job is refused with a sentence naming the weight or the engines. Search rows need
+/// nothing: the net searches with them too.
+static void test_eval_weights_need_use_nnue(void **state)
+{
+    Fixture *f = *state;
+    if (!nnue_default())
+        skip(); // without an embedded net the linear evaluation is the default
+    static const char *const tail = "[time]\nnodes = 100\n";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
+             "option.horse_mg = 301\n[engine base]\n%s",
+             tail);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "horse_mg 301"));
+    assert_non_null(strstr(f->why, "set option.UseNNUE=false"));
+    // Both on the linear evaluation: accepted.
+    snprintf(text, sizeof text,
+             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
+             "option.horse_mg = 301\n[engine base]\n[each]\n"
+             "option.UseNNUE = false\n%s",
+             tail);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    // One engine on the linear evaluation, the other on the net by default: refused.
+    snprintf(text, sizeof text,
+             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
+             "option.horse_mg = 301\noption.UseNNUE = off\n[engine base]\n%s",
+             tail);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "'new' sets UseNNUE=false and engine 'base' evaluates with "
+                                   "the NNUE net by default"));
+    // Search rows alone, and the net named on both engines: accepted.
+    snprintf(text, sizeof text,
+             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
+             "option.search_rfp_depth = 5\n[engine base]\n%s",
+             tail);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    // A weights file: refused when it changes an evaluation row, named by the file.
+    char dir[1024], wpath[1100];
+    snprintf(dir, sizeof dir, "%s", f->path);
+    *strrchr(dir, '/') = 0;
+    snprintf(wpath, sizeof wpath, "%s/w.txt", dir);
+    FILE *w = fopen(wpath, "w");
+    assert_non_null(w);
+    fputs("cannon_mg 333\n", w);
+    fclose(w);
+    snprintf(text, sizeof text,
+             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
+             "params = w.txt\n[engine base]\n%s",
+             tail);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "cannon_mg 333"));
+    assert_non_null(strstr(f->why, wpath));
+    w = fopen(wpath, "w");
+    assert_non_null(w);
+    fprintf(w, "cannon_mg %d\nsearch_rfp_depth 5\n", params_info[params_find("cannon_mg")].def);
+    fclose(w);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    unlink(wpath);
+    // SPSA on evaluation rows: refused unless UseNNUE is false, even with UseNNUE true.
+    static const char *const spsa = "[job]\nkind = spsa\nrounds = 5\n[engine e]\n%s[time]\n"
+                                    "nodes = 100\n[spsa]\nparams = %s\n";
+    snprintf(text, sizeof text, spsa, "", "search_rfp_depth horse_mg");
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "spsa tunes evaluation rows"));
+    snprintf(text, sizeof text, spsa, "option.UseNNUE = true\n", "horse_mg");
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "UseNNUE is true"));
+    snprintf(text, sizeof text, spsa, "option.UseNNUE = false\n", "horse_mg");
+    assert_int_equal(load_text(f, text), JOB_OK);
+    snprintf(text, sizeof text, spsa, "", "search");
+    assert_int_equal(load_text(f, text), JOB_OK);
+}
+
 /// An SPSA job over the search: "search" lists exactly the search rows (search_params.def),
 /// each with the table's range and step, as jobs/spsa-search.ini does; mixed with eval names
 /// each comes once; a list longer than the cap is refused naming the table's size.
 static void test_spsa_search_rows(void **state)
 {
     Fixture *f = *state;
-    static const char *const head = "[job]\nkind = spsa\nrounds = 50\n[engine e]\n"
-                                    "[time]\ntc = 2+0.02\n[spsa]\n";
+    static const char *const head =
+        "[job]\nkind = spsa\nrounds = 50\n[engine e]\noption.UseNNUE = false\n"
+        "[time]\ntc = 2+0.02\n[spsa]\n";
     char text[1024], path[1024];
     snprintf(text, sizeof text, "%sparams = search horse_mg search_lmr_base\n", head);
     assert_int_equal(load_text(f, text), JOB_OK);
@@ -497,8 +576,9 @@ static void test_spsa_search_rows(void **state)
 static void test_spsa_section(void **state)
 {
     Fixture *f = *state;
-    static const char *const head = "[job]\nkind = spsa\nrounds = 50\n[engine e]\n"
-                                    "[time]\nnodes = 500\n[spsa]\nr_end = 0.005\n";
+    static const char *const head =
+        "[job]\nkind = spsa\nrounds = 50\n[engine e]\noption.UseNNUE = false\n"
+        "[time]\nnodes = 500\n[spsa]\nr_end = 0.005\n";
     char text[1024];
     snprintf(text, sizeof text,
              "%sparams = horse_mg chariot_eg horse_mg\n"
@@ -523,7 +603,7 @@ static void test_spsa_section(void **state)
 
     snprintf(text, sizeof text, "%sparams = horse_mgx\n", head);
     assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
-    assert_non_null(strstr(f->why, ":9: [spsa] params: 'horse_mgx' is not an engine weight"));
+    assert_non_null(strstr(f->why, ":10: [spsa] params: 'horse_mgx' is not an engine weight"));
     snprintf(text, sizeof text, "%sparam = horse_mg, 900, 100, 600, 10, 0.002\n", head);
     assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
     assert_non_null(strstr(f->why, "[spsa] param: horse_mg: need"));
@@ -885,8 +965,9 @@ static void test_output_names_distinct(void **state)
     assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
     assert_non_null(strstr(f->why, "[texel] loss: 'texel-weights.txt' is also the name of "
                                    "[texel] weights"));
-    write_text(f, "[job]\nkind = spsa\nrounds = 5\n[engine e]\n[time]\nnodes = 9\n",
-               "[spsa]\nparams = horse_mg\ntrajectory = result.json\n");
+    write_text(
+        f, "[job]\nkind = spsa\nrounds = 5\n[engine e]\noption.UseNNUE = 0\n[time]\nnodes = 9\n",
+        "[spsa]\nparams = horse_mg\ntrajectory = result.json\n");
     assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE);
     assert_non_null(
         strstr(f->why, "[spsa] trajectory: 'result.json' is also the name of [output] result"));
@@ -1080,6 +1161,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_control_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datagen_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_train_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eval_weights_need_use_nnue, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

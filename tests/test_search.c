@@ -538,14 +538,17 @@ static void random_net_file(char *out, size_t len, int hidden)
     nnue_free(&net);
 }
 
-/// UseNNUE without a net and a bad EvalFile are refused with a sentence (the engine keeps
-/// working); a good file switches the evaluation to the net's, and UseNNUE false back.
+/// A new engine evaluates with the embedded net exactly when the build has one; UseNNUE
+/// without a net and a bad EvalFile are refused with a sentence (the engine keeps working); a
+/// good file switches the evaluation to the net's, and UseNNUE false back.
 static void test_nnue_options(void **state)
 {
     (void)state;
     Engine *e = engine_new();
     assert_non_null(e);
     Board *b = board_from(BOARD_START_FEN);
+    assert_int_equal(engine_uses_nnue(e, NULL), nnue_default() != NULL);
+    assert_int_equal(engine_set_option(e, "UseNNUE", "false"), ENGINE_OK);
     int linear = engine_evaluate(e, b);
     if (!nnue_default()) {
         assert_int_equal(engine_set_option(e, "UseNNUE", "true"), ENGINE_ERR_VALUE);
@@ -606,6 +609,7 @@ static void test_nnue_search(void **state)
     SearchLimits l;
     limits_init(&l);
     l.depth = 6;
+    assert_int_equal(engine_set_option(e, "UseNNUE", "false"), ENGINE_OK);
     SearchResult lin = engine_search(e, &l, NULL, NULL);
     assert_int_equal(engine_set_option(e, "EvalFile", path), ENGINE_OK);
     assert_int_equal(engine_set_option(e, "UseNNUE", "true"), ENGINE_OK);

@@ -439,12 +439,14 @@ static void test_garbage(void **state)
     session_free(s);
 }
 
-/// setoption of an evaluation weight (case-insensitive name) changes what eval prints; a
-/// piece-square weight is accepted by name though not listed, and checked against its range.
+/// setoption of an evaluation weight (case-insensitive name) changes what the linear
+/// evaluation prints; a piece-square weight is accepted by name though not listed, and
+/// checked against its range.
 static void test_setoption_weight(void **state)
 {
     (void)state;
     Session *s = session_start();
+    send_line(s, "setoption name UseNNUE value false"); // the net never reads the weights
     // Red has a chariot more than Black.
     send_line(s, "position fen rnbakabn1/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w");
     int before = eval_red(s);
@@ -537,6 +539,7 @@ static void test_weights_file(void **state)
     assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
     close(fd);
     Session *s = session_start();
+    send_line(s, "setoption name UseNNUE value false"); // the net never reads the weights
     send_line(s, "position fen rnbakabn1/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w");
     int before = eval_red(s);
     char cmd[128];
@@ -553,9 +556,10 @@ static void test_weights_file(void **state)
     remove(path);
 }
 
-/// EvalFile and UseNNUE are listed; a damaged net and UseNNUE without a net are answered
-/// with an info string naming the fault; a good net switches `eval` to the net (its id
-/// shown) and the search still answers with a legal move.
+/// EvalFile and UseNNUE are listed, UseNNUE true by default exactly when the build embeds a
+/// net; a damaged net and UseNNUE without a net are answered with an info string naming the
+/// fault; a good net switches `eval` to the net (its id shown) and the search still answers
+/// with a legal move.
 static void test_nnue_options(void **state)
 {
     (void)state;
@@ -577,7 +581,16 @@ static void test_nnue_options(void **state)
     send_line(s, "uci");
     assert_non_null(session_expect(s, "uciok", WAIT_MS));
     assert_true(contains_line(s, "option name EvalFile type string default <default>"));
-    assert_true(contains_line(s, "option name UseNNUE type check default false"));
+    assert_true(contains_line(s, nnue_default() ? "option name UseNNUE type check default true"
+                                                : "option name UseNNUE type check default false"));
+    if (nnue_default()) {
+        char def_id[NNUE_ID_MAX], def_want[64];
+        nnue_id(nnue_default(), def_id);
+        snprintf(def_want, sizeof def_want, "Eval function: NNUE %s", def_id);
+        send_line(s, "eval");
+        assert_non_null(session_expect(s, def_want, WAIT_MS));
+        send_line(s, "setoption name UseNNUE value false");
+    }
     send_line(s, "eval");
     assert_non_null(session_expect(s, "Eval function: linear", WAIT_MS));
     if (!nnue_default()) {

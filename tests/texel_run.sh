@@ -17,7 +17,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 mpi=(mpirun --oversubscribe --bind-to none -np 2)
 fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
 
-"$xq" play -engine name=a -engine name=b option.horse_mg=230 -each nodes=400 -rounds 30 -repeat \
+"$xq" play -engine name=a -engine name=b option.horse_mg=230 -each nodes=400 option.UseNNUE=false -rounds 30 -repeat \
     -openings order=random -maxplies 250 -resign movecount=3 score=600 \
     -pgnout file="$work/g.pgn" >"$work/play.log" 2>&1 || fail "play: $(tail -3 "$work/play.log")"
 "$xq" texel extract -o "$work/texel.xqd" "$work/g.pgn" >"$work/x.log" 2>&1 ||

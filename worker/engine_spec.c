@@ -12,6 +12,8 @@
 #include <strings.h>
 
 #include "inifile.h"
+#include "nnue.h"
+#include "params.h"
 
 static const char *const TIME_KEYS[] = {"tc", "st", "depth", "nodes", "timemargin"};
 
@@ -279,4 +281,81 @@ EngineSpecStatus engine_spec_word(PlayerConfig *pc, TimeControl *tc, const char 
     }
     snprintf(key, sizeof key, "%.*s", (int)(eq - word), word);
     return engine_spec_set(pc, tc, key, eq + 1, NULL, why, why_len);
+}
+
+/// The value of the last UseNNUE option: 1 true, 0 false, -1 not set, 2 not a boolean (the
+/// engine refuses that when the player starts, with its own sentence).
+static int use_nnue_option(const PlayerConfig *pc)
+{
+    int v = -1;
+    for (int i = 0; i < pc->option_count; i++) {
+        const char *name = pc->options[i].name, *val = pc->options[i].value;
+        if (strcasecmp(name, "UseNNUE"))
+            continue;
+        v = !strcasecmp(val, "true") || !strcasecmp(val, "on") || !strcmp(val, "1")     ? 1
+            : !strcasecmp(val, "false") || !strcasecmp(val, "off") || !strcmp(val, "0") ? 0
+                                                                                        : 2;
+    }
+    return v;
+}
+
+bool engine_spec_check_eval(const PlayerConfig *pc, bool tunes_eval, char *why, size_t why_len)
+{
+    if (pc->proto != PROTO_BUILTIN)
+        return true;
+    int use = use_nnue_option(pc);
+    if (use == 2)
+        return true;
+    if (tunes_eval && use != 0) {
+        snprintf(why, why_len,
+                 "spsa tunes evaluation rows, which the NNUE net never reads (UseNNUE is %s): "
+                 "set option.UseNNUE = false to tune the linear evaluation",
+                 use == 1 ? "true" : "on by default");
+        return false;
+    }
+    if (use != -1 || !nnue_default())
+        return true;
+    Weights w, def;
+    weights_default(&w);
+    weights_default(&def);
+    char ignored[256];
+    if (pc->weights_file[0] &&
+        weights_load(&w, pc->weights_file, ignored, sizeof ignored) != PARAMS_OK)
+        return true;
+    const char *from = pc->weights_file;
+    for (int i = 0; i < pc->option_count; i++)
+        if (params_find(pc->options[i].name) >= 0)
+            weights_set(&w, pc->options[i].name, pc->options[i].value); // a bad value: at start
+    for (int id = 0; id < PARAM_NB; id++) {
+        if (params_is_search(id) || w.v[id] == def.v[id])
+            continue;
+        for (int i = 0; i < pc->option_count; i++)
+            if (!strcasecmp(pc->options[i].name, params_info[id].name))
+                from = "its options";
+        snprintf(why, why_len,
+                 "its evaluation weights are not the defaults (%s %d, not %d, from %s), and the "
+                 "NNUE net it evaluates with by default never reads them: set "
+                 "option.UseNNUE=false to evaluate with them, or option.UseNNUE=true to keep "
+                 "the net",
+                 params_info[id].name, (int)w.v[id], (int)def.v[id], from);
+        return false;
+    }
+    return true;
+}
+
+bool engine_spec_check_pair(const PlayerConfig *a, const PlayerConfig *b, char *why, size_t why_len)
+{
+    if (a->proto != PROTO_BUILTIN || b->proto != PROTO_BUILTIN)
+        return true;
+    int ua = use_nnue_option(a), ub = use_nnue_option(b), def = nnue_default() != NULL;
+    if (ua == 2 || ub == 2 || (ua == -1) == (ub == -1) ||
+        (ua == -1 ? def : ua) == (ub == -1 ? def : ub))
+        return true;
+    const PlayerConfig *set = ua == -1 ? b : a, *unset = ua == -1 ? a : b;
+    snprintf(why, why_len,
+             "engine '%s' sets UseNNUE=%s and engine '%s' evaluates with the %s by default: "
+             "set option.UseNNUE on both (or for each) so the match compares what you mean",
+             set->name, def ? "false" : "true", unset->name,
+             def ? "NNUE net" : "linear evaluation");
+    return false;
 }

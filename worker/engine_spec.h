@@ -37,3 +37,18 @@ EngineSpecStatus engine_spec_word(PlayerConfig *pc, TimeControl *tc, const char 
 
 /// The time-control keys (tc, st, depth, nodes, timemargin): the ones [time] takes.
 bool engine_spec_is_time_key(const char *key);
+
+/// The linear evaluation alone reads a builtin engine's evaluation weights; the NNUE net (on by
+/// default when the build embeds one) never does. So an engine that would evaluate with the net
+/// by default (no UseNNUE option) is refused when its evaluation weights are not the defaults
+/// (params = FILE, or option.NAME of an evaluation row), and when SPSA tunes its evaluation rows
+/// (tunes_eval; refused with UseNNUE true too): the weights would change nothing while the
+/// figures said they did. why names the first such weight and the option that settles it.
+/// A weights file that cannot be read passes here; creating the player reports it.
+bool engine_spec_check_eval(const PlayerConfig *pc, bool tunes_eval, char *why, size_t why_len);
+
+/// Two builtin engines of one match where one sets UseNNUE and the other evaluates as the
+/// build's default, differently: refused (the comparison would be net against linear
+/// evaluation without either saying so); why says to set UseNNUE on both.
+bool engine_spec_check_pair(const PlayerConfig *a, const PlayerConfig *b, char *why,
+                            size_t why_len);

@@ -1021,6 +1021,12 @@ static bool build_player(Ctx *c, int i)
     if (!tc->base_ms && !tc->inc_ms && !tc->movetime_ms && !tc->depth && !tc->nodes)
         return fail(c, JOB_ERR_MISSING, sec, NULL,
                     "no time control: give tc, st, depth or nodes (here, in [each] or [time])");
+    bool tunes_eval = false;
+    for (int k = 0; c->job->kind == JOB_SPSA && k < c->job->spsa.param_count; k++)
+        tunes_eval |= !params_is_search(c->job->spsa.params[k].id);
+    char why[512];
+    if (!engine_spec_check_eval(&p->cfg, tunes_eval, why, sizeof why))
+        return fail(c, JOB_ERR_VALUE, sec, "option.UseNNUE", "%s", why);
     return true;
 }
 
@@ -1132,6 +1138,11 @@ static bool validate_games(Ctx *c)
         if (!build_player(c, i))
             return false;
     c->at = (Origin){0, NULL};
+    char why[512];
+    for (int a = 0; a < j->player_count; a++)
+        for (int b = a + 1; b < j->player_count; b++)
+            if (!engine_spec_check_pair(&j->players[a].cfg, &j->players[b].cfg, why, sizeof why))
+                return fail(c, JOB_ERR_VALUE, "each", "option.UseNNUE", "%s", why);
     if (!c->has_rounds)
         return fail(c, JOB_ERR_MISSING, "job", "rounds", "missing");
     j->sprt.enabled = j->kind == JOB_SPRT;
