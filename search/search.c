@@ -395,7 +395,11 @@ static inline int evaluate(SearchThread *t, const Board *b)
     if (!t->nnue_on)
         return eval_evaluate(b, &t->engine->weights);
     int v = nnue_stack_evaluate(t->nnue, b);
-    assert(v == nnue_evaluate_full(t->nnue->net, b)); // the incremental path is exact
+    // Debug builds check the incremental path against the full evaluation one node in 16 (a
+    // wrong accumulator stays wrong, so sampling still catches it; every node made sanitizer
+    // runs 4x slower now that the net is the default); test_nnue checks every position.
+    assert((atomic_load_explicit(&t->nodes, memory_order_relaxed) & 15) != 0 ||
+           v == nnue_evaluate_full(t->nnue->net, b));
     return v;
 }
 
