@@ -458,6 +458,17 @@ static void test_value_not_utf8(void **state)
             fail_msg("bad sequence %zu accepted", i);
 }
 
+/// A two-engine match job, "new" and "base" with the given lines, at 100 nodes a move.
+static JobStatus load_pair(Fixture *f, const char *new_lines, const char *base_lines)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[job]\nkind = match\nrounds = 2\n[engine new]\n%s[engine base]\n%s"
+             "[time]\nnodes = 100\n",
+             new_lines, base_lines);
+    return load_text(f, text);
+}
+
 /// The NNUE net (on by default when the build embeds one) never reads evaluation weights, so a
 /// job whose engine changes one (option.NAME, params = FILE) or whose SPSA tunes evaluation
 /// rows must set UseNNUE, and two builtin engines either both set it or neither: otherwise
@@ -468,36 +479,19 @@ static void test_eval_weights_need_use_nnue(void **state)
     Fixture *f = *state;
     if (!nnue_default())
         skip(); // without an embedded net the linear evaluation is the default
-    static const char *const tail = "[time]\nnodes = 100\n";
-    char text[1024];
-    snprintf(text, sizeof text,
-             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
-             "option.horse_mg = 301\n[engine base]\n%s",
-             tail);
-    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_int_equal(load_pair(f, "option.horse_mg = 301\n", ""), JOB_ERR_VALUE);
     assert_non_null(strstr(f->why, "horse_mg 301"));
     assert_non_null(strstr(f->why, "set option.UseNNUE=false"));
     // Both on the linear evaluation: accepted.
-    snprintf(text, sizeof text,
-             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
-             "option.horse_mg = 301\n[engine base]\n[each]\n"
-             "option.UseNNUE = false\n%s",
-             tail);
-    assert_int_equal(load_text(f, text), JOB_OK);
+    assert_int_equal(load_pair(f, "option.horse_mg = 301\n", "[each]\noption.UseNNUE = false\n"),
+                     JOB_OK);
     // One engine on the linear evaluation, the other on the net by default: refused.
-    snprintf(text, sizeof text,
-             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
-             "option.horse_mg = 301\noption.UseNNUE = off\n[engine base]\n%s",
-             tail);
-    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_int_equal(load_pair(f, "option.horse_mg = 301\noption.UseNNUE = off\n", ""),
+                     JOB_ERR_VALUE);
     assert_non_null(strstr(f->why, "'new' sets UseNNUE=false and engine 'base' evaluates with "
                                    "the NNUE net by default"));
     // Search rows alone, and the net named on both engines: accepted.
-    snprintf(text, sizeof text,
-             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
-             "option.search_rfp_depth = 5\n[engine base]\n%s",
-             tail);
-    assert_int_equal(load_text(f, text), JOB_OK);
+    assert_int_equal(load_pair(f, "option.search_rfp_depth = 5\n", ""), JOB_OK);
     // A weights file: refused when it changes an evaluation row, named by the file.
     char dir[1024], wpath[1100];
     snprintf(dir, sizeof dir, "%s", f->path);
@@ -507,19 +501,16 @@ static void test_eval_weights_need_use_nnue(void **state)
     assert_non_null(w);
     fputs("cannon_mg 333\n", w);
     fclose(w);
-    snprintf(text, sizeof text,
-             "[job]\nkind = match\nrounds = 2\n[engine new]\n"
-             "params = w.txt\n[engine base]\n%s",
-             tail);
-    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_int_equal(load_pair(f, "params = w.txt\n", ""), JOB_ERR_VALUE);
     assert_non_null(strstr(f->why, "cannon_mg 333"));
     assert_non_null(strstr(f->why, wpath));
     w = fopen(wpath, "w");
     assert_non_null(w);
     fprintf(w, "cannon_mg %d\nsearch_rfp_depth 5\n", params_info[params_find("cannon_mg")].def);
     fclose(w);
-    assert_int_equal(load_text(f, text), JOB_OK);
+    assert_int_equal(load_pair(f, "params = w.txt\n", ""), JOB_OK);
     unlink(wpath);
+    char text[1024];
     // SPSA on evaluation rows: refused unless UseNNUE is false, even with UseNNUE true.
     static const char *const spsa = "[job]\nkind = spsa\nrounds = 5\n[engine e]\n%s[time]\n"
                                     "nodes = 100\n[spsa]\nparams = %s\n";
