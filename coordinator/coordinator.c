@@ -165,7 +165,7 @@ static void send_stop(Coordinator *c, int r, WireStopCode code, const char *text
 {
     WireStop stop = {(uint32_t)code, ""};
     snprintf(stop.text, sizeof stop.text, "%.*s", WIRE_MAX_TEXT, text);
-    channel_send(c->cfg.ch, r, LINK_TAG_STOP, wire_pack_stop(&stop, &c->buf), &c->buf);
+    channel_send(c->cfg.ch, r, LINK_TAG_ORDER, wire_pack_stop(&stop, &c->buf), &c->buf);
 }
 
 static void stop_all(Coordinator *c, WireStopCode code, const char *text)
@@ -209,7 +209,7 @@ static bool give_units(Coordinator *c, int r, int n)
         coord_fail(c, why);
         return false;
     }
-    if (!channel_send(c->cfg.ch, r, LINK_TAG_WORK, wire_pack_work(&work, &c->buf), &c->buf))
+    if (!channel_send(c->cfg.ch, r, LINK_TAG_ORDER, wire_pack_work(&work, &c->buf), &c->buf))
         fprintf(stderr, "\nxqforge run: cannot send work to rank %d\n", r);
     return true;
 }
@@ -243,7 +243,7 @@ static void refuse_rank(Coordinator *c, int r, const char *why)
     fprintf(stderr, "\nrank %d (%s) refused: %s\n", r, k->host[0] ? k->host : "?", why);
     WireRefuse ref;
     snprintf(ref.reason, sizeof ref.reason, "%.*s", WIRE_MAX_TEXT, why);
-    channel_send(c->cfg.ch, r, LINK_TAG_STOP, wire_pack_refuse(&ref, &c->buf), &c->buf);
+    channel_send(c->cfg.ch, r, LINK_TAG_ORDER, wire_pack_refuse(&ref, &c->buf), &c->buf);
     if (release_rank(c, r))
         serve_waiting(c);
 }

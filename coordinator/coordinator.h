@@ -6,8 +6,9 @@
 //
 // Protocol and invariants:
 // - MPI orders messages per tag only. Results travel under LINK_TAG_RESULT, HELLO/REQUEST/
-//   BYE under LINK_TAG_CONTROL; WORK and STOP have their own tags (the worker drops a WORK
-//   taken after a STOP).
+//   BYE under LINK_TAG_CONTROL; WORK, STOP and REFUSE share LINK_TAG_ORDER, so a worker takes
+//   every WORK sent before a STOP before that STOP, and a drain's "in progress" is exactly
+//   what the workers will finish.
 // - Journal before count: a result counts only after its journal record is durable; a
 //   journal that cannot be written stops the run with an error (exit 1), what it holds whole.
 //   Group commit: the results waiting (up to COORD_BATCH_MAX) are checked and staged, made

@@ -8,10 +8,10 @@
 #include <stddef.h>
 
 typedef enum {
-    LINK_TAG_CONTROL = 1,
-    LINK_TAG_WORK,
-    LINK_TAG_RESULT,
-    LINK_TAG_STOP,
+    LINK_TAG_CONTROL = 1, // worker -> coordinator: HELLO, REQUEST, BYE
+    LINK_TAG_ORDER,       // coordinator -> worker: WORK, STOP, REFUSE (one tag: MPI keeps
+                          // their order only within a tag)
+    LINK_TAG_RESULT,      // worker -> coordinator: a finished unit
     LINK_TAG_NB
 } LinkTag;
 

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     LinkTag tag;
     void *data = NULL;
     size_t len = 0;
-    LinkStatus w = link_wait(l, LINK_TAG_STOP, 120000, &src, &tag, &data, &len);
+    LinkStatus w = link_wait(l, LINK_TAG_ORDER, 120000, &src, &tag, &data, &len);
     WireMessage m;
     bool refused = w == LINK_OK && wire_unpack(data, len, &m, why, sizeof why) == WIRE_OK &&
                    m.kind == WIRE_REFUSE;

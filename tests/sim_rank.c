@@ -91,7 +91,7 @@ static long long serve(Channel *ch, const Stored *s, const WireHello *hello, uin
         }
         WireMessage m;
         int src;
-        if (!channel_receive(ch, LINK_TAG_WORK, LINK_TAG_STOP, &src, &m, NULL)) {
+        if (!channel_receive(ch, LINK_TAG_ORDER, LINK_TAG_ORDER, &src, &m, NULL)) {
             struct timespec ts = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
             nanosleep(&ts, NULL);
             continue;

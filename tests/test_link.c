@@ -44,7 +44,7 @@ static void send_pattern(LinkTag tag, size_t len, unsigned salt)
     assert_int_equal(st, LINK_OK);
 }
 
-/// Rank 0: the next message is the pattern send_pattern(LINK_TAG_WORK, len, salt) sent.
+/// Rank 0: the next message is the pattern send_pattern(LINK_TAG_ORDER, len, salt) sent.
 static void expect_pattern(size_t len, unsigned salt)
 {
     int src = -1;
@@ -53,7 +53,7 @@ static void expect_pattern(size_t len, unsigned salt)
     size_t got = 0;
     assert_int_equal(link_wait(link, LINK_TAG_NB, WAIT_MS, &src, &tag, &data, &got), LINK_OK);
     assert_int_equal(src, 1);
-    assert_int_equal(tag, LINK_TAG_WORK);
+    assert_int_equal(tag, LINK_TAG_ORDER);
     assert_int_equal(got, len);
     const unsigned char *p = data;
     for (size_t i = 0; i < len; i++)
@@ -92,8 +92,8 @@ static void test_too_big(void **state)
     (void)state;
     skip_unless_pair();
     if (link_rank(link) == 1) {
-        send_pattern(LINK_TAG_WORK, BIG, 1);
-        send_pattern(LINK_TAG_WORK, 100, 2);
+        send_pattern(LINK_TAG_ORDER, BIG, 1);
+        send_pattern(LINK_TAG_ORDER, 100, 2);
         return;
     }
     expect_refused(LINK_ERR_TOO_BIG);
@@ -108,7 +108,7 @@ static void test_bad_tag(void **state)
     skip_unless_pair();
     if (link_rank(link) == 1) {
         send_pattern((LinkTag)(LINK_TAG_NB + 1), BAD_TAG_LEN, 3);
-        send_pattern(LINK_TAG_WORK, BAD_TAG_LEN, 4);
+        send_pattern(LINK_TAG_ORDER, BAD_TAG_LEN, 4);
         return;
     }
     expect_refused(LINK_ERR_BAD_TAG);

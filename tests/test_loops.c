@@ -418,7 +418,7 @@ static int left_for(ChannelHub *h, int r)
     Channel *ch = channel_hub_rank(h, r);
     WireMessage m;
     int src, other = 0;
-    while (channel_receive(ch, LINK_TAG_STOP, LINK_TAG_STOP, &src, &m, NULL)) {
+    while (channel_receive(ch, LINK_TAG_ORDER, LINK_TAG_ORDER, &src, &m, NULL)) {
         other += m.kind != WIRE_STOP && m.kind != WIRE_REFUSE;
         wire_message_destroy(&m);
     }
@@ -485,14 +485,14 @@ static bool hand_work(Channel *co, int dest, uint64_t first, uint32_t n)
     m.work.pair_count = (int)n;
     for (uint32_t i = 0; i < n; i++)
         m.work.pair_ids[i] = first + i;
-    return hand_send(co, dest, LINK_TAG_WORK, &m);
+    return hand_send(co, dest, LINK_TAG_ORDER, &m);
 }
 
 static bool hand_stop(Channel *co, int dest, WireStopCode code)
 {
     WireMessage m = {.kind = WIRE_STOP};
     m.stop = (WireStop){(uint32_t)code, "stop"};
-    return hand_send(co, dest, LINK_TAG_STOP, &m);
+    return hand_send(co, dest, LINK_TAG_ORDER, &m);
 }
 
 /// The next message to ch under tag a or b; false (m->kind WIRE_KIND_NB) when none came
@@ -640,7 +640,7 @@ static void test_all_refused(void **state)
     Channel *hand = channel_hub_rank(r->hub, 2);
     WireMessage m;
     hand_hello(hand, SIGNATURE + 2);
-    bool refused = hand_expect(hand, LINK_TAG_STOP, LINK_TAG_WORK, WIRE_REFUSE, &m) &&
+    bool refused = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_REFUSE, &m) &&
                    strstr(m.refuse.reason, "bench signature");
     wire_message_destroy(&m);
     hand_bye(hand);
@@ -771,7 +771,7 @@ static void test_garbage_ignored(void **state)
     WireMessage m;
     hand_hello(hand, SIGNATURE);
     hand_request(hand, 2);
-    bool first = hand_expect(hand, LINK_TAG_WORK, LINK_TAG_STOP, WIRE_WORK, &m) &&
+    bool first = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m) &&
                  m.work.pair_count == 2 && m.work.pair_ids[0] == 0 && m.work.pair_ids[1] == 1;
     wire_message_destroy(&m);
     hand_result(stranger, JOB_ID, 2, 1, MARK_GARBAGE); // unadmitted
@@ -780,12 +780,12 @@ static void test_garbage_ignored(void **state)
     hand_result(hand, JOB_ID, 1, 2, MARK_GARBAGE);  // not handed to it (yet)
     hand_result(hand, JOB_ID, 1, 99, MARK_GARBAGE); // out of range
     hand_request(hand, 2);
-    bool second = hand_expect(hand, LINK_TAG_WORK, LINK_TAG_STOP, WIRE_WORK, &m) &&
+    bool second = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m) &&
                   m.work.pair_count == 2 && m.work.pair_ids[0] == 2 && m.work.pair_ids[1] == 3;
     wire_message_destroy(&m);
     for (uint64_t u = 1; u < UNITS; u++)
         hand_result(hand, JOB_ID, 1, u, 0);
-    bool stopped = hand_expect(hand, LINK_TAG_STOP, LINK_TAG_STOP, WIRE_STOP, &m) &&
+    bool stopped = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_STOP, &m) &&
                    m.stop.code == WIRE_STOP_DONE;
     wire_message_destroy(&m);
     hand_hello(stranger, SIGNATURE); // after its result: that one came from a stranger
@@ -826,7 +826,7 @@ static void refused_for(const Fixture *f, Bad bad, const char *expect)
     hand_hello(hand, SIGNATURE);
     hand_request(hand, 1);
     bool got =
-        hand_expect(hand, LINK_TAG_WORK, LINK_TAG_STOP, WIRE_WORK, &m) && m.work.pair_count == 1;
+        hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m) && m.work.pair_count == 1;
     uint64_t unit = got ? m.work.pair_ids[0] : 0;
     wire_message_destroy(&m);
     WorkerThread *w = worker_new(r->hub, 2, 1, SIGNATURE, WIRE_BOOK);
@@ -840,7 +840,7 @@ static void refused_for(const Fixture *f, Bad bad, const char *expect)
         hand->ops->send(hand->impl, 0, LINK_TAG_RESULT, "\x94\xa2XQ\x04", 5);
     else
         hand_result(hand, JOB_ID, 1, unit, MARK_FORGED);
-    bool refused = hand_expect(hand, LINK_TAG_STOP, LINK_TAG_WORK, WIRE_REFUSE, &m) &&
+    bool refused = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_REFUSE, &m) &&
                    strstr(m.refuse.reason, expect);
     wire_message_destroy(&m);
     hand_bye(hand);
@@ -898,11 +898,11 @@ static void test_count_failure_stops(void **state)
     WireMessage m;
     hand_hello(hand, SIGNATURE);
     hand_request(hand, 1);
-    bool got = hand_expect(hand, LINK_TAG_WORK, LINK_TAG_STOP, WIRE_WORK, &m);
+    bool got = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m);
     wire_message_destroy(&m);
     WorkerThread *w = worker_new(r->hub, 1, 1, SIGNATURE, WIRE_BOOK);
     worker_start(w);
-    bool stopped = hand_expect(hand, LINK_TAG_STOP, LINK_TAG_STOP, WIRE_STOP, &m) &&
+    bool stopped = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_STOP, &m) &&
                    m.stop.code == WIRE_STOP_ERROR;
     wire_message_destroy(&m);
     hand_bye(hand);
@@ -969,7 +969,7 @@ static void hand_batch(Run *r, int n, atomic_bool *hold, uint64_t *ids)
     r->fc.hold = hold;
     assert_true(hand_hello(hand, SIGNATURE));
     assert_true(hand_request(hand, (uint32_t)n));
-    assert_true(hand_expect(hand, LINK_TAG_WORK, LINK_TAG_WORK, WIRE_WORK, &m));
+    assert_true(hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m));
     assert_int_equal(m.work.pair_count, n);
     for (int i = 0; i < n; i++) {
         ids[i] = m.work.pair_ids[i];
@@ -1100,14 +1100,14 @@ static void test_early_verdict(void **state)
     WireMessage m;
     hand_hello(hand, SIGNATURE);
     hand_request(hand, 1);
-    bool got = hand_expect(hand, LINK_TAG_WORK, LINK_TAG_STOP, WIRE_WORK, &m);
+    bool got = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m);
     wire_message_destroy(&m);
     WorkerThread *w[2];
     for (int i = 0; i < 2; i++) {
         w[i] = worker_new(r->hub, i + 1, 2, SIGNATURE, WIRE_BOOK);
         worker_start(w[i]);
     }
-    bool stopped = hand_expect(hand, LINK_TAG_STOP, LINK_TAG_STOP, WIRE_STOP, &m) &&
+    bool stopped = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_STOP, &m) &&
                    m.stop.code == WIRE_STOP_INTERRUPTED && strstr(m.stop.text, "H1 accepted");
     wire_message_destroy(&m);
     hand_bye(hand);

@@ -128,7 +128,7 @@ static void *work_thread(void *arg)
 static void on_message(Worker *w, const WireMessage *msg, int rank)
 {
     if (msg->kind == WIRE_WORK && (w->no_more_work || atomic_load(&w->abort))) {
-        // Taken after a STOP (MPI orders messages per tag only): dropped.
+        // After a STOP (the coordinator sends none; WORK and STOP share a tag): dropped.
     } else if (msg->kind == WIRE_WORK) {
         SharedWork *sw = malloc(sizeof *sw);
         if (!sw) {
@@ -206,7 +206,7 @@ static int comm_loop(Worker *w, Channel *ch, int threads, msgpack_sbuffer *buf)
             return 0;
         WireMessage msg;
         int src;
-        if (!channel_receive(ch, LINK_TAG_WORK, LINK_TAG_STOP, &src, &msg, NULL)) {
+        if (!channel_receive(ch, LINK_TAG_ORDER, LINK_TAG_ORDER, &src, &msg, NULL)) {
             struct timespec ts = {0, 2000000};
             nanosleep(&ts, NULL);
             continue;

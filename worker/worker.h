@@ -6,9 +6,9 @@
 // Protocol and invariants:
 // - The communication thread (the caller's) sends HELLO, asks for at most 2 units per work
 //   thread in flight, sends every finished unit as one message under LINK_TAG_RESULT, and
-//   polls LINK_TAG_WORK and LINK_TAG_STOP.
-// - MPI orders messages per tag only: a WORK sent before a STOP can be taken after it. A WORK
-//   taken after a STOP is dropped (the work threads may be gone; its units go to others).
+//   polls LINK_TAG_ORDER.
+// - WORK and STOP share that tag, so MPI delivers them in the order sent (it orders messages
+//   per tag only). A WORK taken after a STOP (not one our coordinator sends) is dropped.
 // - STOP "done" lets the queued and running units finish and be sent; STOP "interrupted" or
 //   "error", and REFUSE, abandon them (the coordinator does not count them).
 // - A failing work thread (an engine that cannot start) ends the worker: its reason goes
