@@ -385,9 +385,29 @@ static void load_weights(Uci *u, const char *path)
     if (!path || !*path || strcmp(path, "<empty>") == 0)
         return;
     char why[UCI_MSG_MAX - 64] = "";
-    ParamsStatus st = weights_load(engine_weights(u->engine), path, why, sizeof why);
+    Weights *w = engine_weights(u->engine);
+    Weights before = *w;
+    ParamsStatus st = weights_load(w, path, why, sizeof why);
+    bool eval_changed = false;
+    for (int i = 0; i < PARAM_NB; i++)
+        eval_changed |= !params_is_search(i) && w->v[i] != before.v[i];
     if (st != PARAMS_OK)
         info_string(u, "WeightsFile: %s", why[0] ? why : params_strerror(st));
+    else if (eval_changed && engine_uses_nnue(u->engine, NULL))
+        info_string(u, "WeightsFile: loaded, but the NNUE net the engine evaluates with never "
+                       "reads its evaluation weights (setoption name UseNNUE value false to "
+                       "evaluate with them)");
+}
+
+/// A GUI has no place for a refusal: a weight the net ignores is set, with a note saying so.
+static void note_ignored_weight(Uci *u, const char *name)
+{
+    int id = params_find(name);
+    if (id >= 0 && !params_is_search(id) && engine_uses_nnue(u->engine, NULL))
+        info_string(u,
+                    "setoption %s: set, but the NNUE net the engine evaluates with never "
+                    "reads it (setoption name UseNNUE value false to evaluate with it)",
+                    name);
 }
 
 /// Sets one option by its UCI name; value is NULL when the command gave none (buttons).
@@ -399,8 +419,10 @@ static void set_option(Uci *u, const char *name, const char *value)
     }
     name = canonical_name(name);
     EngineStatus st = engine_set_option(u->engine, name, value);
-    if (st == ENGINE_OK)
+    if (st == ENGINE_OK) {
+        note_ignored_weight(u, name);
         return;
+    }
     if (st == ENGINE_ERR_UNKNOWN_OPTION) {
         info_string(u, "setoption: unknown option '%.*s'", UCI_ECHO_MAX, name);
         return;

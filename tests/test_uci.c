@@ -556,6 +556,42 @@ static void test_weights_file(void **state)
     remove(path);
 }
 
+/// With the net on (the default when the build embeds one), an evaluation weight set by
+/// setoption or a weights file is taken but answered with an info string saying the net
+/// ignores it and how to use it; a search row, which the net's search does read, is not.
+static void test_weight_under_net_noted(void **state)
+{
+    (void)state;
+    if (!nnue_default())
+        skip();
+    char path[] = "/tmp/xq_test_uci_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char text[] = "chariot_mg 1000\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    Session *s = session_start();
+    send_line(s, "setoption name search_lmr_base value 100");
+    sync_ready(s);
+    assert_int_equal(count_lines(s, "info string "), 0);
+    send_line(s, "setoption name Chariot_MG value 900");
+    const char *note = session_expect(s, "info string setoption chariot_mg: set, but", WAIT_MS);
+    assert_non_null(note);
+    assert_non_null(strstr(note, "UseNNUE value false"));
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "setoption name WeightsFile value %s", path);
+    send_line(s, cmd);
+    note = session_expect(s, "info string WeightsFile: loaded, but", WAIT_MS);
+    assert_non_null(note);
+    send_line(s, "setoption name UseNNUE value false");
+    send_line(s, "setoption name chariot_mg value 800");
+    sync_ready(s);
+    assert_int_equal(count_lines(s, "info string "), 2);
+    session_finish(s, true);
+    session_free(s);
+    remove(path);
+}
+
 /// EvalFile and UseNNUE are listed, UseNNUE true by default exactly when the build embeds a
 /// net; a damaged net and UseNNUE without a net are answered with an info string naming the
 /// fault; a good net switches `eval` to the net (its id shown) and the search still answers
@@ -800,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_setoption_weight),
         cmocka_unit_test(test_weights_file),
+        cmocka_unit_test(test_weight_under_net_noted),
         cmocka_unit_test(test_nnue_options),
         cmocka_unit_test(test_setoption_search_row),
         cmocka_unit_test(test_go_nodes_deterministic),
