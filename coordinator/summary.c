@@ -36,9 +36,12 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
             games_per_min);
     fprintf(out, "%s", block);
     fprintf(out, "Terminations:");
+    const char *sep = " ";
     for (int i = 1; i < TERM_NB; i++)
-        if (t->terms[i])
-            fprintf(out, " %s %d,", game_termination_name((Termination)i), t->terms[i]);
+        if (t->terms[i]) {
+            fprintf(out, "%s%s %d", sep, game_termination_name((Termination)i), t->terms[i]);
+            sep = ", ";
+        }
     fprintf(out, "\n--------------------------------------------------\n");
     fflush(out);
 }

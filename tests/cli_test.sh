@@ -162,7 +162,16 @@ rm -f /tmp/xq-cli-$$.xqd
 # output that cannot be written is a failure while running (1).
 tx=$(mktemp -d)
 "$xq" play -engine builtin name=a -engine builtin name=b -each depth=1 -rounds 2 -repeat \
-    -maxplies 60 -pgnout file="$tx/g.pgn" >/dev/null 2>&1
+    -maxplies 60 -pgnout file="$tx/g.pgn" >"$tx/play.log" 2>&1
+# The summary's Terminations line lists "name N" items, comma-separated, that add up to Games.
+terms=$(grep -m1 '^Terminations:' "$tx/play.log")
+term_sum=$(($(grep -oE '[0-9]+(,|$)' <<<"$terms" | tr -d , | paste -sd+)))
+if [[ $terms =~ ^Terminations:(\ [a-z0-9 -]+\ [0-9]+)(,\ [a-z0-9 -]+\ [0-9]+)*$ && $term_sum == 4 ]]; then
+    passes=$((passes + 1))
+else
+    echo "FAIL: play summary: '$terms' (sum ${term_sum:-none}, 4 games expected)"
+    fails=$((fails + 1))
+fi
 : >"$tx/empty.pgn"
 head -c 4000 "$xq" >"$tx/garbage.pgn" # an ELF file: not a PGN
 printf '[Event "x"]\n[Result "1-0"]\n\n' >"$tx/tags.pgn"
