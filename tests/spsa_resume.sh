@@ -42,14 +42,15 @@ grep -q "SPSA: 40 of 40 iterations applied" "$work/2.log" ||
     fail "not every pair applied once: $(grep 'SPSA:' "$work/2.log")"
 head -n "$rows" "$out/spsa.csv" | cmp -s - "$work/before.csv" ||
     fail "replayed trajectory differs from the one before the kill"
-# The tuned file holds the last row's theta, rounded, and loads in the engine.
+# The tuned file holds the last row's theta, rounded, and loads in the engine (UseNNUE false:
+# the linear evaluation it was tuned with; under the net a note says the weights are unread).
 last=$(tail -n 1 "$out/spsa.csv")
 [[ ${last%%,*} == 40 ]] || fail "last trajectory row is not iteration 40: $last"
 dups=$(cut -d, -f1 "$out/spsa.csv" | uniq -d | tr '\n' ' ')
 [[ -z $dups ]] || fail "spsa.csv repeats the rows of iteration(s) $dups"
 horse=$(awk -F, '{printf "%.0f", $2}' <<<"$last")
 grep -qx "horse_mg $horse" "$out/spsa-weights.txt" || fail "tuned file lacks horse_mg $horse"
-loaded=$(printf 'setoption name WeightsFile value %s\nposition startpos\ngo depth 2\nquit\n' \
+loaded=$(printf 'setoption name UseNNUE value false\nsetoption name WeightsFile value %s\nposition startpos\ngo depth 2\nquit\n' \
     "$out/spsa-weights.txt" | "$xq" uci 2>&1)
 grep -q "^bestmove" <<<"$loaded" || fail "engine did not play with the tuned file: $loaded"
 grep -q "WeightsFile:" <<<"$loaded" && fail "engine refused the tuned file: $loaded"
