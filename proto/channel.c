@@ -19,7 +19,7 @@ bool channel_receive(Channel *c, LinkTag first, LinkTag second, int *src, WireMe
     LinkTag tags[2] = {first, second};
     if (rejected)
         *rejected = -1;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (first == second ? 1 : 2); i++) { // one tag: polled once
         void *data = NULL;
         size_t len = 0;
         LinkStatus ls = c->ops->poll(c->impl, tags[i], src, &data, &len);

@@ -34,9 +34,10 @@ struct Channel {
 /// message could not be packed or sent.
 bool channel_send(Channel *c, int dest, LinkTag tag, WireStatus ws, msgpack_sbuffer *buf);
 
-/// Takes one message under one of two tags, decoded and validated; false when none is
-/// waiting. A message that fails validation (or is above the size cap) is logged with its
-/// reason and dropped; *rejected (may be NULL) is set to its sender then, else -1.
+/// Takes one message under one of two tags (or one: first == second), decoded and validated;
+/// false when none is waiting. A message that fails validation (or is above the size cap) is
+/// logged with its reason and dropped; *rejected (may be NULL) is set to its sender then,
+/// else -1.
 bool channel_receive(Channel *c, LinkTag first, LinkTag second, int *src, WireMessage *msg,
                      int *rejected);
 

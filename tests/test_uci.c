@@ -491,6 +491,16 @@ static unsigned long long depth7_nodes(Session *s)
     return n;
 }
 
+/// Writes text to a new temporary file; path (a mkstemp template) gets its name.
+static void write_temp(char *path, const char *text)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t len = strlen(text);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
 /// A search row (search_params.def) is a listed option with its range; setoption of it
 /// changes the search (the node count at depth 7), a value outside the range is refused
 /// naming it and changes nothing, and a weights file of only search rows sets just those.
@@ -513,11 +523,7 @@ static void test_setoption_search_row(void **state)
     send_line(s, "setoption name search_lmr_base value 75");
     assert_true(depth7_nodes(s) == def);
     char path[] = "/tmp/xq_test_uci_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    static const char text[] = "search_rfp_margin 40\nsearch_fut_margin 30\n";
-    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
-    close(fd);
+    write_temp(path, "search_rfp_margin 40\nsearch_fut_margin 30\n");
     char cmd[128];
     snprintf(cmd, sizeof cmd, "setoption name WeightsFile value %s", path);
     send_line(s, cmd);
@@ -533,11 +539,7 @@ static void test_weights_file(void **state)
 {
     (void)state;
     char path[] = "/tmp/xq_test_uci_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    static const char text[] = "# test\nchariot_mg 1000\nchariot_eg 1000\n";
-    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
-    close(fd);
+    write_temp(path, "# test\nchariot_mg 1000\nchariot_eg 1000\n");
     Session *s = session_start();
     send_line(s, "setoption name UseNNUE value false"); // the net never reads the weights
     send_line(s, "position fen rnbakabn1/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w");
@@ -565,11 +567,7 @@ static void test_weight_under_net_noted(void **state)
     if (!nnue_default())
         skip();
     char path[] = "/tmp/xq_test_uci_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    static const char text[] = "chariot_mg 1000\n";
-    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
-    close(fd);
+    write_temp(path, "chariot_mg 1000\n");
     Session *s = session_start();
     send_line(s, "setoption name search_lmr_base value 100");
     sync_ready(s);
