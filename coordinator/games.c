@@ -256,16 +256,6 @@ static bool write_pgn(GamesCoord *g, uint64_t unit, const WirePair *p, char *why
     return true;
 }
 
-static void tally(MatchTotals *t, double pts, int term)
-{
-    t->games++;
-    t->wins += pts == 1.0;
-    t->draws += pts == 0.5;
-    t->losses += pts == 0.0;
-    if (term < TERM_NB)
-        t->terms[term]++;
-}
-
 /// The running total of nodes may arrive out of order (a rank's game threads): the largest.
 static void rank_play_add(GamesRankPlay *rp, const WireResult *r, const WirePair *p)
 {
@@ -282,23 +272,25 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
     const WirePair *p = &m->result->pairs[0];
     int pi = plan_pairing_of(g->plan, unit);
     const Pairing *pg = &g->plan->pairings[pi];
-    double points = 0;
+    double points = 0, pts_of[2] = {0, 0};
     int before = g->all.games;
     for (int i = 0; i < p->game_count; i++) {
         const WireGame *wg = &p->games[i];
         double pts = wg->outcome == WIRE_OUTCOME_DRAW                           ? 0.5
                      : (wg->outcome == WIRE_OUTCOME_RED_WINS) == (wg->red == 0) ? 1.0
                                                                                 : 0.0;
-        tally(&g->tot[pi], pts, wg->term);
-        tally(&g->all, pts, wg->term);
+        match_totals_game(&g->tot[pi], pts, wg->term);
+        match_totals_game(&g->all, pts, wg->term);
         if (!replay)
-            tally(&g->session, pts, wg->term);
+            match_totals_game(&g->session, pts, wg->term);
+        if (i < 2)
+            pts_of[i] = pts;
         rating_add(&g->rating, pg->a, pg->b, pts);
         points += pts;
     }
     if (p->game_count == 2) {
-        g->tot[pi].ptnml[(int)(points * 2 + 0.5)]++;
-        g->all.ptnml[(int)(points * 2 + 0.5)]++;
+        match_totals_pair(&g->tot[pi], pts_of);
+        match_totals_pair(&g->all, pts_of);
     }
     uint32_t rank = m->result->rank;
     if ((int)rank < g->ranks)

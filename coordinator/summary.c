@@ -9,11 +9,16 @@ MatchResults summary_results(const MatchTotals *t, bool pairs)
     r.draws = (uint64_t)t->draws;
     r.losses = (uint64_t)t->losses;
     if (pairs) {
-        // Only finished pairs are in the pentanomial; W/D/L then covers the same games.
+        // The figures are the finished pairs': a game whose pair is still being played
+        // (concurrency > 1) waits for its partner, so W/D/L and the pentanomial always
+        // describe the same games and the SPRT never falls back to the trinomial.
         uint64_t n = 0;
         for (int i = 0; i < STATS_PENTA_NB; i++)
             n += r.ptnml[i] = (uint64_t)t->ptnml[i];
-        r.has_ptnml = n > 0 && 2 * n == (uint64_t)t->games;
+        r.wins = (uint64_t)t->pair_wins;
+        r.draws = (uint64_t)t->pair_draws;
+        r.losses = (uint64_t)t->pair_losses;
+        r.has_ptnml = n > 0 && r.wins + r.draws + r.losses == 2 * n;
     }
     return r;
 }
@@ -29,11 +34,17 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
 {
     MatchResults r = summary_results(t, pairs);
     char block[2048] = "";
-    if (t->games > 0)
+    if (r.wins + r.draws + r.losses > 0)
         stats_format(&r, sprt, block, sizeof block);
+    else if (t->games > 0)
+        snprintf(block, sizeof block, "No game pair finished yet.\n");
     fprintf(out, "--------------------------------------------------\n");
-    fprintf(out, "Results of %s vs %s (%d games, %.1f games/min):\n", name0, name1, t->games,
+    int waiting = t->games - (int)(r.wins + r.draws + r.losses);
+    fprintf(out, "Results of %s vs %s (%d games, %.1f games/min", name0, name1, t->games,
             games_per_min);
+    if (waiting > 0)
+        fprintf(out, "; %d of unfinished pairs not yet counted", waiting);
+    fprintf(out, "):\n");
     fprintf(out, "%s", block);
     fprintf(out, "Terminations:");
     const char *sep = " ";

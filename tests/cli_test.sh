@@ -88,14 +88,22 @@ check "play stops when the SPRT decides" 0 "SPRT: H1 accepted" "$xq" play -engin
     depth=4 -engine builtin name=weak depth=1 option.chariot_mg=300 option.chariot_eg=300 \
     option.horse_mg=100 option.horse_eg=100 -each option.UseNNUE=false -rounds 400 -repeat \
     -sprt elo0=0 elo1=100
-# Eight games at once: pairs still in flight finish after the verdict, which is printed once.
-verdicts=$("$xq" play -engine builtin name=good depth=4 -engine builtin name=weak depth=1 \
+# Eight games at once: pairs still in flight finish after the verdict, which is printed once;
+# every summary block (one each 3 games) has the finished pairs' pentanomial (or says none has
+# finished), never the trinomial of a total that holds half a pair.
+c8=$("$xq" play -engine builtin name=good depth=4 -engine builtin name=weak depth=1 \
     option.chariot_mg=300 option.chariot_eg=300 option.horse_mg=100 option.horse_eg=100 \
-    -each option.UseNNUE=false -rounds 400 -repeat -concurrency 8 -sprt elo0=0 elo1=100 2>&1 | grep -c "^SPRT: ")
-if [[ $verdicts == 1 ]]; then
+    -each option.UseNNUE=false -rounds 400 -repeat -concurrency 8 -sprt elo0=0 elo1=100 \
+    -ratinginterval 3 2>&1)
+verdicts=$(grep -c "^SPRT: " <<<"$c8")
+blocks=$(grep -c "^Results of" <<<"$c8")
+penta=$(grep -c "^Ptnml(0-2)" <<<"$c8")
+nopair=$(grep -c "^No game pair finished yet" <<<"$c8")
+if [[ $verdicts == 1 && $penta -ge 2 && $((penta + nopair)) == "$blocks" ]]; then
     passes=$((passes + 1))
 else
-    echo "FAIL: play -concurrency 8: the SPRT verdict printed $verdicts times (expected once)"
+    echo "FAIL: play -concurrency 8: SPRT verdict printed $verdicts times (expected once)," \
+        "$penta of $blocks summaries with a pentanomial (expected all)"
     fails=$((fails + 1))
 fi
 

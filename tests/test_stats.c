@@ -7,11 +7,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "stats.h"
+#include "summary.h"
 
 /// Fails unless |got - want| <= tol (cmocka's assert_float_equal rounds to float).
 #define assert_near(got, want, tol) check_near((got), (want), (tol), #got, __FILE__, __LINE__)
@@ -364,6 +367,72 @@ static void test_params_check(void **state)
     assert_int_equal(sprt_llr(counts, 4, &DEFAULT_SPRT, &llr, NULL), STATS_ERR_COUNTS);
 }
 
+/// With pairs, the figures are the finished pairs' even while a game of an unfinished pair is
+/// booked (play at concurrency 2): generation 1's SPRT, [1, 9, 24, 25, 43] with W 131 L 31
+/// D 42, plus one won game of the next pair, gives the pentanomial's LLR (2.76 for [0, 10]),
+/// not the trinomial's 3.15 that `play` printed before; the header says one game waits.
+static void test_summary_counts_finished_pairs(void **state)
+{
+    (void)state;
+    // {points of game 1, of game 2, how many such pairs}: the pair split of that match.
+    static const double PAIRS[][3] = {{0, 0, 1},     {0.5, 0, 9},  {1, 0, 20},
+                                      {0.5, 0.5, 4}, {1, 0.5, 25}, {1, 1, 43}};
+    MatchTotals t = {0};
+    for (size_t k = 0; k < sizeof PAIRS / sizeof PAIRS[0]; k++)
+        for (int n = 0; n < (int)PAIRS[k][2]; n++) {
+            double pts[2] = {PAIRS[k][0], PAIRS[k][1]};
+            match_totals_game(&t, pts[0], TERM_CHECKMATE);
+            match_totals_game(&t, pts[1], TERM_CHECKMATE);
+            match_totals_pair(&t, pts);
+        }
+    match_totals_game(&t, 1.0, TERM_CHECKMATE); // the next pair's first game
+    assert_int_equal(t.games, 205);
+    MatchResults r = summary_results(&t, true);
+    assert_true(r.has_ptnml);
+    assert_true(r.has_wdl);
+    assert_int_equal(r.wins, 131);
+    assert_int_equal(r.draws, 42);
+    assert_int_equal(r.losses, 31);
+    static const uint64_t WANT[5] = {1, 9, 24, 25, 43};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(r.ptnml[i], WANT[i]);
+    SprtParams p = {0.0, 10.0, 0.05, 0.05, SPRT_NORMALIZED};
+    SprtResult s;
+    assert_int_equal(sprt_evaluate(&r, &p, &s), STATS_OK);
+    assert_near(s.llr, 2.76, 0.005);
+    assert_int_equal(s.decision, SPRT_CONTINUE);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    summary_print_rate(out, "gen1", "linear", &t, true, &p, 3.5);
+    fclose(out);
+    assert_non_null(
+        strstr(text, "(205 games, 3.5 games/min; 1 of unfinished pairs not yet counted)"));
+    assert_non_null(strstr(text, "Games: 204, Wins: 131, Losses: 31, Draws: 42"));
+    free(text);
+    // Without pairs every game counts.
+    r = summary_results(&t, false);
+    assert_false(r.has_ptnml);
+    assert_int_equal(r.wins + r.draws + r.losses, 205);
+
+    // Games but no finished pair yet: no figures, and the block says why.
+    MatchTotals first = {0};
+    match_totals_game(&first, 1.0, TERM_CHECKMATE);
+    r = summary_results(&first, true);
+    assert_int_equal(r.wins + r.draws + r.losses, 0);
+    assert_int_equal(sprt_evaluate(&r, &p, &s), STATS_OK);
+    assert_int_equal(s.decision, SPRT_CONTINUE);
+    out = open_memstream(&text, &len);
+    assert_non_null(out);
+    summary_print_rate(out, "gen1", "linear", &first, true, &p, 1.0);
+    fclose(out);
+    assert_non_null(
+        strstr(text, "; 1 of unfinished pairs not yet counted):\nNo game pair finished yet.\n"));
+    free(text);
+}
+
 /// Every status and name has a text, and an unknown status says so.
 static void test_names(void **state)
 {
@@ -393,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_results_check),
         cmocka_unit_test(test_params_check),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_summary_counts_finished_pairs),
     };
     return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
 }

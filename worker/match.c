@@ -52,19 +52,37 @@ static double points_for_player0(const GameRecord *r)
     return (red_won == (r->red == 0)) ? 1.0 : 0.0;
 }
 
-/// Books a finished game (and, when it completes a pair, the pair) under the lock.
-static void record(MatchState *s, GameRecord *rec, int round, double *pair_points, int pair_games)
+void match_totals_game(MatchTotals *t, double pts, int term)
+{
+    t->games++;
+    t->wins += pts == 1.0;
+    t->draws += pts == 0.5;
+    t->losses += pts == 0.0;
+    if (term >= 0 && term < TERM_NB)
+        t->terms[term]++;
+}
+
+void match_totals_pair(MatchTotals *t, const double pts[2])
+{
+    t->ptnml[(int)((pts[0] + pts[1]) * 2 + 0.5)]++;
+    for (int i = 0; i < 2; i++) {
+        t->pair_wins += pts[i] == 1.0;
+        t->pair_draws += pts[i] == 0.5;
+        t->pair_losses += pts[i] == 0.0;
+    }
+}
+
+/// Books a finished game (and, when it completes a pair, the pair) under the lock;
+/// pair_points[g] keeps the pair's game g (pair_games: 1 or 2 with repeat, else 0).
+static void record(MatchState *s, GameRecord *rec, int round, double pair_points[2], int pair_games)
 {
     const MatchConfig *cfg = s->cfg;
     pthread_mutex_lock(&s->lock);
     MatchTotals *t = &s->totals;
     double pts = points_for_player0(rec);
-    t->games++;
-    t->wins += pts == 1.0;
-    t->draws += pts == 0.5;
-    t->losses += pts == 0.0;
-    t->terms[rec->term]++;
-    *pair_points += pts;
+    match_totals_game(t, pts, rec->term);
+    if (pair_games > 0)
+        pair_points[pair_games - 1] = pts;
     s->games_finished++;
     if (cfg->pgn) {
         char tc[64];
@@ -77,7 +95,7 @@ static void record(MatchState *s, GameRecord *rec, int round, double *pair_point
         }
     }
     if (pair_games == 2)
-        t->ptnml[(int)(*pair_points * 2 + 0.5)]++;
+        match_totals_pair(t, pair_points);
     if (s->hooks && s->hooks->game_done)
         s->hooks->game_done(s->hooks->ctx, rec, s->games_finished, t);
     if (pair_games == 2 && s->hooks && s->hooks->should_stop &&
@@ -142,13 +160,13 @@ static void *match_thread(void *arg)
         int pair = atomic_fetch_add(&s->next_pair, 1);
         if (pair >= s->pairs_total)
             break;
-        double pair_points = 0;
+        double pair_points[2] = {0, 0};
         for (int g = 0; g < (cfg->repeat ? 2 : 1) && st == MATCH_OK; g++) {
             st = match_play_game(cfg, players, (uint64_t)pair, g, s->interrupt, rec, NULL, msg,
                                  sizeof msg);
             // A finished game counts even if restarting the failed engine then fails.
             if ((st == MATCH_OK || st == MATCH_ERR_PLAYER) && rec->outcome != OUTCOME_NONE)
-                record(s, rec, pair + 1, &pair_points, cfg->repeat ? g + 1 : 0);
+                record(s, rec, pair + 1, pair_points, cfg->repeat ? g + 1 : 0);
         }
     }
     if (st != MATCH_OK && st != MATCH_ABORTED)

@@ -14,11 +14,19 @@
 enum { MATCH_MAX_CONCURRENCY = 256 };
 
 typedef struct {
-    int games, wins, draws, losses; // for player 0
-    int ptnml[5];                   // pairs scoring 0, 1/2, 1, 3/2, 2 for player 0
+    int games, wins, draws, losses;         // for player 0
+    int ptnml[5];                           // pairs scoring 0, 1/2, 1, 3/2, 2 for player 0
+    int pair_wins, pair_draws, pair_losses; // the games of finished pairs (those in ptnml)
     int terms[TERM_NB];
     int pairs_started;
 } MatchTotals;
+
+/// Books one finished game worth pts (1, 1/2, 0) to player 0 that ended by term.
+void match_totals_game(MatchTotals *t, double pts, int term);
+
+/// Books a finished pair whose two games were worth pts[0] and pts[1] to player 0 (each
+/// already booked by match_totals_game): the pentanomial and the finished pairs' W/D/L.
+void match_totals_pair(MatchTotals *t, const double pts[2]);
 
 typedef struct {
     void *ctx;
