@@ -733,6 +733,46 @@ static void test_match_with_failing_engines(void **state)
     openings_free(&o);
 }
 
+/// An engine that crashes in a game and again in its restart's handshake is started once
+/// more, and the match plays on (before, the second crash failed the match).
+static void test_match_restart_retried(void **state)
+{
+    (void)state;
+    Openings o;
+    assert_int_equal(openings_load_default(&o), OPENINGS_OK);
+    char counter[] = "/tmp/xq-restart-XXXXXX";
+    int fd = mkstemp(counter);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(counter);
+    MatchConfig cfg = {0};
+    cfg.players[0] = (PlayerConfig){.name = "builtin", .proto = PROTO_BUILTIN};
+    PlayerConfig *fake = &cfg.players[1];
+    *fake = (PlayerConfig){.name = "fake", .proto = PROTO_UCI, .cmd = "/bin/sh", .argc = 3};
+    snprintf(fake->args[0], PLAYER_TEXT_MAX, "%s/fake-engines/uci.sh", XQ_TEST_DATA);
+    snprintf(fake->args[1], PLAYER_TEXT_MAX, "crashrestart");
+    snprintf(fake->args[2], PLAYER_TEXT_MAX, "%s", counter);
+    cfg.game.rules = rules_config_default(RULES_ASIAN);
+    cfg.game.tc[0].depth = 1;
+    cfg.game.tc[1].movetime_ms = 100;
+    cfg.game.tc[1].margin_ms = 100;
+    cfg.game.max_plies = 6;
+    cfg.openings = &o;
+    cfg.rounds = 1;
+    cfg.repeat = true;
+    cfg.concurrency = 1;
+    atomic_bool interrupt = false;
+    MatchTotals t;
+    char msg[512] = "";
+    MatchStatus st = match_run(&cfg, NULL, &interrupt, &t, msg, sizeof msg);
+    if (st != MATCH_OK)
+        fail_msg("%s", msg);
+    assert_int_equal(t.games, 2);
+    assert_int_equal(t.terms[TERM_CRASH], 1);
+    unlink(counter);
+    openings_free(&o);
+}
+
 /// A game from a position where Red mates at once ends in checkmate after one ply; a ply
 /// cap ends a game as a draw by "ply limit".
 static void test_game_ends_by_mate(void **state)
@@ -787,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_pgn_text_reads_ours),
         cmocka_unit_test(test_openings_long_fields),
         cmocka_unit_test(test_match_with_failing_engines),
+        cmocka_unit_test(test_match_restart_retried),
         cmocka_unit_test(test_game_ends_by_mate),
     };
     return cmocka_run_group_tests_name("game", tests, NULL, NULL);

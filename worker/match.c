@@ -141,9 +141,14 @@ MatchStatus match_play_game(const MatchConfig *cfg, Player *players[2], uint64_t
         return MATCH_ERR_PLAYER;
     }
     int failed = game_failed_player(rec);
-    if (failed >= 0)
-        return match_seat_start(cfg, failed, &players[failed], msg, msg_len);
-    return MATCH_OK;
+    if (failed < 0)
+        return MATCH_OK;
+    // An engine that just crashed can crash again in its restart's handshake (the drills'
+    // kills land there now and then): one more start before the unit fails.
+    MatchStatus st = match_seat_start(cfg, failed, &players[failed], msg, msg_len);
+    if (st == MATCH_ERR_PLAYER)
+        st = match_seat_start(cfg, failed, &players[failed], msg, msg_len);
+    return st;
 }
 
 static void *match_thread(void *arg)

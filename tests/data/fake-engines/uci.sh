@@ -10,6 +10,14 @@
 mode=$1
 big=$(printf '%070000d' 0) # longer than PROCESS_LINE_MAX
 [ "$mode" = exit ] && exit 1
+# crashrestart COUNTER: the first start crashes on go, the second dies before its handshake,
+# later ones play good moves (an engine whose restart crashes once).
+if [ "$mode" = crashrestart ]; then
+    n=$(($(cat "$2" 2>/dev/null || echo 0) + 1))
+    echo "$n" >"$2"
+    [ "$n" = 2 ] && exit 3
+    [ "$n" = 1 ] && mode=crash || mode=good
+fi
 while read -r cmd rest; do
     case $cmd in
     uci)
