@@ -685,6 +685,30 @@ static void test_pgn_text_reads_ours(void **state)
     free(rec);
 }
 
+/// A match of the builtin engine (depth 1) against the fake engine SCRIPT MODE [EXTRA], 100 ms
+/// a move, asian rules, `rounds` game pairs one at a time.
+static MatchConfig fake_match(const Openings *o, Protocol proto, const char *script,
+                              const char *mode, const char *extra, int rounds)
+{
+    MatchConfig cfg = {0};
+    cfg.players[0] = (PlayerConfig){.name = "builtin", .proto = PROTO_BUILTIN};
+    PlayerConfig *fake = &cfg.players[1];
+    *fake = (PlayerConfig){.name = "fake", .proto = proto, .cmd = "/bin/sh", .argc = extra ? 3 : 2};
+    snprintf(fake->args[0], PLAYER_TEXT_MAX, "%s/fake-engines/%s", XQ_TEST_DATA, script);
+    snprintf(fake->args[1], PLAYER_TEXT_MAX, "%s", mode);
+    if (extra)
+        snprintf(fake->args[2], PLAYER_TEXT_MAX, "%s", extra);
+    cfg.game.rules = rules_config_default(RULES_ASIAN);
+    cfg.game.tc[0].depth = 1;
+    cfg.game.tc[1].movetime_ms = 100;
+    cfg.game.tc[1].margin_ms = 100;
+    cfg.openings = o;
+    cfg.rounds = rounds;
+    cfg.repeat = true;
+    cfg.concurrency = 1;
+    return cfg;
+}
+
 /// Each failing fake engine loses every game with the right reason, is restarted, and the
 /// match goes on to the end: crash, silence (time forfeit) and illegal moves; an xboard
 /// engine that resigns loses at once by resignation (not a failure).
@@ -703,22 +727,7 @@ static void test_match_with_failing_engines(void **state)
     Openings o;
     assert_int_equal(openings_load_default(&o), OPENINGS_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        MatchConfig cfg = {0};
-        cfg.players[0] = (PlayerConfig){.name = "builtin", .proto = PROTO_BUILTIN};
-        PlayerConfig *fake = &cfg.players[1];
-        *fake =
-            (PlayerConfig){.name = "fake", .proto = cases[i].proto, .cmd = "/bin/sh", .argc = 2};
-        snprintf(fake->args[0], PLAYER_TEXT_MAX, "%s/fake-engines/%s", XQ_TEST_DATA,
-                 cases[i].script);
-        snprintf(fake->args[1], PLAYER_TEXT_MAX, "%s", cases[i].mode);
-        cfg.game.rules = rules_config_default(RULES_ASIAN);
-        cfg.game.tc[0].depth = 1;
-        cfg.game.tc[1].movetime_ms = 100;
-        cfg.game.tc[1].margin_ms = 100;
-        cfg.openings = &o;
-        cfg.rounds = 2;
-        cfg.repeat = true;
-        cfg.concurrency = 1;
+        MatchConfig cfg = fake_match(&o, cases[i].proto, cases[i].script, cases[i].mode, NULL, 2);
         atomic_bool interrupt = false;
         MatchTotals t;
         char msg[512] = "";
@@ -745,22 +754,8 @@ static void test_match_restart_retried(void **state)
     assert_true(fd >= 0);
     close(fd);
     unlink(counter);
-    MatchConfig cfg = {0};
-    cfg.players[0] = (PlayerConfig){.name = "builtin", .proto = PROTO_BUILTIN};
-    PlayerConfig *fake = &cfg.players[1];
-    *fake = (PlayerConfig){.name = "fake", .proto = PROTO_UCI, .cmd = "/bin/sh", .argc = 3};
-    snprintf(fake->args[0], PLAYER_TEXT_MAX, "%s/fake-engines/uci.sh", XQ_TEST_DATA);
-    snprintf(fake->args[1], PLAYER_TEXT_MAX, "crashrestart");
-    snprintf(fake->args[2], PLAYER_TEXT_MAX, "%s", counter);
-    cfg.game.rules = rules_config_default(RULES_ASIAN);
-    cfg.game.tc[0].depth = 1;
-    cfg.game.tc[1].movetime_ms = 100;
-    cfg.game.tc[1].margin_ms = 100;
+    MatchConfig cfg = fake_match(&o, PROTO_UCI, "uci.sh", "crashrestart", counter, 1);
     cfg.game.max_plies = 6;
-    cfg.openings = &o;
-    cfg.rounds = 1;
-    cfg.repeat = true;
-    cfg.concurrency = 1;
     atomic_bool interrupt = false;
     MatchTotals t;
     char msg[512] = "";
