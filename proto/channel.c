@@ -29,6 +29,7 @@ bool channel_receive(Channel *c, LinkTag first, LinkTag second, int *src, WireMe
                     ls == LINK_ERR_TOO_BIG ? "above the size cap" : "with an unknown tag");
             if (rejected)
                 *rejected = *src; // a protocol error of that rank
+            return false;         // reported now: a message under the other tag must not hide it
         }
         if (ls != LINK_OK)
             continue;
@@ -41,6 +42,7 @@ bool channel_receive(Channel *c, LinkTag first, LinkTag second, int *src, WireMe
                 wire_strerror(st), why);
         if (rejected)
             *rejected = *src;
+        return false; // reported now: a message under the other tag must not hide it
     }
     return false;
 }

@@ -36,8 +36,9 @@ bool channel_send(Channel *c, int dest, LinkTag tag, WireStatus ws, msgpack_sbuf
 
 /// Takes one message under one of two tags (or one: first == second), decoded and validated;
 /// false when none is waiting. A message that fails validation (or is above the size cap) is
-/// logged with its reason and dropped; *rejected (may be NULL) is set to its sender then,
-/// else -1.
+/// logged with its reason and dropped, and the call returns false at once (a valid message
+/// under the other tag waits for the next call); *rejected (may be NULL) is set to its
+/// sender then, else -1.
 bool channel_receive(Channel *c, LinkTag first, LinkTag second, int *src, WireMessage *msg,
                      int *rejected);
 

@@ -1133,6 +1133,30 @@ static void test_early_verdict(void **state)
     run_free(r);
 }
 
+/// A rejected message under the first of two polled tags is reported (false, *rejected =
+/// its sender) even when the second tag holds a valid message: the TSan CI failure of
+/// test_refused_invalid_bytes, where rank 2's valid REQUEST hid rank 1's bad RESULT and
+/// the coordinator never refused rank 1. The valid message is still taken next.
+static void test_rejected_not_hidden(void **state)
+{
+    (void)state;
+    ChannelHub *h = channel_hub_new(3);
+    assert_non_null(h);
+    Channel *co = channel_hub_rank(h, 0), *bad = channel_hub_rank(h, 1);
+    assert_int_equal(bad->ops->send(bad->impl, 0, LINK_TAG_RESULT, "\x94\xa2XQ\x04", 5), LINK_OK);
+    assert_true(hand_request(channel_hub_rank(h, 2), 1));
+    int src = -1, rejected = -1;
+    WireMessage m;
+    assert_false(channel_receive(co, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &m, &rejected));
+    assert_int_equal(rejected, 1);
+    assert_true(channel_receive(co, LINK_TAG_RESULT, LINK_TAG_CONTROL, &src, &m, &rejected));
+    assert_int_equal(rejected, -1);
+    assert_int_equal(src, 2);
+    assert_int_equal(m.kind, WIRE_REQUEST);
+    wire_message_destroy(&m);
+    channel_hub_free(h);
+}
+
 /// A WORK taken after a STOP is dropped by the worker (rank 0 played by hand): the unit in
 /// progress at the STOP ("done") is finished and sent, the late WORK's unit never runs, and
 /// the worker says BYE without an error.
@@ -1542,6 +1566,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_write_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verdict_inside_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_early_verdict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rejected_not_hidden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_work_after_stop_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wide_worker_keeps_units, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
