@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -183,8 +184,19 @@ static bool child_env_has(pid_t pid, const char *name, const char *value)
     return false;
 }
 
+/// Whether descriptor fd of process pid is the open file whose identity is st.
+static bool child_fd_is(pid_t pid, int fd, const struct stat *st)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
+    struct stat cs;
+    return stat(path, &cs) == 0 && cs.st_dev == st->st_dev && cs.st_ino == st->st_ino;
+}
+
 /// Descriptors we hold without close-on-exec (a file such as the PGN, a socket such as MPI's)
-/// do not reach the child: it holds exactly 0, 1 and 2.
+/// do not reach the child: none of its descriptors is ours, and once its start-up is over
+/// (cat's setlocale opens the locale archive for a moment: the clean-clone failure of 32a37a9)
+/// it holds exactly 0, 1 and 2.
 static void test_no_inherited_fds(void **state)
 {
     Process *p = *state;
@@ -193,18 +205,36 @@ static void test_no_inherited_fds(void **state)
     assert_true(file >= 0);
     unlink(tmpl);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    struct stat ours[3];
+    assert_int_equal(fstat(file, &ours[0]), 0);
+    assert_int_equal(fstat(sv[0], &ours[1]), 0);
+    assert_int_equal(fstat(sv[1], &ours[2]), 0);
     char *argv[] = {"/bin/cat", NULL};
     assert_int_equal(process_spawn(p, argv, NULL), PROCESS_OK);
-    int fds[64];
-    int n = child_fds(p->pid, fds, 64);
+    int fds[64], n = 0, extra = -1, leaked = -1;
+    for (int tries = 0; tries < 500; tries++) { // 5 s: an inherited descriptor stays
+        n = child_fds(p->pid, fds, 64);
+        extra = -1;
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < 3 && fds[i] > 2; k++)
+                if (child_fd_is(p->pid, fds[i], &ours[k]))
+                    leaked = fds[i];
+            if (fds[i] > 2)
+                extra = fds[i];
+        }
+        if (leaked >= 0 || extra < 0)
+            break;
+        usleep(10000);
+    }
     close(file);
     close(sv[0]);
     close(sv[1]);
-    for (int i = 0; i < n; i++) {
-        if (fds[i] > 2)
-            print_message("the child holds descriptor %d\n", fds[i]);
-        assert_true(fds[i] <= 2);
-    }
+    if (leaked >= 0)
+        print_message("the child holds our descriptor as its %d\n", leaked);
+    if (extra >= 0)
+        print_message("the child holds descriptor %d\n", extra);
+    assert_int_equal(leaked, -1);
+    assert_int_equal(extra, -1);
     assert_int_equal(n, 3);
 }
 
