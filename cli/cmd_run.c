@@ -134,7 +134,7 @@ static int run_prepare(Run *run, bool warn, char *why, size_t why_len)
     return 0;
 }
 
-/// Rank 0: what defines the experiment (coordinator/identity), its text and its hash.
+/// Rank 0: what defines the experiment (job/identity), its text and its hash.
 static int run_identity(Run *run, char *why, size_t why_len)
 {
     Identity id;

@@ -16,7 +16,7 @@ typedef struct {
     const JobConfig *job;
     const char *dir;          // output directory (exists)
     const char *journal_path; // in dir
-    JournalIdentity identity; // what defines the experiment (coordinator/identity)
+    JournalIdentity identity; // what defines the experiment (job/identity)
     uint64_t job_id;          // its hash: the job id on the wire
     uint64_t bench_signature;
     const atomic_bool *interrupted;

@@ -129,7 +129,7 @@ Coordinator *coord_new(const CoordConfig *cfg, const CoordKind *kind);
 void coord_free(Coordinator *c);
 
 /// Opens (or creates) the journal at path for the run of this identity (the text of
-/// coordinator/identity) and replays its records through the kind. false with why (a
+/// job/identity) and replays its records through the kind. false with why (a
 /// journal of another experiment, a record that fails its check).
 bool coord_open_journal(Coordinator *c, const char *path, const JournalIdentity *identity,
                         JournalReplayStats *stats, char *why, size_t why_len);

@@ -13,7 +13,7 @@
 //     24 run id: 16 lowercase hex digits, random for a new journal, kept on every reopen
 //     40 u32 identity text length L, at most JOURNAL_IDENTITY_MAX
 //     44 u32 CRC-32 (zlib) of bytes 0..43 followed by the identity text
-//     48 identity text, L bytes, chosen by the caller (coordinator/identity.h's text form):
+//     48 identity text, L bytes, chosen by the caller (job/identity.h's text form):
 //        a journal whose text differs byte for byte is refused as another job's
 //   then records from byte 48 + L, back to back, each 16 bytes + payload:
 //     0  u32 payload length, at most JOURNAL_RECORD_MAX

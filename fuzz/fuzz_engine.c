@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Engine output lines (worker/player_ext.c, UCI/UCCI/xboard): whatever an engine prints, the
+// Engine output lines (games/player_ext.c, UCI/UCCI/xboard): whatever an engine prints, the
 // player starts, plays and quits or fails with a message, never hangs, and a move it returns
 // is legal. The harness compiles player_ext.c itself with process_spawn replaced: the
 // "engine" is a pipe holding the input (after two control bytes), read by the real
@@ -13,7 +13,7 @@
 
 ProcessStatus fuzz_process_spawn(Process *p, char *const argv[], const ProcessOptions *opt);
 #define process_spawn fuzz_process_spawn
-#include "../worker/player_ext.c"
+#include "../games/player_ext.c"
 #undef process_spawn
 
 static const uint8_t *engine_out;

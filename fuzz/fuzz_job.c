@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Job files (worker/job.c via libinih): any file, with any overrides, loads or is refused
+// Job files (job/job.c via libinih): any file, with any overrides, loads or is refused
 // with a reason; a loaded job is within the limits the rest of the program relies on.
 // Input lines starting with '@' are taken as overrides ("section.key=value"), the rest as
 // the file.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Openings/EPD files (worker/openings.c): any file loads or is refused; every opening kept has
+// Openings/EPD files (games/openings.c): any file loads or is refused; every opening kept has
 // a FEN that reads back and moves that are legal from it, and each line parses on its own.
 #include "fuzz_util.h"
 

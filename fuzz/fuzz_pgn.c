@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// PGN (worker/pgn.c, pgn_read): any input reads as games, malformed games or the end, never
+// PGN (games/pgn.c, pgn_read): any input reads as games, malformed games or the end, never
 // loops; every game read replays legally from its start FEN and writes back out.
 #include "fuzz_util.h"
 

@@ -127,7 +127,7 @@ typedef struct {
 typedef struct {
     uint8_t red;     // index (0/1) of the player with Red
     uint8_t outcome; // WireOutcome
-    uint8_t term;    // Termination code (worker/game.h), < WIRE_TERM_LIMIT
+    uint8_t term;    // Termination code (games/game.h), < WIRE_TERM_LIMIT
     char detail[WIRE_MAX_TEXT + 1];
     char start_fen[WIRE_MAX_FEN + 1];
     int book_plies; // 0..ply_count

@@ -137,7 +137,7 @@ typedef struct {
 } TexelInputs;
 
 enum {
-    TEXEL_L2_DEFAULT = 10,             // the L2 pull (texel.h, top; worker/job.c's default too)
+    TEXEL_L2_DEFAULT = 10,             // the L2 pull (texel.h, top; job/job.c's default too)
     TEXEL_CHECKPOINT_EVERY = 25,       // epochs between checkpoints by default
     TEXEL_CHECKPOINT_SECONDS = 60,     // and at most this long between them by default
     TEXEL_POSITIONS_PER_WEIGHT = 1000, // fewer per tuned weight: the fit warns (overfitting)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The worker side of book jobs: a unit is a number whose candidates worker/bookgen makes (a
+// The worker side of book jobs: a unit is a number whose candidates games/bookgen makes (a
 // pure function of the job and the number), sent as one BOOK message.
 #pragma once
 

@@ -5,6 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"
+
+// `params = all` must fit: every row of the weight table in one WORK message too.
+_Static_assert((int)PARAM_NB <= (int)WIRE_MAX_SPSA_PARAMS,
+               "the WORK message's SPSA limit below the weight table's size");
+
 typedef struct {
     GamesWorker *gw;
     Player *seats[JOB_PLAYERS_MAX];

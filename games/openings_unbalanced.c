@@ -4,7 +4,7 @@
 // left-right mirrors, at most 8 lines per opening family (first 2 plies). Given as moves, so
 // engines that cannot load a FEN (MaxQi) can play them too. Data, generated with xqforge's own
 // engine: xqforge run jobs/book-unbalanced.ini, then
-// scripts/embed-book.sh out/book-unbalanced/book.epd > worker/openings_unbalanced.c
+// scripts/embed-book.sh out/book-unbalanced/book.epd > games/openings_unbalanced.c
 // clang-format off
 #include "openings.h"
 

@@ -17,7 +17,6 @@
 
 #include "engine_spec.h"
 #include "match.h"
-#include "wire.h"
 
 enum {
     ENTRIES_MAX = 1024, // engine settings in [time], [each] and [engine NAME] sections
@@ -597,11 +596,10 @@ static bool key_book(Ctx *c, const char *key, const char *v)
     return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // seed_book, existing
 }
 
-// `params = all` must fit: every row of the weight table (evaluation and search) in one job,
-// one tuner and one WORK message.
-_Static_assert((int)PARAM_NB <= (int)JOB_SPSA_PARAMS_MAX &&
-                   (int)PARAM_NB <= (int)WIRE_MAX_SPSA_PARAMS,
-               "SPSA limits below the weight table's size");
+// `params = all` must fit every row of the weight table (evaluation and search) in one job;
+// worker/work_games.c ties the WORK message's limit to the same size.
+_Static_assert((int)PARAM_NB <= (int)JOB_SPSA_PARAMS_MAX,
+               "SPSA limit below the weight table's size");
 
 /// Adds weight ids to the SPSA list (once each): "all" (every row), "psq" (piece-square
 /// weights), "eval" (the other evaluation weights), "search" (search margins and time factors,

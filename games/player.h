@@ -36,7 +36,7 @@ typedef struct {
     int rank_base;                 // 0 (ranks 0-9) or 1 (Fairy-Stockfish's UCI: 1-10)
     int startup_timeout_ms;        // time to answer uci/ucci/xboard handshake
     int ping_timeout_ms;           // time to answer isready/ping
-    // The engine's environment (worker/process.h: an allow-list of ours, then passenv's
+    // The engine's environment (games/process.h: an allow-list of ours, then passenv's
     // names, then env) and limits (setrlimit in the engine's process; 0: none)
     char env[PLAYER_ENV_MAX][PLAYER_TEXT_MAX]; // "NAME=value", from env.NAME keys
     int env_count;
