@@ -331,6 +331,25 @@ static int option_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->name, y->name);
 }
 
+/// Options whose value names a file the engine reads (a net): the experiment is the file's
+/// bytes, not its name, so a net retrained to the same path is another experiment.
+static bool option_is_file(const char *name) { return !strcasecmp(name, "EvalFile"); }
+
+/// A file option's value as its content hash; the special values that name no file (empty,
+/// <default>, <empty>: the embedded net) stay as they are. A relative path is the engine's
+/// working directory's when it has one (as the engine opens it), else ours.
+static char *option_file_value(const PlayerConfig *pc, const char *v)
+{
+    if (!v[0] || v[0] == '<')
+        return strdup(v);
+    if (v[0] != '/' && pc->proto != PROTO_BUILTIN && pc->workdir[0]) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", pc->workdir, v);
+        return file_hash(path);
+    }
+    return file_hash(v);
+}
+
 /// One item per option, sorted by name; an option set twice counts with its last value.
 static IdentityStatus add_options(Identity *id, const PlayerConfig *pc)
 {
@@ -349,7 +368,10 @@ static IdentityStatus add_options(Identity *id, const PlayerConfig *pc)
     for (int i = 0; i < n && !st; i++) {
         char sub[PLAYER_TEXT_MAX + 8];
         snprintf(sub, sizeof sub, "option.%s", opts[i]->name);
-        st = add_engine(id, pc->name, sub, "%s", opts[i]->value);
+        if (option_is_file(opts[i]->name))
+            st = add_owned(id, engine_key(pc->name, sub), option_file_value(pc, opts[i]->value));
+        else
+            st = add_engine(id, pc->name, sub, "%s", opts[i]->value);
     }
     return st;
 }

@@ -430,6 +430,44 @@ static void test_order_counts(void **state)
     identity_destroy(&b);
 }
 
+/// A net (option.EvalFile) counts by its bytes: the same path with another net changes the
+/// identity and names EvalFile; the same net under another path does not; the embedded net's
+/// special value is kept as written.
+static void test_evalfile_content(void **state)
+{
+    Fixture *f = *state;
+    char net[128], moved[128], why[512];
+    snprintf(net, sizeof net, "%s/gen.nnue", f->dir);
+    snprintf(moved, sizeof moved, "%s/gen-copy.nnue", f->dir);
+    write_text(net, "generation 1 weights");
+    write_text(moved, "generation 1 weights");
+    set_option(&f->job->players[1].cfg, "EvalFile", net);
+    Identity before, after;
+    identity_ok(f->job, &before);
+    const char *v = identity_get(&before, "engine.new.option.EvalFile");
+    assert_non_null(v);
+    assert_null(strstr(v, "gen.nnue")); // by content, not by name
+    assert_int_equal(strlen(v), 16);
+
+    write_text(net, "generation 2 weights"); // retrained to the same path
+    identity_ok(f->job, &after);
+    assert_int_equal(identity_diff(&before, &after, why, sizeof why), 1);
+    assert_string_equal(why, "engine 'new': option EvalFile changed");
+    identity_destroy(&after);
+
+    PlayerOption *o = &f->job->players[1].cfg.options[f->job->players[1].cfg.option_count - 1];
+    snprintf(o->value, sizeof o->value, "%s", moved);
+    identity_ok(f->job, &after);
+    assert_int_equal(identity_diff(&before, &after, why, sizeof why), 0);
+    identity_destroy(&after);
+
+    snprintf(o->value, sizeof o->value, "<default>");
+    identity_ok(f->job, &after);
+    assert_string_equal(identity_get(&after, "engine.new.option.EvalFile"), "<default>");
+    identity_destroy(&after);
+    identity_destroy(&before);
+}
+
 /// A weights file that cannot be read is an error naming the engine.
 static void test_bad_weights_file(void **state)
 {
@@ -479,6 +517,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_game_settings, setup, teardown),
         cmocka_unit_test(test_text_roundtrip),
         cmocka_unit_test(test_order_counts),
+        cmocka_unit_test_setup_teardown(test_evalfile_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_weights_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bench_signature, setup, teardown),
         cmocka_unit_test(test_strerror),
