@@ -5,7 +5,8 @@
 # run of the same job (node-limited games are deterministic; pair ids fix openings and
 # colours). Also: a plain rerun over a journal stops and names --resume and --fresh; a
 # changed engine is refused by --resume, naming it; a harmless change (concurrency) is
-# accepted; --resume needs a journal; --fresh moves the old outputs aside; and a job that
+# accepted; a net (EvalFile) retrained to the same path is refused, naming EvalFile;
+# --resume needs a journal; --fresh moves the old outputs aside; and a job that
 # cannot write its output stops everywhere with a clear error.
 set -u
 xq=$1 job=$2
@@ -76,6 +77,16 @@ id2=$(jq -r .run_id "$work/b/result.json")
 ls -d "$work"/b/previous-* >/dev/null 2>&1 || fail "--fresh did not keep the old outputs"
 grep -q "Games: 4," "$work/b6.log" || fail "--fresh did not start afresh"
 [[ $(jq -r .run_id "$work/b/result.json") != "$id2" ]] || fail "--fresh kept the old run_id"
+# A net counts by its bytes: retrained to the same path, --resume refuses it naming EvalFile.
+cp "$(dirname "$0")/../search/nets/default.nnue" "$work/net.nnue"
+netset=(--set job.rounds=1 --set engine.new.option.EvalFile="$work/net.nnue" --set output.dir="$work/n")
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" "${netset[@]}" >"$work/n1.log" 2>&1 ||
+    fail "a run with EvalFile failed: $(tail -3 "$work/n1.log")"
+printf 'x' | dd of="$work/net.nnue" bs=1 seek=100000 conv=notrunc 2>/dev/null
+"$xq" run "$job" "${sets[@]}" "${netset[@]}" --resume >"$work/n2.log" 2>&1 &&
+    fail "a retrained net at the same path was accepted on --resume"
+grep -q "another experiment: engine 'new': option EvalFile changed" "$work/n2.log" ||
+    fail "no refusal naming EvalFile: $(tail -3 "$work/n2.log")"
 # A job whose output cannot be written stops on every rank with a message, never hangs.
 if timeout 60 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" --set output.dir=/proc/xqforge-no >"$work/c.log" 2>&1; then
     fail "a run with an unwritable output directory succeeded"
