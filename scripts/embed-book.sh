@@ -3,7 +3,7 @@
 # Writes a book job's EPD output (generated from the start position: no seed_book) as the C
 # source of an embedded opening set, one "startpos moves ..." line per position (the moves come
 # from each EPD line's c0 comment), so engines that cannot load a FEN can play them too.
-# usage: scripts/embed-book.sh BOOK.epd [NAME] > worker/openings_NAME.c   (NAME: unbalanced)
+# usage: scripts/embed-book.sh BOOK.epd [NAME] > games/openings_NAME.c   (NAME: unbalanced)
 set -euo pipefail
 epd=${1:?usage: embed-book.sh BOOK.epd [NAME]}
 name=${2:-unbalanced}
@@ -18,7 +18,7 @@ cat <<HDR
 // left-right mirrors, at most 8 lines per opening family (first 2 plies). Given as moves, so
 // engines that cannot load a FEN (MaxQi) can play them too. Data, generated with xqforge's own
 // engine: xqforge run jobs/book-unbalanced.ini, then
-// scripts/embed-book.sh out/book-unbalanced/book.epd > worker/openings_$name.c
+// scripts/embed-book.sh out/book-unbalanced/book.epd > games/openings_$name.c
 // clang-format off
 #include "openings.h"
 
