@@ -17,19 +17,23 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "books.h"
 #include "commands.h"
 #include "coord_job.h"
 #include "datagen.h"
-#include "nnue_fit.h"
-#include "texel_fit.h"
 #include "files.h"
+#include "games.h"
 #include "identity.h"
+#include "job_kinds.h"
 #include "journal.h"
 #include "link.h"
+#include "nnue_fit.h"
 #include "run_common.h"
+#include "texel_fit.h"
 #include "work_book.h"
 #include "work_datagen.h"
 #include "work_games.h"
+#include "worker.h"
 
 static atomic_bool interrupted;
 
@@ -64,14 +68,34 @@ static void run_usage(FILE *out)
             "--resume=auto).\n");
 }
 
+/// A collective kind: every rank fits together over the link, rank 0's result counts.
+typedef int (*RunCollective)(Link *link, const JobConfig *job, const char *dir, uint64_t job_id);
+
+/// How a job kind runs: a worker kind and a rank-0 kind that hand out units over the wire,
+/// or a collective fit. The one place in cli/ that names kinds (curl's protocol table).
+typedef struct {
+    const WorkerKindDef *worker;
+    const CoordKindDef *coord;
+    RunCollective collective;
+} RunKind;
+
+static const RunKind RUN_KINDS[JOB_KIND_NB] = {
+    [JOB_SPRT] = {&work_games_def, &coord_games_def, NULL},
+    [JOB_MATCH] = {&work_games_def, &coord_games_def, NULL},
+    [JOB_SPSA] = {&work_games_def, &coord_games_def, NULL},
+    [JOB_BOOK] = {&work_book_def, &coord_books_def, NULL},
+    [JOB_DATAGEN] = {&work_datagen_def, &coord_datagen_def, NULL},
+    [JOB_TEXEL] = {NULL, NULL, texel_fit_job},
+    [JOB_TRAIN] = {NULL, NULL, nnue_fit_job},
+};
+
 /// Every rank's view of the job.
 typedef struct {
     JobConfig job;
+    const RunKind *kind;
     char dir[JOB_TEXT_MAX];
     char journal[2 * JOB_TEXT_MAX + 2];
-    GamePlan plan;
-    BookgenConfig gen;
-    Openings seeds; // book: the seed positions; datagen: the openings
+    void *plan; // the worker kind's plan
     uint64_t units_total, job_id, bench_signature, bench_nps;
     int threads;
     Channel ch;
@@ -100,33 +124,14 @@ static int run_threads(const JobConfig *job, Link *l)
     return n > 0 ? (int)n : 1;
 }
 
-/// The kind's plan on every rank: pairings and openings, or the book generator's settings.
+/// The kind's plan on every rank (pairings and openings, the book generator's settings), and
+/// the bench that proves every rank runs the same engine.
 static int run_prepare(Run *run, bool warn, char *why, size_t why_len)
 {
     const JobConfig *job = &run->job;
-    if (job->kind == JOB_BOOK) {
-        if (job->book.seed_book[0] &&
-            openings_load(&run->seeds, job->book.seed_book, warn ? stderr : NULL, why, why_len) !=
-                OPENINGS_OK)
-            return 2;
-        run->gen =
-            (BookgenConfig){job->book.plies_min,    job->book.plies_max, job->book.multipv,
-                            job->book.select_depth, job->book.margin,    job->book.temperature,
-                            job->book.verify_depth, job->book.hash_mb,   job->book.unit,
-                            job->book.seed,         job->rules.set,      &run->seeds};
-        int64_t max = job->book.max_candidates ? job->book.max_candidates
-                                               : 100 * (int64_t)job->book.positions;
-        run->units_total = (uint64_t)((max + job->book.unit - 1) / job->book.unit);
-    } else if (job->kind == JOB_DATAGEN) {
-        const char *file = job->openings_file[0] ? job->openings_file : "builtin:balanced";
-        if (openings_load(&run->seeds, file, warn ? stderr : NULL, why, why_len) != OPENINGS_OK)
-            return 2;
-        run->units_total = datagen_units_total(job);
-    } else {
-        if (!plan_build(job, warn ? stderr : NULL, &run->plan, why, why_len))
-            return 2;
-        run->units_total = run->plan.pairs_total;
-    }
+    if (!(run->plan = run->kind->worker->plan_new(job, warn ? stderr : NULL, why, why_len)))
+        return 2;
+    run->units_total = job_units_total(job);
     if (!run_bench(&run->bench_signature, &run->bench_nps)) {
         snprintf(why, why_len, "cannot run the bench");
         return 1;
@@ -191,47 +196,6 @@ static int run_same_experiment(Run *run, char *why, size_t why_len)
     return rc;
 }
 
-/// The files a run of this kind writes in its output directory (what --fresh moves aside).
-static int run_output_names(const JobConfig *j, const char **names, char *diff, size_t len)
-{
-    int n = 0;
-    names[n++] = "report.json";
-    names[n++] = "report.html";
-    if (j->kind == JOB_TEXEL) {
-        snprintf(diff, len, "%s.diff", j->texel.weights);
-        names[n++] = "texel.ckpt";
-        names[n++] = j->texel.weights;
-        names[n++] = j->texel.loss;
-        names[n++] = diff;
-        return n;
-    }
-    if (j->kind == JOB_TRAIN) {
-        names[n++] = "train.ckpt";
-        names[n++] = j->train.net;
-        names[n++] = j->train.loss;
-        return n;
-    }
-    names[n++] = j->output.journal;
-    names[n++] = j->output.result;
-    if (j->kind == JOB_DATAGEN) {
-        names[n++] = j->datagen.file;
-        return n;
-    }
-    if (j->kind == JOB_BOOK) {
-        names[n++] = j->book.epd;
-        names[n++] = j->book.moves;
-        names[n++] = j->book.html;
-        return n;
-    }
-    names[n++] = j->output.pgn;
-    names[n++] = j->output.positions;
-    if (j->kind == JOB_SPSA) {
-        names[n++] = j->spsa.weights;
-        names[n++] = j->spsa.trajectory;
-    }
-    return n;
-}
-
 /// Rank 0: the output directory, and what to do with an earlier run's journal there.
 static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_len)
 {
@@ -264,8 +228,8 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
         snprintf(why, why_len, "--resume: no journal at %.900s", run->journal);
         return 2;
     }
-    // Texel and train runs check their checkpoint's fingerprint themselves.
-    if (exists && resume && run->job.kind != JOB_TEXEL && run->job.kind != JOB_TRAIN)
+    // Collective runs (Texel, train) check their checkpoint's fingerprint themselves.
+    if (exists && resume && !run->kind->collective)
         return run_same_experiment(run, why, why_len);
     if (exists && !resume && !fresh) {
         snprintf(why, why_len,
@@ -276,8 +240,8 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
     }
     if (exists && fresh) {
         const char *names[16];
-        char diff[JOB_TEXT_MAX + 8], moved[2048];
-        int n = run_output_names(&run->job, names, diff, sizeof diff);
+        char scratch[JOB_TEXT_MAX + 8], moved[2048];
+        int n = job_output_files(&run->job, names, 16, scratch, sizeof scratch);
         if (journal_move_aside(run->dir, names, n, moved, sizeof moved, why, why_len) != 0)
             return 1;
         if (moved[0])
@@ -290,28 +254,17 @@ static int run_worker(Run *run)
 {
     WorkerConfig cfg = {&run->ch, run->threads, run->bench_signature, run->bench_nps,
                         XQFORGE_VERSION};
+    WorkerSetup setup = {&run->job, run->plan, (uint32_t)run->ch.rank, run->bench_nps};
     WorkerKind kind;
-    if (run->job.kind == JOB_BOOK) {
-        BookWorker bw;
-        book_worker_kind(&bw, &run->gen, (uint32_t)run->ch.rank, &kind);
-        int rc = worker_run(&cfg, &kind);
-        book_worker_destroy(&bw);
-        return rc;
+    const WorkerKindDef *def = run->kind->worker;
+    void *k = def->kind_new(&setup, &kind);
+    if (!k) {
+        fprintf(stderr, "xqforge run (rank %d): out of memory\n", run->ch.rank);
+        return 1;
     }
-    if (run->job.kind == JOB_DATAGEN) {
-        DatagenWorker dw;
-        datagen_worker_kind(&dw, &run->job, &run->seeds, (uint32_t)run->ch.rank, &kind);
-        int rc = worker_run(&cfg, &kind);
-        datagen_worker_destroy(&dw);
-        return rc;
-    }
-    // [time] scale = bench: this rank's clocks, by the factor the coordinator reports.
-    const JobConfig *job = &run->job;
-    GamesWorker gw = {
-        &run->plan, (uint32_t)run->ch.rank, 0,
-        job_time_scale(job->scale.bench ? job->scale.reference_nps : 0, run->bench_nps), 0};
-    games_worker_kind(&gw, &kind);
-    return worker_run(&cfg, &kind);
+    int rc = worker_run(&cfg, &kind);
+    def->kind_free(k);
+    return rc;
 }
 
 static void *local_worker(void *arg)
@@ -324,6 +277,8 @@ static int run_coordinator(Run *run)
 {
     CoordJob cj = {&run->ch,
                    &run->job,
+                   run->plan,
+                   run->units_total,
                    run->dir,
                    run->journal,
                    {run->identity, run->identity_len},
@@ -337,9 +292,7 @@ static int run_coordinator(Run *run)
         fprintf(stderr, "xqforge run: cannot start the local worker\n");
         return 1;
     }
-    int rc = run->job.kind == JOB_BOOK      ? coord_job_book(&cj, &run->gen, run->units_total)
-             : run->job.kind == JOB_DATAGEN ? coord_job_datagen(&cj)
-                                            : coord_job_games(&cj, &run->plan);
+    int rc = coord_job_run(&cj, run->kind->coord);
     if (started)
         pthread_join(local, NULL);
     return rc;
@@ -397,11 +350,9 @@ int cmd_run(int argc, char **argv)
         rc = EXIT_USAGE;
     run->job.resume_auto |= resume_auto;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
-    bool collective = run->job.kind == JOB_TEXEL || run->job.kind == JOB_TRAIN;
-    snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir,
-             run->job.kind == JOB_TEXEL   ? "texel.ckpt"
-             : run->job.kind == JOB_TRAIN ? "train.ckpt"
-                                          : run->job.output.journal);
+    run->kind = &RUN_KINDS[run->job.kind];
+    bool collective = run->kind->collective != NULL;
+    snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir, job_state_file(&run->job));
     if (rc == 0 && !collective)
         rc = run_prepare(run, rank == 0, why, sizeof why);
     if (rc == 0 && rank == 0)
@@ -424,18 +375,16 @@ int cmd_run(int argc, char **argv)
         sigaction(SIGUSR1, &sa, NULL); // Slurm's --signal=USR1@SECONDS: the time limit is near
         channel_from_link(&run->ch, link);
         run->threads = run_threads(&run->job, link);
-        if (run->job.kind == JOB_TEXEL)
-            rc = texel_fit_job(link, &run->job, run->dir, run->job_id); // rank 0's counts
-        else if (run->job.kind == JOB_TRAIN)
-            rc = nnue_fit_job(link, &run->job, run->dir, run->job_id);
+        if (run->kind->collective)
+            rc = run->kind->collective(link, &run->job, run->dir, run->job_id); // rank 0's counts
         else
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }
     free(run->identity);
     if (run->lock_fd >= 0)
         close(run->lock_fd);
-    plan_free(&run->plan);
-    openings_free(&run->seeds);
+    if (run->kind && run->kind->worker)
+        run->kind->worker->plan_free(run->plan);
     link_finalize(link);
     free(run);
     return rc;

@@ -266,11 +266,32 @@ static void books_tick(void *ctx, const CoordState *st, bool force)
         refresh(b, st, false);
 }
 
+static bool books_start(void *b, const CoordState *st, const char *run_id, char *why,
+                        size_t why_len)
+{
+    return books_coord_start(b, st, run_id, why, why_len);
+}
+
+static int books_finish(void *b, const CoordState *st) { return books_coord_finish(b, st); }
+
 void books_coord_kind(BooksCoord *b, CoordKind *out)
 {
-    *out =
-        (CoordKind){b, WIRE_BOOK, books_check, books_count, NULL, NULL, books_complete, books_tick};
+    *out = (CoordKind){b,    WIRE_BOOK,      books_check, books_count, NULL,
+                       NULL, books_complete, books_tick,  books_start, books_finish};
 }
+
+/// The plan of a book job is the generator's settings (worker/work_book.c makes it).
+static void *books_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t why_len)
+{
+    BooksCoord *b = books_coord_new(s->job, s->plan, s->dir, why, why_len);
+    if (b)
+        books_coord_kind(b, out);
+    return b;
+}
+
+static void books_kind_free(void *b) { books_coord_free(b); }
+
+const CoordKindDef coord_books_def = {books_kind_new, books_kind_free};
 
 /// The positions of an existing book: never emitted again.
 static bool exclude_existing(BooksCoord *b, char *why, size_t why_len)

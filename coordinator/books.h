@@ -8,6 +8,7 @@
 #pragma once
 
 #include "bookgen.h"
+#include "coord_job.h"
 #include "coordinator.h"
 #include "job.h"
 
@@ -23,3 +24,6 @@ bool books_coord_start(BooksCoord *b, const CoordState *st, const char *run_id, 
 /// The move book, the page, result.json, the report; the exit status.
 int books_coord_finish(BooksCoord *b, const CoordState *st);
 void books_coord_free(BooksCoord *b);
+
+/// Rank 0 of book jobs: the plan is the generator's BookgenConfig.
+extern const CoordKindDef coord_books_def;

@@ -110,6 +110,13 @@ typedef struct {
                      size_t verdict_len);
     /// Every loop turn (force: something changed): progress line, periodic report.
     void (*tick)(void *ctx, const CoordState *st, bool force);
+    /// After the journal's replay, before the first unit goes out (may be NULL): the kind's
+    /// outputs made whole from what the replay counted (PGN, report header). false with why:
+    /// the run cannot start.
+    bool (*start)(void *ctx, const CoordState *st, const char *run_id, char *why, size_t why_len);
+    /// After the loop: the final outputs (result file, report), and the exit status of the
+    /// run (coord_job.c passes it on). NULL: 0 when the job is complete, else 1.
+    int (*finish)(void *ctx, const CoordState *st);
 } CoordKind;
 
 typedef struct {

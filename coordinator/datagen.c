@@ -263,11 +263,31 @@ static void datagen_tick(void *ctx, const CoordState *st, bool force)
     }
 }
 
+static bool datagen_start(void *d, const CoordState *st, const char *run_id, char *why,
+                          size_t why_len)
+{
+    return datagen_coord_start(d, st, run_id, why, why_len);
+}
+
+static int datagen_finish(void *d, const CoordState *st) { return datagen_coord_finish(d, st); }
+
 void datagen_coord_kind(DatagenCoord *d, CoordKind *out)
 {
-    *out = (CoordKind){d,    WIRE_DATAGEN, datagen_check,    datagen_count,
-                       NULL, NULL,         datagen_complete, datagen_tick};
+    *out = (CoordKind){d,    WIRE_DATAGEN,     datagen_check, datagen_count, NULL,
+                       NULL, datagen_complete, datagen_tick,  datagen_start, datagen_finish};
 }
+
+static void *datagen_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t why_len)
+{
+    DatagenCoord *d = datagen_coord_new(s->job, s->dir, why, why_len);
+    if (d)
+        datagen_coord_kind(d, out);
+    return d;
+}
+
+static void datagen_kind_free(void *d) { datagen_coord_free(d); }
+
+const CoordKindDef coord_datagen_def = {datagen_kind_new, datagen_kind_free};
 
 DatagenCoord *datagen_coord_new(const JobConfig *job, const char *dir, char *why, size_t why_len)
 {

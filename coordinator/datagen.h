@@ -8,6 +8,7 @@
 // closed whole (header count, last block's checksum) at every report interval and at the end.
 #pragma once
 
+#include "coord_job.h"
 #include "coordinator.h"
 #include "job.h"
 
@@ -25,3 +26,6 @@ void datagen_coord_free(DatagenCoord *d);
 
 /// The units of a datagen job: its game cap (max_games, or positions when 0) in units.
 uint64_t datagen_units_total(const JobConfig *job);
+
+/// Rank 0 of datagen jobs (the plan is not read).
+extern const CoordKindDef coord_datagen_def;

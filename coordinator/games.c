@@ -395,6 +395,14 @@ static void games_tick(void *ctx, const CoordState *st, bool force)
         games_report_refresh(g, st, false);
 }
 
+static bool games_start(void *g, const CoordState *st, const char *run_id, char *why,
+                        size_t why_len)
+{
+    return games_coord_start(g, st, run_id, why, why_len);
+}
+
+static int games_finish(void *g, const CoordState *st) { return games_coord_finish(g, st); }
+
 void games_coord_kind(GamesCoord *g, CoordKind *out)
 {
     *out = (CoordKind){g,
@@ -404,8 +412,23 @@ void games_coord_kind(GamesCoord *g, CoordKind *out)
                        games_replay_extra,
                        games_attach,
                        games_complete,
-                       games_tick};
+                       games_tick,
+                       games_start,
+                       games_finish};
 }
+
+static void *games_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t why_len)
+{
+    GamesSetup gs = {s->job, s->plan, s->dir, s->bench_signature, s->ranks};
+    GamesCoord *g = games_coord_new(&gs, why, why_len);
+    if (g)
+        games_coord_kind(g, out);
+    return g;
+}
+
+static void games_kind_free(void *g) { games_coord_free(g); }
+
+const CoordKindDef coord_games_def = {games_kind_new, games_kind_free};
 
 // ---- Start and end -------------------------------------------------------------------------
 

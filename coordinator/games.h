@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "coord_job.h"
 #include "coordinator.h"
 #include "job.h"
 #include "plan.h"
@@ -34,3 +35,6 @@ bool games_coord_start(GamesCoord *g, const CoordState *st, const char *run_id, 
 /// when the job did its work) and says why on stderr when it is not 0.
 int games_coord_finish(GamesCoord *g, const CoordState *st);
 void games_coord_free(GamesCoord *g);
+
+/// Rank 0 of sprt, match and spsa jobs: the plan is a GamePlan (job/plan.h).
+extern const CoordKindDef coord_games_def;

@@ -108,3 +108,54 @@ void book_worker_kind(BookWorker *bw, const BookgenConfig *gen, uint32_t rank, W
 }
 
 void book_worker_destroy(BookWorker *bw) { pthread_mutex_destroy(&bw->lock); }
+
+/// A book job's plan: the generator's settings, first so that rank 0 reads them as a
+/// BookgenConfig, and the seed positions they point to.
+typedef struct {
+    BookgenConfig gen;
+    Openings seeds;
+} BookPlan;
+
+static void book_plan_free(void *arg)
+{
+    BookPlan *p = arg;
+    if (p)
+        openings_free(&p->seeds);
+    free(p);
+}
+
+static void *book_plan_new(const JobConfig *job, FILE *warn, char *why, size_t why_len)
+{
+    BookPlan *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    const __typeof__(job->book) *b = &job->book;
+    if (b->seed_book[0] &&
+        openings_load(&p->seeds, b->seed_book, warn, why, why_len) != OPENINGS_OK) {
+        book_plan_free(p);
+        return NULL;
+    }
+    p->gen = (BookgenConfig){b->plies_min, b->plies_max,   b->multipv,      b->select_depth,
+                             b->margin,    b->temperature, b->verify_depth, b->hash_mb,
+                             b->unit,      b->seed,        job->rules.set,  &p->seeds};
+    return p;
+}
+
+static void *book_kind_new(const WorkerSetup *s, WorkerKind *out)
+{
+    BookWorker *bw = calloc(1, sizeof *bw);
+    if (bw)
+        book_worker_kind(bw, s->plan, s->rank, out);
+    return bw;
+}
+
+static void book_kind_free(void *bw)
+{
+    if (bw)
+        book_worker_destroy(bw);
+    free(bw);
+}
+
+const WorkerKindDef work_book_def = {book_plan_new, book_plan_free, book_kind_new, book_kind_free};

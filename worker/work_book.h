@@ -18,3 +18,7 @@ typedef struct {
 /// The WorkerKind over bw (initialised here; it must outlive the worker run).
 void book_worker_kind(BookWorker *bw, const BookgenConfig *gen, uint32_t rank, WorkerKind *out);
 void book_worker_destroy(BookWorker *bw);
+
+/// The worker kind of book jobs; its plan starts with the BookgenConfig that rank 0's book
+/// kind reads.
+extern const WorkerKindDef work_book_def;

@@ -188,3 +188,45 @@ void datagen_worker_kind(DatagenWorker *dw, const JobConfig *job, const Openings
 }
 
 void datagen_worker_destroy(DatagenWorker *dw) { pthread_mutex_destroy(&dw->lock); }
+
+/// A datagen job's plan: its openings (builtin:balanced unless [openings] file says).
+static void *datagen_plan_new(const JobConfig *job, FILE *warn, char *why, size_t why_len)
+{
+    Openings *o = calloc(1, sizeof *o);
+    if (!o) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    const char *file = job->openings_file[0] ? job->openings_file : "builtin:balanced";
+    if (openings_load(o, file, warn, why, why_len) != OPENINGS_OK) {
+        openings_free(o);
+        free(o);
+        return NULL;
+    }
+    return o;
+}
+
+static void datagen_plan_free(void *o)
+{
+    if (o)
+        openings_free(o);
+    free(o);
+}
+
+static void *datagen_kind_new(const WorkerSetup *s, WorkerKind *out)
+{
+    DatagenWorker *dw = calloc(1, sizeof *dw);
+    if (dw)
+        datagen_worker_kind(dw, s->job, s->plan, s->rank, out);
+    return dw;
+}
+
+static void datagen_kind_free(void *dw)
+{
+    if (dw)
+        datagen_worker_destroy(dw);
+    free(dw);
+}
+
+const WorkerKindDef work_datagen_def = {datagen_plan_new, datagen_plan_free, datagen_kind_new,
+                                        datagen_kind_free};

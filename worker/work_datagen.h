@@ -24,6 +24,9 @@ void datagen_worker_kind(DatagenWorker *dw, const JobConfig *job, const Openings
                          uint32_t rank, WorkerKind *out);
 void datagen_worker_destroy(DatagenWorker *dw);
 
+/// The worker kind of datagen jobs; its plan is the job's Openings.
+extern const WorkerKindDef work_datagen_def;
+
 /// Whether a position of a finished game is recorded: past the opening and its random plies,
 /// at or after min_ply, a searched score that is not a mate, the side to move not in check,
 /// and the best move not a capture.

@@ -132,3 +132,40 @@ void games_worker_kind(GamesWorker *gw, WorkerKind *out)
 {
     *out = (WorkerKind){gw, games_thread_new, games_thread_free, games_unit_run, games_done};
 }
+
+static void *games_plan_new(const JobConfig *job, FILE *warn, char *why, size_t why_len)
+{
+    GamePlan *plan = calloc(1, sizeof *plan);
+    if (!plan) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    if (!plan_build(job, warn, plan, why, why_len)) {
+        free(plan);
+        return NULL;
+    }
+    return plan;
+}
+
+static void games_plan_free(void *plan)
+{
+    if (plan)
+        plan_free(plan);
+    free(plan);
+}
+
+/// [time] scale = bench: this rank's clocks, by the same factor the coordinator reports.
+static void *games_kind_new(const WorkerSetup *s, WorkerKind *out)
+{
+    GamesWorker *gw = calloc(1, sizeof *gw);
+    if (!gw)
+        return NULL;
+    const JobConfig *job = s->job;
+    gw->plan = s->plan;
+    gw->rank = s->rank;
+    gw->scale = job_time_scale(job->scale.bench ? job->scale.reference_nps : 0, s->bench_nps);
+    games_worker_kind(gw, out);
+    return gw;
+}
+
+const WorkerKindDef work_games_def = {games_plan_new, games_plan_free, games_kind_new, free};

@@ -20,3 +20,7 @@ typedef struct {
 
 /// The WorkerKind over gw (which must outlive the worker run).
 void games_worker_kind(GamesWorker *gw, WorkerKind *out);
+
+/// The worker kind of sprt, match and spsa jobs; its plan is a GamePlan (job/plan.h), which
+/// rank 0's games kind reads too.
+extern const WorkerKindDef work_games_def;

@@ -18,10 +18,12 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <msgpack.h>
 
 #include "channel.h"
+#include "job.h"
 #include "wire.h"
 
 typedef enum { WORKER_UNIT_OK, WORKER_UNIT_ABORTED, WORKER_UNIT_FAILED } WorkerUnitStatus;
@@ -46,6 +48,29 @@ typedef struct {
     uint64_t bench_signature, bench_nps;
     const char *version;
 } WorkerConfig;
+
+/// What a worker rank's kind is made from.
+typedef struct {
+    const JobConfig *job;
+    const void *plan; // the kind's plan (WorkerKindDef.plan_new)
+    uint32_t rank;
+    uint64_t bench_nps; // this rank's bench: [time] scale = bench sets its clocks by it
+} WorkerSetup;
+
+/// A worker kind as a plug-in: its module exports one, and cli/cmd_run.c's RUN_KINDS table
+/// joins it to the job kind (and to the rank-0 kind, which reads the same plan).
+typedef struct {
+    /// Every rank, before the run: what the kind's units are made of (the pairings and
+    /// openings, the book generator's settings), a pure function of the job and the files it
+    /// names. NULL with why (a bad openings file: exit 2); warn (may be NULL) hears what was
+    /// skipped.
+    void *(*plan_new)(const JobConfig *job, FILE *warn, char *why, size_t why_len);
+    void (*plan_free)(void *plan); // NULL-safe
+    /// This rank's kind over the setup (which must outlive the run), or NULL when out of
+    /// memory; kind_free (NULL-safe) ends it after worker_run.
+    void *(*kind_new)(const WorkerSetup *s, WorkerKind *out);
+    void (*kind_free)(void *k);
+} WorkerKindDef;
 
 /// Runs the worker until the coordinator stops it. 0 when it ended as told, 1 when it
 /// failed (its reason printed on stderr and sent in BYE).
