@@ -215,7 +215,7 @@ static bool games_check(void *ctx, uint64_t unit, const WireMessage *m, char *wh
 /// the journal's games).
 static void add_positions(GamesCoord *g, const WirePair *p)
 {
-    static Move moves[WIRE_MAX_PLIES]; // the coordinator thread only
+    Move *moves = g->moves;
     for (int i = 0; i < p->game_count && g->positions; i++) {
         const WireGame *wg = &p->games[i];
         for (int m = 0; m < wg->ply_count; m++)

@@ -40,6 +40,7 @@ struct GamesCoord {
     char pgn_tmp[GAMES_PATH_MAX]; // the PGN being rebuilt from the journal ("" once renamed)
     GameRecord *rec;              // scratch
     Board *board;                 // scratch for positions
+    Move moves[WIRE_MAX_PLIES];   // scratch for positions: one game's moves
     TexelWriter *positions;
     uint64_t positions_seen;
     SpsaConfig spsa_cfg;
