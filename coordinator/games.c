@@ -24,24 +24,11 @@ static bool spsa_prepare(GamesCoord *g, char *why, size_t why_len)
 {
     const JobConfig *job = g->job;
     const PlayerConfig *pc = &job->players[0].cfg;
-    Engine *e = engine_new();
-    if (!e) {
-        snprintf(why, why_len, "out of memory");
+    char msg[1024];
+    if (!player_builtin_weights(pc, &g->spsa_weights, msg, sizeof msg)) {
+        snprintf(why, why_len, "engine %s: %s", pc->name, msg);
         return false;
     }
-    ParamsStatus ps = pc->weights_file[0]
-                          ? weights_load(engine_weights(e), pc->weights_file, why, why_len)
-                          : PARAMS_OK;
-    for (int i = 0; ps == PARAMS_OK && i < pc->option_count; i++)
-        if (engine_set_option(e, pc->options[i].name, pc->options[i].value) != ENGINE_OK) {
-            snprintf(why, why_len, "engine %s: option %s=%s refused", pc->name, pc->options[i].name,
-                     pc->options[i].value);
-            ps = PARAMS_ERR_VALUE;
-        }
-    g->spsa_weights = *engine_weights(e);
-    engine_free(e);
-    if (ps != PARAMS_OK)
-        return false;
     SpsaConfig *cfg = &g->spsa_cfg;
     spsa_config_init(cfg, job->rounds);
     cfg->a_ratio = job->spsa.a_ratio;

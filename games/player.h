@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "board.h"
+#include "params.h"
 #include "rules.h"
 
 enum {
@@ -110,3 +111,10 @@ PlayerStatus player_go(Player *p, const Board *game, const PlayerLimits *limits,
 /// The nodes the player reported over all the moves it made since player_new (0 for NULL):
 /// a worker's nodes per move, the figure that mixed hardware ([time] scale) keeps even.
 uint64_t player_nodes(const Player *p);
+
+/// The weights a builtin player searches with, the one resolution of them (the player, the run
+/// identity, SPSA's start and the NNUE check all call it): the defaults, then its weights file,
+/// then each option that names a weight, in order (the last wins; other options do not touch
+/// the weights). False on the first fault, with why saying "weights: REASON" or "option
+/// NAME=VALUE: bad option value" (the caller names the engine); out is then unspecified.
+bool player_builtin_weights(const PlayerConfig *cfg, Weights *out, char *why, size_t why_len);

@@ -7,6 +7,28 @@
 #include "player_impl.h"
 #include "search.h"
 
+bool player_builtin_weights(const PlayerConfig *cfg, Weights *out, char *why, size_t why_len)
+{
+    char reason[512];
+    weights_default(out);
+    if (cfg->weights_file[0] &&
+        weights_load(out, cfg->weights_file, reason, sizeof reason) != PARAMS_OK) {
+        snprintf(why, why_len, "weights: %s", reason);
+        return false;
+    }
+    for (int i = 0; i < cfg->option_count; i++) {
+        const PlayerOption *o = &cfg->options[i];
+        ParamsStatus st = weights_set(out, o->name, o->value);
+        if (st != PARAMS_OK && st != PARAMS_ERR_UNKNOWN) { // unknown: not a weight
+            // The words engine_set_option's refusal of the weight gave before this function.
+            snprintf(why, why_len, "option %s=%s: %s", o->name, o->value,
+                     engine_strerror(ENGINE_ERR_VALUE));
+            return false;
+        }
+    }
+    return true;
+}
+
 PlayerStatus builtin_player_new(const PlayerConfig *cfg, void **impl, char *msg, size_t msg_len)
 {
     Engine *e = engine_new();
@@ -14,16 +36,15 @@ PlayerStatus builtin_player_new(const PlayerConfig *cfg, void **impl, char *msg,
         snprintf(msg, msg_len, "out of memory");
         return PLAYER_ERR_START;
     }
-    if (cfg->weights_file[0]) {
-        char why[512];
-        ParamsStatus ps = weights_load(engine_weights(e), cfg->weights_file, why, sizeof why);
-        if (ps != PARAMS_OK) {
-            snprintf(msg, msg_len, "%s: weights: %s", cfg->name, why);
-            engine_free(e);
-            return PLAYER_ERR_CONFIG;
-        }
+    char why[1024];
+    if (!player_builtin_weights(cfg, engine_weights(e), why, sizeof why)) {
+        snprintf(msg, msg_len, "%s: %s", cfg->name, why);
+        engine_free(e);
+        return PLAYER_ERR_CONFIG;
     }
     for (int i = 0; i < cfg->option_count; i++) {
+        if (params_find(cfg->options[i].name) >= 0)
+            continue; // set above
         EngineStatus st = engine_set_option(e, cfg->options[i].name, cfg->options[i].value);
         if (st != ENGINE_OK) {
             const char *reason = engine_error(e);

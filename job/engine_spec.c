@@ -316,16 +316,11 @@ bool engine_spec_check_eval(const PlayerConfig *pc, bool tunes_eval, char *why, 
     if (use != -1 || !nnue_default())
         return true;
     Weights w, def;
-    weights_default(&w);
     weights_default(&def);
-    char ignored[256];
-    if (pc->weights_file[0] &&
-        weights_load(&w, pc->weights_file, ignored, sizeof ignored) != PARAMS_OK)
-        return true;
+    char ignored[1024];
+    if (!player_builtin_weights(pc, &w, ignored, sizeof ignored))
+        return true; // a bad file or value is refused with its own words by whoever sets it
     const char *from = pc->weights_file;
-    for (int i = 0; i < pc->option_count; i++)
-        if (params_find(pc->options[i].name) >= 0)
-            weights_set(&w, pc->options[i].name, pc->options[i].value); // a bad value: at start
     for (int id = 0; id < PARAM_NB; id++) {
         if (params_is_search(id) || w.v[id] == def.v[id])
             continue;

@@ -44,7 +44,8 @@ bool engine_spec_is_time_key(const char *key);
 /// (params = FILE, or option.NAME of an evaluation row), and when SPSA tunes its evaluation rows
 /// (tunes_eval; refused with UseNNUE true too): the weights would change nothing while the
 /// figures said they did. why names the first such weight and the option that settles it.
-/// A weights file that cannot be read passes here; creating the player reports it.
+/// A weights file that cannot be read, or a weight option with a bad value, passes here;
+/// creating the player (and the run identity) reports it.
 bool engine_spec_check_eval(const PlayerConfig *pc, bool tunes_eval, char *why, size_t why_len);
 
 /// Two builtin engines of one match where one sets UseNNUE and the other evaluates as the

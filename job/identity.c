@@ -282,38 +282,18 @@ static uint64_t weights_hash(const Weights *w)
     return h;
 }
 
-/// The weights a builtin player searches with: its weights file, then its weight options,
-/// applied to a fresh engine as the player does it.
+/// The hash of the weights a builtin player searches with (games/player.h resolves them).
 static IdentityStatus builtin_weights(const PlayerConfig *pc, uint64_t *hash, char *why,
                                       size_t why_len)
 {
-    Engine *e = engine_new();
-    if (!e)
-        return IDENTITY_ERR_NOMEM;
-    IdentityStatus st = IDENTITY_OK;
-    char msg[512];
-    if (pc->weights_file[0] &&
-        weights_load(engine_weights(e), pc->weights_file, msg, sizeof msg) != PARAMS_OK) {
-        set_why(why, why_len, "engine '%s': weights: %s", pc->name, msg);
-        st = IDENTITY_ERR_ENGINE;
-        goto done;
+    Weights w;
+    char msg[1024];
+    if (!player_builtin_weights(pc, &w, msg, sizeof msg)) {
+        set_why(why, why_len, "engine '%s': %s", pc->name, msg);
+        return IDENTITY_ERR_ENGINE;
     }
-    for (int i = 0; i < pc->option_count; i++) {
-        const PlayerOption *o = &pc->options[i];
-        if (params_find(o->name) < 0)
-            continue;
-        EngineStatus es = engine_set_option(e, o->name, o->value);
-        if (es != ENGINE_OK) {
-            set_why(why, why_len, "engine '%s': option %s=%s: %s", pc->name, o->name, o->value,
-                    engine_strerror(es));
-            st = IDENTITY_ERR_ENGINE;
-            goto done;
-        }
-    }
-    *hash = weights_hash(engine_weights(e));
-done:
-    engine_free(e);
-    return st;
+    *hash = weights_hash(&w);
+    return IDENTITY_OK;
 }
 
 /// Options that do not make the builtin player's engine: its weights (in the weights hash),

@@ -80,15 +80,35 @@ struct SearchThread {
     bool nnue_on;    // this search evaluates with the net
 };
 
-/// Option names of the search features, for switching one off to measure what it is worth.
-static const char *const FEATURE_NAMES[SEARCH_FEATURE_NB] = {
-    "ReverseFutility",   "NullMove",
-    "LateMovePruning",   "Futility",
-    "SeePruning",        "LateMoveReductions",
-    "CheckExtension",    "Aspiration",
-    "KillerHistory",     "ContinuationHistory",
-    "InternalReduction", "QuiescenceChecks",
-    "ChaseRule"};
+/// The option table (options.def); STRING rows keep their default in text, the others in def.
+#define OPTION_DEFAULT_SPIN(d)   .def = (d)
+#define OPTION_DEFAULT_CHECK(d)  .def = (d)
+#define OPTION_DEFAULT_COMBO(d)  .def = (d)
+#define OPTION_DEFAULT_BUTTON(d) .def = (d)
+#define OPTION_DEFAULT_STRING(d) .text = (d)
+const EngineOptionInfo engine_options[ENGINE_OPT_NB] = {
+#define ENGINE_OPTION(id, label, kind, d, lo, hi)                                                  \
+    {.name = label, .type = OPTION_##kind, OPTION_DEFAULT_##kind(d), .min = lo, .max = hi},
+#define UCI_OPTION(id, label, kind, d, lo, hi)                                                     \
+    {.name = label,                                                                                \
+     .type = OPTION_##kind,                                                                        \
+     OPTION_DEFAULT_##kind(d),                                                                     \
+     .min = lo,                                                                                    \
+     .max = hi,                                                                                    \
+     .front_end = true},
+#include "options.def"
+#undef UCI_OPTION
+#undef ENGINE_OPTION
+};
+
+// Feature f is row ENGINE_OPT_FEATURE_FIRST + f: the features must close the table.
+#define ENGINE_OPTION(id, label, kind, d, lo, hi)
+#define SEARCH_FEATURE(id, label, d)                                                               \
+    _Static_assert(ENGINE_OPT_FEATURE_##id == ENGINE_OPT_FEATURE_FIRST + SEARCH_##id,              \
+                   "SEARCH_FEATURE rows must close options.def");
+#include "options.def"
+#undef SEARCH_FEATURE
+#undef ENGINE_OPTION
 
 static inline bool on(const Engine *e, SearchFeature f) { return (e->features >> f) & 1; }
 
@@ -177,6 +197,8 @@ static EngineStatus alloc_workers(Engine *e, int n)
     return ENGINE_OK;
 }
 
+static EngineStatus option_apply(Engine *e, EngineOptionId id, long v, const char *text);
+
 Engine *engine_new(void)
 {
     board_init();
@@ -185,17 +207,18 @@ Engine *engine_new(void)
         return NULL;
     weights_default(&e->weights);
     tables_update(&e->tables, &e->weights);
-    e->rules = rules_config_default(RULES_SEED);
-    e->hash_mb = 16;
-    e->multipv = 1;
-    e->overhead_ms = 30;
-    e->features = SEARCH_FEATURE_DEFAULT;
-    e->use_nnue = nnue_default() != NULL; // the embedded net when the build has one
     atomic_init(&e->stop, false);
     board_set_fen(&e->root, BOARD_START_FEN, NULL, 0);
-    if (tt_resize(&e->tt, (size_t)e->hash_mb) != 0 || alloc_workers(e, 1) != ENGINE_OK) {
-        engine_free(e);
-        return NULL;
+    // Every option through its setter, in table order (Threads and Hash come first).
+    for (int id = 0; id < ENGINE_OPT_NB; id++) {
+        const EngineOptionInfo *o = &engine_options[id];
+        if (o->front_end || o->type == OPTION_BUTTON)
+            continue;
+        if (option_apply(e, (EngineOptionId)id, engine_option_default((EngineOptionId)id),
+                         o->text) != ENGINE_OK) {
+            engine_free(e);
+            return NULL;
+        }
     }
     return e;
 }
@@ -286,71 +309,84 @@ static bool parse_bool(const char *value, bool *out)
 
 const char *engine_error(const Engine *e) { return e->error; }
 
-EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
+static EngineStatus set_hash(Engine *e, int mb)
 {
-    long v;
-    bool flag;
-    e->error[0] = '\0';
-    if (!name)
-        return ENGINE_ERR_UNKNOWN_OPTION;
-    if (name_is(name, "EvalFile"))
-        return set_eval_file(e, value);
-    if (name_is(name, "UseNNUE"))
-        return parse_bool(value, &flag) ? set_use_nnue(e, flag) : ENGINE_ERR_VALUE;
-    if (name_is(name, "Threads")) {
-        if (!parse_long(value, 1, ENGINE_MAX_THREADS, &v))
-            return ENGINE_ERR_VALUE;
-        return (int)v == e->threads ? ENGINE_OK : alloc_workers(e, (int)v);
+    if (tt_resize(&e->tt, (size_t)mb) != 0) {
+        tt_resize(&e->tt, (size_t)e->hash_mb); // keep a working table of the old size
+        return ENGINE_ERR_NOMEM;
     }
-    if (name_is(name, "Hash")) {
-        if (!parse_long(value, 1, ENGINE_MAX_HASH_MB, &v))
-            return ENGINE_ERR_VALUE;
-        if (tt_resize(&e->tt, (size_t)v) != 0) {
-            tt_resize(&e->tt, (size_t)e->hash_mb); // keep a working table of the old size
-            return ENGINE_ERR_NOMEM;
-        }
-        e->hash_mb = (int)v;
+    e->hash_mb = mb;
+    return ENGINE_OK;
+}
+
+/// Sets row id to a value its type has checked: v for SPIN, CHECK (0/1) and COMBO (a
+/// RuleSet), text for STRING.
+static EngineStatus option_apply(Engine *e, EngineOptionId id, long v, const char *text)
+{
+    if (id >= ENGINE_OPT_FEATURE_FIRST) {
+        unsigned bit = 1u << (id - ENGINE_OPT_FEATURE_FIRST);
+        e->features = v ? e->features | bit : e->features & ~bit;
         return ENGINE_OK;
     }
-    if (name_is(name, "Clear Hash")) {
-        tt_clear(&e->tt);
-        return ENGINE_OK;
-    }
-    if (name_is(name, "MultiPV")) {
-        if (!parse_long(value, 1, ENGINE_MAX_MULTIPV, &v))
-            return ENGINE_ERR_VALUE;
-        e->multipv = (int)v;
-        return ENGINE_OK;
-    }
-    if (name_is(name, "Move Overhead")) {
-        if (!parse_long(value, 0, 5000, &v))
-            return ENGINE_ERR_VALUE;
-        e->overhead_ms = (int)v;
-        return ENGINE_OK;
-    }
-    if (name_is(name, "Rules")) {
-        RuleSet set;
-        if (!rules_set_parse(value, &set))
-            return ENGINE_ERR_VALUE;
-        int counting = e->rules.counting_default;
-        e->rules = rules_config_default(set);
+    switch (id) {
+    case ENGINE_OPT_THREADS: return (int)v == e->threads ? ENGINE_OK : alloc_workers(e, (int)v);
+    case ENGINE_OPT_HASH: return set_hash(e, (int)v);
+    case ENGINE_OPT_CLEAR_HASH: tt_clear(&e->tt); return ENGINE_OK;
+    case ENGINE_OPT_MULTIPV: e->multipv = (int)v; return ENGINE_OK;
+    case ENGINE_OPT_MOVE_OVERHEAD: e->overhead_ms = (int)v; return ENGINE_OK;
+    case ENGINE_OPT_RULES: {
+        int counting = e->rules.counting_default; // its own option
+        e->rules = rules_config_default((RuleSet)v);
         e->rules.counting_default = counting;
         return ENGINE_OK;
     }
-    for (int f = 0; f < SEARCH_FEATURE_NB; f++) {
-        if (!name_is(name, FEATURE_NAMES[f]))
-            continue;
+    case ENGINE_OPT_COUNTING_DEFAULT: e->rules.counting_default = (int)v; return ENGINE_OK;
+    case ENGINE_OPT_EVAL_FILE: return set_eval_file(e, text);
+    case ENGINE_OPT_USE_NNUE: return set_use_nnue(e, v != 0);
+    default: return ENGINE_ERR_UNKNOWN_OPTION; // a front end's (WeightsFile)
+    }
+}
+
+/// The row engine_set_option reads under this name (any case), or -1.
+static int option_find(const char *name)
+{
+    for (int id = 0; name && id < ENGINE_OPT_NB; id++)
+        if (!engine_options[id].front_end && name_is(name, engine_options[id].name))
+            return id;
+    return -1;
+}
+
+/// A value as the row's type takes it, SPIN within its range; false if it is not one.
+static bool option_parse(const EngineOptionInfo *o, const char *value, long *v)
+{
+    bool flag;
+    RuleSet set;
+    *v = 0;
+    switch (o->type) {
+    case OPTION_SPIN: return parse_long(value, o->min, o->max, v);
+    case OPTION_CHECK:
         if (!parse_bool(value, &flag))
-            return ENGINE_ERR_VALUE;
-        e->features = flag ? e->features | 1u << f : e->features & ~(1u << f);
-        return ENGINE_OK;
+            return false;
+        *v = flag;
+        return true;
+    case OPTION_COMBO: // the one combo is Rules
+        if (!rules_set_parse(value, &set))
+            return false;
+        *v = set;
+        return true;
+    default: return true; // a button takes no value; a string's is its setter's to check
     }
-    if (name_is(name, "CountingDefault")) {
-        if (!parse_long(value, 1, 1000, &v))
-            return ENGINE_ERR_VALUE;
-        e->rules.counting_default = (int)v;
-        return ENGINE_OK;
-    }
+}
+
+EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
+{
+    e->error[0] = '\0';
+    int id = option_find(name);
+    long v;
+    if (id >= 0)
+        return option_parse(&engine_options[id], value, &v)
+                   ? option_apply(e, (EngineOptionId)id, v, value)
+                   : ENGINE_ERR_VALUE;
     switch (weights_set(&e->weights, name, value)) {
     case PARAMS_OK: return ENGINE_OK;
     case PARAMS_ERR_UNKNOWN: return ENGINE_ERR_UNKNOWN_OPTION;
@@ -358,9 +394,22 @@ EngineStatus engine_set_option(Engine *e, const char *name, const char *value)
     }
 }
 
+bool engine_option_exists(const char *name)
+{
+    return option_find(name) >= 0 || params_find(name) >= 0;
+}
+
+int engine_option_default(EngineOptionId id)
+{
+    int def = engine_options[id].def;
+    return def == ENGINE_DEFAULT_NET ? nnue_default() != NULL : def;
+}
+
 const char *engine_feature_name(int feature)
 {
-    return feature >= 0 && feature < SEARCH_FEATURE_NB ? FEATURE_NAMES[feature] : NULL;
+    return feature >= 0 && feature < SEARCH_FEATURE_NB
+               ? engine_options[ENGINE_OPT_FEATURE_FIRST + feature].name
+               : NULL;
 }
 
 int engine_threads(const Engine *e) { return e->threads; }

@@ -30,33 +30,59 @@ enum {
     ENGINE_MAX_HASH_MB = 65536,
     ENGINE_MAX_MULTIPV = 64,
     ENGINE_MAX_GAME_PLIES = BOARD_HISTORY_MAX - 2 * MAX_PLY,
-    ENGINE_ERROR_MAX = 512 // bytes of engine_error()'s sentence
+    ENGINE_ERROR_MAX = 512, // bytes of engine_error()'s sentence
+    ENGINE_DEFAULT_NET = -1 // an option's default (options.def): true when the build embeds a net
 };
 
 /// Search features that can be switched off (option name = value true/false), to measure in a
-/// match what each is worth (scripts/sprt-features.sh). Each one on by default has won an
-/// SPRT of with against without; InternalReduction has not (+5.2 +/- 9.8 Elo in 3000 games at
-/// 5000 nodes, no verdict), so it stays off until it does. ChaseRule acts under asian only; it
-/// won scripts/sprt-chase.sh (+22.3 +/- 10.9 Elo, H1 after 826 games at 5000 nodes).
+/// match what each is worth: the SEARCH_FEATURE rows of options.def, in their order.
 typedef enum {
-    SEARCH_REVERSE_FUTILITY,     // "ReverseFutility"
-    SEARCH_NULL_MOVE,            // "NullMove"
-    SEARCH_LATE_MOVE_PRUNING,    // "LateMovePruning"
-    SEARCH_FUTILITY,             // "Futility"
-    SEARCH_SEE_PRUNING,          // "SeePruning"
-    SEARCH_LATE_MOVE_REDUCTIONS, // "LateMoveReductions"
-    SEARCH_CHECK_EXTENSION,      // "CheckExtension"
-    SEARCH_ASPIRATION,           // "Aspiration"
-    SEARCH_KILLER_HISTORY,       // "KillerHistory": killer and history move ordering
-    SEARCH_CONTINUATION_HISTORY, // "ContinuationHistory": quiet ordering by the last 2 moves
-    SEARCH_INTERNAL_REDUCTION,   // "InternalReduction": one ply less without a table move
-    SEARCH_QUIESCENCE_CHECKS,    // "QuiescenceChecks": quiet checks at the first qsearch ply
-    SEARCH_CHASE_RULE,           // "ChaseRule": rule C in the tree (asian): a chaser's line loses
+#define ENGINE_OPTION(id, name, type, def, lo, hi)
+#define SEARCH_FEATURE(id, name, def) SEARCH_##id,
+#include "options.def"
+#undef SEARCH_FEATURE
+#undef ENGINE_OPTION
     SEARCH_FEATURE_NB
 } SearchFeature;
 #define SEARCH_FEATURE_ALL ((1u << SEARCH_FEATURE_NB) - 1)
-#define SEARCH_FEATURE_DEFAULT                                                                     \
-    (SEARCH_FEATURE_ALL & ~(1u << SEARCH_INTERNAL_REDUCTION) & ~(1u << SEARCH_QUIESCENCE_CHECKS))
+/// The features on in a new engine (options.def's defaults), one bit per SearchFeature.
+enum {
+    SEARCH_FEATURE_DEFAULT = 0
+#define ENGINE_OPTION(id, name, type, def, lo, hi)
+#define SEARCH_FEATURE(id, name, def) | (def) << SEARCH_##id
+#include "options.def"
+#undef SEARCH_FEATURE
+#undef ENGINE_OPTION
+};
+
+/// A UCI option's type (options.def says what each takes).
+typedef enum {
+    OPTION_SPIN,
+    OPTION_CHECK,
+    OPTION_COMBO,
+    OPTION_BUTTON,
+    OPTION_STRING,
+    OPTION_TYPE_NB
+} OptionType;
+
+/// The rows of options.def: ENGINE_OPT_THREADS, ..., then ENGINE_OPT_FEATURE_NULL_MOVE, ...
+typedef enum {
+#define ENGINE_OPTION(id, name, type, def, lo, hi) ENGINE_OPT_##id,
+#include "options.def"
+#undef ENGINE_OPTION
+    ENGINE_OPT_NB,
+    ENGINE_OPT_FEATURE_FIRST = ENGINE_OPT_NB - SEARCH_FEATURE_NB // the features close the table
+} EngineOptionId;
+
+typedef struct {
+    const char *name; // as UCI lists it; engine_set_option ignores case
+    OptionType type;
+    int def, min, max; // SPIN, CHECK (0/1 or ENGINE_DEFAULT_NET), COMBO (a RuleSet)
+    const char *text;  // STRING: the default as UCI lists it
+    bool front_end;    // a UCI_OPTION row: the UCI front end reads it, engine_set_option does not
+} EngineOptionInfo;
+
+extern const EngineOptionInfo engine_options[ENGINE_OPT_NB];
 
 typedef struct {
     int depth, seldepth;
@@ -93,22 +119,25 @@ typedef struct Engine Engine;
 
 const char *engine_strerror(EngineStatus st);
 
-/// A new engine: 1 thread, 16 MB hash, default weights, seed rules, the embedded net (UseNNUE
-/// true when the build has one). NULL if out of memory.
+/// A new engine: every option of options.def at its default (1 thread, 16 MB hash, seed rules,
+/// the embedded net when the build has one), default weights. NULL if out of memory.
 Engine *engine_new(void);
 void engine_free(Engine *e);
 
-/// Options by UCI name: Threads, Hash, MultiPV, Move Overhead, Rules (seed|asian),
-/// CountingDefault, Clear Hash, the search features (SearchFeature, true/false), EvalFile (a
-/// net file, loaded and checked at once; empty or <default>: the embedded net), UseNNUE
-/// (true/false: evaluate with the net instead of the linear evaluation; default true when the
-/// build embeds a net, and true needs a net), and every row of the weight table by its name:
-/// evaluation weights (params.def) and the search's margins and time factors (search_params.def),
-/// read afresh by each engine_search.
+/// Options by UCI name (any case): the rows of options.def that are not UCI_OPTION (Threads,
+/// Hash, MultiPV, Move Overhead, Rules, CountingDefault, Clear Hash, EvalFile, UseNNUE, the
+/// search features), each refused outside its range, and every row of the weight table by its
+/// name: evaluation weights (params.def) and the search's margins and time factors
+/// (search_params.def), read afresh by each engine_search.
 EngineStatus engine_set_option(Engine *e, const char *name, const char *value);
 /// Why the last engine_set_option failed, when it has a sentence to say (a bad net file,
 /// UseNNUE without a net); "" otherwise.
 const char *engine_error(const Engine *e);
+/// Whether engine_set_option knows the name (any case): an engine row of options.def or a
+/// weight. Its value is not looked at.
+bool engine_option_exists(const char *name);
+/// An option's default, ENGINE_DEFAULT_NET resolved for this build (1 with an embedded net).
+int engine_option_default(EngineOptionId id);
 /// A search feature's option name ("NullMove", ...); NULL past SEARCH_FEATURE_NB.
 const char *engine_feature_name(int feature);
 int engine_threads(const Engine *e);

@@ -413,7 +413,7 @@ static void note_ignored_weight(Uci *u, const char *name)
 /// Sets one option by its UCI name; value is NULL when the command gave none (buttons).
 static void set_option(Uci *u, const char *name, const char *value)
 {
-    if (strcasecmp(name, "WeightsFile") == 0) {
+    if (strcasecmp(name, engine_options[ENGINE_OPT_WEIGHTS_FILE].name) == 0) {
         load_weights(u, value);
         return;
     }
@@ -446,25 +446,36 @@ static void set_option(Uci *u, const char *name, const char *value)
                     UCI_ECHO_MAX, name);
 }
 
+/// One line of options.def as `uci` lists it.
+static void list_uci_option(Uci *u, EngineOptionId id)
+{
+    const EngineOptionInfo *o = &engine_options[id];
+    int def = engine_option_default(id);
+    Text t = {.len = 0};
+    switch (o->type) {
+    case OPTION_SPIN:
+        out_line(u, "option name %s type spin default %d min %d max %d", o->name, def, o->min,
+                 o->max);
+        break;
+    case OPTION_CHECK:
+        out_line(u, "option name %s type check default %s", o->name, def ? "true" : "false");
+        break;
+    case OPTION_COMBO: // the rule sets
+        text_add(&t, "option name %s type combo default %s", o->name, rules_set_name(def));
+        for (int s = o->min; s <= o->max; s++)
+            text_add(&t, " var %s", rules_set_name((RuleSet)s));
+        out_line(u, "%s", t.buf);
+        break;
+    case OPTION_BUTTON: out_line(u, "option name %s type button", o->name); break;
+    case OPTION_STRING:
+    default: out_line(u, "option name %s type string default %s", o->name, o->text); break;
+    }
+}
+
 static void list_uci_options(Uci *u)
 {
-    out_line(u, "option name Threads type spin default 1 min 1 max %d", ENGINE_MAX_THREADS);
-    out_line(u, "option name Hash type spin default 16 min 1 max %d", ENGINE_MAX_HASH_MB);
-    out_line(u, "option name Clear Hash type button");
-    out_line(u, "option name MultiPV type spin default 1 min 1 max %d", ENGINE_MAX_MULTIPV);
-    out_line(u, "option name Move Overhead type spin default 30 min 0 max 5000");
-    Text t = {.len = 0};
-    text_add(&t, "option name Rules type combo default %s", rules_set_name(RULES_SEED));
-    for (int s = 0; s < RULES_SET_NB; s++)
-        text_add(&t, " var %s", rules_set_name((RuleSet)s));
-    out_line(u, "%s", t.buf);
-    out_line(u, "option name CountingDefault type spin default 60 min 1 max 1000");
-    out_line(u, "option name WeightsFile type string default <empty>");
-    out_line(u, "option name EvalFile type string default <default>");
-    out_line(u, "option name UseNNUE type check default %s", nnue_default() ? "true" : "false");
-    for (int f = 0; f < SEARCH_FEATURE_NB; f++)
-        out_line(u, "option name %s type check default %s", engine_feature_name(f),
-                 (SEARCH_FEATURE_DEFAULT >> f) & 1u ? "true" : "false");
+    for (int id = 0; id < ENGINE_OPT_NB; id++)
+        list_uci_option(u, (EngineOptionId)id);
     // Piece-square weights (hundreds) are settable by name but not listed.
     for (int i = 0; i < PARAM_NB; i++)
         if (!params_is_psq(i))
@@ -492,8 +503,12 @@ static void cmd_ucci(Uci *u, int argc, char **argv)
     out_line(u, "id name xqforge");
     out_line(u, "id author the xqforge developers");
     out_line(u, "option usemillisec type check default true");
-    out_line(u, "option hashsize type spin min 1 max %d default 16", ENGINE_MAX_HASH_MB);
-    out_line(u, "option threads type spin min 1 max %d default 1", ENGINE_MAX_THREADS);
+    const EngineOptionInfo *hash = &engine_options[ENGINE_OPT_HASH],
+                           *threads = &engine_options[ENGINE_OPT_THREADS];
+    out_line(u, "option hashsize type spin min %d max %d default %d", hash->min, hash->max,
+             hash->def);
+    out_line(u, "option threads type spin min %d max %d default %d", threads->min, threads->max,
+             threads->def);
     out_line(u, "option newgame type button");
     out_line(u, "ucciok");
 }

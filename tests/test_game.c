@@ -187,6 +187,52 @@ static void test_openings_order(void **state)
     openings_free(&o);
 }
 
+/// The weights a builtin player searches with: defaults, then its weights file, then the
+/// options that name a weight in order (any case, the last wins; other options leave them
+/// alone); a bad file or value is refused with the words the player gives when it starts.
+static void test_builtin_weights(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/xq-weights-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char text[] = "horse_mg 280\nhorse_eg 290\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    PlayerConfig pc = {.name = "w", .proto = PROTO_BUILTIN};
+    Weights w, def;
+    weights_default(&def);
+    char why[256] = "";
+    assert_true(player_builtin_weights(&pc, &w, why, sizeof why));
+    assert_memory_equal(&w, &def, sizeof w);
+    snprintf(pc.weights_file, sizeof pc.weights_file, "%s", path);
+    const char *opts[][2] = {
+        {"horse_mg", "300"}, {"Threads", "2"}, {"HORSE_MG", "310"}, {"cannon_eg", "250"}};
+    for (int i = 0; i < 4; i++) {
+        snprintf(pc.options[i].name, sizeof pc.options[i].name, "%s", opts[i][0]);
+        snprintf(pc.options[i].value, sizeof pc.options[i].value, "%s", opts[i][1]);
+    }
+    pc.option_count = 4;
+    assert_true(player_builtin_weights(&pc, &w, why, sizeof why));
+    def.v[P_horse_mg] = 310;
+    def.v[P_horse_eg] = 290;
+    def.v[P_cannon_eg] = 250;
+    assert_memory_equal(&w, &def, sizeof w);
+    snprintf(pc.options[3].value, sizeof pc.options[3].value, "99999");
+    assert_false(player_builtin_weights(&pc, &w, why, sizeof why));
+    assert_string_equal(why, "option cannon_eg=99999: bad option value");
+    Player *p = NULL;
+    char msg[512];
+    assert_int_equal(player_new(&pc, &p, msg, sizeof msg), PLAYER_ERR_CONFIG);
+    assert_string_equal(msg, "w: option cannon_eg=99999: bad option value");
+    unlink(path);
+    assert_false(player_builtin_weights(&pc, &w, why, sizeof why));
+    assert_non_null(strstr(why, "weights: "));
+    assert_non_null(strstr(why, path));
+    assert_int_equal(player_new(&pc, &p, msg, sizeof msg), PLAYER_ERR_CONFIG);
+    assert_true(strncmp(msg, "w: weights: ", 12) == 0);
+}
+
 /// A whole game between two builtin players at fixed depth ends by a rule or the ply cap,
 /// with only legal moves, and its PGN carries the tags and the result.
 static void test_builtin_game_and_pgn(void **state)
@@ -809,6 +855,7 @@ int main(void)
         cmocka_unit_test(test_score_adjudication),
         cmocka_unit_test(test_openings_file),
         cmocka_unit_test(test_openings_order),
+        cmocka_unit_test(test_builtin_weights),
         cmocka_unit_test(test_builtin_game_and_pgn),
         cmocka_unit_test(test_pgn_read_errors),
         cmocka_unit_test(test_pgn_read_huge_comment),

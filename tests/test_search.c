@@ -171,6 +171,59 @@ static void test_multipv_and_threads(void **state)
     engine_free(e);
 }
 
+/// options.def is the contract: a new engine holds every default; each engine row takes its
+/// default and the ends of its range and refuses one past them; no option shares a weight's
+/// name (the weight could not be reached); engine_option_exists knows the engine rows and the
+/// weights in any case, and not the front end's WeightsFile nor a misspelling.
+static void test_option_table(void **state)
+{
+    (void)state;
+    Engine *e = engine_new();
+    assert_non_null(e);
+    assert_int_equal(engine_threads(e), engine_options[ENGINE_OPT_THREADS].def);
+    assert_int_equal(engine_multipv(e), engine_options[ENGINE_OPT_MULTIPV].def);
+    assert_int_equal(engine_rules(e)->set, engine_options[ENGINE_OPT_RULES].def);
+    assert_int_equal(engine_rules(e)->counting_default,
+                     engine_options[ENGINE_OPT_COUNTING_DEFAULT].def);
+    assert_int_equal(engine_uses_nnue(e, NULL), engine_option_default(ENGINE_OPT_USE_NNUE));
+    for (int id = 0; id < ENGINE_OPT_NB; id++) {
+        const EngineOptionInfo *o = &engine_options[id];
+        assert_int_equal(params_find(o->name), -1);
+        assert_int_equal(engine_option_exists(o->name), !o->front_end);
+        if (o->front_end)
+            assert_int_equal(engine_set_option(e, o->name, o->text), ENGINE_ERR_UNKNOWN_OPTION);
+        if (o->front_end || o->type != OPTION_SPIN)
+            continue;
+        // Threads and Hash at their maximum would allocate 256 threads or 64 GB.
+        bool big = id == ENGINE_OPT_THREADS || id == ENGINE_OPT_HASH;
+        const struct {
+            long v;
+            EngineStatus want;
+        } tries[] = {{o->min - 1L, ENGINE_ERR_VALUE},
+                     {o->max + 1L, ENGINE_ERR_VALUE},
+                     {o->min, ENGINE_OK},
+                     {big ? o->min : o->max, ENGINE_OK},
+                     {o->def, ENGINE_OK}};
+        for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+            char text[32];
+            snprintf(text, sizeof text, "%ld", tries[i].v);
+            if (engine_set_option(e, o->name, text) != tries[i].want)
+                fail_msg("%s = %s: not %s", o->name, text, engine_strerror(tries[i].want));
+        }
+    }
+    assert_true(engine_option_exists("move overhead"));
+    assert_true(engine_option_exists("HORSE_MG"));
+    assert_true(engine_option_exists("search_lmr_base"));
+    assert_false(engine_option_exists("hors_mg"));
+    assert_false(engine_option_exists("WeightsFile"));
+    assert_false(engine_option_exists(NULL));
+    // Rules and CountingDefault are two options: setting the rule set keeps the count.
+    assert_int_equal(engine_set_option(e, "CountingDefault", "100"), ENGINE_OK);
+    assert_int_equal(engine_set_option(e, "Rules", "asian"), ENGINE_OK);
+    assert_int_equal(engine_rules(e)->counting_default, 100);
+    engine_free(e);
+}
+
 /// Every search feature can be switched off and on by name; switching one away from its
 /// default changes the search (its node count) and switching it back restores it; bad values
 /// are refused.
@@ -639,21 +692,14 @@ static void test_nnue_search(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mate_in_one),
-        cmocka_unit_test(test_stalemate_is_a_win),
-        cmocka_unit_test(test_no_legal_move),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_node_limit),
-        cmocka_unit_test(test_multipv_and_threads),
-        cmocka_unit_test(test_engines_are_independent),
-        cmocka_unit_test(test_time_budget),
-        cmocka_unit_test(test_feature_switches),
-        cmocka_unit_test(test_search_row_defaults),
-        cmocka_unit_test(test_search_rows_steer),
-        cmocka_unit_test(test_quiescence_checks),
-        cmocka_unit_test(test_chase_rule),
-        cmocka_unit_test(test_nnue_options),
-        cmocka_unit_test(test_nnue_search),
+        cmocka_unit_test(test_mate_in_one),         cmocka_unit_test(test_stalemate_is_a_win),
+        cmocka_unit_test(test_no_legal_move),       cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_node_limit),          cmocka_unit_test(test_multipv_and_threads),
+        cmocka_unit_test(test_option_table),        cmocka_unit_test(test_engines_are_independent),
+        cmocka_unit_test(test_time_budget),         cmocka_unit_test(test_feature_switches),
+        cmocka_unit_test(test_search_row_defaults), cmocka_unit_test(test_search_rows_steer),
+        cmocka_unit_test(test_quiescence_checks),   cmocka_unit_test(test_chase_rule),
+        cmocka_unit_test(test_nnue_options),        cmocka_unit_test(test_nnue_search),
         cmocka_unit_test(test_bench_positions),
     };
     return cmocka_run_group_tests_name("search", tests, NULL, NULL);

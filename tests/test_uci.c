@@ -226,24 +226,49 @@ static int eval_red(Session *s)
     return atoi(line + strlen("Eval (Red's view): "));
 }
 
-/// The handshake names the engine, lists the options with their ranges (weights but no
-/// piece-square weights) and ends with uciok.
+/// The handshake names the engine, lists the options with their ranges, word for word and in
+/// this order (options.def, then the weights but no piece-square weights), and ends with uciok.
 static void test_handshake(void **state)
 {
     (void)state;
     Session *s = session_start();
     send_line(s, "uci");
     assert_non_null(session_expect(s, "uciok", WAIT_MS));
-    assert_true(contains_line(s, "id name xqforge"));
-    assert_true(contains_line(s, "option name Threads type spin default 1 min 1 max 256"));
-    assert_true(contains_line(s, "option name Hash type spin default 16 min 1 max 65536"));
-    assert_true(contains_line(s, "option name Clear Hash type button"));
-    assert_true(contains_line(s, "option name MultiPV type spin default 1 min 1 max 64"));
-    assert_true(contains_line(s, "option name Move Overhead type spin default 30 min 0 max 5000"));
-    assert_true(contains_line(s, "option name Rules type combo default seed var seed var asian"));
-    assert_true(
-        contains_line(s, "option name CountingDefault type spin default 60 min 1 max 1000"));
-    assert_true(contains_line(s, "option name WeightsFile type string"));
+    char use_nnue[64];
+    snprintf(use_nnue, sizeof use_nnue, "option name UseNNUE type check default %s",
+             nnue_default() ? "true" : "false");
+    const char *const head[] = {
+        "id name xqforge",
+        "id author the xqforge developers",
+        "option name Threads type spin default 1 min 1 max 256",
+        "option name Hash type spin default 16 min 1 max 65536",
+        "option name Clear Hash type button",
+        "option name MultiPV type spin default 1 min 1 max 64",
+        "option name Move Overhead type spin default 30 min 0 max 5000",
+        "option name Rules type combo default seed var seed var asian",
+        "option name CountingDefault type spin default 60 min 1 max 1000",
+        "option name WeightsFile type string default <empty>",
+        "option name EvalFile type string default <default>",
+        use_nnue,
+        "option name ReverseFutility type check default true",
+        "option name NullMove type check default true",
+        "option name LateMovePruning type check default true",
+        "option name Futility type check default true",
+        "option name SeePruning type check default true",
+        "option name LateMoveReductions type check default true",
+        "option name CheckExtension type check default true",
+        "option name Aspiration type check default true",
+        "option name KillerHistory type check default true",
+        "option name ContinuationHistory type check default true",
+        "option name InternalReduction type check default false",
+        "option name QuiescenceChecks type check default false",
+        "option name ChaseRule type check default true",
+        "option name advisor_mg type spin default 120 min 40 max 300",
+    };
+    int n = (int)(sizeof head / sizeof head[0]);
+    assert_true(s->n_lines > n);
+    for (int i = 0; i < n; i++)
+        assert_string_equal(s->lines[i], head[i]);
     assert_true(contains_line(s, "option name chariot_mg type spin default 600 min 300 max 1200"));
     assert_false(contains_line(s, "option name psq_"));
     assert_string_equal(s->lines[s->n_lines - 1], "uciok");
