@@ -14,9 +14,9 @@
 // The output dir, a slash, a file name of the job and the NUL: every path books_path builds fits.
 enum { PATH_MAX_LEN = 2 * JOB_TEXT_MAX + 2 };
 
+/// A unit received (and journaled) ahead of the commit point, as packed bytes.
 /// Kept packed because the WireMessage a callback sees belongs to the caller and is gone once
 /// the callback returns; unpacked again when its turn to commit comes.
-/// A unit received (and journaled) ahead of the commit point, as packed bytes.
 typedef struct {
     uint64_t unit;
     size_t len;
@@ -83,11 +83,11 @@ static bool commit_candidate(BooksCoord *b, const WireBookCandidate *k, uint64_t
     return true;
 }
 
+/// Commits the units that are next in order, as long as they have arrived.
 /// This strict unit order is what makes the book independent of the number of ranks and of
 /// which worker was faster. Once the book is full nothing more is committed, so the units that
 /// arrive after that point never change it. A unit's slot in pending is taken by the last one
 /// (order in pending does not matter: each commit searches it for next_commit).
-/// Commits the units that are next in order, as long as they have arrived.
 static void drain(BooksCoord *b)
 {
     for (bool found = true; found && !b->failed && !bookstore_full(b->store);) {
@@ -302,9 +302,9 @@ void books_coord_kind(BooksCoord *b, CoordKind *out)
         (CoordKind){b, WIRE_BOOK, books_check, books_count, NULL, NULL, books_complete, books_tick};
 }
 
+/// The positions of an existing book: never emitted again.
 /// Each line is replayed on the coordinator's board, so its key is computed the same way as
 /// those of the candidates (bookgen_replay) and the two can be compared.
-/// The positions of an existing book: never emitted again.
 static bool exclude_existing(BooksCoord *b, char *why, size_t why_len)
 {
     const char *path = b->job->book.existing;

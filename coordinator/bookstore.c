@@ -129,10 +129,10 @@ static uint64_t family_of(const BookstoreConfig *cfg, const BookEntry *e)
     return h;
 }
 
+/// The slot of key (found or empty); NULL when out of memory.
 /// Linear probing; the map doubles before it would be more than half full, so a probe always
 /// ends at an empty slot and stays short. A slot is empty while its count is 0, so a family
 /// looked up but then refused by the window costs nothing.
-/// The slot of key (found or empty); NULL when out of memory.
 static FamilySlot *family_slot(FamilyMap *m, uint64_t key)
 {
     if (2 * (m->used + 1) > m->mask + 1 || !m->slots) {
@@ -177,9 +177,9 @@ int bookstore_bin_low(int bin)
     return bin == 0 ? INT_MIN : -BOOKSTORE_BIN_RANGE + (bin - 1) * BOOKSTORE_BIN_CP;
 }
 
+/// Counts the accepted line in the move book: every move of its path.
 /// Each (position before the move, move) pair is counted with the move's shallow score, so
 /// the move book weighs moves by how many accepted lines play them from that position.
-/// Counts the accepted line in the move book: every move of its path.
 static BookstoreStatus add_moves(Bookstore *bs, const BookEntry *e)
 {
     for (int i = 0; bs->moves && i < e->path_len; i++)
@@ -208,10 +208,10 @@ static BookVerdict reject(uint64_t *count, BookVerdict v)
     return v;
 }
 
+/// The verdict before the key sets and families are touched: check, then window.
 /// The order fixes which reason a candidate is counted under when several apply: a position in
 /// check is never looked up, a duplicate outside the window counts as outside. A symmetric
 /// position (its own mirror) is judged as a duplicate only.
-/// The verdict before the key sets and families are touched: check, then window.
 static BookVerdict screen(Bookstore *bs, const BookEntry *e)
 {
     if (e->in_check)

@@ -10,9 +10,9 @@
 
 #include "files.h"
 
+/// One slot of the building table: (key, move) with its count and score sum.
 /// The sum, not the mean, so that adding a line is exact; 64 bits hold any number of 32-bit
 /// scores a run can produce. The mean is taken once, when the file is written.
-/// One slot of the building table: (key, move) with its count and score sum.
 typedef struct {
     uint64_t key;
     int64_t score_sum;
@@ -209,9 +209,9 @@ static MovebookStatus check_header(const uint8_t *h, uint64_t file_size, uint64_
     return MOVEBOOK_OK;
 }
 
+/// Decodes the entry bytes and checks the CRC and the sort order.
 /// The strict order check also refuses an entry written twice, so that movebook_probe's
 /// bisection and its "most played first" hold for any file this accepts.
-/// Decodes the entry bytes and checks the CRC and the sort order.
 static MovebookStatus decode_all(const uint8_t *bytes, uint64_t n, uint32_t want_crc,
                                  MovebookEntry *e)
 {

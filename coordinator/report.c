@@ -261,10 +261,10 @@ static Series *find_series(Plot *p, const char *name, bool create)
     return s;
 }
 
+/// Keeps the points at even indices: half the points, the first one among them.
 /// Called when the series is full, before the next point is appended: memory stays fixed,
 /// the first point and the newest one survive, and the older part of a long history ends up
 /// the sparsest (each halving thins what was already thinned).
-/// Keeps the points at even indices: half the points, the first one among them.
 static void halve(Series *s)
 {
     size_t k = 0;
@@ -486,8 +486,8 @@ static ReportStatus bad(char *why, size_t len, const char *fmt, ...)
     return REPORT_ERR_SCHEMA;
 }
 
-/// The inverse of num(): null reads as NaN, anything else but a number is refused.
 /// A number, or null for a non-finite one.
+/// The inverse of num(): null reads as NaN, anything else but a number is refused.
 static bool read_num(const json_t *v, double *out)
 {
     if (json_is_null(v))
