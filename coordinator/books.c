@@ -42,7 +42,8 @@ struct BooksCoord {
     RunReport rr;
 };
 
-/// dir/name; the precisions only bound the text for the compiler, PATH_MAX_LEN holds both.
+/// dir/name, each part cut at 1000 characters (so the compiler can bound the text); out of
+/// PATH_MAX_LEN always holds it.
 static void books_path(const BooksCoord *b, const char *name, char *out, size_t len)
 {
     snprintf(out, len, "%.1000s/%.1000s", b->dir, name);

@@ -131,8 +131,8 @@ static uint64_t family_of(const BookstoreConfig *cfg, const BookEntry *e)
 
 /// The slot of key (found or empty); NULL when out of memory.
 /// Linear probing; the map doubles before it would be more than half full, so a probe always
-/// ends at an empty slot and stays short. A slot is empty while its count is 0, so a family
-/// looked up but then refused by the window costs nothing.
+/// ends at an empty slot and stays short. A slot is empty while its count is 0: a family takes
+/// a slot only once a line of it is accepted.
 static FamilySlot *family_slot(FamilyMap *m, uint64_t key)
 {
     if (2 * (m->used + 1) > m->mask + 1 || !m->slots) {

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-// The schema's name and REPORT_SCHEMA_VERSION are the first thing report_from_json checks:
-// a reader of report.json (coordinator/REPORT.md) relies on both to know the layout below.
+// report_from_json refuses a record of another schema name or REPORT_SCHEMA_VERSION: a reader
+// of report.json (coordinator/REPORT.md) relies on both to know the layout that follows.
 #define SCHEMA_NAME "xqforge-report"
 
 // A named series of a line plot. Invariant: lo and hi are both NULL or both hold n values,
@@ -628,7 +628,8 @@ ReportStatus report_from_json(const json_t *j, Report **out, char *why, size_t l
         return bad(why, len,
                    "missing or mistyped header field (schema, schema_version, run_id, "
                    "title, report_version, final, generated_at, software.version)");
-    // Another version is refused, not guessed at: version 1 is the only layout this code knows.
+    // Another version is refused, not guessed at: REPORT_SCHEMA_VERSION's is the only layout this
+    // code knows.
     if (strcmp(schema, SCHEMA_NAME) || schema_version != REPORT_SCHEMA_VERSION)
         return bad(why, len, "schema %s version %lld, expected %s version %d", schema,
                    (long long)schema_version, SCHEMA_NAME, REPORT_SCHEMA_VERSION);
@@ -652,8 +653,8 @@ ReportStatus report_from_json(const json_t *j, Report **out, char *why, size_t l
 // ---- The page ------------------------------------------------------------------------------
 
 // The page's only style, inline: report.html is one self-contained file (no script, no
-// network), readable from a spool, an upload target or a mail attachment. The grids fold to
-// one column on a phone and to two on paper.
+// network), readable from a spool, an upload target or a mail attachment. The plots' grid
+// folds to one column on a narrow screen and to two on paper.
 static const char CSS[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
     "margin:0 auto;max-width:1000px;padding:12px;color:#111;background:#fff;line-height:1.4}"
@@ -702,7 +703,7 @@ static void html_facts(const Report *r, SvgBuf *o)
 }
 
 /// One plot as an inline SVG figure, id "plot-ID" so that a link can point at it. The
-/// svg.c views borrow the plot's arrays: nothing is copied but pointers, on the stack.
+/// svg.c views, built on the stack, borrow the plot's names and points rather than copy them.
 static void html_plot(const Plot *p, SvgBuf *o)
 {
     svg_buf_printf(o, "<figure id=\"plot-");

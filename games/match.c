@@ -105,8 +105,8 @@ static void record(MatchState *s, GameRecord *rec, int round, double pair_points
         match_totals_pair(t, pair_points);
     if (s->hooks && s->hooks->game_done)
         s->hooks->game_done(s->hooks->ctx, rec, s->games_finished, t);
-    // A stop (an SPRT's verdict) is asked for only on a complete pair, as the statistics count
-    // pairs.
+    // should_stop is asked only when a pair completes (so only with repeat): a verdict is taken
+    // on whole pairs.
     if (pair_games == 2 && s->hooks && s->hooks->should_stop &&
         s->hooks->should_stop(s->hooks->ctx, t))
         atomic_store(&s->stop, true);
