@@ -11,9 +11,12 @@
 #include "run_report.h"
 #include "timeman.h"
 
+// The output dir, a slash, a file name of the job and the NUL: every path books_path builds fits.
 enum { PATH_MAX_LEN = 2 * JOB_TEXT_MAX + 2 };
 
 /// A unit received (and journaled) ahead of the commit point, as packed bytes.
+/// Kept packed because the WireMessage a callback sees belongs to the caller and is gone once
+/// the callback returns; unpacked again when its turn to commit comes.
 typedef struct {
     uint64_t unit;
     size_t len;
@@ -26,17 +29,21 @@ struct BooksCoord {
     char dir[JOB_TEXT_MAX];
     char run_id[64];
     Bookstore *store;
+    // Invariant: no unit >= next_commit has touched the book, and every pending unit is >= it.
     uint64_t next_commit; // every unit below it is in the book
     Pending *pending;
     size_t pending_n, pending_cap;
     bool failed;
     char error[512];
     int64_t start_ms, last_progress_ms;
+    // The *_at_start counts are the book as the journal's replay left it: rates are this session's.
     uint64_t candidates_at_start, accepted_at_start, invalid;
     msgpack_sbuffer buf;
     RunReport rr;
 };
 
+/// dir/name, each part cut at 1000 characters (so the compiler can bound the text); out of
+/// PATH_MAX_LEN always holds it.
 static void books_path(const BooksCoord *b, const char *name, char *out, size_t len)
 {
     snprintf(out, len, "%.1000s/%.1000s", b->dir, name);
@@ -55,12 +62,16 @@ static bool commit_candidate(BooksCoord *b, const WireBookCandidate *k, uint64_t
         mv16[p] = (uint16_t)k->path[p].move;
         scores[p] = k->path[p].score;
     }
+    // An illegal path is the worker's fault, not the run's: counted as invalid and skipped. The
+    // same unit always holds the same candidates, so a resumed run skips the same ones.
     if (!bookgen_replay(k->start_fen, moves, k->path_len, &line, why, sizeof why)) {
         fprintf(stderr, "\nunit %llu candidate %d: %s; skipped\n", (unsigned long long)unit, i,
                 why);
         b->invalid++;
         return true;
     }
+    // The verdict (accepted, duplicate, outside ...) is counted by the store itself; only an error
+    // of the store (I/O, memory) returns false, and that ends the run.
     BookEntry e = {line.key, line.epd,        line.black_to_move, line.ply,
                    k->score, k->path_len,     line.keys,          mv16,
                    scores,   line.mirror_key, line.in_check};
@@ -74,6 +85,10 @@ static bool commit_candidate(BooksCoord *b, const WireBookCandidate *k, uint64_t
 }
 
 /// Commits the units that are next in order, as long as they have arrived.
+/// This strict unit order is what makes the book independent of the number of ranks and of
+/// which worker was faster. Once the book is full nothing more is committed, so the units that
+/// arrive after that point never change it. A unit's slot in pending is taken by the last one
+/// (order in pending does not matter: each commit searches it for next_commit).
 static void drain(BooksCoord *b)
 {
     for (bool found = true; found && !b->failed && !bookstore_full(b->store);) {
@@ -99,6 +114,7 @@ static void drain(BooksCoord *b)
     }
 }
 
+/// Queues a copy of a packed unit; false only when out of memory.
 static bool pending_add(BooksCoord *b, uint64_t unit, const void *data, size_t len)
 {
     if (b->pending_n == b->pending_cap) {
@@ -130,6 +146,8 @@ static bool books_check(void *ctx, uint64_t unit, const WireMessage *m, char *wh
     return true;
 }
 
+/// Every unit, live or replayed, goes through pending: it is committed when all units below it
+/// are, never on arrival.
 static bool books_count(void *ctx, uint64_t unit, const WireMessage *m, bool replay, char *why,
                         size_t len)
 {
@@ -149,6 +167,9 @@ static bool books_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
     return true;
 }
 
+/// Done when the book has its target (the units still out are abandoned: they could only add
+/// to a full book), or when every unit is committed (the book may then be short of its target:
+/// max_candidates was reached).
 static bool books_complete(void *ctx, const CoordState *st, bool *abandon, char *verdict,
                            size_t len)
 {
@@ -165,6 +186,8 @@ static bool books_complete(void *ctx, const CoordState *st, bool *abandon, char 
     return false;
 }
 
+/// One progress line: rewritten in place every second on a terminal, a new line every 10 s
+/// otherwise, so a log file stays short. Nothing before books_coord_start (start_ms is 0).
 static void progress(BooksCoord *b, const CoordState *st, bool force)
 {
     int64_t now = timeman_now_ms();
@@ -188,6 +211,8 @@ static void progress(BooksCoord *b, const CoordState *st, bool force)
     fflush(stdout);
 }
 
+/// The state in the report and result.json: "finished short" is a run that ended normally with
+/// every unit committed but fewer positions than its target.
 static const char *state_name(const BooksCoord *b, const CoordState *st, bool final)
 {
     if (!final)
@@ -199,6 +224,8 @@ static const char *state_name(const BooksCoord *b, const CoordState *st, bool fi
     return bookstore_full(b->store) ? "complete" : "finished short";
 }
 
+/// Rewrites the report's book figures, facts and score histogram, then publishes it (written,
+/// and uploaded when [report] urls says so, by run_report).
 static void refresh(BooksCoord *b, const CoordState *st, bool final)
 {
     Report *r = b->rr.report;
@@ -219,6 +246,8 @@ static void refresh(BooksCoord *b, const CoordState *st, bool final)
                          (json_int_t)bs->families, "first_moves_distinct",
                          bookstore_distinct_first_moves(bs), "units_committed",
                          (json_int_t)b->next_commit));
+    // The facts are rebuilt from scratch each time, in the same order: a "Why" or a rank's line
+    // then appears only while it holds.
     report_facts_clear(r);
     report_fact(r, "Book", "State", "%s", state_name(b, st, final));
     if (final && st->end == COORD_FAILED)
@@ -249,6 +278,7 @@ static void refresh(BooksCoord *b, const CoordState *st, bool final)
                     (unsigned long long)k->units, (unsigned long long)k->bench_nps,
                     k->error[0] ? ": " : "", k->error);
     }
+    // Only non-empty bins get a bar; a bar keeps its slot once set, and report_bar_set updates it.
     for (int bin = 0; bin < BOOKSTORE_BINS; bin++)
         if (bs->hist_accepted[bin]) {
             char label[32];
@@ -258,6 +288,7 @@ static void refresh(BooksCoord *b, const CoordState *st, bool final)
     run_report_publish(&b->rr, final, NULL);
 }
 
+/// The kind's tick: the progress line, and the report when run_report says one is due.
 static void books_tick(void *ctx, const CoordState *st, bool force)
 {
     BooksCoord *b = ctx;
@@ -294,6 +325,8 @@ static void books_kind_free(void *b) { books_coord_free(b); }
 const CoordKindDef coord_books_def = {books_kind_new, books_kind_free};
 
 /// The positions of an existing book: never emitted again.
+/// Each line is replayed on the coordinator's board, so its key is computed the same way as
+/// those of the candidates (bookgen_replay) and the two can be compared.
 static bool exclude_existing(BooksCoord *b, char *why, size_t why_len)
 {
     const char *path = b->job->book.existing;
@@ -333,6 +366,7 @@ BooksCoord *books_coord_new(const JobConfig *job, const BookgenConfig *gen, cons
     snprintf(b->dir, sizeof b->dir, "%s", dir);
     msgpack_sbuffer_init(&b->buf);
     char path[PATH_MAX_LEN];
+    // The job's [book] section, as the store's configuration (same order as BookstoreConfig).
     BookstoreConfig cfg = {job->book.positions,
                            job->book.score_min,
                            job->book.score_max,
@@ -350,6 +384,7 @@ BooksCoord *books_coord_new(const JobConfig *job, const BookgenConfig *gen, cons
     }
     char title[JOB_TEXT_MAX + 16];
     snprintf(title, sizeof title, "book: %s", job->name);
+    // The histogram plot is declared once here; refresh only sets its bars.
     run_report_begin(&b->rr, job, dir, "", title);
     if (b->rr.report)
         report_plot(b->rr.report, "scores", REPORT_PLOT_BARS,
@@ -378,6 +413,8 @@ bool books_coord_start(BooksCoord *b, const CoordState *st, const char *run_id, 
     snprintf(b->run_id, sizeof b->run_id, "%s", run_id);
     if (b->rr.report)
         report_set_run_id(b->rr.report, run_id);
+    // The journal's units were queued by books_count during the replay; they are committed now, all
+    // at once, before any live unit, and the book then stands where the killed run left it.
     drain(b);
     if (b->failed) {
         snprintf(why, why_len, "%s", b->error);
@@ -402,6 +439,8 @@ bool books_coord_start(BooksCoord *b, const CoordState *st, const char *run_id, 
     return true;
 }
 
+/// The non-empty bins as {from, count}, from being the bin's lower bound in cp; the lowest bin
+/// is open below, so its from is null.
 static json_t *histogram_json(const uint64_t *bins)
 {
     json_t *a = json_array();
@@ -484,9 +523,12 @@ int books_coord_finish(BooksCoord *b, const CoordState *st)
     CoordState end = *st;
     const JobConfig *job = b->job;
     char path[PATH_MAX_LEN], why[512];
+    // A last, forced progress line, so the final counts are printed whatever the rate limit.
     progress(b, &end, true);
     printf("\n");
     books_path(b, job->book.moves, path, sizeof path);
+    // A failure to finish the book fails a run that had not failed yet; an earlier failure keeps
+    // its own reason, the first cause being the useful one.
     if (bookstore_finish(b->store, job->book.moves[0] ? path : NULL, why, sizeof why) &&
         end.end != COORD_FAILED) {
         end.end = COORD_FAILED;
@@ -512,6 +554,8 @@ int books_coord_finish(BooksCoord *b, const CoordState *st)
     if (end.end == COORD_DONE && !bookstore_full(b->store))
         printf("max_candidates reached: the book has fewer positions than asked (widen the "
                "window or raise max_candidates)\n");
+    // result.json comes after the move book and the page, and the report last, so that the
+    // report's final state includes any failure to write the others.
     if (!write_result(b, &end, minutes) && end.end != COORD_FAILED) {
         end.end = COORD_FAILED;
         snprintf(end.reason, sizeof end.reason, "cannot write %.200s/%.200s", b->dir,

@@ -25,6 +25,9 @@ typedef struct {
     size_t mask, used;
 } FamilyMap;
 
+// Invariant: keys holds every accepted position and every excluded one (an existing book), so
+// one lookup answers both "duplicate" and "in the existing book"; st counts every offer made
+// while the book was not full, each under exactly one verdict.
 struct Bookstore {
     BookstoreConfig cfg;
     KeySet keys;
@@ -41,6 +44,9 @@ const char *bookstore_strerror(BookstoreStatus st)
     return (unsigned)st < BOOKSTORE_STATUS_NB ? text[st] : "unknown bookstore status";
 }
 
+// The key set's first table is sized for the target (it doubles past that, e.g. with an
+// existing book).
+// The EPD file is truncated: a resumed run replays its journal and writes every line again.
 BookstoreStatus bookstore_open(Bookstore **out, const BookstoreConfig *cfg, const char *epd_path,
                                bool with_moves, char *why, size_t why_len)
 {
@@ -76,6 +82,8 @@ void bookstore_close(Bookstore *bs)
     free(bs);
 }
 
+// An existing book's position goes into the same key set as the accepted ones: it is then a
+// duplicate (and its mirror a mirror) for every later candidate. Counted once per distinct key.
 BookstoreStatus bookstore_exclude(Bookstore *bs, uint64_t key)
 {
     int r = keyset_add(&bs->keys, key);
@@ -90,11 +98,14 @@ const char *bookstore_view_name(BookView v)
     return v == BOOK_VIEW_SIDE_TO_MOVE ? "side_to_move" : "red";
 }
 
+// Scores arrive in Red's view; the side to move's view negates them when Black is to move.
 int bookstore_view_score(const BookstoreConfig *cfg, int score, bool black_to_move)
 {
     return cfg->view == BOOK_VIEW_SIDE_TO_MOVE && black_to_move ? -score : score;
 }
 
+// Both ends inclusive. either_side accepts the window mirrored around 0 as well, for a book of
+// unbalanced positions that may favour either side.
 bool bookstore_in_window(const BookstoreConfig *cfg, int score, bool black_to_move)
 {
     int v = bookstore_view_score(cfg, score, black_to_move);
@@ -106,6 +117,9 @@ bool bookstore_in_window(const BookstoreConfig *cfg, int score, bool black_to_mo
 /// line).
 static uint64_t family_of(const BookstoreConfig *cfg, const BookEntry *e)
 {
+    // An FNV-style step per move, with an xor-shift so that neighbouring move values spread over
+    // the whole word (the map indexes by the low bits). Two lines share a family exactly when they
+    // start from the same position with the same first moves, up to the rare hash collision.
     uint64_t h = e->path_len > 0 ? e->keys[0] : e->key;
     int n = e->path_len < cfg->family_plies ? e->path_len : cfg->family_plies;
     for (int i = 0; i < n; i++) {
@@ -116,6 +130,9 @@ static uint64_t family_of(const BookstoreConfig *cfg, const BookEntry *e)
 }
 
 /// The slot of key (found or empty); NULL when out of memory.
+/// Linear probing; the map doubles before it would be more than half full, so a probe always
+/// ends at an empty slot and stays short. A slot is empty while its count is 0: a family takes
+/// a slot only once a line of it is accepted.
 static FamilySlot *family_slot(FamilyMap *m, uint64_t key)
 {
     if (2 * (m->used + 1) > m->mask + 1 || !m->slots) {
@@ -141,8 +158,11 @@ static FamilySlot *family_slot(FamilyMap *m, uint64_t key)
     return &m->slots[k];
 }
 
+// Full is final: accepted only grows, and bookstore_offer looks at nothing once it holds.
 bool bookstore_full(const Bookstore *bs) { return bs->st.accepted >= (uint64_t)bs->cfg.target; }
 
+/// Bin 0 holds scores below -BIN_RANGE, the last bin BIN_RANGE and above, and bins 1.. the
+/// BIN_CP-wide steps between (score + BIN_RANGE is not negative there, so the division floors).
 static int bin_of(int score)
 {
     if (score < -BOOKSTORE_BIN_RANGE)
@@ -158,6 +178,8 @@ int bookstore_bin_low(int bin)
 }
 
 /// Counts the accepted line in the move book: every move of its path.
+/// Each (position before the move, move) pair is counted with the move's shallow score, so
+/// the move book weighs moves by how many accepted lines play them from that position.
 static BookstoreStatus add_moves(Bookstore *bs, const BookEntry *e)
 {
     for (int i = 0; bs->moves && i < e->path_len; i++)
@@ -178,6 +200,8 @@ static int write_path(FILE *f, const BookEntry *e)
     return r < 0 ? r : fprintf(f, "%s\n", e->path_len ? "\";" : "");
 }
 
+/// Counts a rejection under its reason and returns the verdict, so that each verdict is
+/// counted exactly once, where it is decided.
 static BookVerdict reject(uint64_t *count, BookVerdict v)
 {
     (*count)++;
@@ -185,6 +209,9 @@ static BookVerdict reject(uint64_t *count, BookVerdict v)
 }
 
 /// The verdict before the key sets and families are touched: check, then window.
+/// The order fixes which reason a candidate is counted under when several apply: a position in
+/// check is never looked up, a duplicate outside the window counts as outside. A symmetric
+/// position (its own mirror) is judged as a duplicate only.
 static BookVerdict screen(Bookstore *bs, const BookEntry *e)
 {
     if (e->in_check)
@@ -204,12 +231,16 @@ BookstoreStatus bookstore_offer(Bookstore *bs, const BookEntry *e, BookVerdict *
         *verdict = BOOK_FULL;
         return BOOKSTORE_OK;
     }
+    // Every candidate offered before the book is full enters hist_all, whatever its verdict:
+    // the spread of the generator's scores against the window.
     bs->st.candidates++;
     int view = bookstore_view_score(&bs->cfg, e->score, e->black_to_move);
     bs->st.hist_all[bin_of(view)]++;
     *verdict = screen(bs, e);
     if (*verdict != BOOK_ACCEPTED)
         return BOOKSTORE_OK;
+    // The family cap is checked last, after the screen: a capped line is not added to the key
+    // set, so its position may still be accepted later through a line of another family.
     FamilySlot *fam = NULL;
     if (bs->cfg.family_plies > 0) {
         uint64_t key = family_of(&bs->cfg, e);
@@ -221,6 +252,8 @@ BookstoreStatus bookstore_offer(Bookstore *bs, const BookEntry *e, BookVerdict *
         }
         fam->key = key;
     }
+    // From here the line is accepted: key, move book, EPD line, then the counts. A failure in
+    // between is an error that ends the run, so nothing is built on a half-counted line.
     if (keyset_add(&bs->keys, e->key) < 0)
         return BOOKSTORE_ERR_NOMEM;
     BookstoreStatus st = add_moves(bs, e);
@@ -232,6 +265,7 @@ BookstoreStatus bookstore_offer(Bookstore *bs, const BookEntry *e, BookVerdict *
                 e->ply) < 0 ||
         write_path(bs->epd, e) < 0)
         return BOOKSTORE_ERR_IO;
+    // A family is counted (and fills the map) on its first accepted line only.
     if (fam && fam->count++ == 0) {
         bs->families.used++;
         bs->st.families++;
@@ -253,10 +287,12 @@ size_t bookstore_moves_bytes(const Bookstore *bs)
     return bs->moves ? movebook_bytes(bs->moves) : 0;
 }
 
+// No fsync here: the journal is the record, and the EPD file is rebuilt from it on resume.
 void bookstore_flush(Bookstore *bs) { fflush(bs->epd); }
 
 BookstoreStatus bookstore_finish(Bookstore *bs, const char *moves_path, char *why, size_t why_len)
 {
+    // At the end the EPD file is synced: a finished run's book survives a crash of the machine.
     if (fflush(bs->epd) != 0 || fsync(fileno(bs->epd)) != 0) {
         snprintf(why, why_len, "book EPD: %s", strerror(errno));
         return BOOKSTORE_ERR_IO;
@@ -269,6 +305,8 @@ BookstoreStatus bookstore_finish(Bookstore *bs, const char *moves_path, char *wh
                                       : BOOKSTORE_ERR_IO;
 }
 
+// Square = file + 9 * rank (files a..i, ranks 0..9), 7 bits each. The % keep the text in 4
+// characters for any 14-bit value, so out[8] always suffices.
 void bookstore_move_text(uint16_t move, char out[8])
 {
     int from = move & 0x7f, to = move >> 7 & 0x7f;
@@ -280,6 +318,8 @@ typedef struct {
     int move;
 } MoveCount;
 
+/// Most played first; ties by move value, so that the order (and the reports) never depend on
+/// qsort's instability.
 static int count_cmp(const void *pa, const void *pb)
 {
     const MoveCount *a = pa, *b = pb;
@@ -292,6 +332,7 @@ static int count_cmp(const void *pa, const void *pb)
 /// number of distinct first moves in *distinct.
 static int top_first_moves(const BookstoreStats *st, MoveCount *top, int max, int *distinct)
 {
+    // 16384 entries (256 KiB): on the heap. Out of memory, the lists are empty, not wrong.
     MoveCount *all = malloc(sizeof *all * BOOKSTORE_MOVE_NB);
     int n = 0;
     for (int m = 0; all && m < BOOKSTORE_MOVE_NB; m++)
@@ -307,6 +348,7 @@ static int top_first_moves(const BookstoreStats *st, MoveCount *top, int max, in
     return all ? n : 0;
 }
 
+/// A bin's range as text, both ends inclusive (-300..-291); the open bins say so in words.
 static void bin_label(int bin, char *out, size_t len)
 {
     if (bin == 0)
@@ -458,6 +500,8 @@ static void html_figures(const Bookstore *bs, FILE *f)
     fprintf(f, "</table>\n");
 }
 
+// The charts are drawn into memory first, so that out of memory leaves no half-written page.
+// The job's name is the only text from outside, and it is escaped (the rest are numbers).
 BookstoreStatus bookstore_write_html(const Bookstore *bs, const char *path, const char *name)
 {
     SvgBuf charts;

@@ -13,14 +13,18 @@
 #include "timeman.h"
 #include "upload.h"
 
+// JSON has no NaN nor infinity (an Elo before any game, a ratio over zero): they become null.
 static json_t *finite_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+/// Games per minute of this session only: a resumed run's journaled games took no time now
+/// and would make the rate (and the ETA) look better than it is.
 static double session_rate(const GamesCoord *g)
 {
     double mins = games_session_minutes(g);
     return mins > 0 ? g->session.games / mins : 0.0;
 }
 
+/// Side 0 is the pairing's first engine ("new", whose W/D/L every figure counts), 1 "base".
 static const char *pair_name(const GamesCoord *g, int k, int side)
 {
     return g->plan->pairings[k].m.players[side].name;
@@ -35,6 +39,7 @@ static const char *player_name(const GamesCoord *g, int i)
 }
 
 /// running, interrupted, failed, the SPRT verdict, no verdict, or finished.
+/// "no verdict": an SPRT that played all its games without reaching a bound.
 static const char *state_name(const GamesCoord *g, const CoordState *st, bool final)
 {
     if (!final)
@@ -62,6 +67,8 @@ void games_progress(GamesCoord *g, const CoordState *st, bool force)
     double rate = session_rate(g);
     uint64_t left = (st->units_total - st->units_done) * (uint64_t)g->per_pair;
     char extra[200] = "";
+    // One Elo (and one LLR) only for a single pairing: a round robin has no single difference to
+    // show on one line; its figures are in the summary and the report.
     if (g->plan->pairing_count == 1) {
         MatchResults r = summary_results(&g->tot[0], g->plan->repeat);
         EloEstimate e = {0};
@@ -90,6 +97,8 @@ void games_print_summary(const GamesCoord *g)
 }
 
 /// Engine indices best first by the fitted Elo.
+/// An insertion sort (a few players, RATING_MAX_PLAYERS at most); stable, so engines of equal
+/// Elo keep the job's order, in the console, result.json and the report alike.
 static void rating_order(const GamesCoord *g, const RatingResult *rr, int *order)
 {
     int n = g->plan->players;
@@ -106,6 +115,8 @@ static void rating_order(const GamesCoord *g, const RatingResult *rr, int *order
 void games_print_ratings(const GamesCoord *g)
 {
     RatingResult rr;
+    // No fit while the games do not connect every engine to the others (two separate groups have
+    // no common scale): said plainly rather than printed as made-up numbers.
     if (!rating_fit(&g->rating, &rr)) {
         printf("Joint rating: not every engine is linked to the others by games yet\n");
         return;
@@ -131,6 +142,9 @@ void games_spsa_finish(GamesCoord *g)
            (long long)cfg->iterations);
     printf("%-28s %9s %9s %9s\n", "parameter", "start", "tuned", "change");
     for (int i = 0; i < cfg->count; i++) {
+        // The engine's weights are integers: each tuned value is rounded to the nearest. A long
+        // list is cut to 40 rows only when there are more than 50, so the cut always hides more
+        // than 10.
         w.v[cfg->params[i].id] = (int32_t)lround(theta[i]);
         if (i < 40 || cfg->count <= 50)
             printf("%-28s %9.2f %9.2f %+9.2f\n", cfg->params[i].name, cfg->params[i].start,
@@ -151,6 +165,7 @@ void games_spsa_finish(GamesCoord *g)
 static json_t *totals_json(const MatchTotals *t, bool pairs, bool sides)
 {
     json_t *terms = json_object(), *ptnml = json_array();
+    // From 1: TERM_NONE is not a way a game ends. Only terminations that happened are listed.
     for (int i = 1; i < TERM_NB; i++)
         if (t->terms[i])
             json_object_set_new(terms, game_termination_name((Termination)i),
@@ -173,6 +188,8 @@ static json_t *totals_json(const MatchTotals *t, bool pairs, bool sides)
     return o;
 }
 
+/// Elo, nElo, LOS and score of one tally: from the pentanomial when games come in pairs
+/// (STATS.md), else from W/D/L.
 static json_t *elo_json(const MatchTotals *t, bool pairs)
 {
     MatchResults r = summary_results(t, pairs);
@@ -184,6 +201,7 @@ static json_t *elo_json(const MatchTotals *t, bool pairs)
                      finite_or_null(e.score));
 }
 
+/// Each pairing with its totals and Elo, in the plan's order.
 static json_t *pairings_json(const GamesCoord *g)
 {
     json_t *list = json_array();
@@ -216,6 +234,8 @@ static json_t *ratings_json(const GamesCoord *g)
     return list;
 }
 
+/// The SPRT's hypotheses and its current state; NULL for a job without one. The verdict text
+/// is "no verdict" rather than "continue": this is what stays when the run ends there.
 static json_t *sprt_json(const GamesCoord *g)
 {
     SprtResult s;
@@ -233,6 +253,8 @@ bool games_write_result(const GamesCoord *g, const CoordState *st)
     const JobConfig *job = g->job;
     if (!job->output.result[0])
         return true;
+    // A single pairing is written flat (new, base, W/L, Elo at the top level); several pairings
+    // get a "pairings" list, and the top-level totals cover every game.
     bool one = g->plan->pairing_count == 1;
     bool pairs = g->plan->repeat;
     json_t *o = totals_json(one ? &g->tot[0] : &g->all, pairs, one);
@@ -277,6 +299,7 @@ bool games_write_result(const GamesCoord *g, const CoordState *st)
 
 // ---- The report ----------------------------------------------------------------------------
 
+/// One engine as the job resolved it: how it is started, its options and its clock.
 static json_t *engine_json(const GamesCoord *g, int i)
 {
     const JobPlayer *p = &g->job->players[i];
@@ -338,6 +361,8 @@ static json_t *job_json(const GamesCoord *g)
     return o;
 }
 
+// The plots are declared once, in the order the page shows them; later reports only add
+// points and bars. The Elo plot's bound at 0 marks equal strength.
 void games_report_init(GamesCoord *g)
 {
     char title[JOB_TEXT_MAX + 32];
@@ -364,7 +389,11 @@ void games_report_history(GamesCoord *g)
     Report *r = g->rr.report;
     if (!r || g->all.games < g->next_sample || g->all.games == 0)
         return;
+    // One point per pair (a game without repeat): the figures move once per counted unit, so
+    // denser points would only repeat them; report.c's halving bounds a long run's history.
     g->next_sample = g->all.games + g->per_pair;
+    // A plot holds REPORT_SERIES_MAX series: further pairings get no Elo line (their figures are in
+    // the facts and the record).
     for (int k = 0; k < g->plan->pairing_count && k < REPORT_SERIES_MAX; k++) {
         MatchResults mr = summary_results(&g->tot[k], g->plan->repeat);
         EloEstimate e = {0};
@@ -382,6 +411,7 @@ void games_report_history(GamesCoord *g)
     SprtResult s;
     if (games_sprt(g, &s)) {
         report_series_add(r, "llr", "LLR", g->tot[0].games, s.llr);
+        // Set again each time under the same labels (moved, not added): the bounds are constant.
         report_plot_bound(r, "llr", "H1 accepted", s.upper);
         report_plot_bound(r, "llr", "H0 accepted", s.lower);
     }
@@ -399,6 +429,8 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
 {
     Report *r = g->rr.report;
     const MatchTotals *all = &g->all;
+    // Rebuilt from scratch each time, in a fixed order, so that a line that no longer holds (a
+    // "Why", a rank that left without games) does not linger.
     report_facts_clear(r);
     report_fact(r, "Result", "State", "%s", state);
     if (st->end == COORD_FAILED)
@@ -446,6 +478,8 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
         report_fact(r, "SPRT", "LLR", "%.2f (%.2f, %.2f)", s.llr, s.lower, s.upper);
         report_fact(r, "SPRT", "Hypotheses", "[%g, %g] %s Elo, alpha %g, beta %g", g->sprt.elo0,
                     g->sprt.elo1, sprt_model_name(g->sprt.model), g->sprt.alpha, g->sprt.beta);
+        // While running the SPRT continues; once the run is done without a bound reached it
+        // is "no verdict", as in result.json.
         report_fact(r, "SPRT", "Decision", "%s",
                     s.decision == SPRT_CONTINUE
                         ? (st->end == COORD_DONE ? "no verdict" : "continue")
@@ -482,8 +516,10 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
     }
 }
 
+/// Every rank that said HELLO or has games in the tallies (from the journal included).
 static json_t *workers_json(const GamesCoord *g, const CoordState *st)
 {
+    // Indexed by CoordRankState: the same order as its enum in coordinator.h.
     static const char *const states[] = {"unknown", "member", "refused", "left"};
     json_t *workers = json_array();
     for (int w = 0; w < st->ranks; w++) {
@@ -508,14 +544,19 @@ static json_t *workers_json(const GamesCoord *g, const CoordState *st)
     return workers;
 }
 
+/// The SPSA state and one plot per parameter (the first PLOTS of them), read back from the
+/// trajectory CSV, which holds the history this process would otherwise have to keep.
 static void report_spsa(GamesCoord *g, Report *r)
 {
+    // ROWS: the CSV gets a row every iterations / 500 iterations (games.c), so about 500 rows; 1024
+    // is room for those with a margin, and equals REPORT_POINTS_MAX, so nothing is thinned.
     enum { PLOTS = 16, ROWS = 1024 };
     const SpsaConfig *cfg = &g->spsa_cfg;
     int n = cfg->count < PLOTS ? cfg->count : PLOTS, rows = 0;
     SvgPoint *pts = malloc(sizeof *pts * ROWS * (size_t)n);
     char path[GAMES_PATH_MAX], line[65536];
     games_path(g, g->job->spsa.trajectory, path, sizeof path);
+    // Flushed first: the rows written so far must be in the file before it is read back.
     if (g->spsa_csv)
         fflush(g->spsa_csv);
     FILE *f = pts ? fopen(path, "r") : NULL;
@@ -597,6 +638,8 @@ void games_report_refresh(GamesCoord *g, const CoordState *st, bool final)
     report_facts(g, st, state);
     if (g->spsa)
         report_spsa(g, r);
+    // The PGN goes with the final report only: it is complete then, and a large file is uploaded
+    // once rather than every interval.
     run_report_publish(&g->rr, final, final ? g->job->output.pgn : NULL);
 }
 

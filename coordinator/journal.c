@@ -59,6 +59,8 @@ typedef struct {
     bool has_zero;
 } KeySet;
 
+// RECORD_BAD is the file's fault (short, too long, CRC mismatch) and may be a torn tail;
+// RECORD_IO is the system's (a read failed, out of memory) and never judged as a tail.
 typedef enum { RECORD_VALID, RECORD_BAD, RECORD_IO } RecordCheck;
 
 static const char *const STATUS_TEXT[JOURNAL_STATUS_NB] = {
@@ -80,6 +82,9 @@ const char *journal_strerror(JournalStatus st)
     return st < JOURNAL_STATUS_NB ? STATUS_TEXT[st] : "unknown journal status";
 }
 
+/// The record's CRC covers its key with the payload, so a record moved under another key (or
+/// a key bit flipped) fails the check like damaged payload does. The length is not covered:
+/// a wrong length makes the CRC land on other bytes and fail too.
 static uint32_t record_crc(const uint8_t *key_bytes, const uint8_t *payload, uint32_t len)
 {
     uLong crc = crc32(0L, Z_NULL, 0);
@@ -89,6 +94,7 @@ static uint32_t record_crc(const uint8_t *key_bytes, const uint8_t *payload, uin
     return (uint32_t)crc;
 }
 
+/// why is optional everywhere in this file: NULL or 0 bytes skips the text.
 __attribute__((format(printf, 3, 4))) static void set_why(char *why, size_t why_len,
                                                           const char *fmt, ...)
 {
@@ -137,6 +143,8 @@ static int write_full(int fd, const void *buf, size_t n, uint64_t off)
     return 0;
 }
 
+/// Grows j->buf to hold n bytes, keeping its content (the staged records); false when out of
+/// memory, with the buffer unchanged.
 static bool buf_reserve(Journal *j, size_t n)
 {
     if (n <= j->buf_cap)
@@ -150,11 +158,14 @@ static bool buf_reserve(Journal *j, size_t n)
     return true;
 }
 
+/// The header's quick identity hash (FNV-1a 64): shown in messages; the text itself decides.
 static uint64_t text_hash(const void *text, size_t len)
 {
     return files_fnv(FILES_FNV_BASIS, text, len);
 }
 
+/// CRC of the fixed header up to the CRC field (bytes 0..43), then the identity text: any
+/// damage to the header or the identity is a checksum mismatch.
 static uint32_t header_crc(const uint8_t *fixed, const void *text, size_t len)
 {
     uLong crc = crc32(crc32(0L, Z_NULL, 0), fixed, JOURNAL_HEADER_FIXED - 4);
@@ -163,6 +174,8 @@ static uint32_t header_crc(const uint8_t *fixed, const void *text, size_t len)
     return (uint32_t)crc;
 }
 
+/// The fixed header at the offsets of journal.h; the bytes it leaves (9..11) are zero, which
+/// header_read checks.
 static void header_encode(uint8_t *h, const JournalIdentity *id, const char *run_id)
 {
     memset(h, 0, JOURNAL_HEADER_FIXED);
@@ -178,6 +191,8 @@ static void header_encode(uint8_t *h, const JournalIdentity *id, const char *run
 static int run_id_new(char out[JOURNAL_RUN_ID_LEN + 1])
 {
     uint8_t r[JOURNAL_RUN_ID_LEN / 2];
+    // Two runs in the same directory must never share an id (reports name the run by it),
+    // so the id is random rather than derived from the time or the job.
     ssize_t got = getrandom(r, sizeof r, 0);
     if (got != (ssize_t)sizeof r) {
         int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -207,6 +222,7 @@ static JournalStatus header_check_fixed(const uint8_t *h, size_t n, char *why, s
         set_why(why, why_len, "not a journal (header too short)");
         return JOURNAL_ERR_HEADER;
     }
+    // The version sits at byte 12 in every format, so it can be read before the rest is trusted.
     uint32_t version = files_get_le32(h + 12);
     if (version == 1) {
         set_why(why, why_len,
@@ -255,6 +271,8 @@ static JournalStatus header_read(int fd, uint64_t size, Header *out, char *why, 
         set_why(why, why_len, "reading the journal header: %s", strerror(errno ? errno : EIO));
         return JOURNAL_ERR_IO;
     }
+    // Everything is checked before anything is returned: the CRC, the zero padding, the run id's
+    // digits, and the hash against the text (a header whose fields disagree is damaged).
     bool hex = true;
     for (unsigned i = 0; i < JOURNAL_RUN_ID_LEN; i++)
         hex = hex && strchr("0123456789abcdef", h[24 + i]) && h[24 + i];
@@ -331,6 +349,8 @@ static RecordCheck record_read(Journal *j, uint64_t off, uint64_t size, uint32_t
                                uint64_t *key)
 {
     uint8_t head[JOURNAL_RECORD_HEAD];
+    // size - off cannot wrap: callers pass off < size. A record must end within size, so a torn
+    // last record is RECORD_BAD, never a read past the end.
     if (size - off < JOURNAL_RECORD_HEAD)
         return RECORD_BAD;
     if (read_full(j->fd, head, sizeof head, off) != (ssize_t)sizeof head)
@@ -351,6 +371,8 @@ static RecordCheck record_read(Journal *j, uint64_t off, uint64_t size, uint32_t
 }
 
 /// Whether a valid record starts anywhere in mem[from, n).
+/// Tried at every byte offset, since after damage nothing says where the next record begins;
+/// a random 32-bit CRC match is the only false positive, and it errs towards refusing.
 static bool region_has_record(const uint8_t *mem, size_t from, size_t n)
 {
     for (size_t p = from; p + JOURNAL_RECORD_HEAD <= n; p++) {
@@ -384,6 +406,7 @@ static JournalStatus tail_judge(Journal *j, uint64_t off, uint64_t size, char *w
         set_why(why, why_len, "reading the journal at byte %llu: %s", (unsigned long long)off,
                 strerror(errno));
         st = JOURNAL_ERR_IO;
+        // From byte 1: byte 0 is the bad record itself.
     } else if (region_has_record(mem, 1, (size_t)rest)) {
         set_why(why, why_len, "damaged record at byte %llu followed by valid records",
                 (unsigned long long)off);
@@ -417,6 +440,8 @@ static JournalStatus journal_verify(Journal *j, uint64_t size, uint64_t *end, ch
     return JOURNAL_OK;
 }
 
+/// splitmix64's finalizer: keys are often consecutive unit numbers, and the table indexes by
+/// the low bits, which must depend on every bit of the key.
 static uint64_t key_hash(uint64_t k)
 {
     k ^= k >> 30;
@@ -427,6 +452,8 @@ static uint64_t key_hash(uint64_t k)
 }
 
 /// Adds key: 1 when new, 0 when already present, -1 out of memory.
+/// Doubles at half full (linear probing stays short); key 0 cannot mark an empty slot and is
+/// kept in has_zero. This set lives only for one replay.
 static int keyset_add(KeySet *s, uint64_t key)
 {
     if (key == 0) {
@@ -461,6 +488,8 @@ static int keyset_add(KeySet *s, uint64_t key)
 }
 
 /// Pass 2: hands the first record of each key in [header, end) to fn.
+/// The first, because it is the one that counted when it was written; a later record of the
+/// same key is skipped and reported (duplicates), so replay counts each key once, as the run did.
 static JournalStatus journal_replay(Journal *j, uint64_t end, JournalReplayFn fn, void *ctx,
                                     JournalReplayStats *stats, char *why, size_t why_len)
 {
@@ -503,6 +532,7 @@ done:
 static int journal_open_fd(const char *path, const JournalIdentity *want, bool *created)
 {
     *created = false;
+    // Two attempts cover the one race there is: the file appears between our open and our link.
     for (int attempt = 0; attempt < 2; attempt++) {
         int fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd >= 0 || errno != ENOENT)
@@ -521,6 +551,9 @@ static int journal_open_fd(const char *path, const JournalIdentity *want, bool *
 static JournalStatus journal_check_file(Journal *j, const JournalIdentity *want, uint64_t *size,
                                         char *why, size_t why_len)
 {
+    // Locked before the header is read: once the lock is held no other process appends, so the
+    // size read next is the size that is checked and replayed. Not waiting: a second run on the
+    // same output is refused at once, not queued.
     if (flock(j->fd, LOCK_EX | LOCK_NB) != 0) {
         set_why(why, why_len, "journal locked: %s", strerror(errno));
         return errno == EWOULDBLOCK ? JOURNAL_ERR_LOCKED : JOURNAL_ERR_IO;
@@ -610,6 +643,8 @@ fail:
 JournalStatus journal_scan(const char *path, JournalReplayFn fn, void *ctx, char *why,
                            size_t why_len)
 {
+    // Read-only and without the lock or the identity check: a look at a journal (possibly of a run
+    // still going), that never truncates its tail nor writes anything.
     Journal j = {.fd = open(path, O_RDONLY | O_CLOEXEC)};
     if (j.fd < 0) {
         set_why(why, why_len, "%s: %s", path, strerror(errno));
@@ -637,6 +672,8 @@ JournalStatus journal_scan(const char *path, JournalReplayFn fn, void *ctx, char
 }
 
 /// fdatasync, its time added to the counters (the benchmark's "time in fsync").
+// fdatasync, not fsync: it still flushes the file size a reader needs, without the inode's
+// times.
 static int timed_sync(Journal *j)
 {
     struct timespec a, b;
@@ -648,6 +685,8 @@ static int timed_sync(Journal *j)
 }
 
 /// Records why an append failed, for journal_last_error.
+/// fatal: the file may hold bytes that were not committed (nothing could cut them), so every
+/// later append is refused until a reopen judges the file again.
 static JournalStatus append_failed(Journal *j, const char *what, int err, bool fatal)
 {
     j->err = err;
@@ -657,6 +696,8 @@ static JournalStatus append_failed(Journal *j, const char *what, int err, bool f
     return JOURNAL_ERR_IO;
 }
 
+// A staged record is complete (length, key, CRC) in memory; nothing reaches the file before
+// journal_commit, so a batch of results costs one write and one fdatasync.
 JournalStatus journal_stage(Journal *j, uint64_t key, const void *payload, size_t len)
 {
     if (j->failed)
@@ -716,6 +757,8 @@ JournalStatus journal_append(Journal *j, uint64_t key, const void *payload, size
     return journal_commit(j);
 }
 
+// Cuts the journal back to size, a record boundary the caller got from journal_staged_end
+// earlier; the staged records go too. Only the records area may be cut, never the header.
 JournalStatus journal_cut(Journal *j, uint64_t size)
 {
     if (j->failed)
@@ -793,6 +836,8 @@ JournalStatus journal_peek(const char *path, char *identity, size_t cap, size_t 
 // ---- Starting afresh ----------------------------------------------------------------------
 
 /// Whether a relative name stays inside its directory: not absolute, no ".." component.
+/// Output names come from the job file: a name that climbs out of the output directory
+/// must not make --fresh move someone else's file.
 static bool name_inside(const char *name)
 {
     if (!name[0] || name[0] == '/')
@@ -829,6 +874,8 @@ static int make_previous_dir(const char *dir, char *out, size_t len)
     time_t now = time(NULL);
     struct tm tm;
     char stamp[32];
+    // Local time: the directory's name is for the person who looks at it. Two fresh starts within
+    // a second get -2, -3, ...; mkdir, not a stat, decides, so two processes never share one.
     if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm)) {
         errno = EINVAL;
         return -1;
@@ -873,6 +920,8 @@ static int check_names(const char *dir, const char *const *names, int n, int *fd
         existing++;
         if (!S_ISREG(sb.st_mode))
             continue;
+        // A shared lock conflicts with the exclusive flock of an open journal: that is how a run
+        // still writing here is detected. The locks are held until the files are moved.
         fds[i] = open(path, O_RDONLY | O_CLOEXEC);
         if (fds[i] >= 0 && flock(fds[i], LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
             set_why(why, why_len, "%s is in use by another process (a run still going?)", path);
@@ -890,6 +939,8 @@ int journal_move_aside(const char *dir, const char *const *names, int n, char *m
     set_why(why, why_len, "ok");
     if (moved_to && len)
         moved_to[0] = '\0';
+    // Everything is checked (names, locks) before anything moves, and the files move only into a
+    // new previous-* directory, so --fresh never overwrites or deletes an earlier run's files.
     int *fds = malloc((size_t)(n > 0 ? n : 1) * sizeof *fds);
     if (!fds) {
         set_why(why, why_len, "out of memory");

@@ -11,6 +11,8 @@
 #include "files.h"
 
 /// One slot of the building table: (key, move) with its count and score sum.
+/// The sum, not the mean, so that adding a line is exact; 64 bits hold any number of 32-bit
+/// scores a run can produce. The mean is taken once, when the file is written.
 typedef struct {
     uint64_t key;
     int64_t score_sum;
@@ -18,6 +20,8 @@ typedef struct {
     uint16_t move;
 } Slot;
 
+// Open addressing with linear probing on a power-of-two table (mask = size - 1); count is the
+// number of used slots, kept at most 70% of the table by movebook_add.
 struct Movebook {
     Slot *slots;
     size_t mask, count;
@@ -52,11 +56,15 @@ void movebook_free(Movebook *b)
     free(b);
 }
 
+/// Fibonacci hashing of key ^ move: the multiply spreads every input bit upwards, and the
+/// shift drops the low bits, which depend on the fewest input bits.
 static size_t slot_of(const Movebook *b, uint64_t key, uint16_t move)
 {
     return (size_t)(((key ^ move) * 0x9E3779B97F4A7C15ull) >> 17) & b->mask;
 }
 
+/// The slot holding (key, move), or the empty slot where it belongs. Ends because the table
+/// always has an empty slot (load at most 70%).
 static Slot *find(Movebook *b, uint64_t key, uint16_t move)
 {
     size_t i = slot_of(b, key, move);
@@ -65,6 +73,8 @@ static Slot *find(Movebook *b, uint64_t key, uint16_t move)
     return &b->slots[i];
 }
 
+/// Doubles the table and re-inserts every used slot; the old table is kept until the new one
+/// is allocated, so out of memory leaves the book as it was.
 static MovebookStatus grow(Movebook *b)
 {
     size_t n = (b->mask + 1) * 2, old_n = b->mask + 1;
@@ -82,6 +92,7 @@ static MovebookStatus grow(Movebook *b)
 
 MovebookStatus movebook_add(Movebook *b, uint64_t key, uint16_t move, int score)
 {
+    // Grow before the insert that would pass 70% full: probes stay short, and find always ends.
     if ((b->count + 1) * 10 > (b->mask + 1) * 7 && grow(b) != MOVEBOOK_OK)
         return MOVEBOOK_ERR_NOMEM;
     Slot *s = find(b, key, move);
@@ -96,8 +107,12 @@ MovebookStatus movebook_add(Movebook *b, uint64_t key, uint16_t move, int score)
 
 size_t movebook_entries(const Movebook *b) { return b->count; }
 
+// The heap the table holds, empty slots included: what the run's memory figures need.
 size_t movebook_bytes(const Movebook *b) { return (b->mask + 1) * sizeof(Slot); }
 
+/// The file's order: by key (what the probe bisects on), then the most played move first (a
+/// probe lists the book's main line first), then by move, so that the order is total and the
+/// file does not depend on the table's layout. movebook_read refuses any other order.
 static int entry_cmp(const void *pa, const void *pb)
 {
     const MovebookEntry *a = pa, *b = pb;
@@ -108,6 +123,8 @@ static int entry_cmp(const void *pa, const void *pb)
     return (a->move > b->move) - (a->move < b->move);
 }
 
+/// One entry at the offsets of movebook.h, little-endian whatever the host; the score as its
+/// 16-bit two's complement.
 static void encode(const MovebookEntry *e, uint8_t *p)
 {
     files_put_le(p, e->key, 8);
@@ -119,6 +136,7 @@ static void encode(const MovebookEntry *e, uint8_t *p)
 /// The sorted entries, encoded; NULL when out of memory.
 static uint8_t *encode_all(const Movebook *b)
 {
+    // At least one element: malloc(0) may return NULL, which would read as out of memory.
     MovebookEntry *e = malloc((b->count ? b->count : 1) * sizeof *e);
     uint8_t *bytes = malloc((b->count ? b->count : 1) * MOVEBOOK_ENTRY_SIZE);
     if (!e || !bytes) {
@@ -131,6 +149,7 @@ static uint8_t *encode_all(const Movebook *b)
         const Slot *s = &b->slots[i];
         if (!s->count)
             continue;
+        // The mean rounded half away from zero and clamped to the 16 bits the file has for it.
         double mean = (double)s->score_sum / s->count;
         mean = mean > INT16_MAX ? INT16_MAX : mean < INT16_MIN ? INT16_MIN : mean;
         e[n++] = (MovebookEntry){s->key, s->move, (int16_t)(mean < 0 ? mean - 0.5 : mean + 0.5),
@@ -175,6 +194,9 @@ MovebookStatus movebook_write(const Movebook *b, const char *path, char *why, si
     return MOVEBOOK_OK;
 }
 
+/// Magic, version and entry size, and a count that accounts for the file's size exactly: a
+/// truncated or padded file is refused before anything is allocated for it. The first test on
+/// count keeps count * ENTRY_SIZE from overflowing.
 static MovebookStatus check_header(const uint8_t *h, uint64_t file_size, uint64_t *count)
 {
     if (memcmp(h, MAGIC, 8) != 0 || files_get_le(h + 8, 4) != MOVEBOOK_VERSION ||
@@ -188,6 +210,8 @@ static MovebookStatus check_header(const uint8_t *h, uint64_t file_size, uint64_
 }
 
 /// Decodes the entry bytes and checks the CRC and the sort order.
+/// The strict order check also refuses an entry written twice, so that movebook_probe's
+/// bisection and its "most played first" hold for any file this accepts.
 static MovebookStatus decode_all(const uint8_t *bytes, uint64_t n, uint32_t want_crc,
                                  MovebookEntry *e)
 {
@@ -219,6 +243,8 @@ MovebookStatus movebook_read(const char *path, MovebookEntry **entries, size_t *
         snprintf(why, why_len, "%s: %s", path, strerror(errno));
         return MOVEBOOK_ERR_IO;
     }
+    // The size is checked against MOVEBOOK_FILE_MAX before the entries are read into memory, so a
+    // huge or hostile file costs no more than that.
     long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     rewind(f);
     uint64_t count = 0;
@@ -248,6 +274,8 @@ MovebookStatus movebook_read(const char *path, MovebookEntry **entries, size_t *
     return MOVEBOOK_OK;
 }
 
+// The lower bound of key by bisection; its entries are contiguous (sorted by key) and come in
+// the file's order, most played first.
 size_t movebook_probe(const MovebookEntry *e, size_t n, uint64_t key, size_t *first)
 {
     size_t lo = 0, hi = n;

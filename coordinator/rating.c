@@ -10,6 +10,8 @@ void rating_init(RatingTable *t, int players)
     t->players = players < 0 ? 0 : players > RATING_MAX_PLAYERS ? RATING_MAX_PLAYERS : players;
 }
 
+// A game's score is 1, 0.5 or 0; the thresholds read it without comparing floats for equality.
+// Out-of-range players are ignored: a table never holds a game it cannot rate.
 void rating_add(RatingTable *t, int a, int b, double score_a)
 {
     if (a < 0 || b < 0 || a >= t->players || b >= t->players || a == b)
@@ -25,6 +27,8 @@ void rating_add(RatingTable *t, int a, int b, double score_a)
 }
 
 /// Games between i and j, and i's points against j, with the virtual draw added.
+/// Only for a pair that met: the virtual draw keeps an all-win pair's strength ratio finite
+/// (the MLE would otherwise be infinite), and adds nothing between players who never met.
 static void pair_totals(const RatingTable *t, int i, int j, double *n, double *s)
 {
     double g = (double)(t->wins[i][j] + t->wins[j][i] + t->draws[i][j]);
@@ -32,6 +36,8 @@ static void pair_totals(const RatingTable *t, int i, int j, double *n, double *s
     *s = g > 0 ? t->wins[i][j] + 0.5 * t->draws[i][j] + 0.5 : 0;
 }
 
+/// Whether every player is reached from player 0 through pairs that met (a depth-first
+/// search). Without that two groups have no common scale and the fit has no unique answer.
 static bool connected(const RatingTable *t)
 {
     int k = t->players, seen[RATING_MAX_PLAYERS] = {0}, stack[RATING_MAX_PLAYERS], top = 0;
@@ -57,6 +63,8 @@ static bool connected(const RatingTable *t)
 }
 
 /// Inverts a small symmetric positive-definite matrix in place (Gauss-Jordan with pivoting).
+/// false when a pivot vanishes (the matrix is singular to working precision); a is then left
+/// half reduced, which the caller does not use.
 static bool invert(double a[RATING_MAX_PLAYERS][RATING_MAX_PLAYERS], int k)
 {
     double inv[RATING_MAX_PLAYERS][RATING_MAX_PLAYERS] = {{0}};
@@ -108,6 +116,8 @@ bool rating_fit(const RatingTable *t, RatingResult *out)
     double g[RATING_MAX_PLAYERS];
     for (int i = 0; i < k; i++)
         g[i] = 1;
+    // Each MM step raises the likelihood (Hunter 2004), so on a connected table the iteration
+    // converges; 10,000 steps is a bound for pathological tables, not a tuning.
     for (out->iterations = 0; out->iterations < 10000; out->iterations++) {
         double next[RATING_MAX_PLAYERS], change = 0, logsum = 0;
         for (int i = 0; i < k; i++) {
@@ -124,10 +134,13 @@ bool rating_fit(const RatingTable *t, RatingResult *out)
             logsum += log(next[i]);
         }
         for (int i = 0; i < k; i++) {
+            // The likelihood only sees ratios of strengths: fixing their scale each step makes the
+            // change measured next a real change, not a drift of all strengths together.
             next[i] /= exp(logsum / k); // geometric mean 1: ratings relative to the field
             change = fmax(change, fabs(log(next[i] / g[i])));
             g[i] = next[i];
         }
+        // The largest change in log-strength, i.e. under 2e-8 Elo.
         if (change < 1e-10)
             break;
     }
@@ -143,6 +156,10 @@ bool rating_fit(const RatingTable *t, RatingResult *out)
             pair_totals(t, i, j, &n, &s);
             if (i == j || n == 0)
                 continue;
+            // p: the model's chance that i beats j; each of their n games adds p (1 - p) to the
+            // information. L has the all-ones vector as its null space (connected: no other), so L
+            // + J/k is invertible, and subtracting 1/k again gives the variance of i's rating
+            // against the mean.
             double p = g[i] / (g[i] + g[j]), v = n * p * (1 - p);
             m[i][j] -= v;
             m[i][i] += v;
@@ -154,6 +171,7 @@ bool rating_fit(const RatingTable *t, RatingResult *out)
         return false;
     for (int i = 0; i < k; i++) {
         double var = m[i][i] - 1.0 / k;
+        // Half-width of the 95% interval: z(0.975) sd, from log-strength to Elo.
         out->elo_error[i] = var > 0 ? 1.959964 * sqrt(var) * scale : 0;
     }
     return true;

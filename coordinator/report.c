@@ -11,8 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
+// report_from_json refuses a record of another schema name or REPORT_SCHEMA_VERSION: a reader
+// of report.json (coordinator/REPORT.md) relies on both to know the layout that follows.
 #define SCHEMA_NAME "xqforge-report"
 
+// A named series of a line plot. Invariant: lo and hi are both NULL or both hold n values,
+// one per point; a point added without a band to a banded series gets lo = hi = y.
 typedef struct {
     char name[REPORT_NAME_MAX];
     SvgPoint *pts;
@@ -21,6 +25,9 @@ typedef struct {
 } Series;
 
 typedef struct {
+    // A plot is a line plot (bounds and series) or a bar plot (bars), never both: kind is fixed
+    // when it is first declared. Fixed arrays bounded by the REPORT_*_MAX limits: a plot is one
+    // allocation, plus its series' points.
     char id[REPORT_NAME_MAX], title[REPORT_NAME_MAX], x_label[REPORT_NAME_MAX],
         y_label[REPORT_NAME_MAX];
     ReportPlotKind kind;
@@ -35,10 +42,13 @@ typedef struct {
 } Plot;
 
 typedef struct {
+    // (group, label) is a fact's key: report_fact replaces the text of an existing pair.
     char group[REPORT_NAME_MAX], label[REPORT_NAME_MAX], text[REPORT_TEXT_MAX];
 } Fact;
 
 struct Report {
+    // One Report per run, rewritten in place by every periodic report: facts and plots keep their
+    // order of first appearance, which is the order of the page and of report.json.
     char run_id[REPORT_NAME_MAX], title[REPORT_NAME_MAX], software[REPORT_NAME_MAX];
     char generated_at[32];
     uint64_t version;
@@ -50,6 +60,9 @@ struct Report {
     int plot_count;
 };
 
+// The top-level keys report_to_json writes itself: report_set refuses them so that a field can
+// never shadow the header, and read_record skips them because report_from_json reads the
+// header on its own.
 static const char *const RESERVED[] = {
     "schema", "schema_version", "run_id",   "title", "report_version",
     "final",  "generated_at",   "software", "facts", "plots"};
@@ -76,6 +89,7 @@ static void copy(char *dst, size_t len, const char *src)
     snprintf(dst, len, "%s", src ? src : "");
 }
 
+/// generated_at in UTC, ISO 8601 with a Z: the same text whatever the machine's time zone.
 static void stamp_now(Report *r)
 {
     time_t t = time(NULL);
@@ -141,6 +155,7 @@ ReportStatus report_set(Report *r, const char *key, json_t *value)
     bool reserved = false;
     for (size_t i = 0; key && i < sizeof RESERVED / sizeof RESERVED[0]; i++)
         reserved |= !strcmp(key, RESERVED[i]);
+    // The value is released on every failure too, so callers may pass json_pack(...) directly.
     if (!r || !key || !value || reserved) {
         json_decref(value);
         return REPORT_ERR_ARG;
@@ -154,6 +169,8 @@ ReportStatus report_fact(Report *r, const char *group, const char *label, const 
 {
     if (!r || !group || !label || !fmt)
         return REPORT_ERR_ARG;
+    // Same group and label: the text is replaced where it stands, so a periodic report refreshes
+    // its facts without growing or reordering them.
     Fact *f = NULL;
     for (int i = 0; i < r->fact_count && !f; i++)
         if (!strcmp(r->facts[i].group, group) && !strcmp(r->facts[i].label, label))
@@ -174,6 +191,7 @@ ReportStatus report_fact(Report *r, const char *group, const char *label, const 
 
 void report_facts_clear(Report *r) { r->fact_count = 0; }
 
+/// The plot with this id, or NULL; a NULL id finds none.
 static Plot *find_plot(const Report *r, const char *id)
 {
     for (int i = 0; id && i < r->plot_count; i++)
@@ -188,6 +206,7 @@ ReportStatus report_plot(Report *r, const char *id, ReportPlotKind kind, const c
     if (!r || !id || !id[0] || (unsigned)kind >= REPORT_PLOT_KIND_NB)
         return REPORT_ERR_ARG;
     Plot *p = find_plot(r, id);
+    // An id keeps its kind: redeclaring a line plot as bars would orphan its series.
     if (p && p->kind != kind)
         return REPORT_ERR_ARG;
     if (!p) {
@@ -205,6 +224,7 @@ ReportStatus report_plot(Report *r, const char *id, ReportPlotKind kind, const c
     return REPORT_OK;
 }
 
+/// The line plot with this id, or NULL (also for a bar plot): series and bounds need one.
 static Plot *line_plot(const Report *r, const char *id)
 {
     Plot *p = r ? find_plot(r, id) : NULL;
@@ -227,6 +247,8 @@ ReportStatus report_plot_bound(Report *r, const char *plot, const char *label, d
     return REPORT_OK;
 }
 
+/// The series of this name; with create, a new empty one while the plot has room (NULL once
+/// REPORT_SERIES_MAX are in use).
 static Series *find_series(Plot *p, const char *name, bool create)
 {
     for (int i = 0; i < p->series_count; i++)
@@ -240,6 +262,9 @@ static Series *find_series(Plot *p, const char *name, bool create)
 }
 
 /// Keeps the points at even indices: half the points, the first one among them.
+/// Called when the series is full, before the next point is appended: memory stays fixed,
+/// the first point and the newest one survive, and the older part of a long history ends up
+/// the sparsest (each halving thins what was already thinned).
 static void halve(Series *s)
 {
     size_t k = 0;
@@ -253,6 +278,8 @@ static void halve(Series *s)
     s->n = k;
 }
 
+/// Appends one point, halving the series first when it holds REPORT_POINTS_MAX; hence n never
+/// exceeds that limit and cap, doubling from 64, never grows past it either.
 static ReportStatus series_push(Series *s, double x, double y, bool has_band, double lo, double hi)
 {
     if (s->n == REPORT_POINTS_MAX)
@@ -265,6 +292,8 @@ static ReportStatus series_push(Series *s, double x, double y, bool has_band, do
         if (!pts)
             return REPORT_ERR_NOMEM;
         s->pts = pts;
+        // The band arrays grow with the points. cap is raised only after all three arrays have it,
+        // so a failed realloc leaves a series that is still consistent at its old capacity.
         if (has_band || s->lo) {
             double *l = realloc(s->lo, cap * sizeof *l);
             if (l)
@@ -279,6 +308,7 @@ static ReportStatus series_push(Series *s, double x, double y, bool has_band, do
     }
     s->pts[s->n] = (SvgPoint){x, y};
     if (s->lo) {
+        // A point without a band in a banded series: a band of zero width at the point itself.
         s->lo[s->n] = has_band ? lo : y;
         s->hi[s->n] = has_band ? hi : y;
     }
@@ -314,6 +344,7 @@ ReportStatus report_series_set(Report *r, const char *plot, const char *series,
         return REPORT_ERR_ARG;
     if (!s)
         return REPORT_ERR_FULL;
+    // series_free clears the name with the rest; the series keeps its slot and its name.
     char name[REPORT_NAME_MAX];
     copy(name, sizeof name, s->name);
     series_free(s);
@@ -355,8 +386,10 @@ ReportStatus report_bars_clear(Report *r, const char *plot)
 
 // ---- The record --------------------------------------------------------------------------
 
+// JSON has no NaN nor infinity: a non-finite number is written as null and read back as NaN.
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+/// {name, x, y} and, for a banded series, lo and hi: parallel arrays of equal length.
 static json_t *series_json(const Series *s)
 {
     json_t *o = json_object(), *x = json_array(), *y = json_array();
@@ -379,6 +412,7 @@ static json_t *series_json(const Series *s)
     return o;
 }
 
+/// A plot's record: the common header, then bounds and series (line) or bars (bars).
 static json_t *plot_json(const Plot *p)
 {
     json_t *o =
@@ -405,6 +439,8 @@ static json_t *plot_json(const Plot *p)
     return o;
 }
 
+// The header first; then the caller's fields, which cannot collide with it (report_set refuses
+// the RESERVED keys); facts and plots last, in their order of first appearance.
 json_t *report_to_json(const Report *r)
 {
     json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b, s:s, s:{s:s, s:s}}", "schema",
@@ -427,6 +463,7 @@ json_t *report_to_json(const Report *r)
         json_array_append_new(plots, plot_json(r->plots[i]));
     const char *key;
     json_t *v;
+    // json_object_set, not _new: the Report keeps its own reference to each field.
     json_object_foreach(r->fields, key, v) json_object_set(o, key, v);
     json_object_set_new(o, "facts", facts);
     json_object_set_new(o, "plots", plots);
@@ -435,6 +472,7 @@ json_t *report_to_json(const Report *r)
 
 // ---- Reading a record back ------------------------------------------------------------------
 
+/// Says in why what is wrong with the record (why may be NULL) and returns REPORT_ERR_SCHEMA.
 static ReportStatus bad(char *why, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -449,6 +487,7 @@ static ReportStatus bad(char *why, size_t len, const char *fmt, ...)
 }
 
 /// A number, or null for a non-finite one.
+/// The inverse of num(): null reads as NaN, anything else but a number is refused.
 static bool read_num(const json_t *v, double *out)
 {
     if (json_is_null(v))
@@ -459,6 +498,8 @@ static bool read_num(const json_t *v, double *out)
     return true;
 }
 
+/// One series of a line plot, rebuilt through the same calls a writer uses, so the limits
+/// (and the halving past REPORT_POINTS_MAX) hold for a read record as for a written one.
 static ReportStatus read_series(Report *r, const Plot *p, const json_t *s, char *why, size_t len)
 {
     const json_t *name = json_object_get(s, "name"), *x = json_object_get(s, "x"),
@@ -483,11 +524,13 @@ static ReportStatus read_series(Report *r, const Plot *p, const json_t *s, char 
         if (st)
             return st;
     }
+    // An empty series is kept too: it was declared, and its legend entry must survive the trip.
     if (n == 0 && !find_series((Plot *)p, json_string_value(name), true))
         return REPORT_ERR_FULL;
     return REPORT_OK;
 }
 
+/// One plot of the record: header, then bounds or bars, then a line plot's series.
 static ReportStatus read_plot(Report *r, const json_t *p, char *why, size_t len)
 {
     const char *id, *kind, *title, *xl, *yl;
@@ -499,6 +542,8 @@ static ReportStatus read_plot(Report *r, const json_t *p, char *why, size_t len)
                                                : REPORT_PLOT_KIND_NB;
     if (k == REPORT_PLOT_KIND_NB)
         return bad(why, len, "plot '%s': unknown kind '%s'", id, kind);
+    // report_plot would merge a second plot of the same id into the first: refused instead, as
+    // report_to_json never writes one twice.
     if (find_plot(r, id))
         return bad(why, len, "plot '%s' appears twice", id);
     ReportStatus st = report_plot(r, id, k, title, xl, yl);
@@ -534,6 +579,7 @@ static ReportStatus read_plot(Report *r, const json_t *p, char *why, size_t len)
     return REPORT_OK;
 }
 
+/// Facts, plots and the caller's fields of a record whose header was read already.
 static ReportStatus read_record(Report *r, const json_t *j, char *why, size_t len)
 {
     const json_t *facts = json_object_get(j, "facts"), *plots = json_object_get(j, "plots"), *e;
@@ -557,6 +603,7 @@ static ReportStatus read_record(Report *r, const json_t *j, char *why, size_t le
     }
     const char *key;
     json_t *v;
+    // Every key that is not the header's is a caller's field, kept as it came.
     json_object_foreach((json_t *)j, key, v)
     {
         bool reserved = false;
@@ -581,6 +628,8 @@ ReportStatus report_from_json(const json_t *j, Report **out, char *why, size_t l
         return bad(why, len,
                    "missing or mistyped header field (schema, schema_version, run_id, "
                    "title, report_version, final, generated_at, software.version)");
+    // Another version is refused, not guessed at: REPORT_SCHEMA_VERSION's is the only layout this
+    // code knows.
     if (strcmp(schema, SCHEMA_NAME) || schema_version != REPORT_SCHEMA_VERSION)
         return bad(why, len, "schema %s version %lld, expected %s version %d", schema,
                    (long long)schema_version, SCHEMA_NAME, REPORT_SCHEMA_VERSION);
@@ -603,6 +652,9 @@ ReportStatus report_from_json(const json_t *j, Report **out, char *why, size_t l
 
 // ---- The page ------------------------------------------------------------------------------
 
+// The page's only style, inline: report.html is one self-contained file (no script, no
+// network), readable from a spool, an upload target or a mail attachment. The plots' grid
+// folds to one column on a narrow screen and to two on paper.
 static const char CSS[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
     "margin:0 auto;max-width:1000px;padding:12px;color:#111;background:#fff;line-height:1.4}"
@@ -622,6 +674,8 @@ static const char CSS[] =
     "@media print{body{max-width:none;padding:0}.plots{grid-template-columns:1fr 1fr}"
     "svg.plot{border:none}}";
 
+/// The facts as one table per group, the groups in the order of their first fact. Quadratic
+/// in the number of facts, which REPORT_FACTS_MAX bounds.
 static void html_facts(const Report *r, SvgBuf *o)
 {
     svg_buf_printf(o, "<section class=\"facts\">");
@@ -648,6 +702,8 @@ static void html_facts(const Report *r, SvgBuf *o)
     svg_buf_printf(o, "</section>");
 }
 
+/// One plot as an inline SVG figure, id "plot-ID" so that a link can point at it. The
+/// svg.c views, built on the stack, borrow the plot's names and points rather than copy them.
 static void html_plot(const Plot *p, SvgBuf *o)
 {
     svg_buf_printf(o, "<figure id=\"plot-");
@@ -675,6 +731,8 @@ static void html_plot(const Plot *p, SvgBuf *o)
     svg_buf_printf(o, "</figure>");
 }
 
+// Every text that comes from a job (title, run id, labels) goes through svg_buf_escaped. The
+// buffer's status is sticky, so it is checked once, at the end.
 ReportStatus report_html(const Report *r, SvgBuf *o)
 {
     svg_buf_printf(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -706,6 +764,8 @@ ReportStatus report_html(const Report *r, SvgBuf *o)
 static ReportStatus write_atomic(const char *dir, const char *name, const char *data, size_t len,
                                  char *why, size_t why_len)
 {
+    // The temporary file lies in the same directory, so rename() stays on one file system and is
+    // atomic; the pid in its name keeps two processes writing the same dir apart.
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp, sizeof tmp, "%s/.%s.%ld.tmp", dir, name, (long)getpid());
@@ -719,12 +779,15 @@ static ReportStatus write_atomic(const char *dir, const char *name, const char *
             break;
         done += (size_t)n;
     }
+    // fsync before rename: after a crash the name holds the old report or the whole new one.
     bool ok = fd >= 0 && done == len && fsync(fd) == 0;
     int err = errno;
     if (fd >= 0 && close(fd) != 0)
         ok = false;
     if (ok && rename(tmp, path) == 0)
         return REPORT_OK;
+    // errno of the last step that failed names the cause; the temporary file never outlives a
+    // failure.
     err = errno ? errno : err;
     unlink(tmp);
     snprintf(why, why_len, "%s: %s", path, strerror(err));
@@ -736,6 +799,7 @@ ReportStatus report_write(const Report *r, const char *dir, char *why, size_t wh
     char spare[8];
     if (!why || !why_len)
         why = spare, why_len = sizeof spare;
+    // ASCII only (non-ASCII text as \u escapes): the file reads the same under any charset.
     json_t *j = report_to_json(r);
     char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
     json_decref(j);
@@ -744,6 +808,8 @@ ReportStatus report_write(const Report *r, const char *dir, char *why, size_t wh
         return REPORT_ERR_NOMEM;
     }
     size_t n = strlen(text);
+    // report.json first: it is the record, and report.html is written only once it stands, so the
+    // page is never newer than the record it shows.
     ReportStatus st = n > REPORT_JSON_MAX ? REPORT_ERR_TOO_BIG : REPORT_OK;
     if (st == REPORT_OK) {
         text[n] = '\n'; // json_dumps leaves the last line open; the NUL is not written

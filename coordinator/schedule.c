@@ -3,8 +3,12 @@
 
 #include <stdlib.h>
 
+// A pair's state, one byte each (a run of millions of pairs costs megabytes, not more). calloc
+// makes every pair TO_PLAY. Invariant: every id below next is HANDED_OUT or DONE, so take never
+// has to look behind next.
 enum { TO_PLAY, HANDED_OUT, DONE };
 
+// At least one byte, so that a job of 0 pairs is not mistaken for out of memory.
 int schedule_init(Schedule *s, uint64_t total)
 {
     s->total = total;
@@ -21,6 +25,8 @@ void schedule_destroy(Schedule *s)
 
 int schedule_take(Schedule *s, uint64_t *ids, int max)
 {
+    // Increasing ids, skipping the pairs the journal's replay already finished: the lowest go
+    // first, so a kind that commits in unit order (books) waits as little as possible.
     int n = 0;
     while (n < max && s->next < s->total) {
         uint64_t id = s->next++;
@@ -32,6 +38,8 @@ int schedule_take(Schedule *s, uint64_t *ids, int max)
     return n;
 }
 
+// A released pair (its worker left, or its result was refused) moves next back to it, so it is
+// the next one handed out, before any new pair, never left for the end of the run.
 void schedule_release(Schedule *s, uint64_t id)
 {
     if (id < s->total && s->state[id] == HANDED_OUT) {
@@ -41,6 +49,8 @@ void schedule_release(Schedule *s, uint64_t id)
     }
 }
 
+// Any state may become DONE (a replayed pair was never handed out in this session); done counts
+// each id once, which is what makes schedule_complete exact.
 bool schedule_finish(Schedule *s, uint64_t id)
 {
     if (id >= s->total || s->state[id] == DONE)

@@ -81,6 +81,8 @@ static void pdf_from_counts(const uint64_t *counts, int k, Pdf *d)
         d->p[i] /= d->n;
 }
 
+/// mu = sum p_i a_i and var = sum p_i (a_i - mu)^2 (STATS.md, Data): two passes, so that the
+/// variance is a sum of squares and never negative from cancellation.
 static void moments(const double *a, const double *p, int k, double *mu, double *var)
 {
     double m = 0, v = 0;
@@ -230,6 +232,8 @@ static bool mle_expected(const Pdf *d, double s, double *p)
     return reweight(d, phi, p);
 }
 
+/// The t-value (mu - 1/2) / sigma of p, the quantity the normalized SPRT's hypotheses fix;
+/// false for a distribution with no spread.
 static bool t_value(const Pdf *d, const double *p, double *t)
 {
     double mu, var;
@@ -250,6 +254,7 @@ static bool mle_t_step(const Pdf *d, const double *p, double t, double *next)
     double sigma = sqrt(var);
     for (int i = 0; i < d->k; i++) {
         double z = (mu - d->a[i]) / sigma;
+        // STATS.md: phi_i = a_i - 1/2 - t sigma (1 + ((mu - a_i)/sigma)^2) / 2.
         phi[i] = d->a[i] - 0.5 - t * sigma * (1 + z * z) / 2;
     }
     return reweight(d, phi, next);
@@ -336,6 +341,8 @@ static bool moments_feasible(int k, double m, double s2)
 {
     if (!(m > 0 && m < 1 && s2 < m))
         return false;
+    // (a0, a1) are the neighbouring scores around m; the chord through (a0, a0^2) and (a1, a1^2)
+    // is y = a0^2 + (a0 + a1)(m - a0), and s2 < m is the chord from (0, 0) to (1, 1).
     int j = (int)(m * (k - 1));
     double a0 = (double)j / (k - 1), a1 = (double)(j + 1) / (k - 1);
     return s2 > a0 * a0 + (a0 + a1) * (m - a0);
@@ -346,6 +353,7 @@ static bool moments_feasible(int k, double m, double s2)
 /// did not converge to a distribution that meets both conditions.
 static double profile_loglik(const Pdf *d, double t, double sigma, double *p)
 {
+    // The two conditions as sum q_i g_i = 0: g_i0 for the mean, g_i1 for the variance.
     double m = 0.5 + t * sigma, g[CELLS_MAX][2], q[CELLS_MAX], theta[2];
     if (!moments_feasible(d->k, m, sigma * sigma + m * m))
         return -INFINITY;
@@ -362,6 +370,8 @@ static double profile_loglik(const Pdf *d, double t, double sigma, double *p)
         ll += d->p[i] * log(q[i]);
         total += q[i], mean += q[i] * g[i][0], var += q[i] * g[i][1];
     }
+    // Only an answer that meets all three conditions counts: an unconverged dual would otherwise
+    // pass off a wrong distribution, and with it a wrong LLR.
     if (!(fabs(total - 1) < DUAL_TOL && fabs(mean) < DUAL_TOL && fabs(var) < DUAL_TOL))
         return -INFINITY;
     if (p)
@@ -374,6 +384,8 @@ static double profile_loglik(const Pdf *d, double t, double sigma, double *p)
 static double profile_at(const Pdf *d, double t, double u, double *p)
 {
     double smax = 0.5 / sqrt(1 + t * t);
+    // sigma = smax - e^u: an even grid in u is fine near smax, where a maximum close to the
+    // largest possible sigma would fall between the points of a linear grid.
     return profile_loglik(d, t, smax - exp(u), p);
 }
 
@@ -413,6 +425,8 @@ static bool mle_t_global(const Pdf *d, double t, double *p)
     if (isnan(u))
         return false;
     double ll = profile_at(d, t, u, p);
+    // The fixed-point iteration may settle on another stationary point; its answer replaces the
+    // global one only when its likelihood is not lower.
     memcpy(polished, p, sizeof polished);
     if (mle_t_iterate(d, polished, t, MLE_MORE_ITERATIONS)) {
         for (int i = 0; i < d->k; i++)
@@ -438,6 +452,7 @@ static bool mle_t(const Pdf *d, double t, double *p)
 }
 
 /// N * sum phat_i ln(p1_i / p0_i).
+/// STATS.md, SPRT: LLR = N sum phat_i ln(p_i(t1) / p_i(t0)), N the regularised count.
 static double llr_of(const Pdf *d, const double *p0, const double *p1)
 {
     double s = 0;
@@ -474,6 +489,8 @@ static bool llr_exact(const Pdf *d, const SprtParams *sp, double *llr)
         ok = mle_expected(d, score_of_elo(sp->elo0), p0) &&
              mle_expected(d, score_of_elo(sp->elo1), p1);
     } else {
+        // STATS.md: t_k = nElo_k / (800 / ln 10), times sqrt 2 for pairs: the pair average's sigma
+        // is the per-game sigma over sqrt 2, so the same nElo is a larger t per pair.
         double scale = d->k == STATS_PENTA_NB ? sqrt(2.0) : 1.0;
         ok = mle_t(d, scale * sp->elo0 / nelo_per_t(), p0) &&
              mle_t(d, scale * sp->elo1 / nelo_per_t(), p1);
@@ -484,6 +501,8 @@ static bool llr_exact(const Pdf *d, const SprtParams *sp, double *llr)
     return isfinite(*llr);
 }
 
+// alpha + beta < 1 is exactly what puts the bounds on either side of 0 (lower < 0 < upper), so
+// that at most one hypothesis can be accepted; elo0 < elo1 orders them.
 StatsStatus sprt_params_check(const SprtParams *p)
 {
     if (!p || !(p->alpha > 0 && p->alpha < 1) || !(p->beta > 0 && p->beta < 1) ||
@@ -495,6 +514,7 @@ StatsStatus sprt_params_check(const SprtParams *p)
     return (unsigned)p->model < SPRT_MODEL_NB ? STATS_OK : STATS_ERR_PARAMS;
 }
 
+// STATS.md: A = ln(beta / (1 - alpha)), B = ln((1 - beta) / alpha); 0.05 each gives +-2.944.
 void sprt_bounds(double alpha, double beta, double *lower, double *upper)
 {
     *lower = log(beta / (1 - alpha));
@@ -520,6 +540,9 @@ StatsStatus sprt_llr(const uint64_t *counts, int k, const SprtParams *p, double 
     if (total > 0) {
         Pdf d;
         pdf_from_counts(counts, k, &d);
+        // Never NaN, never an abort (STATS.md): should even the global search fail, fishtest's
+        // closed-form approximations stand in, flagged as approximate; a non-finite one reads as 0,
+        // which only continues the test.
         if (!llr_exact(&d, p, llr)) {
             approx = true;
             *llr = p->model == SPRT_LOGISTIC
@@ -534,6 +557,8 @@ StatsStatus sprt_llr(const uint64_t *counts, int k, const SprtParams *p, double 
     return STATS_OK;
 }
 
+// Reaching a bound decides (STATS.md: H1 when LLR >= B, H0 when LLR <= A); with lower < 0 <
+// upper the two tests cannot both hold.
 SprtDecision sprt_decide(double llr, double lower, double upper)
 {
     if (llr >= upper)
@@ -550,6 +575,7 @@ static int result_cells(const MatchResults *r, uint64_t *c)
         memcpy(c, r->ptnml, sizeof r->ptnml);
         return STATS_PENTA_NB;
     }
+    // In this order cell i scores i/2, as pdf_from_counts and elo_from_cells assume.
     c[0] = r->losses, c[1] = r->draws, c[2] = r->wins;
     return STATS_TRI_NB;
 }
@@ -612,6 +638,8 @@ static void elo_from_cells(const uint64_t *c, int k, EloEstimate *e)
         r[i] = c[i] ? (double)c[i] : REGULARISATION;
         n += r[i];
     }
+    // STATS.md, Elo: a pair counts as 2 games; var is the per-game variance for both kinds of cell
+    // (for pairs it is 2 var_pair, the nElo formula's denominator), so se = sd / sqrt(games).
     double games = n * (k - 1) / 2;
     for (int i = 0; i < k; i++)
         mu += r[i] * (i / 2.0) / games;
@@ -625,6 +653,7 @@ static void elo_from_cells(const uint64_t *c, int k, EloEstimate *e)
     e->elo_error = (elo_of_score(hi) - elo_of_score(lo)) / 2;
     e->nelo = (mu - 0.5) / sd * nelo_per_t();
     e->nelo_error = (hi - lo) / 2 / sd * nelo_per_t();
+    // LOS = Phi((mu - 1/2) / se), through erfc: Phi(x) = erfc(-x / sqrt 2) / 2.
     e->los = 0.5 * erfc(-(mu - 0.5) / se / sqrt(2.0));
 }
 
@@ -643,6 +672,8 @@ StatsStatus stats_elo(const MatchResults *r, EloEstimate *e)
             e->points += (double)c[i] * i / 2;
         }
         e->games = 2 * pairs;
+        // fastchess's ratios on pairs: DrawRatio is p2 (pairs scoring 1) over all pairs, PairsRatio
+        // the pairs won over the pairs lost (STATS.md's example: 144 / 340 = 42.35 %).
         e->draw_ratio = pairs ? (double)c[2] / (double)pairs : 0;
         e->pairs_ratio = ratio(c[3] + c[4], c[0] + c[1]);
     } else {
@@ -651,6 +682,7 @@ StatsStatus stats_elo(const MatchResults *r, EloEstimate *e)
         e->draw_ratio = e->games ? (double)r->draws / (double)e->games : 0;
     }
     if (r->has_wdl && r->has_ptnml) {
+        // p2 splits into win-loss and draw-draw pairs; stats_results_check made 0 <= wl <= p2.
         uint64_t wl = r->wins - c[3] - 2 * c[4];
         e->wl_dd_ratio = ratio(wl, c[2] - wl);
     }
@@ -674,6 +706,8 @@ const char *sprt_decision_name(SprtDecision d)
 }
 
 /// A bounded text sink: appends with snprintf, remembers whether anything was cut.
+/// Once cut, nothing more is appended and buf stays NUL-terminated: the caller gets the text
+/// up to the cut, and STATS_ERR_BUFFER.
 typedef struct {
     char *buf;
     size_t cap, len;
@@ -720,6 +754,8 @@ StatsStatus stats_format(const MatchResults *r, const SprtParams *sprt, char *bu
         return st;
 
     Writer w = {buf, cap, 0, false};
+    // The lines and their order are fastchess's (STATS.md, "Output that testers recognise"), so
+    // tools and eyes that read fastchess's output read ours.
     writer_printf(&w, "Elo: %.2f +/- %.2f, nElo: %.2f +/- %.2f\n", shown(e.elo, 2),
                   shown(e.elo_error, 2), shown(e.nelo, 2), shown(e.nelo_error, 2));
     writer_printf(&w, "LOS: %.2f %%, DrawRatio: %.2f %%", shown(100 * e.los, 2),

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+// In viewBox units: the page scales the SVG to its width, so these are proportions, not pixels.
+// The left margin holds the y tick labels, the top the title, the bottom the x ticks and label.
 enum { MARGIN_LEFT = 64, MARGIN_RIGHT = 16, MARGIN_TOP = 30, MARGIN_BOTTOM = 44, BAR_ROW = 26 };
 
 // Colour-blind-safe (Okabe-Ito), dark enough to print.
@@ -31,6 +33,9 @@ void svg_buf_destroy(SvgBuf *b)
     *b = (SvgBuf){NULL, 0, 0, b->limit, SVG_OK};
 }
 
+/// Room for more bytes and the NUL. The status is sticky: after the first error every later
+/// write is a no-op, so a caller checks once, at the end. The limit is checked before any
+/// growth, so a runaway page fails with SVG_ERR_TOO_BIG instead of eating memory.
 static SvgStatus reserve(SvgBuf *b, size_t more)
 {
     if (b->status)
@@ -54,6 +59,7 @@ SvgStatus svg_buf_vprintf(SvgBuf *b, const char *fmt, va_list ap)
 {
     va_list again;
     va_copy(again, ap);
+    // Measured first, then written once into reserved room: never a truncated piece of markup.
     int n = vsnprintf(NULL, 0, fmt, ap);
     SvgStatus st = n < 0 ? SVG_ERR_ARG : reserve(b, (size_t)n);
     if (st == SVG_OK) {
@@ -75,6 +81,9 @@ SvgStatus svg_buf_printf(SvgBuf *b, const char *fmt, ...)
 
 SvgStatus svg_buf_escaped(SvgBuf *b, const char *text)
 {
+    // Safe in element text and in quoted attributes alike (both quote kinds are escaped). Other
+    // control characters are dropped (XML 1.0 allows none but tab, newline and CR, not even
+    // escaped). Bytes >= 0x80 pass as they are, so UTF-8 names survive.
     for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
         const char *rep = *p == '&'    ? "&amp;"
                           : *p == '<'  ? "&lt;"
@@ -94,6 +103,8 @@ SvgStatus svg_buf_escaped(SvgBuf *b, const char *text)
     return b->status;
 }
 
+// A step of 1, 2 or 5 times a power of ten near range / ticks, and the range widened outwards to
+// whole steps, so every tick label is a round number. A broken range becomes [0, 1].
 void svg_axis(double *lo, double *hi, int ticks, double *step)
 {
     if (!isfinite(*lo) || !isfinite(*hi) || *lo > *hi)
@@ -108,6 +119,7 @@ void svg_axis(double *lo, double *hi, int ticks, double *step)
     double mag = pow(10, floor(log10(raw)));
     double f = raw / mag;
     *step = (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag; // the nearest round step
+    // The 1e-9 keeps an end that is already a whole step (up to rounding) from gaining one more.
     *lo = floor(*lo / *step + 1e-9) * *step;
     *hi = ceil(*hi / *step - 1e-9) * *step;
 }
@@ -126,6 +138,7 @@ typedef struct {
     double px0, px1, py0, py1; // plot area in viewBox units (py0 is the top)
 } Frame;
 
+/// Data x to viewBox x, linear; svg_axis made x1 > x0, so the division is safe.
 static double map_x(const Frame *f, double x)
 {
     return f->px0 + (x - f->x0) / (f->x1 - f->x0) * (f->px1 - f->px0);
@@ -133,6 +146,7 @@ static double map_x(const Frame *f, double x)
 
 /// Values outside the frame (the first, noisy points a long series leaves out of its range)
 /// are drawn on its edge.
+/// SVG's y grows downwards: y0 maps to the bottom of the plot area (py1).
 static double map_y(const Frame *f, double y)
 {
     double py = f->py1 - (y - f->y0) / (f->y1 - f->y0) * (f->py1 - f->py0);
@@ -141,6 +155,7 @@ static double map_y(const Frame *f, double y)
 
 enum { SVG_SETTLE_POINTS = 20 };
 
+/// Extends [lo, hi] to v; non-finite values (null in the record) are ignored.
 static void widen(double *lo, double *hi, double v)
 {
     if (!isfinite(v))
@@ -186,6 +201,8 @@ static bool data_range(const SvgLineChart *c, Frame *f)
     return any;
 }
 
+/// The <svg> element with its title (a tooltip and what a screen reader says) and a white
+/// background; the data-* attributes give tests the chart's ranges without parsing the paths.
 static void chart_open(SvgBuf *o, const char *title, int height, const Frame *f)
 {
     svg_buf_printf(o,
@@ -237,6 +254,8 @@ static void axes(SvgBuf *o, const Frame *f, double xstep, double ystep, const Sv
                    f->px0, f->py0, f->px1 - f->px0, f->py1 - f->py0);
 }
 
+/// A series' band as one polygon: along hi left to right, then back along lo, so the outline
+/// never crosses itself. Drawn before the line, which stays on top.
 static void band(SvgBuf *o, const Frame *f, const SvgSeries *s, const char *colour)
 {
     svg_buf_printf(o, "<polygon class=\"band\" fill=\"%s\" fill-opacity=\"0.18\" points=\"",
@@ -271,6 +290,8 @@ static void series(SvgBuf *o, const Frame *f, const SvgSeries *s, const char *co
                        map_x(f, s->points[last].x), map_y(f, s->points[last].y), colour);
 }
 
+/// Series names right-aligned along the top, each in its line's colour, laid from the right
+/// (the width of a name estimated at 7 units a character: SVG has no text measuring).
 static void legend(SvgBuf *o, const Frame *f, const SvgLineChart *c)
 {
     double x = f->px1 - 4;
@@ -298,6 +319,7 @@ SvgStatus svg_line_chart(const SvgLineChart *c, SvgBuf *o)
     svg_axis(&f.y0, &f.y1, 5, &ystep);
     chart_open(o, c->title, SVG_HEIGHT, &f);
     axes(o, &f, xstep, ystep, c);
+    // The bounds (an SPRT's H0/H1 lines, Elo 0) under the series: dashed, labelled at the left.
     for (int b = 0; b < c->bound_count; b++) {
         if (!isfinite(c->bounds[b].y))
             continue;
@@ -329,6 +351,8 @@ SvgStatus svg_bar_chart(const SvgBarChart *c, SvgBuf *o)
         return SVG_ERR_ARG;
     int rows = c->bar_count > 0 ? c->bar_count : 1;
     int height = MARGIN_TOP + rows * BAR_ROW + MARGIN_BOTTOM;
+    // The value range starts at [0, 0]: every bar grows from 0, and the axis always shows 0. The
+    // chart's height follows the number of bars (one BAR_ROW each), its left margin the labels.
     Frame f = {0, 0, 0, 0, 160, SVG_WIDTH - 56, MARGIN_TOP, height - MARGIN_BOTTOM};
     for (int i = 0; i < c->bar_count; i++)
         widen(&f.x0, &f.x1, c->bars[i].value);

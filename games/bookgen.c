@@ -10,6 +10,9 @@
 #include "rng.h"
 #include "search.h"
 
+// The cache never changes a result: a verification is a pure function of the position (its EPD
+// part, from a cleared engine), so a cached score is the score a new search would give. A slot
+// is simply overwritten by the next position with the same low key bits.
 enum { CACHE_SIZE = 1 << 16 }; // verified positions remembered per generator
 
 typedef struct {
@@ -19,6 +22,8 @@ typedef struct {
 } CacheSlot;
 
 /// The lines of the last completed iteration of a MultiPV search.
+/// The engine reports each depth's lines best first; a new depth starts the list again, so what
+/// stays is the deepest iteration the search completed.
 typedef struct {
     int depth, n;
     Move move[ENGINE_MAX_MULTIPV];
@@ -40,6 +45,8 @@ const char *bookgen_strerror(BookgenStatus st)
     return (unsigned)st < BOOKGEN_STATUS_NB ? text[st] : "unknown bookgen status";
 }
 
+/// Every setting within the bounds the fixed arrays assume (paths of BOOKGEN_MAX_PLIES,
+/// ENGINE_MAX_MULTIPV lines, units of BOOKGEN_MAX_UNIT).
 static bool config_ok(const BookgenConfig *c)
 {
     return c->plies_min >= 0 && c->plies_min <= c->plies_max && c->plies_max <= BOOKGEN_MAX_PLIES &&
@@ -67,6 +74,8 @@ BookgenStatus bookgen_new(const BookgenConfig *cfg, Bookgen **out)
     }
     char hash[16];
     snprintf(hash, sizeof hash, "%d", cfg->hash_mb);
+    // The job's rules go to the engine: repetition and the other rules shape its search, and the
+    // candidates must be positions of the game the book is for.
     if (engine_set_option(g->engine, "Hash", hash) != ENGINE_OK ||
         engine_set_option(g->engine, "Rules", rules_set_name(cfg->rules)) != ENGINE_OK) {
         bookgen_free(g);
@@ -100,6 +109,8 @@ static void on_info(void *ctx, const SearchInfo *info)
     }
 }
 
+/// One fixed-depth search of b; MultiPV is set on every call, as selection and verification
+/// alternate on the same engine with different counts.
 static BookgenStatus search_depth(Engine *e, const Board *b, int multipv, int depth, Lines *lines,
                                   uint64_t *nodes, SearchResult *res)
 {
@@ -133,6 +144,7 @@ static Move pick(const BookgenConfig *c, const Lines *l, Rng *r, int *score)
     // 53 random bits: the same choice on every machine.
     double x = (double)(rng_next(r) >> 11) / 9007199254740992.0 * total;
     int i = 0;
+    // The last line takes whatever rounding leaves, so the walk never runs past the lines.
     while (i < n - 1 && x >= w[i])
         x -= w[i++];
     *score = l->score[i];
@@ -162,6 +174,9 @@ BookgenStatus bookgen_verify(Bookgen *g, const char *fen, int *score, uint64_t *
         *score = slot->score;
         return BOOKGEN_OK;
     }
+    // A cleared engine for every verification: its score then depends on the position alone, not
+    // on what this generator searched before (the condition for the cache, and for units to give
+    // the same candidates on any rank).
     engine_new_game(g->engine);
     SearchResult res;
     BookgenStatus st =
@@ -175,6 +190,8 @@ BookgenStatus bookgen_verify(Bookgen *g, const char *fen, int *score, uint64_t *
     return BOOKGEN_OK;
 }
 
+/// The seed of candidate i of a unit: each candidate has a stream of its own, so it does not
+/// depend on the candidates before it, nor on how far they got (splitmix64-style finalizer).
 static uint64_t mix(uint64_t seed, uint64_t unit, int i)
 {
     uint64_t z = seed ^ (unit * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)i * 0xD1B54A32D192ED03ull);
@@ -198,6 +215,9 @@ static void start_board(const BookgenConfig *c, Board *b, Rng *r)
     board_set_fen(b, fen, NULL, 0);
 }
 
+/// One candidate: from a cleared engine (the searches along its path share the table, the same
+/// way on every rank), a number of plies drawn in [plies_min, plies_max], each move picked
+/// among the shallow search's lines, then the verification of the position reached.
 static BookgenStatus candidate(Bookgen *g, uint64_t unit, int i, BookgenCandidate *out,
                                uint64_t *nodes)
 {
@@ -235,6 +255,7 @@ BookgenStatus bookgen_unit(Bookgen *g, uint64_t unit, const atomic_bool *abort,
 {
     uint64_t spare = 0;
     for (int i = 0; i < g->cfg->unit; i++) {
+        // Checked between candidates only: an aborted unit is incomplete and must not be sent.
         if (abort && atomic_load(abort))
             return BOOKGEN_ABORTED;
         BookgenStatus st = candidate(g, unit, i, &out[i], nodes ? nodes : &spare);
@@ -265,6 +286,8 @@ bool bookgen_mirror_fen(const char *fen, char *out, size_t len)
 }
 
 /// The key of the mirror of b's position.
+/// 0 when it cannot be computed (out of memory): no position has key 0 in practice, so the
+/// mirror test then finds nothing rather than refusing a position wrongly.
 static uint64_t mirror_key(const Board *b)
 {
     char fen[BOARD_FEN_MAX], mirrored[BOARD_FEN_MAX];
@@ -286,6 +309,9 @@ bool bookgen_replay(const char *start_fen, const Move *path, int n, BookgenLine 
         snprintf(why, why_len, "out of memory");
         return false;
     }
+    // Everything here comes from a worker and is checked as untrusted: the path's length, the start
+    // FEN, and each move's squares before movegen sees it (a move of garbage squares must never
+    // index the board).
     bool ok = n >= 0 && n <= BOOKGEN_MAX_PLIES;
     if (!ok)
         snprintf(why, why_len, "%d moves, at most %d", n, BOOKGEN_MAX_PLIES);
@@ -305,6 +331,8 @@ bool bookgen_replay(const char *start_fen, const Move *path, int n, BookgenLine 
         out->mirror_key = mirror_key(b);
         out->black_to_move = b->side == BLACK;
         out->in_check = board_in_check(b);
+        // From the FEN's move number, so a seed-book start's own counters count: ply is the
+        // position's depth in the game, not the length of the path.
         out->ply = 2 * (b->fullmove - 1) + out->black_to_move;
         epd_position(b, out->epd, sizeof out->epd);
     }

@@ -10,6 +10,8 @@
 #include "movegen.h"
 #include "timeman.h"
 
+// The names are the PGN's Termination texts and result.json's keys: changing one changes files
+// that other tools read.
 const char *game_termination_name(Termination t)
 {
     static const char *const text[TERM_NB] = {
@@ -55,6 +57,8 @@ static Termination from_rule(EndReason r)
 
 int game_failed_player(const GameRecord *rec)
 {
+    // The failures are the contiguous run TIME_FORFEIT..STALL of the enum; a resignation is a loss,
+    // not a failure, and needs no restart.
     if (rec->term < TERM_TIME_FORFEIT || rec->term > TERM_STALL)
         return -1;
     // The loser failed: Red lost means the Red player failed.
@@ -65,6 +69,8 @@ int game_failed_player(const GameRecord *rec)
     return -1;
 }
 
+/// Seconds as a decimal number (0.1 is 100 ms) into milliseconds; !(v >= 0) also refuses NaN,
+/// and the 1e7 s cap (about 4 months) keeps the milliseconds far from overflow.
 static bool parse_seconds(const char *s, int64_t *ms)
 {
     char *end;
@@ -77,6 +83,8 @@ static bool parse_seconds(const char *s, int64_t *ms)
 
 bool game_parse_tc(const char *text, TimeControl *tc)
 {
+    // Only the clock fields are replaced: movetime, depth, nodes and the margins set elsewhere
+    // stay.
     TimeControl t = *tc;
     t.base_ms = t.inc_ms = 0;
     t.moves = 0;
@@ -103,12 +111,15 @@ bool game_parse_tc(const char *text, TimeControl *tc)
         if (!parse_seconds(plus + 1, &t.inc_ms))
             return false;
     }
+    // 0+0 is refused: an untimed game must be asked for as "inf", not reached by a typo.
     if (!parse_seconds(base, &t.base_ms) || (t.base_ms == 0 && t.inc_ms == 0))
         return false;
     *tc = t;
     return true;
 }
 
+// The limit that governs a move, in this order of precedence: fixed time per move, the clock,
+// fixed depth, fixed nodes; "-" for none. The text game_parse_tc reads back for clocks.
 void game_format_tc(const TimeControl *tc, char *out, size_t len)
 {
     if (tc->movetime_ms)
@@ -125,6 +136,8 @@ void game_format_tc(const TimeControl *tc, char *out, size_t len)
         snprintf(out, len, "-");
 }
 
+// Per player, not per colour: each player keeps its clock (and its time control) whichever
+// colour it has.
 typedef struct {
     int64_t left[2]; // per player
     int moves_made[2];
@@ -141,6 +154,9 @@ static void finish(GameRecord *rec, Outcome o, Termination t, const char *detail
 
 static Outcome loss_for(Color c) { return c == RED ? OUTCOME_BLACK_WINS : OUTCOME_RED_WINS; }
 
+// The last mover's own moves are plies n-1, n-3, ...; the opponent's n-2, n-4, ... A mate score
+// counts by its sign alone: being mated is below any threshold, mating above it. A move without
+// a score (a book move, an engine that printed none) stops the adjudication.
 bool game_resigns(const ResignAdjudication *ra, const GameRecord *rec)
 {
     const int n = rec->ply_count;
@@ -159,6 +175,7 @@ bool game_resigns(const ResignAdjudication *ra, const GameRecord *rec)
     return true;
 }
 
+// Both sides' last movecount moves, 2 movecount plies; a mate score never agrees to a draw.
 bool game_agrees_draw(const DrawAdjudication *da, const GameRecord *rec, int fullmove)
 {
     const int n = rec->ply_count;
@@ -186,6 +203,8 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
         free(b);
         return -1;
     }
+    // The start is recorded in the board's own FEN, so that the verifier and the PGN see one
+    // spelling whatever the opening file wrote.
     board_fen(b, rec->start_fen, sizeof rec->start_fen);
     for (int i = 0; i < opening->move_count; i++) {
         if (!movegen_is_legal(b, opening->moves[i])) {
@@ -215,6 +234,8 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
             finish(rec, end.outcome, from_rule(end.reason), NULL);
             break;
         }
+        // Adjudication only after a player has moved: the book's moves carry no scores, and a game
+        // is never adjudicated in its opening.
         if (rec->ply_count > rec->book_plies && game_resigns(&cfg->resign, rec)) {
             finish(rec, loss_for((Color)(b->side ^ 1)), TERM_RESIGN_ADJ, NULL);
             break;
@@ -228,6 +249,7 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
             finish(rec, OUTCOME_DRAW, TERM_PLY_LIMIT, NULL);
             break;
         }
+        // Checked between moves only: an aborted game has no result, and nothing of it is counted.
         if (stop && atomic_load(stop)) {
             finish(rec, OUTCOME_NONE, TERM_ABORTED, NULL);
             break;
@@ -240,11 +262,16 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
         if (timed(tc)) {
             for (Color c = RED; c < COLOR_NB; c++) {
                 int owner = c == RED ? red : 1 - red;
+                // Both colours' clocks, as UCI's wtime/btime carry them; never 0 or negative,
+                // which some engines mishandle.
                 lim.time_ms[c] = clock.left[owner] > 0 ? clock.left[owner] : 1;
                 lim.inc_ms[c] = cfg->tc[owner].inc_ms;
             }
             if (tc->moves)
                 lim.movestogo = tc->moves - clock.moves_made[pi] % tc->moves;
+            // budget: the wall-clock deadline player_go enforces (a stall past it). Fixed depth or
+            // nodes still get one, so that an engine that never answers cannot hold the game
+            // forever.
             budget = clock.left[pi] + tc->margin_ms;
         } else if (tc->movetime_ms) {
             budget = tc->movetime_ms + tc->margin_ms;
@@ -252,6 +279,8 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
             budget = tc->fixed_deadline_ms > 0 ? tc->fixed_deadline_ms : 60000;
         }
         PlayerMove pm;
+        // The time is measured here, not taken from the engine: the clock is honest whatever the
+        // engine reports.
         int64_t t0 = timeman_now_ms();
         PlayerStatus st = player_go(players[pi], b, &lim, t0 + budget, &pm, msg, sizeof msg);
         int64_t spent = timeman_now_ms() - t0;
@@ -269,6 +298,9 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
             break;
         }
         if (timed(tc)) {
+            // Lateness within margin_ms is forgiven but not carried (the clock goes back to 0,
+            // never below); past it the game is lost on time. Then the increment, and at the end of
+            // a moves/time period the next period's base time.
             clock.left[pi] -= spent;
             if (clock.left[pi] < -tc->margin_ms) {
                 snprintf(msg, sizeof msg, "used %lld ms, %lld ms over", (long long)spent,
@@ -299,6 +331,9 @@ int game_play(Player *players[2], int red, const GameConfig *cfg, const Opening 
 /// Rules first: a position the rules end must be the last one, and a rule ending must be the
 /// rules' own verdict there; an adjudication or a failure must leave a position the rules do
 /// not end, with a decisive result (or a draw for the draw adjudication and the ply limit).
+/// The coordinator's check of a game a worker reports: nothing a rank sends is trusted. It
+/// replays the moves under the same rules code (search/rules) as game_play, so an honest
+/// worker's record passes.
 bool game_verify(const GameRecord *rec, const GameConfig *cfg, const Opening *opening, char *why,
                  size_t why_len)
 {
@@ -362,6 +397,8 @@ bool game_verify(const GameRecord *rec, const GameConfig *cfg, const Opening *op
     } else if (draw_term != (rec->outcome == OUTCOME_DRAW)) {
         snprintf(why, why_len, "%s with a %s", game_termination_name(rec->term),
                  rec->outcome == OUTCOME_DRAW ? "draw" : "decisive result");
+        // A ply limit must be one game_play would have reached: the job's max_plies, GAME_MAX_PLIES
+        // or the board's history bound, the same three tests.
     } else if (rec->term == TERM_PLY_LIMIT &&
                !(cfg->max_plies && rec->ply_count >= cfg->max_plies) &&
                rec->ply_count < GAME_MAX_PLIES && b->hist_len < BOARD_HISTORY_MAX - MAX_MOVES) {

@@ -33,6 +33,8 @@ const char *match_strerror(MatchStatus st)
     }
 }
 
+/// Records a thread's error and stops every thread; the first error is kept, since later ones
+/// are usually its consequences.
 static void fail(MatchState *s, MatchStatus st, const char *msg)
 {
     pthread_mutex_lock(&s->lock);
@@ -44,6 +46,7 @@ static void fail(MatchState *s, MatchStatus st, const char *msg)
     atomic_store(&s->stop, true);
 }
 
+/// Player 0's points, whichever colour it had: every tally is from player 0's view ("new").
 static double points_for_player0(const GameRecord *r)
 {
     if (r->outcome == OUTCOME_DRAW)
@@ -55,6 +58,7 @@ static double points_for_player0(const GameRecord *r)
 void match_totals_game(MatchTotals *t, double pts, int term)
 {
     t->games++;
+    // Exact comparisons are safe: 1, 0.5 and 0 are exact in binary floating point.
     t->wins += pts == 1.0;
     t->draws += pts == 0.5;
     t->losses += pts == 0.0;
@@ -64,6 +68,8 @@ void match_totals_game(MatchTotals *t, double pts, int term)
 
 void match_totals_pair(MatchTotals *t, const double pts[2])
 {
+    // The pair's points 0, 0.5, ..., 2 times 2 index the pentanomial cell (STATS.md's p0..p4). The
+    // pair_* counts take only the games of complete pairs, so they always agree with ptnml.
     t->ptnml[(int)((pts[0] + pts[1]) * 2 + 0.5)]++;
     for (int i = 0; i < 2; i++) {
         t->pair_wins += pts[i] == 1.0;
@@ -84,6 +90,7 @@ static void record(MatchState *s, GameRecord *rec, int round, double pair_points
     if (pair_games > 0)
         pair_points[pair_games - 1] = pts;
     s->games_finished++;
+    // Under the lock: each game goes to the PGN whole, never interleaved with another thread's.
     if (cfg->pgn) {
         char tc[64];
         game_format_tc(&cfg->game.tc[0], tc, sizeof tc);
@@ -98,6 +105,8 @@ static void record(MatchState *s, GameRecord *rec, int round, double pair_points
         match_totals_pair(t, pair_points);
     if (s->hooks && s->hooks->game_done)
         s->hooks->game_done(s->hooks->ctx, rec, s->games_finished, t);
+    // should_stop is asked only when a pair completes (so only with repeat): a verdict is taken
+    // on whole pairs.
     if (pair_games == 2 && s->hooks && s->hooks->should_stop &&
         s->hooks->should_stop(s->hooks->ctx, t))
         atomic_store(&s->stop, true);
@@ -122,9 +131,12 @@ MatchStatus match_play_game(const MatchConfig *cfg, Player *players[2], uint64_t
                             size_t msg_len)
 {
     uint64_t before = player_nodes(players[0]) + player_nodes(players[1]);
+    // The opening is a function of the pair id alone: both games of a pair share it, and the match
+    // plays the same openings on any number of threads or ranks.
     int opening = openings_pick(cfg->openings, pair, cfg->random_order, cfg->seed, cfg->start);
     // Without repeat, colours alternate by round so both engines get each colour.
     int red = cfg->repeat ? g : (int)(pair % 2);
+    // Everything but the moves array (GAME_MAX_PLIES entries): only its first ply_count are read.
     memset(rec, 0, offsetof(GameRecord, moves));
     snprintf(rec->names[0], PLAYER_NAME_MAX, "%s", cfg->players[0].name);
     snprintf(rec->names[1], PLAYER_NAME_MAX, "%s", cfg->players[1].name);
@@ -151,6 +163,8 @@ MatchStatus match_play_game(const MatchConfig *cfg, Player *players[2], uint64_t
     return st;
 }
 
+/// One match thread: its own two engine processes (never shared between threads), taking pair
+/// ids from the shared counter until none is left or the match stops.
 static void *match_thread(void *arg)
 {
     MatchState *s = arg;
@@ -205,10 +219,12 @@ MatchStatus match_run(const MatchConfig *cfg, const MatchHooks *hooks, atomic_bo
             break;
         started++;
     }
+    // No thread could be created: the match still plays, in the calling thread.
     if (started == 0)
         match_thread(s);
     for (int i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
+    // Every thread has been joined: the totals need no lock now.
     *totals = s->totals;
     MatchStatus st = s->error;
     if (st != MATCH_OK)

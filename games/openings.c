@@ -21,6 +21,8 @@ const char *openings_strerror(OpeningsStatus st)
 }
 
 /// Plays the `moves` part of a line on b, recording them in out.
+/// Each move is parsed against the position it is played in (move_parse_legal), so an opening
+/// never holds an illegal move, and the first bad one is named with its number.
 static bool parse_moves(Board *b, char *rest, Opening *out, char *why, size_t why_len)
 {
     char *save;
@@ -53,6 +55,7 @@ bool openings_parse_line(const char *line, Opening *out, char *why, size_t why_l
     // Split off "moves ..." (a standalone word), then read the position part: EPD is board
     // side castling ep [opcodes...]; FEN adds two counters; `startpos` is the start position.
     char *moves = NULL;
+    // Only "moves" as a word of its own counts, not as part of a longer token.
     for (char *p = buf; (p = strstr(p, "moves")) != NULL; p += 5) {
         bool word_start = p == buf || isspace((unsigned char)p[-1]);
         bool word_end = p[5] == '\0' || isspace((unsigned char)p[5]);
@@ -62,6 +65,7 @@ bool openings_parse_line(const char *line, Opening *out, char *why, size_t why_l
             break;
         }
     }
+    // At most the six FEN fields are kept; anything after them on the line is ignored.
     char tok[6][128];
     int n = 0;
     const char *p = buf;
@@ -87,6 +91,10 @@ bool openings_parse_line(const char *line, Opening *out, char *why, size_t why_l
         snprintf(why, why_len, "expected a FEN, an EPD position or startpos");
         return false;
     } else {
+        // Two fields (board and side) are enough, castling and en passant are optional. Fields 5
+        // and 6 are FEN's counters only when both are numbers; otherwise the line is EPD and what
+        // follows the fourth field is opcodes (ce, ply, c0 of the books this program writes), read
+        // over.
         int used = n >= 4 ? 4 : n;
         bool counters = n >= 6 && strspn(tok[4], "0123456789") == strlen(tok[4]) &&
                         strspn(tok[5], "0123456789") == strlen(tok[5]);
@@ -110,6 +118,8 @@ bool openings_parse_line(const char *line, Opening *out, char *why, size_t why_l
     }
     bool ok = board_set_fen(b, fen, why, why_len) == FEN_OK;
     if (ok)
+        // The board's own FEN, not the line's text: one spelling per position, whatever the file
+        // wrote.
         board_fen(b, out->fen, sizeof out->fen);
     if (ok && moves)
         ok = parse_moves(b, moves, out, why, why_len);
@@ -117,6 +127,7 @@ bool openings_parse_line(const char *line, Opening *out, char *why, size_t why_l
     return ok;
 }
 
+/// Appends one opening, doubling the array from 256 (a file's size is not known in advance).
 static OpeningsStatus push(Openings *o, int *cap, const Opening *op)
 {
     if (o->count == *cap) {
@@ -131,6 +142,7 @@ static OpeningsStatus push(Openings *o, int *cap, const Opening *op)
     return OPENINGS_OK;
 }
 
+// The default set first: openings_load_default and the builtin list rely on that order.
 static const OpeningsBuiltin BUILTINS[] = {
     {"balanced", openings_default_lines, &openings_default_count,
      "balanced openings (within +-50 cp), the default"},
@@ -156,6 +168,8 @@ const OpeningsBuiltin *openings_builtin_find(const char *spec)
 
 uint64_t openings_builtin_hash(const OpeningsBuiltin *b)
 {
+    // The hash of the set as a file would hold it, one line each: a run's identity changes when
+    // the embedded lines do, and --resume refuses a run begun with other openings.
     uint64_t h = 0xcbf29ce484222325ull; // FNV-1a over the lines, each ended by a newline
     for (int i = 0; i < *b->count; i++)
         for (const char *p = b->lines[i];; p++) {
@@ -189,6 +203,8 @@ OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *wh
     OpeningsStatus st = OPENINGS_OK;
     while (st == OPENINGS_OK && fgets(line, sizeof line, f)) {
         lineno++;
+        // A line longer than the buffer is skipped as a whole (the rest of it read over), never
+        // parsed in pieces as if it were several lines.
         if (!strchr(line, '\n') && !feof(f)) {
             int c;
             while ((c = fgetc(f)) != EOF && c != '\n')
@@ -210,6 +226,7 @@ OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *wh
             bad++;
             continue;
         }
+        // OPENINGS_MAX bounds the memory a huge file can take; the lines past it are not read.
         if (o->count >= OPENINGS_MAX)
             break;
         st = push(o, &cap, &op);
@@ -255,6 +272,8 @@ void openings_free(Openings *o)
 
 int openings_pick(const Openings *o, uint64_t pair, bool random, uint64_t seed, int start)
 {
+    // Pair i plays opening i (from start), cycling through the book: a function of the pair alone,
+    // so that any rank, thread or resumed run gives a pair the same opening.
     uint64_t i = pair + (uint64_t)(start > 0 ? start : 0);
     if (!random)
         return (int)(i % (uint64_t)o->count);
@@ -264,6 +283,8 @@ int openings_pick(const Openings *o, uint64_t pair, bool random, uint64_t seed, 
     rng_seed(&r, seed ^ (pass * 0x9E3779B97F4A7C15ull));
     // Fisher-Yates on the fly would need the whole permutation; an affine map modulo n
     // with a multiplier coprime to n is a cheap permutation.
+    // a * k stays below n^2 <= OPENINGS_MAX^2, far from overflow. The search below moves a through
+    // 1..n-1 until gcd(a, n) = 1, which a = 1 always meets, so it ends.
     uint64_t n = (uint64_t)o->count, a = rng_next(&r) % n, b = rng_next(&r) % n;
     if (a == 0)
         a = 1;

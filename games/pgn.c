@@ -11,6 +11,7 @@
 #include "move.h"
 #include "movegen.h"
 
+// The PGN standard's result texts; "*" for a game without a result.
 const char *pgn_result(Outcome o)
 {
     switch (o) {
@@ -33,6 +34,9 @@ static void put_tag(FILE *out, const char *name, const char *value)
     fprintf(out, "\"]\n");
 }
 
+/// cutechess's {score/depth time} after each move (score in pawns from the mover's view, mate as
+/// +M5 / -M5 in moves, n/a when the engine gave none); {book} marks the opening's moves, so that
+/// the strict reader restores book_plies.
 static void put_comment(FILE *out, const GameMove *m, bool book)
 {
     char score[32];
@@ -55,6 +59,7 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
     char date[16] = "????.??.??";
     time_t now = time(NULL);
     struct tm tm;
+    // The date of writing, in local time: the tag is for people.
     if (localtime_r(&now, &tm))
         strftime(date, sizeof date, "%Y.%m.%d", &tm);
     const char *red = rec->names[rec->red], *black = rec->names[1 - rec->red];
@@ -64,6 +69,9 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
     put_tag(out, "Site", tags->site ? tags->site : "?");
     put_tag(out, "Date", date);
     put_tag(out, "Round", round);
+    // White and Black for PGN tools that know no xiangqi (Red moves first, as White does), Red to
+    // say it plainly; FEN with SetUp always, so a game from any opening replays anywhere; the
+    // Termination text is our name with its detail, which apply_tag reads back.
     put_tag(out, "White", red);
     put_tag(out, "Black", black);
     put_tag(out, "Red", red);
@@ -103,6 +111,7 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
         move_text(rec->moves[i].move, 0, mv);
         col += fprintf(out, "%s", mv);
         put_comment(out, &rec->moves[i], i < rec->book_plies);
+        // A comment's width is estimated, not measured: lines stay near PGN's 80 columns.
         col += 24;
         if (!red_moves)
             fullmove++;
@@ -134,6 +143,8 @@ static bool is_result(const char *t)
 }
 
 /// Reads `[Name "value"]`; false if the line is not a tag.
+// A value longer than vlen is cut but still read to its closing quote; an unclosed value is
+// not a tag.
 static bool parse_tag(const char *line, char *name, size_t nlen, char *value, size_t vlen)
 {
     const char *p = line + 1, *q = strchr(p, ' ');
@@ -162,6 +173,7 @@ static void copy_cut(char *dst, size_t cap, const char *src)
 
 static void apply_tag(GameRecord *rec, const char *name, const char *value, Outcome *result)
 {
+    // pgn_read sets red = 0: names[0] is Red, the White tag.
     if (!strcmp(name, "White"))
         copy_cut(rec->names[0], PLAYER_NAME_MAX, value);
     else if (!strcmp(name, "Black"))
@@ -173,6 +185,8 @@ static void apply_tag(GameRecord *rec, const char *name, const char *value, Outc
     else if (!strcmp(name, "Termination")) {
         for (int t = 0; t < TERM_NB; t++) {
             const char *tn = game_termination_name((Termination)t);
+            // A name must be followed by the end or ':' (our "name: detail"), so that one name that
+            // begins another cannot be mistaken for it.
             size_t len = strlen(tn);
             if (!strncmp(value, tn, len) && (value[len] == '\0' || value[len] == ':')) {
                 rec->term = (Termination)t;
@@ -207,6 +221,8 @@ static void apply_comment(GameMove *m, const char *c, bool *book)
         } else if (sscanf(c, "%lf/%d %lfs", &score, &depth, &secs) == 3 &&
                    comment_in_range(score, secs)) {
             m->has_score = true;
+            // Pawns back to centipawns, rounded half away from zero: pgn_write's %+.2f then reads
+            // back exactly.
             m->score = (int)(score * 100 + (score < 0 ? -0.5 : 0.5));
         } else {
             return;
@@ -230,6 +246,8 @@ typedef struct {
 } PgnGame;
 
 /// Records a game's first fault at line; reading goes on to the game's end.
+/// The first fault is the cause (later ones follow from it); going on to the game's end lets
+/// the next game be read from its start.
 __attribute__((format(printf, 5, 0))) static void fault_at(bool *bad, char *why, size_t why_len,
                                                            int line, const char *fmt, va_list ap)
 {
@@ -260,6 +278,7 @@ static void moves_begin(PgnGame *g)
     if (!g->b || board_set_fen(g->b, fen, fen_why, sizeof fen_why) != FEN_OK)
         game_fault(g, "bad FEN tag: %s", g->b ? fen_why : "no memory");
     else
+        // The board's own FEN, as game_play records it, so game_verify compares like with like.
         board_fen(g->b, rec->start_fen, sizeof rec->start_fen);
 }
 
@@ -272,6 +291,8 @@ static void comment_end(PgnGame *g)
     if (rec->ply_count > 0 && !g->bad) {
         bool book;
         apply_comment(&rec->moves[rec->ply_count - 1], g->comment, &book);
+        // Book moves are the opening's first plies: a {book} mark extends book_plies only while
+        // every move before it was a book move too.
         if (book && rec->book_plies == rec->ply_count - 1)
             rec->book_plies = rec->ply_count;
     }
@@ -395,6 +416,7 @@ static LineRead read_line(FILE *in, char *buf, size_t cap)
 int pgn_read(FILE *in, GameRecord *rec, int *lineno, char *why, size_t why_len)
 {
     char line[PGN_LINE_MAX];
+    // Everything but the moves array: only its first ply_count entries are ever read.
     memset(rec, 0, offsetof(GameRecord, moves));
     rec->red = 0;
     PgnGame g = {
@@ -459,6 +481,7 @@ __attribute__((format(printf, 2, 3))) static void text_fault(TextReader *t, cons
     va_end(ap);
 }
 
+/// Whether a line holds only white space (other tools leave spaces on "empty" lines).
 static bool blank(const char *s)
 {
     while (isspace((unsigned char)*s))
@@ -504,6 +527,9 @@ static void text_comment(TextReader *t, const char *text)
     t->comment_kept = true;
 }
 
+/// Keeps a main-line move as text: decoding waits for pgn_text_replay, as the rank numbering
+/// (0-9 or 1-10) can only be told from the whole game. A move also clears the comments kept so
+/// far: only those after the last move say how the game ended.
 static void text_move(TextReader *t, const char *tok)
 {
     PgnText *g = t->g;
@@ -580,6 +606,7 @@ static void text_movetext(TextReader *t, const char *line)
             break;
         } else if (*p == '}') { // a comment's end without its start: nothing to keep
             p++;
+            // Variations are skipped by depth: an unmatched ')' never makes the depth negative.
         } else if (*p == '(' || *p == ')') {
             t->rav += *p == '(' ? 1 : t->rav > 0 ? -1 : 0;
             p++;
@@ -631,6 +658,7 @@ static bool text_line(TextReader *t, char *line)
     return !t->done;
 }
 
+// first_line: the game's first line that is not blank or an escape, for the referee's messages.
 int pgn_read_text(FILE *in, PgnText *g, int *lineno, char *why, size_t why_len)
 {
     char line[PGN_LINE_MAX];
@@ -693,6 +721,8 @@ static PieceType letter_type(char c)
 }
 
 /// Reads a rank at s[*i] (one digit, or "10" in ranks 1-10) into a 0-based rank; -1 if none.
+/// -2 for a digit that is no rank in this numbering, so a caller can tell a bad rank from
+/// none written.
 static int read_rank(const char *s, size_t *i, size_t end, int base)
 {
     if (*i >= end || !isdigit((unsigned char)s[*i]))
@@ -714,6 +744,9 @@ static void move_core(const char *tok, char out[PGN_TOKEN_MAX])
     size_t n = strlen(out);
     while (n && strchr("+#!?", out[n - 1]))
         out[--n] = '\0';
+    // ICCS writes H2-E2 in capitals; lower-cased it reads as coordinates. Only a token made of
+    // A-I, digits and '-' qualifies, so a SAN move (a piece letter, lower-case files) is left
+    // as it is.
     bool iccs = n >= 5 && out[0] >= 'A' && out[0] <= 'I' && strchr(out, '-');
     for (size_t i = 0; iccs && i < n; i++)
         iccs = out[i] == '-' || isdigit((unsigned char)out[i]) || (out[i] >= 'A' && out[i] <= 'I');
@@ -754,6 +787,8 @@ static Decode decode_move(const Board *b, const char *tok, int base, Move *out)
         return DECODE_SYNTAX;
     if (type == NO_PIECE_TYPE && (from_file < 0 || from_rank < 0))
         type = SOLDIER;
+    // The text is matched against the legal moves, whatever it left out acting as a wildcard: an
+    // illegal text never becomes a move, and one that fits two moves is refused as ambiguous.
     MoveList list;
     movegen_legal(b, &list);
     int found = 0;
@@ -773,6 +808,7 @@ static Decode decode_move(const Board *b, const char *tok, int base, Move *out)
 
 /// Which ranks the moves name outright: 1 if one names rank 10, else 0 if one names rank 0,
 /// else -1.
+/// A file letter then "10" exists only in ranks 1-10, then "0" only in ranks 0-9.
 static int ranks_named(const PgnText *g)
 {
     bool zero = false;
@@ -835,6 +871,7 @@ bool pgn_text_replay(const PgnText *g, int rank_base, Board *b, PgnReplay *r)
 // ---- How a game says it ended ----
 
 /// Whether text holds word, ignoring case.
+/// A substring test, not a whole-word one: "resigns" and "resignation" both hold "resign".
 static bool has_word(const char *text, const char *word)
 {
     size_t n = strlen(word);
@@ -857,6 +894,8 @@ static void classify_end(PgnEnd *e, const char *text)
             return;
         }
     }
+    // First match wins, so each phrase comes before any shorter one it contains ("draw
+    // adjudication" and "wins by adjudication" before "adjudication").
     static const struct {
         const char *word;
         PgnEndKind kind;
@@ -898,6 +937,8 @@ static void classify_end(PgnEnd *e, const char *text)
 PgnEnd pgn_text_end(const PgnText *g)
 {
     PgnEnd e;
+    // "normal" (the PGN standard's value for a game ended by the rules) says nothing of which rule:
+    // the comment after the last move is read then, as for a game without the tag.
     if (g->termination[0] && strcasecmp(g->termination, "normal") != 0) {
         classify_end(&e, g->termination);
         copy_cut(e.text, sizeof e.text, g->termination);
