@@ -100,6 +100,10 @@ GamesCoord *games_coord_new(const GamesSetup *s, char *why, size_t why_len)
     g->ranks = s->ranks;
     g->per_pair = s->plan->repeat ? 2 : 1;
     snprintf(g->dir, sizeof g->dir, "%s", s->dir);
+    _Static_assert((int)JOB_SPRT_NORMALIZED == (int)SPRT_NORMALIZED &&
+                       (int)JOB_SPRT_LOGISTIC == (int)SPRT_LOGISTIC &&
+                       (int)JOB_SPRT_MODEL_NB == (int)SPRT_MODEL_NB,
+                   "JobSprtModel mirrors SprtModel");
     g->sprt =
         (SprtParams){s->job->sprt.elo0, s->job->sprt.elo1, s->job->sprt.alpha, s->job->sprt.beta,
                      s->job->sprt.model == JOB_SPRT_LOGISTIC ? SPRT_LOGISTIC : SPRT_NORMALIZED};

@@ -46,6 +46,12 @@ bool run_write_json(const char *path, const json_t *o)
     return ok;
 }
 
+// The job's report method reaches the uploader by a cast: the two enums list the same methods.
+_Static_assert((int)JOB_REPORT_POST == (int)UPLOAD_POST && (int)JOB_REPORT_PUT == (int)UPLOAD_PUT &&
+                   (int)JOB_REPORT_MULTIPART == (int)UPLOAD_MULTIPART &&
+                   (int)JOB_REPORT_METHOD_NB == (int)UPLOAD_METHOD_NB,
+               "JobReportMethod mirrors UploadMethod");
+
 void run_report_delivery(const JobConfig *job, UploadTarget *t, UploadPolicy *pol)
 {
     for (int i = 0; i < job->report.url_count; i++)
