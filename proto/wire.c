@@ -13,6 +13,7 @@
 
 WireStatus wire_fail(WireCtx *c, WireStatus s, const char *fmt, ...)
 {
+    // The packers check with no why buffer: they need the verdict only, not the text.
     if (!c->why || c->why_len == 0)
         return s;
     char msg[160], where[64] = "";
@@ -20,6 +21,7 @@ WireStatus wire_fail(WireCtx *c, WireStatus s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    // Where in a RESULT it failed, so that a log line points at the one bad move.
     if (c->pair >= 0 && c->ply >= 0)
         snprintf(where, sizeof where, "pair %d game %d ply %d: ", c->pair, c->game, c->ply);
     else if (c->pair >= 0 && c->game >= 0)
@@ -30,6 +32,7 @@ WireStatus wire_fail(WireCtx *c, WireStatus s, const char *fmt, ...)
     return s;
 }
 
+/// Designated initializers keep each text beside its status, whatever the enum's order.
 const char *wire_strerror(WireStatus s)
 {
     static const char *const text[WIRE_STATUS_NB] = {
@@ -58,6 +61,8 @@ const char *wire_kind_name(WireKind k)
     return (unsigned)k < WIRE_KIND_NB ? names[k] : "unknown";
 }
 
+// The kinds a job kind may name as its result: adding one here (and in wire_unit_of) is all
+// the coordinator's loop needs to stage and journal a new kind's results.
 bool wire_is_unit_result(WireKind kind)
 {
     return kind == WIRE_RESULT || kind == WIRE_BOOK || kind == WIRE_DATAGEN;
@@ -67,6 +72,7 @@ bool wire_unit_of(const WireMessage *m, uint64_t *unit, uint64_t *job_id, uint32
 {
     switch (m->kind) {
     case WIRE_RESULT:
+        // A games unit is one pair; a RESULT of several could not be journaled as one unit.
         if (m->result->unit_count != 1)
             return false;
         *unit = m->result->units[0].pair_id;
@@ -87,6 +93,8 @@ bool wire_unit_of(const WireMessage *m, uint64_t *unit, uint64_t *job_id, uint32
     }
 }
 
+// The result structs are megabytes of fixed capacity: calloc, never the stack, and zeroed so
+// that unused slots never leak old data onto the wire.
 WireResult *wire_result_new(void) { return calloc(1, sizeof(WireResult)); }
 
 void wire_result_free(WireResult *r) { free(r); }
@@ -99,6 +107,8 @@ WireDatagenResult *wire_datagen_result_new(void) { return calloc(1, sizeof(WireD
 
 void wire_datagen_result_free(WireDatagenResult *r) { free(r); }
 
+/// Safe on any message wire_unpack filled, decoded or not (it sets kind only once the heap
+/// body exists), and on one destroyed before.
 void wire_message_destroy(WireMessage *m)
 {
     if (!m)
@@ -128,6 +138,7 @@ static WireStatus check_text(WireCtx *c, const char *name, const char *s, size_t
     return WIRE_OK;
 }
 
+/// MPI ranks are ints: a larger one cannot be a real sender and would wrap on the way back.
 static WireStatus check_rank(WireCtx *c, uint32_t rank)
 {
     if (rank > WIRE_MAX_RANK)
@@ -135,7 +146,9 @@ static WireStatus check_rank(WireCtx *c, uint32_t rank)
     return WIRE_OK;
 }
 
-/// Pair ids in one message are distinct (a pair is played and reported once).
+/// Pair ids in one message are distinct (a pair is played and reported once). stride lets the
+/// one check read both WORK's id array and RESULT's ids inside WirePair. Quadratic, but n is at
+/// most WIRE_MAX_PAIRS_PER_WORK.
 static WireStatus check_distinct(WireCtx *c, const uint64_t *ids, int n, size_t stride)
 {
     for (int i = 1; i < n; i++)
@@ -148,6 +161,8 @@ static WireStatus check_distinct(WireCtx *c, const uint64_t *ids, int n, size_t 
     return WIRE_OK;
 }
 
+/// A worker's identity: the coordinator sizes its schedule by threads and concurrency, and
+/// prints hostname and version in its roll call, so none may be zero or empty.
 static WireStatus check_hello(WireCtx *c, const WireHello *m)
 {
     WireStatus st = check_rank(c, m->rank);
@@ -169,6 +184,8 @@ static WireStatus check_refuse(WireCtx *c, const WireRefuse *m)
     return check_text(c, "reason", m->reason, sizeof m->reason, false);
 }
 
+/// A request for at least one unit (zero would be a no-op the coordinator has to answer) and
+/// no more than one WORK can carry.
 static WireStatus check_request(WireCtx *c, const WireRequest *m)
 {
     WireStatus st = check_rank(c, m->rank);
@@ -179,6 +196,8 @@ static WireStatus check_request(WireCtx *c, const WireRequest *m)
     return WIRE_OK;
 }
 
+/// Distinct unit ids, since the worker reports each once; an SPSA step's parameter ids are
+/// distinct weights, or one weight would get two values in the same game.
 static WireStatus check_work(WireCtx *c, const WireWork *m)
 {
     if (m->unit_count < 1 || m->unit_count > WIRE_MAX_PAIRS_PER_WORK)
@@ -215,6 +234,8 @@ static WireStatus check_move(WireCtx *c, const WireGameMove *mv, bool book)
     return WIRE_OK;
 }
 
+/// A game the coordinator can replay and write as PGN: codes within their enums, a start
+/// position, and the moves (c->ply names the bad one).
 static WireStatus check_game(WireCtx *c, const WireGame *g)
 {
     if (g->red > 1)
@@ -243,6 +264,8 @@ static WireStatus check_game(WireCtx *c, const WireGame *g)
     return WIRE_OK;
 }
 
+/// Pairs of 1 or 2 games each, distinct pair ids, and running totals that cover this message
+/// (a worker cannot have played fewer games than it sends).
 static WireStatus check_result(WireCtx *c, const WireResult *m)
 {
     WireStatus st = check_rank(c, m->rank);
@@ -273,6 +296,7 @@ static WireStatus check_result(WireCtx *c, const WireResult *m)
     return WIRE_OK;
 }
 
+/// A known stop code: the worker's exit status follows from it.
 static WireStatus check_stop(WireCtx *c, const WireStop *m)
 {
     if (m->code >= WIRE_STOP_NB)
@@ -280,6 +304,7 @@ static WireStatus check_stop(WireCtx *c, const WireStop *m)
     return check_text(c, "text", m->text, sizeof m->text, false);
 }
 
+/// The error may be empty: a worker that simply ran out of work says nothing.
 static WireStatus check_bye(WireCtx *c, const WireBye *m)
 {
     WireStatus st = check_rank(c, m->rank);
@@ -333,6 +358,7 @@ static WireStatus check_datagen(WireCtx *c, const WireDatagenResult *m)
     return WIRE_OK;
 }
 
+// One dispatcher, so that wire_unpack runs the very rules the packers below run.
 WireStatus wire_check(WireCtx *c, const WireMessage *m)
 {
     switch (m->kind) {
@@ -353,6 +379,7 @@ WireStatus wire_check(WireCtx *c, const WireMessage *m)
 // Packing. msgpack-c writes every integer, string and container header in its shortest form,
 // which is the only form wire_scan accepts.
 
+/// Any non-zero return of msgpack-c means the sink refused bytes: the message is lost.
 #define PACK(call)                                                                                 \
     do {                                                                                           \
         if ((call) != 0)                                                                           \
@@ -365,6 +392,8 @@ static WireStatus pack_text(msgpack_packer *pk, const char *s)
     return WIRE_OK;
 }
 
+/// The envelope of every message, then the body array's header: the body fields follow. The
+/// field counts must agree with wire_unpack.c's body_fields.
 static WireStatus pack_envelope(msgpack_packer *pk, WireKind kind, size_t fields)
 {
     PACK(msgpack_pack_array(pk, 4));
@@ -375,6 +404,8 @@ static WireStatus pack_envelope(msgpack_packer *pk, WireKind kind, size_t fields
     return WIRE_OK;
 }
 
+// The body_* writers emit the fields in README order; each is the mirror of a decode_* in
+// wire_unpack.c. Widths are the struct's, and msgpack-c shortens them on the wire anyway.
 static WireStatus body_hello(msgpack_packer *pk, const WireHello *m)
 {
     WireStatus st = pack_envelope(pk, WIRE_HELLO, 7);
@@ -414,9 +445,11 @@ static WireStatus body_work(msgpack_packer *pk, const WireWork *m)
     PACK(msgpack_pack_array(pk, (size_t)m->unit_count));
     for (int i = 0; i < m->unit_count; i++)
         PACK(msgpack_pack_uint64(pk, m->unit_ids[i]));
+    // nil, not an empty step: every job but SPSA sends WORK without one, and a byte is enough.
     const WireSpsaStep *s = &m->spsa;
     if (s->count == 0)
         return msgpack_pack_nil(pk) ? WIRE_ERR_PACK : WIRE_OK;
+    // Three columns (ids, plus, minus) rather than triples: one array header each.
     PACK(msgpack_pack_array(pk, 4));
     PACK(msgpack_pack_uint64(pk, s->id));
     const void *cols[3] = {s->param, s->plus, s->minus};
@@ -429,6 +462,8 @@ static WireStatus body_work(msgpack_packer *pk, const WireWork *m)
     return WIRE_OK;
 }
 
+/// One game: the header fields, then each move as [move, score, flags, depth, time]. The PGN
+/// is not sent; the coordinator rebuilds it from these.
 static WireStatus pack_game(msgpack_packer *pk, const WireGame *g)
 {
     PACK(msgpack_pack_array(pk, 7));
@@ -523,6 +558,8 @@ static WireStatus body_book_result(msgpack_packer *pk, const WireBookResult *m)
     return WIRE_OK;
 }
 
+/// The records travel as one bin, not an array of them: 20000 records are one header and a
+/// memcpy on each side, and their content is checked by the coordinator, not here.
 static WireStatus body_datagen(msgpack_packer *pk, const WireDatagenResult *m)
 {
     WireStatus st = pack_envelope(pk, WIRE_DATAGEN, 8);
@@ -563,6 +600,8 @@ static WireStatus body_datagen(msgpack_packer *pk, const WireDatagenResult *m)
         return WIRE_OK;                                                                            \
     } while (0)
 
+// A macro rather than one function over callbacks: each check and body keeps its own struct
+// type, so a mismatched pair does not compile.
 WireStatus wire_pack_hello(const WireHello *m, msgpack_sbuffer *out)
 {
     WIRE_PACK_BODY(check_hello, body_hello, m, out);

@@ -12,6 +12,7 @@
 // ---------------------------------------------------------------------------------------------
 // Receiving, pass 1: the raw bytes.
 
+/// msgpack's length and value bytes are big-endian, whatever the host.
 static uint64_t read_be(const uint8_t *p, size_t n)
 {
     uint64_t v = 0;
@@ -100,6 +101,8 @@ static WireStatus wire_scan(WireCtx *c, const uint8_t *p, size_t len, size_t *en
 // ---------------------------------------------------------------------------------------------
 // Receiving, pass 2: the object tree, field by field.
 
+// The get_* readers take the field's name for the message and its cap: a value is range
+// checked as it is read, before it can size a loop or index an array.
 static WireStatus get_uint(WireCtx *c, const msgpack_object *o, const char *name, uint64_t max,
                            uint64_t *v)
 {
@@ -130,6 +133,8 @@ static WireStatus get_u8(WireCtx *c, const msgpack_object *o, const char *name, 
     return st;
 }
 
+/// msgpack-c decodes a non-negative value as POSITIVE_INTEGER whatever its sender's type, so
+/// a signed field accepts both kinds.
 static WireStatus get_i32(WireCtx *c, const msgpack_object *o, const char *name, int32_t *v)
 {
     if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT32_MAX)
@@ -158,6 +163,7 @@ static WireStatus get_text(WireCtx *c, const msgpack_object *o, const char *name
     return WIRE_OK;
 }
 
+/// An array of min..max entries: the count bounds the loop that fills a fixed-size struct array.
 static WireStatus get_array(WireCtx *c, const msgpack_object *o, const char *name, uint32_t min,
                             uint32_t max, const msgpack_object **items, int *n)
 {
@@ -204,6 +210,7 @@ static WireStatus decode_request(WireCtx *c, const msgpack_object *f, WireReques
     return WIRE_OK;
 }
 
+/// WORK: the unit ids, then nil or an SPSA step whose three columns must be equally long.
 static WireStatus decode_work(WireCtx *c, const msgpack_object *f, WireWork *m)
 {
     const msgpack_object *ids = NULL;
@@ -274,6 +281,7 @@ static WireStatus decode_game(WireCtx *c, const msgpack_object *o, WireGame *g)
     return WIRE_OK;
 }
 
+/// RESULT: c->pair and c->game follow the loops, so a failure names the pair and game.
 static WireStatus decode_result(WireCtx *c, const msgpack_object *f, WireResult *m)
 {
     const msgpack_object *pairs = NULL;
@@ -427,6 +435,8 @@ static WireStatus decode_message(WireCtx *c, const msgpack_object *o, WireMessag
     return wire_check(c, out);
 }
 
+// The cheap refusals come first (size, then the allocation-free scan), so that hostile input
+// costs little and never reaches msgpack-c's allocator unchecked.
 WireStatus wire_unpack(const char *data, size_t len, WireMessage *out, char *why, size_t why_len)
 {
     WireCtx c = {why, why_len, -1, -1, -1};
