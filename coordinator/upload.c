@@ -28,6 +28,8 @@
 
 enum { SNIPPET_MAX = 160 }; // bytes of an error reply kept for the log
 
+// The names job files and `xqforge upload --method` use; also part of a destination id, so a
+// rename would make every spooled entry look undelivered.
 static const char *const METHOD_NAMES[UPLOAD_METHOD_NB] = {"post", "put", "multipart"};
 
 const char *upload_strerror(UploadStatus st)
@@ -72,6 +74,9 @@ void upload_target_default(UploadTarget *t)
     t->timeout_s = 60;
 }
 
+// Retried: what may pass by itself (network, timeouts, an overloaded or restarting server).
+// Final: what only a person can fix (certificates, a refused request); retrying those would
+// hold the pass for nothing and hammer the server.
 UploadVerdict upload_classify(int curl_code, long http_status)
 {
     switch ((CURLcode)curl_code) {
@@ -110,9 +115,11 @@ UploadVerdict upload_classify(int curl_code, long http_status)
     return UPLOAD_FAIL_HTTP;
 }
 
+// Jitter spreads the retries of many runs that lost the same server at the same moment.
 double upload_backoff(const UploadPolicy *p, int retry, double jitter)
 {
     double base = p->backoff_s;
+    // Doubling stops at the cap, so a large retry number cannot overflow to infinity.
     for (int i = 1; i < retry && base < p->backoff_max_s; i++)
         base *= 2;
     if (base > p->backoff_max_s)
@@ -184,6 +191,7 @@ UploadStatus upload_token_load(const UploadTarget *t, char *buf, size_t len, cha
     return UPLOAD_OK;
 }
 
+// Queries often carry keys (?token=...), and user info carries passwords: neither is logged.
 void upload_url_for_log(const char *url, char *buf, size_t len)
 {
     const char *scheme = strstr(url, "://");
@@ -247,6 +255,8 @@ typedef struct {
     uint64_t rng;
 } Pass;
 
+/// The start of a reply body, one printable line: a hostile server cannot flood or forge the
+/// log through it.
 typedef struct {
     char text[SNIPPET_MAX + 1];
     size_t len;
@@ -279,6 +289,7 @@ static const char *reply_text(Snippet *s)
     return s->text;
 }
 
+/// One HTTP request, built by deliver_to from the caller's target and a trusted entry.
 typedef struct {
     const char *url;          // where this request goes
     const char *entry_dir;    // the spool entry
@@ -292,6 +303,7 @@ typedef struct {
     void *ctx;
 } Request;
 
+/// What a request came to: send_with_retries classifies it and logs error.
 typedef struct {
     int curl_code;
     long status;
@@ -314,6 +326,8 @@ static const char *file_type(const char *name)
                                    : "application/octet-stream";
 }
 
+// Multipart parts are read from the open files, not slurped: a report may be large, and
+// libcurl may rewind a part (part_seek) when it has to resend it.
 static size_t part_read(char *buf, size_t size, size_t n, void *arg)
 {
     size_t got = fread(buf, size, n, arg);
@@ -337,6 +351,8 @@ static FILE *open_part(const char *path, curl_off_t *size)
     return f;
 }
 
+/// One attempt of rq, with a fresh handle each time (no state survives a failed attempt, and
+/// no handle is shared between threads).
 static void perform(const Request *rq, Outcome *out)
 {
     char path[UPLOAD_TEXT_MAX * 2], auth[UPLOAD_TOKEN_MAX + 32], key[256], cerr[CURL_ERROR_SIZE];
@@ -353,18 +369,21 @@ static void perform(const Request *rq, Outcome *out)
         snprintf(out->error, sizeof out->error, "cannot create a libcurl handle");
         return;
     }
+    // The same key on every retry lets a server drop the copy of a request whose reply we lost.
+    // An empty "Expect:" stops libcurl waiting for a 100-continue many servers never send.
     snprintf(key, sizeof key, "Idempotency-Key: %s", rq->key);
     hdr = curl_slist_append(hdr, key);
     hdr = curl_slist_append(hdr, "Expect:");
     if (rq->token[0]) {
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", rq->token);
         hdr = curl_slist_append(hdr, auth);
-        memset(auth, 0, sizeof auth);
+        memset(auth, 0, sizeof auth); // the slist holds its own copy; ours goes at once
     }
     snprintf(path, sizeof path, "%s/%s", rq->entry_dir, rq->files[0]);
     char ctype[96];
     snprintf(ctype, sizeof ctype, "Content-Type: %s", file_type(rq->files[0]));
     CURLcode rc = CURLE_OK;
+    // POST sends one file as the body; PUT streams one file; multipart streams them all.
     if (rq->method == UPLOAD_POST) {
         size_t len = 0;
         struct stat sb;
@@ -397,6 +416,8 @@ static void perform(const Request *rq, Outcome *out)
         curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
     }
     curl_easy_setopt(h, CURLOPT_URL, rq->url);
+    // Only http(s), never a redirect, and always verified TLS: the token must not reach a
+    // host or scheme the user did not name.
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); // a redirect would re-send the token
@@ -463,6 +484,7 @@ struct Uploader {
     int refused_n; // touched by the upload thread only
 };
 
+/// The monotonic clock: deadlines must not move when the wall clock is set.
 static double mono_now(void)
 {
     struct timespec ts;
@@ -508,6 +530,7 @@ static bool pause_for(Pass *p, double s)
     return ok;
 }
 
+/// A uniform value in [0, 1) from the pass's own state, so that threads share no generator.
 static double jitter(Pass *p)
 {
     // xorshift64*: the jitter needs spread, not quality.
@@ -532,6 +555,7 @@ static void logf_(Pass *p, const char *fmt, ...)
     fflush(p->pol->log);
 }
 
+/// perform's abort test: a transfer in progress ends when the stop's grace time runs out.
 static bool pass_expired(void *ctx) { return time_left(ctx) <= 0; }
 
 /// One request with retries. what names it in the log ("report v3 to URL").
@@ -589,6 +613,8 @@ static UploadStatus send_with_retries(Pass *p, Request *rq, const char *what)
 
 // ---- Delivering one entry ------------------------------------------------------------------
 
+/// Whether a destination took the entry in an earlier pass: each URL gets a report once,
+/// even when another URL of the target keeps failing.
 static bool was_delivered(const SpoolEntry *e, uint64_t id)
 {
     for (int i = 0; i < e->delivered_count; i++)
@@ -674,6 +700,7 @@ static EntryOutcome entry_deliver(Pass *p, const char *dir, const char *name)
     return all ? ENTRY_DONE : transient ? ENTRY_KEPT : ENTRY_REFUSED;
 }
 
+/// Whether this Uploader already gave up on the entry; NULL (a one-off pass) never has.
 static bool refused_before(const Uploader *u, const char *name)
 {
     for (int i = 0; u && i < u->refused_n; i++)
@@ -710,7 +737,7 @@ static bool *trusted_entries(Pass *p, struct dirent **list, int n)
     return ok;
 }
 
-/// SpoolEntry i of the pass, trusted: superseded, delivered, or kept.
+/// Entry i of the pass, trusted: superseded, delivered, or kept.
 static void pass_entry(Pass *p, struct dirent **list, const bool *trusted, int i, int n)
 {
     const char *name = list[i]->d_name;
@@ -784,6 +811,8 @@ static UploadStatus drain_pass(Pass *p)
     return st;
 }
 
+// curl_global_init is not thread-safe: it runs once, before any request, from whichever
+// entry point comes first.
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_start(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
@@ -797,6 +826,8 @@ UploadStatus upload_spool_drain(const UploadPolicy *pol, const UploadTarget *t, 
 
 // ---- The thread ----------------------------------------------------------------------------
 
+/// The Uploader's loop: a pass per kick, and a last pass once stopping. Statistics are
+/// gathered per pass without the lock and merged under it.
 static void *upload_thread(void *arg)
 {
     Uploader *u = arg;

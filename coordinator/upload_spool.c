@@ -33,6 +33,7 @@ enum { SPOOL_FORMAT_VERSION = 2 };
 // idempotency_key, files [{name, size, fnv1a}], delivered [destination ids]. Nothing in it
 // says where to send or with which token; a destination id is the FNV-1a of "METHOD URL".
 
+// Shared by both halves of the uploader, so that every refusal reads the same way.
 UploadStatus upload_fail(char *why, size_t len, UploadStatus st, const char *fmt, ...)
 {
     va_list ap;
@@ -115,6 +116,8 @@ static int make_spool(const char *dir)
     return mkdir(dir, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+// stat, not lstat: a spool may be a link to a directory on another disk; it is the directory
+// itself whose owner and mode must be safe.
 UploadStatus upload_spool_check(const char *dir, bool create, char *why, size_t why_len)
 {
     struct stat sb;
@@ -148,6 +151,7 @@ UploadStatus upload_spool_check(const char *dir, bool create, char *why, size_t 
     return UPLOAD_OK;
 }
 
+/// A run id goes into directory names and the Idempotency-Key header: a short, plain word.
 static bool run_id_ok(const char *s)
 {
     if (!s[0] || strlen(s) > SPOOL_RUN_ID_MAX)
@@ -200,12 +204,15 @@ static bool copy_file(const char *src, const char *dst, uint64_t *all, uint64_t 
     return ok;
 }
 
+/// An entry keeps its files under their own names, which deliver_to appends to PUT URLs.
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
 }
 
+/// The Idempotency-Key: the run, the version and the files' hash, so that a retry repeats it
+/// and different content never shares it. entry_verify recomputes it from the files.
 static void entry_key(const char *run_id, long long version, uint64_t hash, char *buf, size_t len)
 {
     snprintf(buf, len, "xqforge-%s-%llu-%016llx", run_id, (unsigned long long)version,
@@ -220,6 +227,7 @@ static void entry_suffix(const SpoolEntry *e, char *buf, size_t len)
              e->final ? 'f' : 'p');
 }
 
+/// meta.json's object; hashes as 16 hex digits, since JSON numbers lose 64-bit precision.
 static json_t *entry_json(const SpoolEntry *e)
 {
     char hex[17];
@@ -294,6 +302,9 @@ UploadStatus upload_spool_add(const char *spool_dir, const char *run_id, uint64_
     UploadStatus st = upload_spool_check(spool_dir, true, why, why_len);
     if (st != UPLOAD_OK)
         return st;
+    // Built under a hidden name and renamed whole, so that a pass (or a crash) never sees half
+    // an entry. The millisecond prefix orders entries by age; pid and serial keep concurrent
+    // builders apart.
     SpoolEntry e = {.version = (long long)version, .final = final, .file_count = n};
     snprintf(e.run_id, sizeof e.run_id, "%s", run_id);
     struct timespec now;
@@ -330,6 +341,7 @@ UploadStatus upload_spool_add(const char *spool_dir, const char *run_id, uint64_
     return UPLOAD_OK;
 }
 
+// Hidden names are the lock and entries still being built: never counted, never sent.
 int spool_entry_filter(const struct dirent *e) { return e->d_name[0] != '.'; }
 
 int upload_spool_count(const char *spool_dir)
@@ -345,6 +357,7 @@ int upload_spool_count(const char *spool_dir)
 
 // ---- Reading an entry back: nothing in it is trusted until checked ------------------------
 
+/// Exactly 16 hex digits: strtoull alone would accept signs, spaces and short values.
 static bool hex64(const char *s, uint64_t *out)
 {
     if (!s || strlen(s) != 16)
