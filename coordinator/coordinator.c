@@ -191,20 +191,20 @@ void coord_fail(Coordinator *c, const char *why)
 static bool give_units(Coordinator *c, int r, int n)
 {
     WireWork work = {.job_id = c->cfg.job_id};
-    work.pair_count = schedule_take(&c->sched, work.pair_ids,
+    work.unit_count = schedule_take(&c->sched, work.unit_ids,
                                     n < WIRE_MAX_PAIRS_PER_WORK ? n : WIRE_MAX_PAIRS_PER_WORK);
-    if (work.pair_count == 0)
+    if (work.unit_count == 0)
         return false;
     char why[512] = "out of memory";
     bool ok = true;
-    for (int i = 0; i < work.pair_count && ok; i++)
-        ok = inflight_add(&c->inflight[r], work.pair_ids[i]);
+    for (int i = 0; i < work.unit_count && ok; i++)
+        ok = inflight_add(&c->inflight[r], work.unit_ids[i]);
     if (ok && c->kind.attach)
         ok = c->kind.attach(c->kind.ctx, c, &work, why, sizeof why);
     if (!ok) {
-        for (int i = 0; i < work.pair_count; i++) {
-            inflight_remove(&c->inflight[r], work.pair_ids[i]);
-            schedule_release(&c->sched, work.pair_ids[i]);
+        for (int i = 0; i < work.unit_count; i++) {
+            inflight_remove(&c->inflight[r], work.unit_ids[i]);
+            schedule_release(&c->sched, work.unit_ids[i]);
         }
         coord_fail(c, why);
         return false;
@@ -254,26 +254,7 @@ static void refuse_rank(Coordinator *c, int r, const char *why)
 static bool result_unit(const Coordinator *c, const WireMessage *m, uint64_t *unit,
                         uint64_t *job_id, uint32_t *rank)
 {
-    if (m->kind != c->kind.result_kind)
-        return false;
-    if (m->kind == WIRE_RESULT) {
-        if (m->result->pair_count != 1)
-            return false;
-        *unit = m->result->pairs[0].pair_id;
-        *job_id = m->result->job_id;
-        *rank = m->result->rank;
-        return true;
-    }
-    if (m->kind == WIRE_DATAGEN) {
-        *unit = m->datagen->unit_id;
-        *job_id = m->datagen->job_id;
-        *rank = m->datagen->rank;
-        return true;
-    }
-    *unit = m->book->unit_id;
-    *job_id = m->book->job_id;
-    *rank = m->book->rank;
-    return true;
+    return m->kind == c->kind.result_kind && wire_unit_of(m, unit, job_id, rank);
 }
 
 /// Counts a journaled unit for rank r (live or replayed).
@@ -431,13 +412,13 @@ static void on_request(Coordinator *c, int src, const WireRequest *req)
     }
     // Results are staged: the WORK waits for their commit (then serve_waiting hands it out).
     if (c->staged) {
-        k->waiting = req->pairs;
+        k->waiting = req->units;
         c->serve_later = true;
         return;
     }
     // Nothing left to hand out now: the rank waits until a unit comes back or the job ends.
-    if (!give_units(c, src, (int)req->pairs) && c->st.end != COORD_FAILED)
-        k->waiting = req->pairs;
+    if (!give_units(c, src, (int)req->units) && c->st.end != COORD_FAILED)
+        k->waiting = req->units;
 }
 
 static void check_complete(Coordinator *c);
@@ -605,19 +586,18 @@ static void dispatch(Coordinator *c, int src, WireMessage *m)
 {
     if (src < 0 || src >= c->st.ranks)
         return;
-    if (m->kind != WIRE_RESULT && m->kind != WIRE_BOOK && m->kind != WIRE_DATAGEN &&
-        m->kind != WIRE_REQUEST)
+    if (!wire_is_unit_result(m->kind) && m->kind != WIRE_REQUEST)
         commit_batch(c); // the results that came before this message count first
     switch (m->kind) {
     case WIRE_HELLO: on_hello(c, src, &m->hello); break;
     case WIRE_REQUEST: on_request(c, src, &m->request); break;
-    case WIRE_RESULT:
-    case WIRE_BOOK:
-    case WIRE_DATAGEN: stage_result(c, src, m); break;
     case WIRE_BYE: on_bye(c, src, &m->bye); break;
     default:
-        fprintf(stderr, "\nxqforge run: unexpected %s from rank %d\n", wire_kind_name(m->kind),
-                src);
+        if (wire_is_unit_result(m->kind))
+            stage_result(c, src, m);
+        else
+            fprintf(stderr, "\nxqforge run: unexpected %s from rank %d\n", wire_kind_name(m->kind),
+                    src);
     }
 }
 

@@ -87,6 +87,10 @@ GamesCoord *games_coord_new(const GamesSetup *s, char *why, size_t why_len)
     g->ranks = s->ranks;
     g->per_pair = s->plan->repeat ? 2 : 1;
     snprintf(g->dir, sizeof g->dir, "%s", s->dir);
+    _Static_assert((int)JOB_SPRT_NORMALIZED == (int)SPRT_NORMALIZED &&
+                       (int)JOB_SPRT_LOGISTIC == (int)SPRT_LOGISTIC &&
+                       (int)JOB_SPRT_MODEL_NB == (int)SPRT_MODEL_NB,
+                   "JobSprtModel mirrors SprtModel");
     g->sprt =
         (SprtParams){s->job->sprt.elo0, s->job->sprt.elo1, s->job->sprt.alpha, s->job->sprt.beta,
                      s->job->sprt.model == JOB_SPRT_LOGISTIC ? SPRT_LOGISTIC : SPRT_NORMALIZED};
@@ -170,7 +174,7 @@ static bool games_check(void *ctx, uint64_t unit, const WireMessage *m, char *wh
 {
     GamesCoord *g = ctx;
     const GamePlan *plan = g->plan;
-    const WirePair *p = &m->result->pairs[0];
+    const WirePair *p = &m->result->units[0];
     const MatchConfig *mc = &plan->pairings[plan_pairing_of(plan, unit)].m;
     uint64_t round = plan_round_of(plan, unit);
     int want = openings_pick(mc->openings, round, mc->random_order, mc->seed, mc->start);
@@ -256,7 +260,7 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
                         size_t len)
 {
     GamesCoord *g = ctx;
-    const WirePair *p = &m->result->pairs[0];
+    const WirePair *p = &m->result->units[0];
     int pi = plan_pairing_of(g->plan, unit);
     const Pairing *pg = &g->plan->pairings[pi];
     double points = 0, pts_of[2] = {0, 0};
@@ -329,9 +333,9 @@ static bool games_attach(void *ctx, Coordinator *c, WireWork *work, char *why, s
     GamesCoord *g = ctx;
     if (!g->spsa)
         return true;
-    const SpsaStep *st = spsa_tuner_step(g->spsa, work->pair_ids, work->pair_count);
+    const SpsaStep *st = spsa_tuner_step(g->spsa, work->unit_ids, work->unit_count);
     size_t n = 0;
-    void *rec = st ? spsa_tuner_encode(st, work->pair_ids, work->pair_count, &n) : NULL;
+    void *rec = st ? spsa_tuner_encode(st, work->unit_ids, work->unit_count, &n) : NULL;
     if (!rec) {
         snprintf(why, len, "SPSA step: out of memory");
         return false;

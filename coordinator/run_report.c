@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+// The live report of a run on rank 0: written into the output directory at an interval, and
+// spooled for upload when the job names URLs. A failing report or upload never fails the run:
+// it is said on stderr and the run goes on (the results are in the journal either way).
 #include "run_report.h"
 
 #include <errno.h>
@@ -10,6 +13,7 @@
 
 #include "files.h"
 
+/// The interval is measured on the monotonic clock, so a clock change cannot stall reports.
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -35,6 +39,8 @@ bool run_console_is_terminal(void)
     return isatty(STDOUT_FILENO);
 }
 
+// Atomic and with sorted keys: a reader never sees half a file, and the same data always
+// gives the same bytes.
 bool run_write_json(const char *path, const json_t *o)
 {
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -46,6 +52,14 @@ bool run_write_json(const char *path, const json_t *o)
     return ok;
 }
 
+// The job's report method reaches the uploader by a cast: the two enums list the same methods.
+_Static_assert((int)JOB_REPORT_POST == (int)UPLOAD_POST && (int)JOB_REPORT_PUT == (int)UPLOAD_PUT &&
+                   (int)JOB_REPORT_MULTIPART == (int)UPLOAD_MULTIPART &&
+                   (int)JOB_REPORT_METHOD_NB == (int)UPLOAD_METHOD_NB,
+               "JobReportMethod mirrors UploadMethod");
+
+// Shared with `xqforge upload --job`, so that a later upload of the spool goes where the run
+// would have sent it, with the same retries.
 void run_report_delivery(const JobConfig *job, UploadTarget *t, UploadPolicy *pol)
 {
     for (int i = 0; i < job->report.url_count; i++)
@@ -132,7 +146,7 @@ bool run_report_publish(RunReport *rr, bool final, const char *extra)
     if (upload_spool_add(rr->spool, report_run_id(r), rr->version, final, list, n, why,
                          sizeof why) != UPLOAD_OK)
         fprintf(stderr, "\nxqforge run: report not spooled: %s\n", why);
-    upload_kick(rr->uploader);
+    upload_kick(rr->uploader); // the thread sends; the run never waits on the network
     return true;
 }
 
@@ -140,6 +154,8 @@ void run_report_end(RunReport *rr, bool final)
 {
     if (rr->uploader) {
         UploadStats st;
+        // Only the final report is worth waiting for; an interrupted run leaves at once and
+        // what is left stays in the spool.
         upload_stop(rr->uploader, final ? rr->job->report.final_wait_s : 0, &st);
         rr->uploader = NULL;
         int left = upload_spool_count(rr->spool);

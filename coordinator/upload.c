@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-#define _GNU_SOURCE // dirfd, O_DIRECTORY, O_NOFOLLOW
+// The transport: report spool entries sent with libcurl, with retries, backoff and a stop
+// deadline, by one pass at a time (xqforge upload) or by the Uploader's thread during a run.
+// The spool itself (entries, their checks) is upload_spool.c; the contract is in upload.h.
+#define _GNU_SOURCE // O_NOFOLLOW
 #include "upload.h"
 
 #include <ctype.h>
@@ -7,32 +10,26 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <math.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdatomic.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "upload_spool.h"
 
 #ifndef XQFORGE_VERSION
 #define XQFORGE_VERSION "0"
 #endif
 
-enum { SNIPPET_MAX = 160, ENTRIES_MAX = 4096, NAME_MAX_ = 256, RUN_ID_MAX = 64 };
+enum { SNIPPET_MAX = 160 }; // bytes of an error reply kept for the log
 
-// meta.json of an entry: data only (see entry_parse).
-#define KEY_CHARS    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
-#define SPOOL_FORMAT "xqforge-spool-entry"
-enum { SPOOL_FORMAT_VERSION = 2 };
-
+// The names job files and `xqforge upload --method` use; also part of a destination id, so a
+// rename would make every spooled entry look undelivered.
 static const char *const METHOD_NAMES[UPLOAD_METHOD_NB] = {"post", "put", "multipart"};
 
 const char *upload_strerror(UploadStatus st)
@@ -77,6 +74,9 @@ void upload_target_default(UploadTarget *t)
     t->timeout_s = 60;
 }
 
+// Retried: what may pass by itself (network, timeouts, an overloaded or restarting server).
+// Final: what only a person can fix (certificates, a refused request); retrying those would
+// hold the pass for nothing and hammer the server.
 UploadVerdict upload_classify(int curl_code, long http_status)
 {
     switch ((CURLcode)curl_code) {
@@ -115,9 +115,11 @@ UploadVerdict upload_classify(int curl_code, long http_status)
     return UPLOAD_FAIL_HTTP;
 }
 
+// Jitter spreads the retries of many runs that lost the same server at the same moment.
 double upload_backoff(const UploadPolicy *p, int retry, double jitter)
 {
     double base = p->backoff_s;
+    // Doubling stops at the cap, so a large retry number cannot overflow to infinity.
     for (int i = 1; i < retry && base < p->backoff_max_s; i++)
         base *= 2;
     if (base > p->backoff_max_s)
@@ -141,67 +143,10 @@ double upload_retry_wait(const UploadPolicy *p, int retry, double jitter, double
     return retry_after_s;
 }
 
-static UploadStatus failf(char *why, size_t len, UploadStatus st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static UploadStatus failf(char *why, size_t len, UploadStatus st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (why && len)
-        vsnprintf(why, len, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-/// Reads a whole open regular file of at most max bytes into a NUL-terminated heap buffer;
-/// closes fd.
-static char *slurp_fd(int fd, size_t max, size_t *len)
-{
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    char *buf = NULL;
-    struct stat sb;
-    errno = 0;
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (size_t)sb.st_size <= max &&
-        (buf = malloc((size_t)sb.st_size + 1))) {
-        *len = fread(buf, 1, (size_t)sb.st_size, f);
-        buf[*len] = '\0';
-        if (*len != (size_t)sb.st_size) {
-            free(buf);
-            buf = NULL;
-        }
-    } else if (!buf) {
-        errno = errno ? errno : EFBIG;
-    }
-    fclose(f);
-    return buf;
-}
-
 /// Reads a whole file of at most max bytes into a NUL-terminated heap buffer.
 static char *slurp(const char *path, size_t max, size_t *len)
 {
-    return slurp_fd(open(path, O_RDONLY | O_CLOEXEC), max, len);
-}
-
-/// Opens a file of the spool to read: a regular file (not a link) of this user that group
-/// and others cannot write. -1 with errno (EPERM: another's or writable by others).
-static int open_own(const char *path, struct stat *sb)
-{
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode) || sb->st_uid != geteuid() ||
-        (sb->st_mode & 022)) {
-        close(fd);
-        errno = EPERM;
-        return -1;
-    }
-    return fd;
+    return spool_slurp_fd(open(path, O_RDONLY | O_CLOEXEC), max, len);
 }
 
 UploadStatus upload_token_load(const UploadTarget *t, char *buf, size_t len, char *why,
@@ -213,19 +158,19 @@ UploadStatus upload_token_load(const UploadTarget *t, char *buf, size_t len, cha
     if (t->token_env[0]) {
         src = getenv(t->token_env);
         if (!src || !src[0])
-            return failf(why, why_len, UPLOAD_ERR_TOKEN, "token variable %s is unset or empty",
-                         t->token_env);
+            return upload_fail(why, why_len, UPLOAD_ERR_TOKEN,
+                               "token variable %s is unset or empty", t->token_env);
     } else if (t->token_file[0]) {
         // As ssh does with keys: a token others can read is refused (it is already leaked).
         struct stat sb;
         if (stat(t->token_file, &sb) == 0 && (sb.st_mode & 077))
-            return failf(why, why_len, UPLOAD_ERR_TOKEN,
-                         "token file %s can be read by others (mode %03o): chmod 600 it",
-                         t->token_file, (unsigned)(sb.st_mode & 0777));
+            return upload_fail(why, why_len, UPLOAD_ERR_TOKEN,
+                               "token file %s can be read by others (mode %03o): chmod 600 it",
+                               t->token_file, (unsigned)(sb.st_mode & 0777));
         size_t n;
         if (!(owned = slurp(t->token_file, UPLOAD_TOKEN_MAX, &n)))
-            return failf(why, why_len, UPLOAD_ERR_TOKEN, "token file %s: %s", t->token_file,
-                         strerror(errno ? errno : EIO));
+            return upload_fail(why, why_len, UPLOAD_ERR_TOKEN, "token file %s: %s", t->token_file,
+                               strerror(errno ? errno : EIO));
         src = owned;
     } else {
         return UPLOAD_OK;
@@ -240,12 +185,13 @@ UploadStatus upload_token_load(const UploadTarget *t, char *buf, size_t len, cha
         snprintf(buf, len, "%.*s", (int)n, src);
     free(owned);
     if (!ok)
-        return failf(why, why_len, UPLOAD_ERR_TOKEN,
-                     "the token (from %s) is empty, too long or has control characters",
-                     t->token_env[0] ? t->token_env : t->token_file);
+        return upload_fail(why, why_len, UPLOAD_ERR_TOKEN,
+                           "the token (from %s) is empty, too long or has control characters",
+                           t->token_env[0] ? t->token_env : t->token_file);
     return UPLOAD_OK;
 }
 
+// Queries often carry keys (?token=...), and user info carries passwords: neither is logged.
 void upload_url_for_log(const char *url, char *buf, size_t len)
 {
     const char *scheme = strstr(url, "://");
@@ -263,474 +209,36 @@ UploadStatus upload_url_check(const char *url, char *why, size_t why_len)
     upload_url_for_log(url, shown, sizeof shown);
     size_t n = strnlen(url, UPLOAD_TEXT_MAX);
     if (n == 0 || n >= UPLOAD_TEXT_MAX)
-        return failf(why, why_len, UPLOAD_ERR_ARG, "a URL is empty or too long");
+        return upload_fail(why, why_len, UPLOAD_ERR_ARG, "a URL is empty or too long");
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f)
-            return failf(why, why_len, UPLOAD_ERR_ARG, "'%s': a space or control character", shown);
+            return upload_fail(why, why_len, UPLOAD_ERR_ARG, "'%s': a space or control character",
+                               shown);
     if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
-        return failf(why, why_len, UPLOAD_ERR_ARG, "'%s' is not an http:// or https:// URL", shown);
+        return upload_fail(why, why_len, UPLOAD_ERR_ARG, "'%s' is not an http:// or https:// URL",
+                           shown);
     const char *auth = strstr(url, "://") + 3;
     if (memchr(auth, '@', strcspn(auth, "/?#")))
-        return failf(why, why_len, UPLOAD_ERR_ARG,
-                     "'%s' has credentials in it (user:password@): give the token with "
-                     "token_env or token_file instead",
-                     shown);
+        return upload_fail(why, why_len, UPLOAD_ERR_ARG,
+                           "'%s' has credentials in it (user:password@): give the token with "
+                           "token_env or token_file instead",
+                           shown);
     return UPLOAD_OK;
 }
 
 UploadStatus upload_target_check(const UploadTarget *t, char *why, size_t why_len)
 {
     if (t->url_count < 1 || t->url_count > UPLOAD_URLS_MAX)
-        return failf(why, why_len, UPLOAD_ERR_ARG, "%d URLs: give 1 to %d", t->url_count,
-                     UPLOAD_URLS_MAX);
+        return upload_fail(why, why_len, UPLOAD_ERR_ARG, "%d URLs: give 1 to %d", t->url_count,
+                           UPLOAD_URLS_MAX);
     if ((unsigned)t->method >= UPLOAD_METHOD_NB || t->connect_timeout_s < 1 || t->timeout_s < 1)
-        return failf(why, why_len, UPLOAD_ERR_ARG, "bad method or timeouts");
+        return upload_fail(why, why_len, UPLOAD_ERR_ARG, "bad method or timeouts");
     for (int i = 0; i < t->url_count; i++) {
         UploadStatus st = upload_url_check(t->urls[i], why, why_len);
         if (st != UPLOAD_OK)
             return st;
     }
     return UPLOAD_OK;
-}
-
-// ---- The spool -----------------------------------------------------------------------------
-// SPOOL/MS-RUNID-VERSION-K/ (K: f final, p progress), 0700, holding copies of the report
-// files (0600) and meta.json (0600): format, format_version, run_id, version, final,
-// idempotency_key, files [{name, size, fnv1a}], delivered [destination ids]. Nothing in it
-// says where to send or with which token; a destination id is the FNV-1a of "METHOD URL".
-
-/// "name (uid N)", or "uid N" for a user without a name.
-static void owner_text(uid_t uid, char *buf, size_t len)
-{
-    struct passwd pw, *res = NULL;
-    char tmp[1024];
-    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
-        snprintf(buf, len, "%s (uid %u)", res->pw_name, (unsigned)uid);
-    else
-        snprintf(buf, len, "uid %u", (unsigned)uid);
-}
-
-/// mkdir -p of the parent, then the spool itself with mode 0700.
-static int make_spool(const char *dir)
-{
-    char parent[UPLOAD_TEXT_MAX];
-    snprintf(parent, sizeof parent, "%s", dir);
-    size_t n = strlen(parent);
-    while (n > 1 && parent[n - 1] == '/')
-        parent[--n] = '\0';
-    char *slash = strrchr(parent, '/');
-    if (slash && slash != parent) {
-        *slash = '\0';
-        if (files_mkdir_p(parent) != 0)
-            return -1;
-    }
-    return mkdir(dir, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-UploadStatus upload_spool_check(const char *dir, bool create, char *why, size_t why_len)
-{
-    struct stat sb;
-    int rc = stat(dir, &sb);
-    if (rc != 0 && errno == ENOENT && create && make_spool(dir) == 0)
-        rc = stat(dir, &sb); // and checked below: another may have made it meanwhile
-    if (rc != 0) {
-        int err = errno;
-        failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", dir, strerror(err));
-        errno = err;
-        return UPLOAD_ERR_IO;
-    }
-    if (!S_ISDIR(sb.st_mode)) {
-        errno = ENOTDIR;
-        return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: not a directory", dir);
-    }
-    bool theirs = sb.st_uid != geteuid();
-    if (theirs || (sb.st_mode & 022)) {
-        // Whoever can write in it can plant reports that we would send as ours.
-        char owner[300];
-        owner_text(sb.st_uid, owner, sizeof owner);
-        return failf(why, why_len, UPLOAD_ERR_UNSAFE,
-                     "spool %s is refused: mode %04o, owner %s: %s (a spool must be yours "
-                     "and writable by you alone: chmod 700 it, or use another)",
-                     dir, (unsigned)(sb.st_mode & 07777), owner,
-                     theirs ? "not yours" : "group or others can write in it");
-    }
-    if (create && (sb.st_mode & 077) && chmod(dir, 0700) != 0)
-        return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: chmod 700: %s", dir, strerror(errno));
-    return UPLOAD_OK;
-}
-
-static bool run_id_ok(const char *s)
-{
-    if (!s[0] || strlen(s) > RUN_ID_MAX)
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
-            return false;
-    return true;
-}
-
-/// A plain file name: letters, digits, '.', '-', '_', not starting with '.'.
-static bool file_name_ok(const char *s)
-{
-    if (!s[0] || s[0] == '.' || strlen(s) >= NAME_MAX_)
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '.' && *s != '-' && *s != '_')
-            return false;
-    return true;
-}
-
-/// Copies src to dst (created 0600) and flushes it to disk; FNV-1a of the bytes continued
-/// into *all and from the basis into *own, the size into *size.
-static bool copy_file(const char *src, const char *dst, uint64_t *all, uint64_t *own,
-                      long long *size)
-{
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    int out = in >= 0 ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-    bool ok = in >= 0 && out >= 0;
-    char block[65536];
-    *own = FILES_FNV_BASIS;
-    *size = 0;
-    for (ssize_t n; ok && (n = read(in, block, sizeof block)) != 0;) {
-        if (n < 0) {
-            ok = errno == EINTR;
-            continue;
-        }
-        *all = files_fnv(*all, block, (size_t)n);
-        *own = files_fnv(*own, block, (size_t)n);
-        *size += n;
-        ok = write(out, block, (size_t)n) == n;
-    }
-    ok = ok && fsync(out) == 0;
-    int err = errno;
-    if (in >= 0)
-        close(in);
-    if (out >= 0 && close(out) != 0)
-        ok = false;
-    errno = err;
-    return ok;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-typedef struct {
-    char name[NAME_MAX_];
-    long long size;
-    uint64_t fnv;
-} EntryFile;
-
-/// What meta.json holds: data only.
-typedef struct {
-    char run_id[RUN_ID_MAX + 1];
-    long long version;
-    bool final;
-    char key[160];
-    EntryFile files[UPLOAD_FILES_MAX];
-    int file_count;
-    uint64_t delivered[UPLOAD_DELIVERED_MAX]; // destination ids that took it
-    int delivered_count;
-} Entry;
-
-static void entry_key(const char *run_id, long long version, uint64_t hash, char *buf, size_t len)
-{
-    snprintf(buf, len, "xqforge-%s-%llu-%016llx", run_id, (unsigned long long)version,
-             (unsigned long long)hash);
-}
-
-/// The entry's directory name: sorting names sorts entries by age; the run and the kind are
-/// readable without meta.json.
-static void entry_suffix(const Entry *e, char *buf, size_t len)
-{
-    snprintf(buf, len, "-%s-%08llu-%c", e->run_id, (unsigned long long)e->version,
-             e->final ? 'f' : 'p');
-}
-
-static json_t *entry_json(const Entry *e)
-{
-    char hex[17];
-    json_t *files = json_array(), *done = json_array();
-    for (int i = 0; i < e->file_count; i++) {
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)e->files[i].fnv);
-        json_array_append_new(files, json_pack("{s:s, s:I, s:s}", "name", e->files[i].name, "size",
-                                               (json_int_t)e->files[i].size, "fnv1a", hex));
-    }
-    for (int i = 0; i < e->delivered_count; i++) {
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)e->delivered[i]);
-        json_array_append_new(done, json_string(hex));
-    }
-    return json_pack("{s:s, s:i, s:s, s:I, s:b, s:s, s:o, s:o}", "format", SPOOL_FORMAT,
-                     "format_version", SPOOL_FORMAT_VERSION, "run_id", e->run_id, "version",
-                     (json_int_t)e->version, "final", e->final, "idempotency_key", e->key, "files",
-                     files, "delivered", done);
-}
-
-/// meta.json of dir replaced atomically (mode 0600).
-static bool write_meta(const char *dir, const Entry *e)
-{
-    char path[UPLOAD_TEXT_MAX + 32], tmp[UPLOAD_TEXT_MAX + 32];
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    snprintf(tmp, sizeof tmp, "%s/.meta.json.tmp", dir);
-    json_t *meta = entry_json(e);
-    char *text = meta ? json_dumps(meta, JSON_INDENT(2)) : NULL;
-    json_decref(meta);
-    if (!text) {
-        errno = ENOMEM;
-        return false;
-    }
-    size_t len = strlen(text);
-    unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
-    int err = errno;
-    if (fd >= 0 && close(fd) != 0)
-        ok = false;
-    free(text);
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok) {
-        err = errno ? errno : err;
-        unlink(tmp);
-    }
-    errno = err;
-    return ok;
-}
-
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            unlinkat(dirfd(d), e->d_name, 0);
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
-
-UploadStatus upload_spool_add(const char *spool_dir, const char *run_id, uint64_t version,
-                              bool final, const char *const *files, int n, char *why,
-                              size_t why_len)
-{
-    if (!run_id_ok(run_id) || n < 1 || n > UPLOAD_FILES_MAX || version > INT64_MAX)
-        return failf(why, why_len, UPLOAD_ERR_ARG, "spool: bad run id, version or file count");
-    for (int i = 0; i < n; i++)
-        if (!file_name_ok(base_name(files[i])))
-            return failf(why, why_len, UPLOAD_ERR_ARG, "spool: '%s' is not a plain file name",
-                         base_name(files[i]));
-    UploadStatus st = upload_spool_check(spool_dir, true, why, why_len);
-    if (st != UPLOAD_OK)
-        return st;
-    Entry e = {.version = (long long)version, .final = final, .file_count = n};
-    snprintf(e.run_id, sizeof e.run_id, "%s", run_id);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-    static atomic_uint_fast64_t serial;
-    char tmp[UPLOAD_TEXT_MAX + 64], dst[UPLOAD_TEXT_MAX + 128], path[UPLOAD_TEXT_MAX + 320];
-    char suffix[RUN_ID_MAX + 40];
-    entry_suffix(&e, suffix, sizeof suffix);
-    snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%llu", spool_dir, (long)getpid(),
-             (unsigned long long)atomic_fetch_add(&serial, 1));
-    snprintf(dst, sizeof dst, "%s/%013lld%s", spool_dir, ms, suffix);
-    if (mkdir(tmp, 0700) != 0)
-        return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", tmp, strerror(errno));
-    uint64_t hash = FILES_FNV_BASIS;
-    for (int i = 0; i < n; i++) {
-        EntryFile *f = &e.files[i];
-        snprintf(f->name, sizeof f->name, "%s", base_name(files[i]));
-        snprintf(path, sizeof path, "%s/%s", tmp, f->name);
-        if (!copy_file(files[i], path, &hash, &f->fnv, &f->size)) {
-            int err = errno;
-            remove_tree(tmp);
-            return failf(why, why_len, UPLOAD_ERR_IO, "spool: cannot copy %s: %s", files[i],
-                         strerror(err));
-        }
-    }
-    entry_key(run_id, e.version, hash, e.key, sizeof e.key);
-    bool ok = write_meta(tmp, &e) && rename(tmp, dst) == 0;
-    int err = errno;
-    if (!ok) {
-        remove_tree(tmp);
-        return failf(why, why_len, UPLOAD_ERR_IO, "spool %s: %s", dst, strerror(err));
-    }
-    return UPLOAD_OK;
-}
-
-static int entry_filter(const struct dirent *e) { return e->d_name[0] != '.'; }
-
-int upload_spool_count(const char *spool_dir)
-{
-    struct dirent **list;
-    int n = scandir(spool_dir, &list, entry_filter, alphasort);
-    for (int i = 0; i < n; i++)
-        free(list[i]);
-    if (n >= 0)
-        free(list);
-    return n < 0 ? 0 : n;
-}
-
-// ---- Reading an entry back: nothing in it is trusted until checked ------------------------
-
-static bool hex64(const char *s, uint64_t *out)
-{
-    if (!s || strlen(s) != 16)
-        return false;
-    for (int i = 0; i < 16; i++)
-        if (!isxdigit((unsigned char)s[i]))
-            return false;
-    *out = strtoull(s, NULL, 16);
-    return true;
-}
-
-/// meta.json's text into e: only the keys of SPOOL_FORMAT, each of its type and range. One
-/// that names where to send or a token source is refused by name: the spool never says so.
-static UploadStatus entry_parse(const char *text, size_t n, Entry *e, char *why, size_t len)
-{
-    static const char *const directions[] = {"urls",     "url",        "method",  "token_env",
-                                             "token",    "token_file", "ca_file", "headers",
-                                             "password", "user"};
-    memset(e, 0, sizeof *e);
-    json_error_t err;
-    json_t *m = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
-    if (!json_is_object(m)) {
-        json_decref(m);
-        return failf(why, len, UPLOAD_ERR_SPOOL, "meta.json is not a JSON object");
-    }
-    for (size_t i = 0; i < sizeof directions / sizeof *directions; i++)
-        if (json_object_get(m, directions[i])) {
-            json_decref(m);
-            return failf(why, len, UPLOAD_ERR_SPOOL,
-                         "meta.json names '%s', but a spool entry carries data only (where "
-                         "to send and with which token come from the job or xqforge upload's "
-                         "options): planted, tampered with, or from an older xqforge",
-                         directions[i]);
-        }
-    const char *format, *run_id, *key;
-    json_int_t format_version, version;
-    int final;
-    json_t *files, *done;
-    bool ok = json_unpack_ex(m, &err, JSON_STRICT, "{s:s, s:I, s:s, s:I, s:b, s:s, s:o, s:o}",
-                             "format", &format, "format_version", &format_version, "run_id",
-                             &run_id, "version", &version, "final", &final, "idempotency_key", &key,
-                             "files", &files, "delivered", &done) == 0 &&
-              !strcmp(format, SPOOL_FORMAT) && format_version == SPOOL_FORMAT_VERSION &&
-              run_id_ok(run_id) && version >= 0 && strlen(key) < sizeof e->key &&
-              strspn(key, KEY_CHARS) == strlen(key) && json_is_array(files) &&
-              json_array_size(files) >= 1 && json_array_size(files) <= UPLOAD_FILES_MAX &&
-              json_is_array(done) && json_array_size(done) <= UPLOAD_DELIVERED_MAX;
-    if (ok) {
-        snprintf(e->run_id, sizeof e->run_id, "%s", run_id);
-        snprintf(e->key, sizeof e->key, "%s", key);
-        e->version = (long long)version;
-        e->final = final;
-        e->file_count = (int)json_array_size(files);
-        e->delivered_count = (int)json_array_size(done);
-    }
-    for (int i = 0; ok && i < e->file_count; i++) {
-        const char *name, *hex;
-        json_int_t size;
-        EntryFile *f = &e->files[i];
-        ok = json_unpack_ex(json_array_get(files, (size_t)i), &err, JSON_STRICT, "{s:s, s:I, s:s}",
-                            "name", &name, "size", &size, "fnv1a", &hex) == 0 &&
-             file_name_ok(name) && size >= 0 && size <= UPLOAD_BODY_MAX && hex64(hex, &f->fnv);
-        if (ok) {
-            snprintf(f->name, sizeof f->name, "%s", name);
-            f->size = (long long)size;
-        }
-        for (int k = 0; ok && k < i; k++)
-            ok = strcmp(e->files[k].name, f->name) != 0;
-    }
-    for (int i = 0; ok && i < e->delivered_count; i++)
-        ok = hex64(json_string_value(json_array_get(done, (size_t)i)), &e->delivered[i]);
-    json_decref(m);
-    if (!ok)
-        return failf(why, len, UPLOAD_ERR_SPOOL,
-                     "meta.json is not an entry of format %s %d (keys, types or values)",
-                     SPOOL_FORMAT, SPOOL_FORMAT_VERSION);
-    return UPLOAD_OK;
-}
-
-/// Whether the entry's files are the ones it recorded (size, hash) and its key theirs.
-static UploadStatus entry_verify(const char *dir, const Entry *e, char *why, size_t len)
-{
-    char path[UPLOAD_TEXT_MAX + 320], key[sizeof e->key];
-    char block[65536];
-    uint64_t all = FILES_FNV_BASIS;
-    for (int i = 0; i < e->file_count; i++) {
-        const EntryFile *f = &e->files[i];
-        snprintf(path, sizeof path, "%s/%s", dir, f->name);
-        struct stat sb;
-        int fd = open_own(path, &sb);
-        if (fd < 0)
-            return failf(why, len, UPLOAD_ERR_SPOOL, "%s: %s", f->name,
-                         errno == EPERM ? "not a plain file of yours that only you can write"
-                                        : strerror(errno));
-        uint64_t own = FILES_FNV_BASIS;
-        long long size = 0;
-        for (ssize_t n; (n = read(fd, block, sizeof block)) != 0;) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0)
-                break;
-            own = files_fnv(own, block, (size_t)n);
-            all = files_fnv(all, block, (size_t)n);
-            size += n;
-        }
-        close(fd);
-        if (size != f->size || own != f->fnv)
-            return failf(why, len, UPLOAD_ERR_SPOOL,
-                         "%s is not the file spooled (%lld bytes, recorded %lld, or another hash)",
-                         f->name, size, f->size);
-    }
-    entry_key(e->run_id, e->version, all, key, sizeof key);
-    if (strcmp(key, e->key))
-        return failf(why, len, UPLOAD_ERR_SPOOL, "the idempotency key is not the files'");
-    return UPLOAD_OK;
-}
-
-/// The entry in dir (named name in the spool), trusted only when it is ours alone, its name
-/// agrees with meta.json and its files are the ones recorded.
-static UploadStatus entry_load(const char *dir, const char *name, Entry *e, char *why, size_t len)
-{
-    struct stat sb;
-    memset(e, 0, sizeof *e);
-    if (lstat(dir, &sb) != 0)
-        return failf(why, len, UPLOAD_ERR_SPOOL, "%s", strerror(errno));
-    if (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() || (sb.st_mode & 022))
-        return failf(why, len, UPLOAD_ERR_SPOOL,
-                     "not a directory of yours that only you can write (mode %04o, uid %u)",
-                     (unsigned)(sb.st_mode & 07777), (unsigned)sb.st_uid);
-    char path[UPLOAD_TEXT_MAX + 320];
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    size_t n = 0;
-    char *text = slurp_fd(open_own(path, &sb), UPLOAD_META_MAX, &n);
-    if (!text)
-        return failf(why, len, UPLOAD_ERR_SPOOL, "meta.json: %s",
-                     errno == EPERM ? "not a plain file of yours that only you can write"
-                                    : strerror(errno ? errno : EIO));
-    UploadStatus st = entry_parse(text, n, e, why, len);
-    free(text);
-    if (st != UPLOAD_OK)
-        return st;
-    char suffix[RUN_ID_MAX + 40];
-    entry_suffix(e, suffix, sizeof suffix);
-    size_t nl = strlen(name), sl = strlen(suffix);
-    bool named = nl == 13 + sl && !strcmp(name + 13, suffix);
-    for (size_t i = 0; named && i < 13; i++)
-        named = isdigit((unsigned char)name[i]);
-    if (!named)
-        return failf(why, len, UPLOAD_ERR_SPOOL, "its name does not match meta.json");
-    return entry_verify(dir, e, why, len);
-}
-
-/// Which destination a delivery went to: FNV-1a of "METHOD URL".
-static uint64_t destination_id(UploadMethod m, const char *url)
-{
-    uint64_t h = files_fnv(FILES_FNV_BASIS, upload_method_name(m), strlen(upload_method_name(m)));
-    h = files_fnv(h, " ", 1);
-    return files_fnv(h, url, strlen(url));
 }
 
 // ---- Requests ------------------------------------------------------------------------------
@@ -747,6 +255,8 @@ typedef struct {
     uint64_t rng;
 } Pass;
 
+/// The start of a reply body, one printable line: a hostile server cannot flood or forge the
+/// log through it.
 typedef struct {
     char text[SNIPPET_MAX + 1];
     size_t len;
@@ -779,6 +289,7 @@ static const char *reply_text(Snippet *s)
     return s->text;
 }
 
+/// One HTTP request, built by deliver_to from the caller's target and a trusted entry.
 typedef struct {
     const char *url;          // where this request goes
     const char *entry_dir;    // the spool entry
@@ -792,6 +303,7 @@ typedef struct {
     void *ctx;
 } Request;
 
+/// What a request came to: send_with_retries classifies it and logs error.
 typedef struct {
     int curl_code;
     long status;
@@ -814,6 +326,8 @@ static const char *file_type(const char *name)
                                    : "application/octet-stream";
 }
 
+// Multipart parts are read from the open files, not slurped: a report may be large, and
+// libcurl may rewind a part (part_seek) when it has to resend it.
 static size_t part_read(char *buf, size_t size, size_t n, void *arg)
 {
     size_t got = fread(buf, size, n, arg);
@@ -829,7 +343,7 @@ static int part_seek(void *arg, curl_off_t offset, int origin)
 static FILE *open_part(const char *path, curl_off_t *size)
 {
     struct stat sb;
-    int fd = open_own(path, &sb);
+    int fd = spool_open_own(path, &sb);
     FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     if (!f && fd >= 0)
         close(fd);
@@ -837,6 +351,8 @@ static FILE *open_part(const char *path, curl_off_t *size)
     return f;
 }
 
+/// One attempt of rq, with a fresh handle each time (no state survives a failed attempt, and
+/// no handle is shared between threads).
 static void perform(const Request *rq, Outcome *out)
 {
     char path[UPLOAD_TEXT_MAX * 2], auth[UPLOAD_TOKEN_MAX + 32], key[256], cerr[CURL_ERROR_SIZE];
@@ -853,22 +369,25 @@ static void perform(const Request *rq, Outcome *out)
         snprintf(out->error, sizeof out->error, "cannot create a libcurl handle");
         return;
     }
+    // The same key on every retry lets a server drop the copy of a request whose reply we lost.
+    // An empty "Expect:" stops libcurl waiting for a 100-continue many servers never send.
     snprintf(key, sizeof key, "Idempotency-Key: %s", rq->key);
     hdr = curl_slist_append(hdr, key);
     hdr = curl_slist_append(hdr, "Expect:");
     if (rq->token[0]) {
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", rq->token);
         hdr = curl_slist_append(hdr, auth);
-        memset(auth, 0, sizeof auth);
+        memset(auth, 0, sizeof auth); // the slist holds its own copy; ours goes at once
     }
     snprintf(path, sizeof path, "%s/%s", rq->entry_dir, rq->files[0]);
     char ctype[96];
     snprintf(ctype, sizeof ctype, "Content-Type: %s", file_type(rq->files[0]));
     CURLcode rc = CURLE_OK;
+    // POST sends one file as the body; PUT streams one file; multipart streams them all.
     if (rq->method == UPLOAD_POST) {
         size_t len = 0;
         struct stat sb;
-        if (!(post = slurp_fd(open_own(path, &sb), UPLOAD_BODY_MAX, &len)))
+        if (!(post = spool_slurp_fd(spool_open_own(path, &sb), UPLOAD_BODY_MAX, &len)))
             rc = CURLE_READ_ERROR;
         hdr = curl_slist_append(hdr, ctype);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, post);
@@ -897,6 +416,8 @@ static void perform(const Request *rq, Outcome *out)
         curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
     }
     curl_easy_setopt(h, CURLOPT_URL, rq->url);
+    // Only http(s), never a redirect, and always verified TLS: the token must not reach a
+    // host or scheme the user did not name.
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); // a redirect would re-send the token
@@ -959,10 +480,11 @@ struct Uploader {
     // Entries refused for good (4xx, TLS, no token, not trusted) earlier in this process:
     // later passes of the thread leave them to the next run or `xqforge upload` rather than
     // ask (or say) again.
-    char refused[REFUSED_MAX][NAME_MAX_];
+    char refused[REFUSED_MAX][SPOOL_NAME_MAX];
     int refused_n; // touched by the upload thread only
 };
 
+/// The monotonic clock: deadlines must not move when the wall clock is set.
 static double mono_now(void)
 {
     struct timespec ts;
@@ -1008,6 +530,7 @@ static bool pause_for(Pass *p, double s)
     return ok;
 }
 
+/// A uniform value in [0, 1) from the pass's own state, so that threads share no generator.
 static double jitter(Pass *p)
 {
     // xorshift64*: the jitter needs spread, not quality.
@@ -1032,6 +555,7 @@ static void logf_(Pass *p, const char *fmt, ...)
     fflush(p->pol->log);
 }
 
+/// perform's abort test: a transfer in progress ends when the stop's grace time runs out.
 static bool pass_expired(void *ctx) { return time_left(ctx) <= 0; }
 
 /// One request with retries. what names it in the log ("report v3 to URL").
@@ -1089,7 +613,9 @@ static UploadStatus send_with_retries(Pass *p, Request *rq, const char *what)
 
 // ---- Delivering one entry ------------------------------------------------------------------
 
-static bool was_delivered(const Entry *e, uint64_t id)
+/// Whether a destination took the entry in an earlier pass: each URL gets a report once,
+/// even when another URL of the target keeps failing.
+static bool was_delivered(const SpoolEntry *e, uint64_t id)
 {
     for (int i = 0; i < e->delivered_count; i++)
         if (e->delivered[i] == id)
@@ -1098,7 +624,7 @@ static bool was_delivered(const Entry *e, uint64_t id)
 }
 
 /// One URL of the target: every file PUT to URL/NAME, or one POST.
-static UploadStatus deliver_to(Pass *p, const char *dir, const Entry *e, const char *url_base,
+static UploadStatus deliver_to(Pass *p, const char *dir, const SpoolEntry *e, const char *url_base,
                                const char *token)
 {
     const UploadTarget *t = p->target;
@@ -1111,7 +637,7 @@ static UploadStatus deliver_to(Pass *p, const char *dir, const Entry *e, const c
     bool put = t->method == UPLOAD_PUT, multi = t->method == UPLOAD_MULTIPART;
     int requests = put ? e->file_count : 1;
     for (int f = 0; f < requests && st == UPLOAD_OK; f++) {
-        char url[UPLOAD_TEXT_MAX + NAME_MAX_ + 2];
+        char url[UPLOAD_TEXT_MAX + SPOOL_NAME_MAX + 2];
         size_t ul = strlen(url_base);
         if (put)
             snprintf(url, sizeof url, "%s%s%s", url_base, ul && url_base[ul - 1] == '/' ? "" : "/",
@@ -1144,10 +670,10 @@ typedef enum {
 /// Every URL of the pass's target that has not taken the entry yet.
 static EntryOutcome entry_deliver(Pass *p, const char *dir, const char *name)
 {
-    Entry e;
+    SpoolEntry e;
     char why[512], token[UPLOAD_TOKEN_MAX];
     // Checked again just before sending: the pass's first look may be minutes old.
-    if (entry_load(dir, name, &e, why, sizeof why) != UPLOAD_OK) {
+    if (spool_entry_load(dir, name, &e, why, sizeof why) != UPLOAD_OK) {
         logf_(p, "%s: not trusted, left in place and not sent: %s", name, why);
         return ENTRY_UNTRUSTED;
     }
@@ -1158,13 +684,13 @@ static EntryOutcome entry_deliver(Pass *p, const char *dir, const char *name)
     bool all = true, transient = false;
     for (int i = 0; i < p->target->url_count; i++) {
         const char *url = p->target->urls[i];
-        uint64_t id = destination_id(p->target->method, url);
+        uint64_t id = spool_destination_id(p->target->method, url);
         if (was_delivered(&e, id))
             continue;
         UploadStatus st = deliver_to(p, dir, &e, url, token);
         if (st == UPLOAD_OK && e.delivered_count < UPLOAD_DELIVERED_MAX) {
             e.delivered[e.delivered_count++] = id;
-            if (!write_meta(dir, &e))
+            if (!spool_entry_write(dir, &e))
                 logf_(p, "%s: cannot record a delivery: %s", name, strerror(errno));
         }
         all &= st == UPLOAD_OK;
@@ -1174,22 +700,7 @@ static EntryOutcome entry_deliver(Pass *p, const char *dir, const char *name)
     return all ? ENTRY_DONE : transient ? ENTRY_KEPT : ENTRY_REFUSED;
 }
 
-/// Name layout: MS-RUNID-VERSION-K (K: f final, p progress). Same run: RUNID equal.
-static bool same_run(const char *a, const char *b)
-{
-    const char *ra = strchr(a, '-'), *rb = strchr(b, '-');
-    const char *ea = strrchr(a, '-'), *eb = strrchr(b, '-');
-    if (!ra || !rb || !ea || !eb)
-        return false;
-    // Strip "-VERSION-K" from both ends.
-    const char *va = ea - 1, *vb = eb - 1;
-    while (va > ra && *va != '-')
-        va--;
-    while (vb > rb && *vb != '-')
-        vb--;
-    return va - ra == vb - rb && !strncmp(ra, rb, (size_t)(va - ra));
-}
-
+/// Whether this Uploader already gave up on the entry; NULL (a one-off pass) never has.
 static bool refused_before(const Uploader *u, const char *name)
 {
     for (int i = 0; u && i < u->refused_n; i++)
@@ -1201,10 +712,10 @@ static bool refused_before(const Uploader *u, const char *name)
 static void remember_refused(Uploader *u, const char *name)
 {
     if (u && u->refused_n < REFUSED_MAX && !refused_before(u, name))
-        snprintf(u->refused[u->refused_n++], NAME_MAX_, "%s", name);
+        snprintf(u->refused[u->refused_n++], SPOOL_NAME_MAX, "%s", name);
 }
 
-/// Which entries of list[0..n) are trusted (entry_load); the others are said once (per
+/// Which entries of list[0..n) are trusted (spool_entry_load); the others are said once (per
 /// Uploader) and counted. NULL when out of memory.
 static bool *trusted_entries(Pass *p, struct dirent **list, int n)
 {
@@ -1213,8 +724,8 @@ static bool *trusted_entries(Pass *p, struct dirent **list, int n)
     for (int i = 0; ok && i < n; i++) {
         const char *name = list[i]->d_name;
         snprintf(path, sizeof path, "%s/%s", p->pol->spool_dir, name);
-        Entry e;
-        ok[i] = entry_load(path, name, &e, why, sizeof why) == UPLOAD_OK;
+        SpoolEntry e;
+        ok[i] = spool_entry_load(path, name, &e, why, sizeof why) == UPLOAD_OK;
         if (ok[i])
             continue;
         if (p->stats)
@@ -1235,10 +746,10 @@ static void pass_entry(Pass *p, struct dirent **list, const bool *trusted, int i
     size_t len = strlen(name);
     bool newer = false;
     for (int k = i + 1; k < n && !newer; k++)
-        newer = trusted[k] && same_run(name, list[k]->d_name);
+        newer = trusted[k] && spool_same_run(name, list[k]->d_name);
     if (len > 2 && !strcmp(name + len - 2, "-p") && newer) {
         // A newer report of the same run says everything this one says.
-        remove_tree(path);
+        spool_entry_remove(path);
         if (p->stats)
             p->stats->superseded++;
         return;
@@ -1250,7 +761,7 @@ static void pass_entry(Pass *p, struct dirent **list, const bool *trusted, int i
     }
     EntryOutcome o = entry_deliver(p, path, name);
     if (o == ENTRY_DONE)
-        remove_tree(path);
+        spool_entry_remove(path);
     if (o == ENTRY_REFUSED || o == ENTRY_UNTRUSTED)
         remember_refused(p->u, name);
     if (p->stats) {
@@ -1285,7 +796,7 @@ static UploadStatus drain_pass(Pass *p)
         return UPLOAD_ERR_BUSY;
     }
     struct dirent **list;
-    int n = scandir(spool, &list, entry_filter, alphasort);
+    int n = scandir(spool, &list, spool_entry_filter, alphasort);
     bool *trusted = n >= 0 ? trusted_entries(p, list, n) : NULL;
     st = n < 0 ? UPLOAD_ERR_IO : trusted ? UPLOAD_OK : UPLOAD_ERR_NOMEM;
     for (int i = 0; trusted && i < n; i++)
@@ -1300,6 +811,8 @@ static UploadStatus drain_pass(Pass *p)
     return st;
 }
 
+// curl_global_init is not thread-safe: it runs once, before any request, from whichever
+// entry point comes first.
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_start(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
@@ -1313,6 +826,8 @@ UploadStatus upload_spool_drain(const UploadPolicy *pol, const UploadTarget *t, 
 
 // ---- The thread ----------------------------------------------------------------------------
 
+/// The Uploader's loop: a pass per kick, and a last pass once stopping. Statistics are
+/// gathered per pass without the lock and merged under it.
 static void *upload_thread(void *arg)
 {
     Uploader *u = arg;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// What the uploader reads from outside (coordinator/upload.c): HTTP reply bodies, cut into a
+// What the uploader reads from outside (coordinator/upload*.c): HTTP reply bodies, cut into a
 // one-line snippet for the log (any bytes, in any chunking, give printable bounded text),
 // and spool entries' meta.json (any text is parsed or refused with a reason; a parsed entry
 // holds data only: a run id, plain distinct file names, a header-safe key, bounded counts).
-// Compiles upload.c itself to reach its static parsers.
+// Compiles upload.c and upload_spool.c itself to reach their static parsers.
 #include "fuzz_util.h"
 
 #include "../coordinator/upload.c"
+#include "../coordinator/upload_spool.c"
 
 static void check_reply(const uint8_t *data, size_t size)
 {
@@ -26,7 +27,7 @@ static void check_reply(const uint8_t *data, size_t size)
 
 static void check_meta(const uint8_t *data, size_t size)
 {
-    Entry e;
+    SpoolEntry e;
     char why[512] = "";
     if (entry_parse((const char *)data, size, &e, why, sizeof why) != UPLOAD_OK) {
         if (!*why)

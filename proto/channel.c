@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// The Channel: both loops send and receive wire messages through it, never through MPI, so
+// tests/test_loops.c can run them over the in-memory hub below with the same code paths.
 #include "channel.h"
 
 #include <pthread.h>
@@ -6,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/// Takes the wire_pack_* status so that a call site is one line; the buffer is cleared either
+/// way, so a failed pack never leaks its partial bytes into the next message.
 bool channel_send(Channel *c, int dest, LinkTag tag, WireStatus ws, msgpack_sbuffer *buf)
 {
     bool ok = ws == WIRE_OK && c->ops->send(c->impl, dest, tag, buf->data, buf->size) == LINK_OK;
@@ -48,6 +52,8 @@ bool channel_receive(Channel *c, LinkTag first, LinkTag second, int *src, WireMe
 }
 
 // ---- In memory -----------------------------------------------------------------------------
+// A hub of ranks in one process, for tests: each rank has a FIFO of notes, and a poll takes
+// the first note of the asked tag, as MPI's matching by tag does.
 
 typedef struct Note {
     struct Note *next;
@@ -91,6 +97,7 @@ static LinkStatus hub_send(void *impl, int dest, LinkTag tag, const void *data, 
     return LINK_OK;
 }
 
+/// The caller frees *data, as with the MPI link; tag LINK_TAG_NB takes any tag.
 static LinkStatus hub_poll(void *impl, LinkTag tag, int *src, void **data, size_t *len)
 {
     HubRank *me = impl;
@@ -114,7 +121,7 @@ static LinkStatus hub_poll(void *impl, LinkTag tag, int *src, void **data, size_
         return LINK_NONE;
     *src = n->src;
     *len = n->len;
-    *data = malloc(n->len ? n->len : 1);
+    *data = malloc(n->len ? n->len : 1); // never malloc(0): NULL would read as out of memory
     if (*data)
         memcpy(*data, n->data, n->len);
     free(n);

@@ -40,8 +40,8 @@ enum {
 typedef enum {
     WIRE_HELLO,   // worker -> coordinator: who I am, what I can do
     WIRE_REFUSE,  // coordinator -> worker: you are not admitted, and why
-    WIRE_REQUEST, // worker -> coordinator: give me up to N pairs
-    WIRE_WORK,    // coordinator -> worker: a job id and the pair ids to play
+    WIRE_REQUEST, // worker -> coordinator: give me up to N units
+    WIRE_WORK,    // coordinator -> worker: a job id and the unit ids to play
     WIRE_RESULT,  // worker -> coordinator: the played pairs and counters
     WIRE_STOP,    // coordinator -> worker: stop playing, with a reason
     WIRE_BYE,     // worker -> coordinator: I am leaving
@@ -97,7 +97,7 @@ typedef struct {
 
 typedef struct {
     uint32_t rank;
-    uint32_t pairs; // 1..WIRE_MAX_PAIRS_PER_WORK
+    uint32_t units; // 1..WIRE_MAX_PAIRS_PER_WORK (game pairs, book or datagen units)
 } WireRequest;
 
 /// An SPSA step attached to a WORK: every pair of the WORK plays "plus" (the pair's first
@@ -111,8 +111,8 @@ typedef struct {
 
 typedef struct {
     uint64_t job_id;
-    int pair_count; // 1..WIRE_MAX_PAIRS_PER_WORK, ids distinct
-    uint64_t pair_ids[WIRE_MAX_PAIRS_PER_WORK];
+    int unit_count; // 1..WIRE_MAX_PAIRS_PER_WORK, ids distinct (pair ids in a games job)
+    uint64_t unit_ids[WIRE_MAX_PAIRS_PER_WORK];
     WireSpsaStep spsa;
 } WireWork;
 
@@ -146,8 +146,8 @@ typedef struct {
 typedef struct {
     uint64_t job_id;
     uint32_t rank;
-    int pair_count; // 1..WIRE_MAX_PAIRS_PER_WORK, pair ids distinct
-    WirePair pairs[WIRE_MAX_PAIRS_PER_WORK];
+    int unit_count;                          // 1..WIRE_MAX_PAIRS_PER_WORK, pair ids distinct
+    WirePair units[WIRE_MAX_PAIRS_PER_WORK]; // a games job's unit is one pair
     // The worker's running totals since its HELLO (games_played >= the games in this result).
     uint64_t games_played, nodes, play_ms;
 } WireResult;
@@ -253,3 +253,11 @@ void wire_message_destroy(WireMessage *m);
 
 const char *wire_strerror(WireStatus s);
 const char *wire_kind_name(WireKind k);
+
+/// Whether messages of this kind report finished work units (RESULT, BOOK, DATAGEN): the ones
+/// the coordinator stages and journals, whatever the job kind.
+bool wire_is_unit_result(WireKind kind);
+/// The work unit a decoded result message reports, its job id and the sending rank. False
+/// when m is not one unit's result: another kind, or a RESULT holding other than one pair
+/// (the coordinator journals per unit, and workers send each pair alone).
+bool wire_unit_of(const WireMessage *m, uint64_t *unit, uint64_t *job_id, uint32_t *rank);

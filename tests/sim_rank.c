@@ -39,7 +39,7 @@ static int keep_result(void *ctx, uint64_t key, const void *payload, size_t len)
     (void)key;
     if (s->n == STORED_MAX || wire_unpack(payload, len, &m, why, sizeof why) != WIRE_OK)
         return 0;
-    if (m.kind == WIRE_RESULT && m.result->pair_count == 1) {
+    if (m.kind == WIRE_RESULT && m.result->unit_count == 1) {
         s->r[s->n++] = m.result;
         return 0;
     }
@@ -61,11 +61,11 @@ static bool parse_u64(const char *text, uint64_t *out)
 static bool answer(Channel *ch, const Stored *s, const WireWork *w, uint64_t *sent,
                    msgpack_sbuffer *buf)
 {
-    for (int i = 0; i < w->pair_count; i++) {
+    for (int i = 0; i < w->unit_count; i++) {
         WireResult *r = s->r[*sent % (uint64_t)s->n];
         r->job_id = w->job_id;
         r->rank = (uint32_t)ch->rank;
-        r->pairs[0].pair_id = w->pair_ids[i];
+        r->units[0].pair_id = w->unit_ids[i];
         r->games_played = 2 * (*sent + 1);
         (*sent)++;
         if (!channel_send(ch, 0, LINK_TAG_RESULT, wire_pack_result(r, buf), buf))

@@ -109,11 +109,11 @@ static WireStatus pack_unit(WireKind kind, uint64_t job_id, uint32_t rank, uint6
     if (r) {
         r->job_id = job_id;
         r->rank = rank;
-        r->pair_count = 1;
-        r->pairs[0].pair_id = unit;
-        r->pairs[0].game_count = 1;
-        r->pairs[0].games[0].outcome = WIRE_OUTCOME_DRAW;
-        snprintf(r->pairs[0].games[0].start_fen, sizeof r->pairs[0].games[0].start_fen,
+        r->unit_count = 1;
+        r->units[0].pair_id = unit;
+        r->units[0].game_count = 1;
+        r->units[0].games[0].outcome = WIRE_OUTCOME_DRAW;
+        snprintf(r->units[0].games[0].start_fen, sizeof r->units[0].games[0].start_fen,
                  "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w");
         r->games_played = 1;
         r->nodes = mark;
@@ -302,11 +302,11 @@ static bool fc_attach(void *ctx, Coordinator *c, WireWork *work, char *why, size
     (void)c;
     (void)why;
     (void)why_len;
-    for (int i = 0; i < work->pair_count; i++)
-        if (work->pair_ids[i] < UNITS_MAX)
-            fc->handed[work->pair_ids[i]]++;
+    for (int i = 0; i < work->unit_count; i++)
+        if (work->unit_ids[i] < UNITS_MAX)
+            fc->handed[work->unit_ids[i]]++;
     if (fc->verdict_given)
-        fc->handed_after_verdict += work->pair_count;
+        fc->handed_after_verdict += work->unit_count;
     return true;
 }
 
@@ -483,9 +483,9 @@ static bool hand_work(Channel *co, int dest, uint64_t first, uint32_t n)
 {
     WireMessage m = {.kind = WIRE_WORK};
     m.work.job_id = JOB_ID;
-    m.work.pair_count = (int)n;
+    m.work.unit_count = (int)n;
     for (uint32_t i = 0; i < n; i++)
-        m.work.pair_ids[i] = first + i;
+        m.work.unit_ids[i] = first + i;
     return hand_send(co, dest, LINK_TAG_ORDER, &m);
 }
 
@@ -773,7 +773,7 @@ static void test_garbage_ignored(void **state)
     hand_hello(hand, SIGNATURE);
     hand_request(hand, 2);
     bool first = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m) &&
-                 m.work.pair_count == 2 && m.work.pair_ids[0] == 0 && m.work.pair_ids[1] == 1;
+                 m.work.unit_count == 2 && m.work.unit_ids[0] == 0 && m.work.unit_ids[1] == 1;
     wire_message_destroy(&m);
     hand_result(stranger, JOB_ID, 2, 1, MARK_GARBAGE); // unadmitted
     hand_result(hand, JOB_ID, 1, 0, 0);
@@ -782,7 +782,7 @@ static void test_garbage_ignored(void **state)
     hand_result(hand, JOB_ID, 1, 99, MARK_GARBAGE); // out of range
     hand_request(hand, 2);
     bool second = hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m) &&
-                  m.work.pair_count == 2 && m.work.pair_ids[0] == 2 && m.work.pair_ids[1] == 3;
+                  m.work.unit_count == 2 && m.work.unit_ids[0] == 2 && m.work.unit_ids[1] == 3;
     wire_message_destroy(&m);
     for (uint64_t u = 1; u < UNITS; u++)
         hand_result(hand, JOB_ID, 1, u, 0);
@@ -827,8 +827,8 @@ static void refused_for(const Fixture *f, Bad bad, const char *expect)
     hand_hello(hand, SIGNATURE);
     hand_request(hand, 1);
     bool got =
-        hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m) && m.work.pair_count == 1;
-    uint64_t unit = got ? m.work.pair_ids[0] : 0;
+        hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m) && m.work.unit_count == 1;
+    uint64_t unit = got ? m.work.unit_ids[0] : 0;
     wire_message_destroy(&m);
     WorkerThread *w = worker_new(r->hub, 2, 1, SIGNATURE, WIRE_BOOK);
     worker_start(w);
@@ -971,9 +971,9 @@ static void hand_batch(Run *r, int n, atomic_bool *hold, uint64_t *ids)
     assert_true(hand_hello(hand, SIGNATURE));
     assert_true(hand_request(hand, (uint32_t)n));
     assert_true(hand_expect(hand, LINK_TAG_ORDER, LINK_TAG_ORDER, WIRE_WORK, &m));
-    assert_int_equal(m.work.pair_count, n);
+    assert_int_equal(m.work.unit_count, n);
     for (int i = 0; i < n; i++) {
-        ids[i] = m.work.pair_ids[i];
+        ids[i] = m.work.unit_ids[i];
         assert_true(hand_result(hand, JOB_ID, 1, ids[i], 0));
     }
     atomic_store(hold, true);
@@ -1239,7 +1239,7 @@ static void test_wide_worker_keeps_units(void **state)
     // (no work thread can take a unit and make room before the gate opens).
     while (hello && handed < 2 * THREADS &&
            hand_wait_ms(co, LINK_TAG_CONTROL, LINK_TAG_CONTROL, &m, works ? QUIET_MS : GUARD_MS)) {
-        uint32_t n = m.kind == WIRE_REQUEST ? m.request.pairs : 0;
+        uint32_t n = m.kind == WIRE_REQUEST ? m.request.units : 0;
         wire_message_destroy(&m);
         if (n && hand_work(co, 1, handed, n)) {
             handed += n;

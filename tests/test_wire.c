@@ -76,13 +76,13 @@ static WireResult *make_result(int pairs, int games, int plies)
     assert_non_null(r);
     r->job_id = UINT64_MAX - 1;
     r->rank = WIRE_MAX_RANK;
-    r->pair_count = pairs;
+    r->unit_count = pairs;
     for (int p = 0; p < pairs; p++) {
-        r->pairs[p].pair_id = (uint64_t)p * 1000003u + 17;
-        r->pairs[p].opening = UINT32_MAX - (uint32_t)p;
-        r->pairs[p].game_count = games;
+        r->units[p].pair_id = (uint64_t)p * 1000003u + 17;
+        r->units[p].opening = UINT32_MAX - (uint32_t)p;
+        r->units[p].game_count = games;
         for (int g = 0; g < games; g++)
-            make_game(&r->pairs[p].games[g], plies, p * 2 + g);
+            make_game(&r->units[p].games[g], plies, p * 2 + g);
     }
     r->games_played = (uint64_t)pairs * (uint64_t)games + 5;
     r->nodes = 1ull << 40;
@@ -137,13 +137,13 @@ static void assert_result_equal(const WireResult *a, const WireResult *b)
 {
     assert_int_equal(a->job_id, b->job_id);
     assert_int_equal(a->rank, b->rank);
-    assert_int_equal(a->pair_count, b->pair_count);
-    for (int p = 0; p < a->pair_count; p++) {
-        assert_int_equal(a->pairs[p].pair_id, b->pairs[p].pair_id);
-        assert_int_equal(a->pairs[p].opening, b->pairs[p].opening);
-        assert_int_equal(a->pairs[p].game_count, b->pairs[p].game_count);
-        for (int g = 0; g < a->pairs[p].game_count; g++)
-            assert_game_equal(&a->pairs[p].games[g], &b->pairs[p].games[g]);
+    assert_int_equal(a->unit_count, b->unit_count);
+    for (int p = 0; p < a->unit_count; p++) {
+        assert_int_equal(a->units[p].pair_id, b->units[p].pair_id);
+        assert_int_equal(a->units[p].opening, b->units[p].opening);
+        assert_int_equal(a->units[p].game_count, b->units[p].game_count);
+        for (int g = 0; g < a->units[p].game_count; g++)
+            assert_game_equal(&a->units[p].games[g], &b->units[p].games[g]);
     }
     assert_int_equal(a->games_played, b->games_played);
     assert_int_equal(a->nodes, b->nodes);
@@ -188,18 +188,18 @@ static void test_roundtrip_small(void **state)
     roundtrip(&m, &d);
     assert_string_equal(d.refuse.reason, m.refuse.reason);
 
-    m = (WireMessage){.kind = WIRE_REQUEST, .request = {.rank = 3, .pairs = 64}};
+    m = (WireMessage){.kind = WIRE_REQUEST, .request = {.rank = 3, .units = 64}};
     roundtrip(&m, &d);
     assert_int_equal(d.request.rank, 3);
-    assert_int_equal(d.request.pairs, 64);
+    assert_int_equal(d.request.units, 64);
 
-    m = (WireMessage){.kind = WIRE_WORK, .work = {.job_id = 1ull << 63, .pair_count = 64}};
+    m = (WireMessage){.kind = WIRE_WORK, .work = {.job_id = 1ull << 63, .unit_count = 64}};
     for (int i = 0; i < 64; i++)
-        m.work.pair_ids[i] = i == 63 ? UINT64_MAX : (uint64_t)i * 300;
+        m.work.unit_ids[i] = i == 63 ? UINT64_MAX : (uint64_t)i * 300;
     roundtrip(&m, &d);
     assert_int_equal(d.work.job_id, m.work.job_id);
-    assert_int_equal(d.work.pair_count, 64);
-    assert_memory_equal(d.work.pair_ids, m.work.pair_ids, sizeof m.work.pair_ids);
+    assert_int_equal(d.work.unit_count, 64);
+    assert_memory_equal(d.work.unit_ids, m.work.unit_ids, sizeof m.work.unit_ids);
     assert_int_equal(d.work.spsa.count, 0);
 
     // A WORK carrying an SPSA step: ids, and both sides' values (negative ones too).
@@ -243,11 +243,11 @@ static void test_roundtrip_result(void **state)
 {
     (void)state;
     WireMessage m = {.kind = WIRE_RESULT, .result = make_result(2, 2, 300)}, d;
-    m.result->pairs[1].game_count = 1;
-    make_game(&m.result->pairs[1].games[0], 0, 3);
+    m.result->units[1].game_count = 1;
+    make_game(&m.result->units[1].games[0], 0, 3);
     bool seen[8] = {false};
     for (int i = 0; i < 300; i++)
-        seen[m.result->pairs[0].games[0].moves[i].flags] = true;
+        seen[m.result->units[0].games[0].moves[i].flags] = true;
     for (int f = 0; f < 8; f++)
         assert_true(seen[f]);
     roundtrip(&m, &d);
@@ -442,8 +442,8 @@ static void pack_samples(msgpack_sbuffer bufs[WIRE_KIND_NB], int plies)
     WireMessage m[WIRE_KIND_NB] = {
         {.kind = WIRE_HELLO},
         {.kind = WIRE_REFUSE, .refuse = {.reason = "version mismatch"}},
-        {.kind = WIRE_REQUEST, .request = {.rank = 5, .pairs = 2}},
-        {.kind = WIRE_WORK, .work = {.job_id = 77, .pair_count = 3, .pair_ids = {1, 2, 300}}},
+        {.kind = WIRE_REQUEST, .request = {.rank = 5, .units = 2}},
+        {.kind = WIRE_WORK, .work = {.job_id = 77, .unit_count = 3, .unit_ids = {1, 2, 300}}},
         {.kind = WIRE_RESULT, .result = make_result(2, 2, plies)},
         {.kind = WIRE_STOP, .stop = {.code = WIRE_STOP_DONE, .text = "all pairs played"}},
         {.kind = WIRE_BYE, .bye = {.rank = 9, .games_played = 1000}},
@@ -625,14 +625,14 @@ static WireStatus result_after(void (*edit)(WireResult *), char *why, size_t why
     msgpack_pack_array(&pk, 6);
     msgpack_pack_uint64(&pk, r->job_id);
     msgpack_pack_uint32(&pk, r->rank);
-    msgpack_pack_array(&pk, (size_t)r->pair_count);
-    for (int p = 0; p < r->pair_count; p++) {
+    msgpack_pack_array(&pk, (size_t)r->unit_count);
+    for (int p = 0; p < r->unit_count; p++) {
         msgpack_pack_array(&pk, 3);
-        msgpack_pack_uint64(&pk, r->pairs[p].pair_id);
-        msgpack_pack_uint32(&pk, r->pairs[p].opening);
-        msgpack_pack_array(&pk, (size_t)r->pairs[p].game_count);
-        for (int i = 0; i < r->pairs[p].game_count; i++) {
-            const WireGame *g = &r->pairs[p].games[i];
+        msgpack_pack_uint64(&pk, r->units[p].pair_id);
+        msgpack_pack_uint32(&pk, r->units[p].opening);
+        msgpack_pack_array(&pk, (size_t)r->units[p].game_count);
+        for (int i = 0; i < r->units[p].game_count; i++) {
+            const WireGame *g = &r->units[p].games[i];
             msgpack_pack_array(&pk, 7);
             msgpack_pack_uint8(&pk, g->red);
             msgpack_pack_uint8(&pk, g->outcome);
@@ -662,19 +662,19 @@ static WireStatus result_after(void (*edit)(WireResult *), char *why, size_t why
     return st;
 }
 
-static void edit_from_eq_to(WireResult *r) { r->pairs[1].games[0].moves[9].move = 5 | 5 << 7; }
-static void edit_square_90(WireResult *r) { r->pairs[0].games[1].moves[10].move = 90 | 3 << 7; }
-static void edit_to_90(WireResult *r) { r->pairs[0].games[1].moves[10].move = 3 | 90 << 7; }
-static void edit_term(WireResult *r) { r->pairs[0].games[0].term = WIRE_TERM_LIMIT; }
-static void edit_outcome(WireResult *r) { r->pairs[0].games[0].outcome = 4; }
-static void edit_red(WireResult *r) { r->pairs[0].games[1].red = 2; }
-static void edit_flags(WireResult *r) { r->pairs[0].games[0].moves[11].flags |= 8; }
-static void edit_book(WireResult *r) { r->pairs[0].games[0].book_plies = 13; }
-static void edit_book_bit(WireResult *r) { r->pairs[1].games[1].moves[8].flags |= 4; }
-static void edit_dup_pair(WireResult *r) { r->pairs[1].pair_id = r->pairs[0].pair_id; }
+static void edit_from_eq_to(WireResult *r) { r->units[1].games[0].moves[9].move = 5 | 5 << 7; }
+static void edit_square_90(WireResult *r) { r->units[0].games[1].moves[10].move = 90 | 3 << 7; }
+static void edit_to_90(WireResult *r) { r->units[0].games[1].moves[10].move = 3 | 90 << 7; }
+static void edit_term(WireResult *r) { r->units[0].games[0].term = WIRE_TERM_LIMIT; }
+static void edit_outcome(WireResult *r) { r->units[0].games[0].outcome = 4; }
+static void edit_red(WireResult *r) { r->units[0].games[1].red = 2; }
+static void edit_flags(WireResult *r) { r->units[0].games[0].moves[11].flags |= 8; }
+static void edit_book(WireResult *r) { r->units[0].games[0].book_plies = 13; }
+static void edit_book_bit(WireResult *r) { r->units[1].games[1].moves[8].flags |= 4; }
+static void edit_dup_pair(WireResult *r) { r->units[1].pair_id = r->units[0].pair_id; }
 static void edit_counter(WireResult *r) { r->games_played = 3; }
 static void edit_rank(WireResult *r) { r->rank = 1u << 31; }
-static void edit_fen_empty(WireResult *r) { r->pairs[1].games[1].start_fen[0] = '\0'; }
+static void edit_fen_empty(WireResult *r) { r->units[1].games[1].start_fen[0] = '\0'; }
 
 /// Each rule on a game, move or counter is enforced on receipt (and refused by the packer),
 /// with a reason naming the field.
@@ -892,6 +892,41 @@ static void test_names(void **state)
     assert_string_equal(wire_kind_name(WIRE_RESULT), "result");
 }
 
+/// A result message names the one unit it reports, its job and its rank: the pair of a
+/// one-pair RESULT, the unit of a BOOK or DATAGEN; nothing for other kinds or a RESULT of
+/// several pairs. Exactly those three kinds are unit results.
+static void test_unit_of(void **state)
+{
+    (void)state;
+    uint64_t unit = 0, job = 0;
+    uint32_t rank = 0;
+    WireMessage m = {.kind = WIRE_RESULT, .result = make_result(1, 2, 3)};
+    assert_true(wire_unit_of(&m, &unit, &job, &rank));
+    assert_true(unit == 17 && job == UINT64_MAX - 1 && rank == WIRE_MAX_RANK);
+    wire_message_destroy(&m);
+    m = (WireMessage){.kind = WIRE_RESULT, .result = make_result(2, 1, 0)};
+    assert_false(wire_unit_of(&m, &unit, &job, &rank));
+    wire_message_destroy(&m);
+    m = (WireMessage){.kind = WIRE_BOOK, .book = make_book(1)};
+    assert_true(wire_unit_of(&m, &unit, &job, &rank));
+    assert_true(unit == UINT64_MAX && job == 42 && rank == 3);
+    wire_message_destroy(&m);
+    m = (WireMessage){.kind = WIRE_DATAGEN, .datagen = wire_datagen_result_new()};
+    assert_non_null(m.datagen);
+    *m.datagen = (WireDatagenResult){.job_id = 9, .rank = 2, .unit_id = 5};
+    assert_true(wire_unit_of(&m, &unit, &job, &rank));
+    assert_true(unit == 5 && job == 9 && rank == 2);
+    wire_message_destroy(&m);
+    m = (WireMessage){.kind = WIRE_HELLO, .hello = {.rank = 1}};
+    assert_false(wire_unit_of(&m, &unit, &job, &rank));
+    int results = 0;
+    for (int k = 0; k < WIRE_KIND_NB; k++)
+        results += wire_is_unit_result((WireKind)k);
+    assert_int_equal(results, 3);
+    assert_true(wire_is_unit_result(WIRE_RESULT) && wire_is_unit_result(WIRE_BOOK) &&
+                wire_is_unit_result(WIRE_DATAGEN));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -903,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_text_caps),         cmocka_unit_test(test_fuzz_random),
         cmocka_unit_test(test_fuzz_mutations),    cmocka_unit_test(test_names),
         cmocka_unit_test(test_roundtrip_datagen), cmocka_unit_test(test_datagen_refused),
+        cmocka_unit_test(test_unit_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 #include "rng.h"
 #include "timeman.h"
 
+_Static_assert((int)WIRE_DATAGEN_RECORD == (int)POSDATA_RECORD, "one training record");
+
 typedef struct {
     DatagenWorker *dw;
     Player *engine; // plays both sides

@@ -93,7 +93,7 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
                                why, why_len) != PLAYER_OK)
             st = MATCH_ERR_PLAYER;
     WireResult *res = t->res;
-    WirePair *pair = &res->pairs[0];
+    WirePair *pair = &res->units[0];
     pair->pair_id = id;
     pair->opening = (uint32_t)openings_pick(m->openings, round, m->random_order, m->seed, m->start);
     pair->game_count = m->repeat ? 2 : 1;
@@ -113,7 +113,7 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
         return WORKER_UNIT_FAILED;
     res->job_id = work->job_id;
     res->rank = t->gw->rank;
-    res->pair_count = 1;
+    res->unit_count = 1;
     res->games_played =
         atomic_fetch_add(&t->gw->games, (uint64_t)pair->game_count) + (uint64_t)pair->game_count;
     res->nodes = atomic_fetch_add(&t->gw->nodes, nodes) + nodes; // a running total, as games

@@ -137,10 +137,10 @@ static void on_message(Worker *w, const WireMessage *msg, int rank)
             return;
         }
         *sw = (SharedWork){msg->work, 0};
-        for (int i = 0; i < msg->work.pair_count && w->qlen < w->queue_cap; i++) {
+        for (int i = 0; i < msg->work.unit_count && w->qlen < w->queue_cap; i++) {
             sw->refs++;
             w->qwork[w->qlen] = sw;
-            w->queue[w->qlen++] = msg->work.pair_ids[i];
+            w->queue[w->qlen++] = msg->work.unit_ids[i];
         }
         if (sw->refs == 0)
             free(sw);
@@ -186,7 +186,7 @@ static int comm_loop(Worker *w, Channel *ch, int threads, msgpack_sbuffer *buf)
         if (room > w->queue_cap - w->qlen)
             room = w->queue_cap - w->qlen;
         if (!w->requested && !w->no_more_work && !w->failed && room > 0) {
-            req.pairs = (uint32_t)(room < WIRE_MAX_PAIRS_PER_WORK ? room : WIRE_MAX_PAIRS_PER_WORK);
+            req.units = (uint32_t)(room < WIRE_MAX_PAIRS_PER_WORK ? room : WIRE_MAX_PAIRS_PER_WORK);
             w->requested = true;
         }
         Packet *out = w->out_head;
@@ -195,7 +195,7 @@ static int comm_loop(Worker *w, Channel *ch, int threads, msgpack_sbuffer *buf)
         bool failed = w->failed;
         pthread_mutex_unlock(&w->lock);
         if (!send_packets(ch, out) ||
-            (req.pairs &&
+            (req.units &&
              !channel_send(ch, 0, LINK_TAG_CONTROL, wire_pack_request(&req, buf), buf))) {
             worker_fail(w, "cannot reach the coordinator");
             return 1;
