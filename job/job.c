@@ -130,155 +130,95 @@ static bool engine_entry(JobCtx *c, int target, const char *sec, const char *key
     return true;
 }
 
-static bool key_job(JobCtx *c, const char *key, const char *v)
+/// [job] kind: sprt, match, ... (job_kind_name).
+static bool set_kind(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "job";
     int i = 0;
-    if (!strcmp(key, "kind")) {
-        if (!ctx_set_enum(c, s, key, v, KIND_NAMES, JOB_KIND_NB, &i))
-            return false;
-        c->has_kind = true;
-        return j->kind = (JobKind)i, true;
-    }
-    if (!strcmp(key, "name"))
-        return ctx_set_text(c, s, key, v, j->name, sizeof j->name);
-    if (!strcmp(key, "rules")) {
-        RuleSet set;
-        if (!rules_set_parse(v, &set))
-            return ctx_fail(c, JOB_ERR_VALUE, s, key, "'%s': expected seed or asian", v);
-        int counting = j->rules.counting_default;
-        j->rules = rules_config_default(set);
-        j->rules.counting_default = counting;
-        return true;
-    }
-    if (!strcmp(key, "counting"))
-        return ctx_set_int(c, s, key, v, 1, 1000, &j->rules.counting_default);
-    if (!strcmp(key, "rounds"))
-        return c->has_rounds = true, ctx_set_int(c, s, key, v, 1, 100000000, &j->rounds);
-    if (!strcmp(key, "repeat"))
-        return ctx_set_bool(c, s, key, v, &j->repeat);
-    if (!strcmp(key, "concurrency"))
-        return ctx_set_int(c, s, key, v, 0, MATCH_MAX_CONCURRENCY, &j->concurrency);
-    if (!strcmp(key, "tournament")) {
-        if (strcmp(v, "gauntlet") && strcmp(v, "roundrobin"))
-            return ctx_fail(c, JOB_ERR_VALUE, s, key, "'%s': expected gauntlet or roundrobin", v);
-        return j->round_robin = v[0] == 'r', true;
-    }
-    if (!strcmp(key, "resume")) {
-        if (strcmp(v, "auto") && strcmp(v, "off"))
-            return ctx_fail(c, JOB_ERR_VALUE, s, key, "'%s': expected auto or off", v);
-        return j->resume_auto = v[0] == 'a', true;
-    }
-    if (!strcmp(key, "drain_grace"))
-        return ctx_set_int(c, s, key, v, 0, 3600, &j->drain_grace);
-    if (!strcmp(key, "coordinator_plays"))
-        return ctx_set_bool(c, s, key, v, &j->coordinator_plays);
-    return ctx_unknown(c, s, key);
+    if (!ctx_set_enum(c, "job", key, v, KIND_NAMES, JOB_KIND_NB, &i))
+        return false;
+    c->has_kind = true;
+    return c->job->kind = (JobKind)i, true;
 }
 
-static bool key_openings(JobCtx *c, const char *key, const char *v)
+/// [job] rules: the set's defaults, keeping a counting already given.
+static bool set_rules(JobCtx *c, const char *key, const char *v)
+{
+    JobConfig *j = c->job;
+    RuleSet set;
+    if (!rules_set_parse(v, &set))
+        return ctx_fail(c, JOB_ERR_VALUE, "job", key, "'%s': expected seed or asian", v);
+    int counting = j->rules.counting_default;
+    j->rules = rules_config_default(set);
+    j->rules.counting_default = counting;
+    return true;
+}
+
+static bool set_tournament(JobCtx *c, const char *key, const char *v)
+{
+    if (strcmp(v, "gauntlet") && strcmp(v, "roundrobin"))
+        return ctx_fail(c, JOB_ERR_VALUE, "job", key, "'%s': expected gauntlet or roundrobin", v);
+    return c->job->round_robin = v[0] == 'r', true;
+}
+
+static bool set_resume(JobCtx *c, const char *key, const char *v)
+{
+    if (strcmp(v, "auto") && strcmp(v, "off"))
+        return ctx_fail(c, JOB_ERR_VALUE, "job", key, "'%s': expected auto or off", v);
+    return c->job->resume_auto = v[0] == 'a', true;
+}
+
+/// [time] scale = none | bench (mixed hardware; the other [time] keys of it are plain).
+static bool set_scale(JobCtx *c, const char *key, const char *v)
+{
+    static const char *const scales[] = {"none", "bench"};
+    int i = 0;
+    if (!ctx_set_enum(c, "time", key, v, scales, 2, &i))
+        return false;
+    return c->job->scale.bench = i == 1, true;
+}
+
+/// [openings] file: a path, an embedded set (builtin:NAME) or 'default'.
+static bool set_openings_file(JobCtx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
     const char *s = "openings";
-    long n;
+    if (!v[0])
+        return ctx_fail(c, JOB_ERR_VALUE, s, key,
+                        "empty: give a path, builtin:balanced, builtin:unbalanced or 'default'");
+    // An embedded set is a name, not a path: kept as written, checked here.
+    if (!strncmp(v, OPENINGS_BUILTIN_PREFIX, strlen(OPENINGS_BUILTIN_PREFIX))) {
+        if (!openings_builtin_find(v))
+            return ctx_fail(c, JOB_ERR_VALUE, s, key,
+                            "'%s': no such embedded set (builtin:balanced or builtin:unbalanced)",
+                            v);
+        return ctx_set_text(c, s, key, v, j->openings_file, sizeof j->openings_file);
+    }
+    return ctx_set_path(c, s, key, strcmp(v, "default") ? v : "", j->openings_file,
+                        sizeof j->openings_file);
+}
+
+static bool set_openings_order(JobCtx *c, const char *key, const char *v)
+{
+    static const char *const orders[] = {"sequential", "random"};
     int i = 0;
-    if (!strcmp(key, "file")) {
-        if (!v[0])
-            return ctx_fail(
-                c, JOB_ERR_VALUE, s, key,
-                "empty: give a path, builtin:balanced, builtin:unbalanced or 'default'");
-        // An embedded set is a name, not a path: kept as written, checked here.
-        if (!strncmp(v, OPENINGS_BUILTIN_PREFIX, strlen(OPENINGS_BUILTIN_PREFIX))) {
-            if (!openings_builtin_find(v))
-                return ctx_fail(
-                    c, JOB_ERR_VALUE, s, key,
-                    "'%s': no such embedded set (builtin:balanced or builtin:unbalanced)", v);
-            return ctx_set_text(c, s, key, v, j->openings_file, sizeof j->openings_file);
-        }
-        return ctx_set_path(c, s, key, strcmp(v, "default") ? v : "", j->openings_file,
-                            sizeof j->openings_file);
-    }
-    if (!strcmp(key, "order")) {
-        static const char *const orders[] = {"sequential", "random"};
-        if (!ctx_set_enum(c, s, key, v, orders, 2, &i))
-            return false;
-        return j->openings_random = i == 1, true;
-    }
-    if (!strcmp(key, "start") && ctx_set_long(c, s, key, v, 1, 100000000, &n))
-        return j->openings_start = (int)n - 1, true;
-    if (!strcmp(key, "seed") && ctx_set_long(c, s, key, v, 0, 2000000000L, &n))
-        return j->seed = (uint64_t)n, true;
-    if (!strcmp(key, "start") || !strcmp(key, "seed"))
+    if (!ctx_set_enum(c, "openings", key, v, orders, 2, &i))
         return false;
-    return ctx_unknown(c, s, key);
+    return c->job->openings_random = i == 1, true;
 }
 
-static bool key_adjudication(JobCtx *c, const char *key, const char *v)
+/// [openings] start: 1-based in the file, 0-based in the job.
+static bool set_openings_start(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "adjudication";
-    if (!strcmp(key, "draw"))
-        return ctx_set_bool(c, s, key, v, &j->draw.enabled);
-    if (!strcmp(key, "draw_movenumber"))
-        return ctx_set_int(c, s, key, v, 0, 100000, &j->draw.movenumber);
-    if (!strcmp(key, "draw_movecount"))
-        return ctx_set_int(c, s, key, v, 1, 100000, &j->draw.movecount);
-    if (!strcmp(key, "draw_score"))
-        return ctx_set_int(c, s, key, v, 0, 100000, &j->draw.score);
-    if (!strcmp(key, "resign"))
-        return ctx_set_bool(c, s, key, v, &j->resign.enabled);
-    if (!strcmp(key, "resign_movecount"))
-        return ctx_set_int(c, s, key, v, 1, 100000, &j->resign.movecount);
-    if (!strcmp(key, "resign_score"))
-        return ctx_set_int(c, s, key, v, 0, 100000, &j->resign.score);
-    if (!strcmp(key, "resign_twosided"))
-        return ctx_set_bool(c, s, key, v, &j->resign.twosided);
-    if (!strcmp(key, "maxplies"))
-        return ctx_set_int(c, s, key, v, 0, GAME_MAX_PLIES, &j->max_plies);
-    return ctx_unknown(c, s, key);
+    long n;
+    return ctx_set_long(c, "openings", key, v, 1, 100000000, &n) &&
+           (c->job->openings_start = (int)n - 1, true);
 }
 
-static bool key_sprt(JobCtx *c, const char *key, const char *v)
+static bool set_openings_seed(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "sprt";
-    int i = 0;
-    if (!strcmp(key, "elo0"))
-        return ctx_set_dbl(c, s, key, v, -1000, 1000, &j->sprt.elo0);
-    if (!strcmp(key, "elo1"))
-        return ctx_set_dbl(c, s, key, v, -1000, 1000, &j->sprt.elo1);
-    if (!strcmp(key, "alpha"))
-        return ctx_set_dbl(c, s, key, v, 1e-9, 0.5, &j->sprt.alpha);
-    if (!strcmp(key, "beta"))
-        return ctx_set_dbl(c, s, key, v, 1e-9, 0.5, &j->sprt.beta);
-    if (!strcmp(key, "model")) {
-        if (!ctx_set_enum(c, s, key, v, MODEL_NAMES, JOB_SPRT_MODEL_NB, &i))
-            return false;
-        return j->sprt.model = (JobSprtModel)i, true;
-    }
-    return ctx_unknown(c, s, key);
-}
-
-static bool key_output(JobCtx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "output";
-    if (!strcmp(key, "dir")) {
-        if (!v[0])
-            return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory");
-        return ctx_set_path(c, s, key, v, j->output.dir, sizeof j->output.dir);
-    }
-    char *dst = !strcmp(key, "pgn")         ? j->output.pgn
-                : !strcmp(key, "journal")   ? j->output.journal
-                : !strcmp(key, "result")    ? j->output.result
-                : !strcmp(key, "positions") ? j->output.positions
-                                            : NULL;
-    if (!dst)
-        return ctx_unknown(c, s, key);
-    if (!v[0] && dst != j->output.pgn && dst != j->output.positions)
-        return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    return ctx_set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
+    long n;
+    return ctx_set_long(c, "openings", key, v, 0, 2000000000L, &n) &&
+           (c->job->seed = (uint64_t)n, true);
 }
 
 static bool set_urls(JobCtx *c, const char *key, const char *v)
@@ -307,120 +247,39 @@ static bool set_urls(JobCtx *c, const char *key, const char *v)
     return true;
 }
 
-/// The [report] keys of delivery: CA, timeouts, retries, spool.
-static bool key_report_delivery(JobCtx *c, const char *key, const char *v)
+static bool set_model(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "report";
-    if (!strcmp(key, "ca_file"))
-        return ctx_set_path(c, s, key, v, j->report.ca_file, sizeof j->report.ca_file);
-    if (!strcmp(key, "connect_timeout"))
-        return ctx_set_int(c, s, key, v, 1, 600, &j->report.connect_timeout_s);
-    if (!strcmp(key, "timeout"))
-        return ctx_set_int(c, s, key, v, 1, 3600, &j->report.timeout_s);
-    if (!strcmp(key, "attempts"))
-        return ctx_set_int(c, s, key, v, 1, 100, &j->report.attempts);
-    if (!strcmp(key, "backoff"))
-        return ctx_set_dbl(c, s, key, v, 0.001, 3600, &j->report.backoff_s);
-    if (!strcmp(key, "backoff_max"))
-        return ctx_set_dbl(c, s, key, v, 0.001, 86400, &j->report.backoff_max_s);
-    if (!strcmp(key, "final_wait"))
-        return ctx_set_dbl(c, s, key, v, 0, 86400, &j->report.final_wait_s);
-    if (!strcmp(key, "spool")) {
-        if (!v[0])
-            return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory");
-        return ctx_set_text(c, s, key, v, j->report.spool, sizeof j->report.spool);
-    }
-    return ctx_unknown(c, s, key);
-}
-
-static bool key_report(JobCtx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "report";
     int i = 0;
-    if (!strcmp(key, "urls"))
-        return set_urls(c, key, v);
-    if (!strcmp(key, "method")) {
-        if (!ctx_set_enum(c, s, key, v, METHOD_NAMES, JOB_REPORT_METHOD_NB, &i))
-            return false;
-        return j->report.method = (JobReportMethod)i, true;
-    }
-    if (!strcmp(key, "token_env")) {
-        for (const char *p = v; *p; p++)
-            if (!isalnum((unsigned char)*p) && *p != '_')
-                return ctx_fail(c, JOB_ERR_VALUE, s, key,
-                                "'%s' is not an environment variable name", v);
-        return ctx_set_text(c, s, key, v, j->report.token_env, sizeof j->report.token_env);
-    }
-    if (!strcmp(key, "token_file"))
-        return ctx_set_path(c, s, key, v, j->report.token_file, sizeof j->report.token_file);
-    if (!strcmp(key, "interval"))
-        return ctx_set_int(c, s, key, v, 1, 86400, &j->report.interval_s);
-    return key_report_delivery(c, key, v);
+    if (!ctx_set_enum(c, "sprt", key, v, MODEL_NAMES, JOB_SPRT_MODEL_NB, &i))
+        return false;
+    return c->job->sprt.model = (JobSprtModel)i, true;
 }
 
-static bool key_book(JobCtx *c, const char *key, const char *v)
+static bool set_method(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "book";
-    long n;
-    if (!strcmp(key, "positions"))
-        return ctx_set_int(c, s, key, v, 1, 100000000, &j->book.positions);
-    if (!strcmp(key, "plies_min"))
-        return ctx_set_int(c, s, key, v, 0, 60, &j->book.plies_min);
-    if (!strcmp(key, "plies_max"))
-        return ctx_set_int(c, s, key, v, 0, 60, &j->book.plies_max);
-    if (!strcmp(key, "multipv"))
-        return ctx_set_int(c, s, key, v, 1, 64, &j->book.multipv);
-    if (!strcmp(key, "select_depth"))
-        return ctx_set_int(c, s, key, v, 1, 30, &j->book.select_depth);
-    if (!strcmp(key, "margin"))
-        return ctx_set_int(c, s, key, v, 0, 10000, &j->book.margin);
-    if (!strcmp(key, "temperature"))
-        return ctx_set_dbl(c, s, key, v, 0, 10000, &j->book.temperature);
-    if (!strcmp(key, "verify_depth"))
-        return ctx_set_int(c, s, key, v, 1, 40, &j->book.verify_depth);
-    if (!strcmp(key, "score_min"))
-        return ctx_set_int(c, s, key, v, -10000, 10000, &j->book.score_min);
-    if (!strcmp(key, "score_max"))
-        return ctx_set_int(c, s, key, v, -10000, 10000, &j->book.score_max);
-    if (!strcmp(key, "either_side"))
-        return ctx_set_bool(c, s, key, v, &j->book.either_side);
-    if (!strcmp(key, "score_view")) {
-        static const char *const views[] = {"red", "side_to_move"};
-        int i = 0;
-        if (!ctx_set_enum(c, s, key, v, views, 2, &i))
-            return false;
-        return j->book.side_to_move = i == 1, true;
-    }
-    if (!strcmp(key, "family_plies"))
-        return ctx_set_int(c, s, key, v, 0, 60, &j->book.family_plies);
-    if (!strcmp(key, "family_cap"))
-        return ctx_set_int(c, s, key, v, 0, 100000000, &j->book.family_cap);
-    if (!strcmp(key, "unit"))
-        return ctx_set_int(c, s, key, v, 1, 256, &j->book.unit);
-    if (!strcmp(key, "max_candidates") && ctx_set_long(c, s, key, v, 0, 4000000000000L, &n))
-        return j->book.max_candidates = n, true;
-    if (!strcmp(key, "hash"))
-        return ctx_set_int(c, s, key, v, 1, 4096, &j->book.hash_mb);
-    if (!strcmp(key, "seed") && ctx_set_long(c, s, key, v, 0, 2000000000L, &n))
-        return j->book.seed = (uint64_t)n, true;
-    if (!strcmp(key, "max_candidates") || !strcmp(key, "seed"))
+    int i = 0;
+    if (!ctx_set_enum(c, "report", key, v, METHOD_NAMES, JOB_REPORT_METHOD_NB, &i))
         return false;
-    char *dst = !strcmp(key, "seed_book")  ? j->book.seed_book
-                : !strcmp(key, "existing") ? j->book.existing
-                : !strcmp(key, "epd")      ? j->book.epd
-                : !strcmp(key, "moves")    ? j->book.moves
-                : !strcmp(key, "html")     ? j->book.html
-                                           : NULL;
-    if (!dst)
-        return ctx_unknown(c, s, key);
-    if (!v[0] && dst == j->book.epd)
-        return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    if (dst == j->book.epd || dst == j->book.moves || dst == j->book.html)
-        return ctx_set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
-    return ctx_set_path(c, s, key, v, dst, JOB_TEXT_MAX); // seed_book, existing
+    return c->job->report.method = (JobReportMethod)i, true;
+}
+
+static bool set_token_env(JobCtx *c, const char *key, const char *v)
+{
+    for (const char *p = v; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_')
+            return ctx_fail(c, JOB_ERR_VALUE, "report", key,
+                            "'%s' is not an environment variable name", v);
+    return ctx_set_text(c, "report", key, v, c->job->report.token_env,
+                        sizeof c->job->report.token_env);
+}
+
+static bool set_score_view(JobCtx *c, const char *key, const char *v)
+{
+    static const char *const views[] = {"red", "side_to_move"};
+    int i = 0;
+    if (!ctx_set_enum(c, "book", key, v, views, 2, &i))
+        return false;
+    return c->job->book.side_to_move = i == 1, true;
 }
 
 // `params = all` must fit every row of the weight table (evaluation and search) in one job;
@@ -496,32 +355,6 @@ static bool spsa_add_line(JobCtx *c, const char *key, const char *v)
     return true;
 }
 
-static bool key_spsa(JobCtx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "spsa";
-    if (!strcmp(key, "params"))
-        return spsa_add_names(c, key, v);
-    if (!strcmp(key, "param"))
-        return spsa_add_line(c, key, v);
-    if (!strcmp(key, "a_ratio"))
-        return ctx_set_dbl(c, s, key, v, 0, 10, &j->spsa.a_ratio);
-    if (!strcmp(key, "alpha"))
-        return ctx_set_dbl(c, s, key, v, 0.001, 2, &j->spsa.alpha);
-    if (!strcmp(key, "gamma"))
-        return ctx_set_dbl(c, s, key, v, 0.001, 2, &j->spsa.gamma);
-    if (!strcmp(key, "r_end"))
-        return ctx_set_dbl(c, s, key, v, 1e-9, 10, &j->spsa.r_end);
-    char *dst = !strcmp(key, "weights")      ? j->spsa.weights
-                : !strcmp(key, "trajectory") ? j->spsa.trajectory
-                                             : NULL;
-    if (!dst)
-        return ctx_unknown(c, s, key);
-    if (!v[0])
-        return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    return ctx_set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
-}
-
 /// Texel fits what the evaluation reads: "all" means every evaluation weight, and the search
 /// rows (search_params.def) are never tuned by it.
 static bool texel_tune_one(void *ctx, int id)
@@ -550,67 +383,6 @@ static bool texel_params(JobCtx *c, const char *key, const char *v)
     }
 }
 
-static bool key_texel(JobCtx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "texel";
-    if (!strcmp(key, "params"))
-        return texel_params(c, key, v);
-    if (!strcmp(key, "epochs"))
-        return ctx_set_int(c, s, key, v, 1, 1000000, &j->texel.epochs);
-    if (!strcmp(key, "threads"))
-        return ctx_set_int(c, s, key, v, 0, 1024, &j->texel.threads);
-    if (!strcmp(key, "lr"))
-        return ctx_set_dbl(c, s, key, v, 1e-6, 1000, &j->texel.lr);
-    if (!strcmp(key, "l2"))
-        return ctx_set_dbl(c, s, key, v, 0, 1e6, &j->texel.l2);
-    if (!strcmp(key, "k"))
-        return ctx_set_dbl(c, s, key, v, 0, 100, &j->texel.k);
-    if (!strcmp(key, "checkpoint_every"))
-        return ctx_set_int(c, s, key, v, 1, 1000000, &j->texel.checkpoint_every);
-    if (!strcmp(key, "checkpoint_seconds"))
-        return ctx_set_dbl(c, s, key, v, 0, 1e6, &j->texel.checkpoint_seconds);
-    char *dst = !strcmp(key, "data")      ? j->texel.data
-                : !strcmp(key, "start")   ? j->texel.start
-                : !strcmp(key, "weights") ? j->texel.weights
-                : !strcmp(key, "loss")    ? j->texel.loss
-                                          : NULL;
-    if (!dst)
-        return ctx_unknown(c, s, key);
-    if (!v[0] && dst != j->texel.start)
-        return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    if (dst == j->texel.weights || dst == j->texel.loss)
-        return ctx_set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
-    return ctx_set_path(c, s, key, v, dst, JOB_TEXT_MAX); // data, start
-}
-
-static bool key_datagen(JobCtx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "datagen";
-    long n;
-    if (!strcmp(key, "positions"))
-        return ctx_set_int(c, s, key, v, 1, JOB_DATAGEN_POSITIONS_MAX, &j->datagen.positions);
-    if (!strcmp(key, "random_plies"))
-        return ctx_set_int(c, s, key, v, 0, 32, &j->datagen.random_plies);
-    if (!strcmp(key, "min_ply"))
-        return ctx_set_int(c, s, key, v, 0, GAME_MAX_PLIES, &j->datagen.min_ply);
-    if (!strcmp(key, "unit"))
-        return ctx_set_int(c, s, key, v, 1, JOB_DATAGEN_UNIT_MAX, &j->datagen.unit);
-    if (!strcmp(key, "max_games") && ctx_set_long(c, s, key, v, 0, JOB_PAIRS_MAX, &n))
-        return j->datagen.max_games = n, true;
-    if (!strcmp(key, "seed") && ctx_set_long(c, s, key, v, 0, 2000000000L, &n))
-        return j->datagen.seed = (uint64_t)n, true;
-    if (!strcmp(key, "max_games") || !strcmp(key, "seed"))
-        return false;
-    if (!strcmp(key, "file")) {
-        if (!v[0])
-            return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-        return ctx_set_file_name(c, s, key, v, j->datagen.file, sizeof j->datagen.file);
-    }
-    return ctx_unknown(c, s, key);
-}
-
 /// `data = A.xqp B.xqp ...`: blank-separated paths, each taken from the job file's directory.
 static bool train_data(JobCtx *c, const char *key, const char *v)
 {
@@ -631,60 +403,48 @@ static bool train_data(JobCtx *c, const char *key, const char *v)
     return true;
 }
 
-static bool key_train(JobCtx *c, const char *key, const char *v)
+typedef bool (*SetSpecial)(JobCtx *c, const char *key, const char *v);
+
+/// The keys that are not plain (job_keys.def holds the plain ones).
+static const struct {
+    Section sec;
+    const char *key;
+    SetSpecial set;
+} SPECIAL_KEYS[] = {
+    {SEC_JOB, "kind", set_kind},
+    {SEC_JOB, "rules", set_rules},
+    {SEC_JOB, "tournament", set_tournament},
+    {SEC_JOB, "resume", set_resume},
+    {SEC_TIME, "scale", set_scale},
+    {SEC_OPENINGS, "file", set_openings_file},
+    {SEC_OPENINGS, "order", set_openings_order},
+    {SEC_OPENINGS, "start", set_openings_start},
+    {SEC_OPENINGS, "seed", set_openings_seed},
+    {SEC_SPRT, "model", set_model},
+    {SEC_REPORT, "urls", set_urls},
+    {SEC_REPORT, "method", set_method},
+    {SEC_REPORT, "token_env", set_token_env},
+    {SEC_BOOK, "score_view", set_score_view},
+    {SEC_SPSA, "params", spsa_add_names},
+    {SEC_SPSA, "param", spsa_add_line},
+    {SEC_TEXEL, "params", texel_params},
+    {SEC_TRAIN, "data", train_data},
+};
+
+/// A key of a section that is not an engine's: a special key, else a row of job_keys.def.
+static bool key_plain(JobCtx *c, Section id, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "train";
-    long n;
-    if (!strcmp(key, "data"))
-        return train_data(c, key, v);
-    if (!strcmp(key, "hidden"))
-        return ctx_set_int(c, s, key, v, 8, 4096, &j->train.hidden);
-    if (!strcmp(key, "epochs"))
-        return ctx_set_int(c, s, key, v, 1, 1000000, &j->train.epochs);
-    if (!strcmp(key, "batch"))
-        return ctx_set_int(c, s, key, v, 1, 1 << 22, &j->train.batch);
-    if (!strcmp(key, "threads"))
-        return ctx_set_int(c, s, key, v, 0, 1024, &j->train.threads);
-    if (!strcmp(key, "lr"))
-        return ctx_set_dbl(c, s, key, v, 1e-9, 10, &j->train.lr);
-    if (!strcmp(key, "lambda"))
-        return ctx_set_dbl(c, s, key, v, 0, 1, &j->train.lambda);
-    if (!strcmp(key, "val"))
-        return ctx_set_dbl(c, s, key, v, 0, 0.5, &j->train.val);
-    if (!strcmp(key, "seed") && ctx_set_long(c, s, key, v, 0, 2000000000L, &n))
-        return j->train.seed = (uint64_t)n, true;
-    if (!strcmp(key, "seed"))
-        return false;
-    char *dst = !strcmp(key, "net") ? j->train.net : !strcmp(key, "loss") ? j->train.loss : NULL;
-    if (!dst)
-        return ctx_unknown(c, s, key);
-    if (!v[0])
-        return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    return ctx_set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
+    for (size_t i = 0; i < sizeof SPECIAL_KEYS / sizeof SPECIAL_KEYS[0]; i++)
+        if (SPECIAL_KEYS[i].sec == id && !strcmp(SPECIAL_KEYS[i].key, key))
+            return SPECIAL_KEYS[i].set(c, key, v);
+    const JobKeyDef *k = ctx_key_find(SECTION_NAMES[id], key);
+    if (k && id == SEC_JOB && !strcmp(key, "rounds"))
+        c->has_rounds = true;
+    return k ? ctx_set_key(c, k, v) : ctx_unknown(c, SECTION_NAMES[id], key);
 }
 
 /// [time] keys of mixed hardware (scale, reference_nps, nps_floor); the section's other keys
 /// are the engines' time control.
-static bool key_time(JobCtx *c, const char *key, const char *v)
-{
-    static const char *const scales[] = {"none", "bench"};
-    JobConfig *j = c->job;
-    long n;
-    int i;
-    if (!strcmp(key, "scale")) {
-        if (!ctx_set_enum(c, "time", key, v, scales, 2, &i))
-            return false;
-        j->scale.bench = i == 1;
-        return true;
-    }
-    bool floor = !strcmp(key, "nps_floor");
-    if (!ctx_set_long(c, "time", key, v, floor ? 0 : 1, 1000000000000L, &n))
-        return false;
-    *(floor ? &j->scale.nps_floor : &j->scale.reference_nps) = (uint64_t)n;
-    return true;
-}
-
 static bool is_scale_key(const char *key)
 {
     return !strcmp(key, "scale") || !strcmp(key, "reference_nps") || !strcmp(key, "nps_floor");
@@ -699,28 +459,18 @@ static bool key_set(JobCtx *c, const char *section, const char *key, const char 
         return ctx_fail(c, JOB_ERR_VALUE, section, key, "%s", why);
     int id = section_parse(section, name, sizeof name);
     switch (id) {
-    case SEC_JOB: return key_job(c, key, v);
     case SEC_ENGINE:
         snprintf(sec, sizeof sec, "engine %s", name);
         return engine_entry(c, engine_find(c, name), sec, key, v);
     case SEC_EACH: return engine_entry(c, TARGET_EACH, "each", key, v);
     case SEC_TIME:
-        return is_scale_key(key) ? key_time(c, key, v)
+        return is_scale_key(key) ? key_plain(c, SEC_TIME, key, v)
                                  : engine_entry(c, TARGET_TIME, "time", key, v);
-    case SEC_OPENINGS: return key_openings(c, key, v);
-    case SEC_ADJUDICATION: return key_adjudication(c, key, v);
-    case SEC_SPRT: return key_sprt(c, key, v);
-    case SEC_OUTPUT: return key_output(c, key, v);
-    case SEC_REPORT: return key_report(c, key, v);
-    case SEC_BOOK: return key_book(c, key, v);
-    case SEC_SPSA: return key_spsa(c, key, v);
-    case SEC_TEXEL: return key_texel(c, key, v);
-    case SEC_DATAGEN: return key_datagen(c, key, v);
-    case SEC_TRAIN: return key_train(c, key, v);
-    default:
+    case -1:
         if (!section[0])
             return ctx_fail(c, JOB_ERR_KEY, NULL, NULL, "%s: key before any [section]", key);
         return ctx_fail(c, JOB_ERR_KEY, section, key, "unknown section");
+    default: return key_plain(c, (Section)id, key, v);
     }
 }
 
@@ -1067,75 +817,16 @@ static bool validate(JobCtx *c)
 
 // ---- Loading ------------------------------------------------------------------------------
 
+/// The defaults: the plain keys' from their rows, and those of the special keys.
 static void job_defaults(JobConfig *j)
 {
     memset(j, 0, sizeof *j);
     j->kind = JOB_MATCH;
     j->rules = rules_config_default(RULES_SEED);
-    j->draw = (DrawAdjudication){false, 40, 8, 10};
-    j->resign = (ResignAdjudication){false, false, 3, 600};
-    j->seed = 1;
-    j->repeat = true;
-    j->sprt.elo0 = 0;
-    j->sprt.elo1 = 2;
-    j->sprt.alpha = j->sprt.beta = 0.05;
-    snprintf(j->output.dir, sizeof j->output.dir, ".");
-    snprintf(j->output.pgn, sizeof j->output.pgn, "games.pgn");
-    snprintf(j->output.journal, sizeof j->output.journal, "journal.xqj");
-    snprintf(j->output.result, sizeof j->output.result, "result.json");
-    j->report.interval_s = 60;
-    j->report.connect_timeout_s = 10;
-    j->report.timeout_s = 60;
-    j->report.attempts = 5;
-    j->report.backoff_s = 1;
-    j->report.backoff_max_s = 60;
-    j->report.final_wait_s = 30;
-    snprintf(j->report.spool, sizeof j->report.spool, "spool");
-    j->book.positions = 1000;
-    j->book.plies_min = 6;
-    j->book.plies_max = 10;
-    j->book.multipv = 6;
-    j->book.select_depth = 3;
-    j->book.margin = 40;
-    j->book.verify_depth = 7;
-    j->book.score_min = -60;
-    j->book.score_max = 60;
-    j->book.family_plies = 2;
-    j->book.unit = 16;
-    j->book.hash_mb = 4;
-    j->book.seed = 1;
-    snprintf(j->book.epd, sizeof j->book.epd, "book.epd");
-    j->spsa.a_ratio = 0.1;
-    j->spsa.alpha = 0.602;
-    j->spsa.gamma = 0.101;
-    j->spsa.r_end = 0.002;
-    snprintf(j->spsa.weights, sizeof j->spsa.weights, "spsa-weights.txt");
-    snprintf(j->spsa.trajectory, sizeof j->spsa.trajectory, "spsa.csv");
-    j->texel.epochs = 200;
-    j->texel.lr = 2.0;
-    j->texel.l2 = 10;                 // TEXEL_L2_DEFAULT (tuning/texel.h)
-    j->texel.checkpoint_every = 25;   // TEXEL_CHECKPOINT_EVERY
-    j->texel.checkpoint_seconds = 60; // TEXEL_CHECKPOINT_SECONDS
+    ctx_key_defaults(j);
+    j->seed = 1; // [openings] seed
     for (int id = 0; id < PARAM_NB; id++)
         j->texel.tuned[id] = !params_is_search(id); // the evaluation's weights
-    snprintf(j->texel.weights, sizeof j->texel.weights, "texel-weights.txt");
-    snprintf(j->texel.loss, sizeof j->texel.loss, "texel-loss.csv");
-    snprintf(j->book.moves, sizeof j->book.moves, "book.xqb");
-    snprintf(j->book.html, sizeof j->book.html, "book.html");
-    j->datagen.positions = 100000;
-    j->datagen.random_plies = 8;
-    j->datagen.unit = 1;
-    j->datagen.seed = 1;
-    snprintf(j->datagen.file, sizeof j->datagen.file, "positions.xqp");
-    j->train.hidden = 128;
-    j->train.epochs = 10;
-    j->train.batch = 16384;
-    j->train.lr = 0.001;
-    j->train.lambda = 0.75;
-    j->train.val = 0.05;
-    j->train.seed = 1;
-    snprintf(j->train.net, sizeof j->train.net, "net.nnue");
-    snprintf(j->train.loss, sizeof j->train.loss, "train-loss.csv");
 }
 
 JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,

@@ -3,10 +3,12 @@
 #include "job_ctx.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "engine_spec.h"
+#include "match.h"
 
 /// Records the first error as "where: [section] key: message"; later ones are dropped.
 __attribute__((format(printf, 5, 6))) bool ctx_fail(JobCtx *c, JobStatus st, const char *section,
@@ -174,4 +176,87 @@ bool ctx_build_player(JobCtx *c, int i)
     if (!engine_spec_check_eval(&p->cfg, tunes_eval, why, sizeof why))
         return ctx_fail(c, JOB_ERR_VALUE, sec, "option.UseNNUE", "%s", why);
     return true;
+}
+
+// ---- Plain keys (job_keys.def) ------------------------------------------------------------
+
+// A row's hi and default are numbers, or strings for a string key: each goes to its field.
+#define KEY_NUM(x)  _Generic((x), char * : 0.0, default : (x))
+#define KEY_TEXT(x) _Generic((x), char * : (x), default : NULL)
+#define KEY(sec, nm, ty, fld, lo_, hi_, def_, fl)                                                  \
+    {#sec,                                                                                         \
+     #nm,                                                                                          \
+     ty,                                                                                           \
+     offsetof(JobConfig, fld),                                                                     \
+     sizeof(((JobConfig *)0)->fld),                                                                \
+     lo_,                                                                                          \
+     KEY_NUM(hi_),                                                                                 \
+     KEY_NUM(def_),                                                                                \
+     KEY_TEXT(def_),                                                                               \
+     KEY_TEXT(hi_),                                                                                \
+     fl},
+static const JobKeyDef KEYS[] = {
+#include "job_keys.def"
+};
+#undef KEY
+enum { KEY_NB = sizeof KEYS / sizeof KEYS[0] };
+
+const JobKeyDef *job_keys(int *count)
+{
+    *count = KEY_NB;
+    return KEYS;
+}
+
+const JobKeyDef *ctx_key_find(const char *section, const char *key)
+{
+    for (int i = 0; i < KEY_NB; i++)
+        if (!strcmp(KEYS[i].section, section) && !strcmp(KEYS[i].name, key))
+            return &KEYS[i];
+    return NULL;
+}
+
+bool ctx_set_key(JobCtx *c, const JobKeyDef *k, const char *v)
+{
+    void *p = (char *)c->job + k->offset;
+    const char *s = k->section, *key = k->name;
+    long n;
+    switch (k->type) {
+    case KEY_INT: return ctx_set_int(c, s, key, v, (long)k->lo, (long)k->hi, p);
+    case KEY_DBL: return ctx_set_dbl(c, s, key, v, k->lo, k->hi, p);
+    case KEY_BOOL: return ctx_set_bool(c, s, key, v, p);
+    case KEY_I64:
+    case KEY_U64:
+        if (!ctx_set_long(c, s, key, v, (long)k->lo, (long)k->hi, &n))
+            return false;
+        if (k->type == KEY_I64)
+            *(int64_t *)p = n;
+        else
+            *(uint64_t *)p = (uint64_t)n;
+        return true;
+    case KEY_STR: break;
+    }
+    if (!v[0] && (k->flags & KEY_REQUIRED))
+        return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give %s",
+                        k->flags & KEY_DIR ? "a directory" : "a file name");
+    if (k->flags & KEY_FILE_NAME)
+        return ctx_set_file_name(c, s, key, v, p, k->size);
+    if (k->flags & KEY_PATH)
+        return ctx_set_path(c, s, key, v, p, k->size);
+    return ctx_set_text(c, s, key, v, p, k->size);
+}
+
+void ctx_key_defaults(JobConfig *j)
+{
+    for (int i = 0; i < KEY_NB; i++) {
+        const JobKeyDef *k = &KEYS[i];
+        void *p = (char *)j + k->offset;
+        switch (k->type) {
+        case KEY_INT: *(int *)p = (int)k->def; break;
+        case KEY_I64: *(int64_t *)p = (int64_t)k->def; break;
+        case KEY_U64: *(uint64_t *)p = (uint64_t)k->def; break;
+        case KEY_DBL: *(double *)p = k->def; break;
+        case KEY_BOOL: *(bool *)p = k->def != 0; break;
+        case KEY_STR: snprintf(p, k->size, "%s", k->def_text); break;
+        }
+    }
 }

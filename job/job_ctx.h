@@ -100,3 +100,11 @@ bool ctx_unknown(JobCtx *c, const char *sec, const char *key);
 bool ctx_apply_entries(JobCtx *c, int i, int target);
 /// Builds player i from its settings ([time], [each], its section) and checks it whole.
 bool ctx_build_player(JobCtx *c, int i);
+
+/// The row of [section] key in job_keys.def, or NULL.
+const JobKeyDef *ctx_key_find(const char *section, const char *key);
+/// Sets a plain key from its row: its range, the checks its flags ask for, the same errors as
+/// the typed setters.
+bool ctx_set_key(JobCtx *c, const JobKeyDef *k, const char *v);
+/// Every plain key at its default.
+void ctx_key_defaults(JobConfig *j);
