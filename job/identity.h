@@ -66,6 +66,14 @@ void identity_destroy(Identity *id);
 
 /// Appends one item (copies of key and value). IDENTITY_ERR_TOO_LARGE past IDENTITY_ITEMS_MAX.
 IdentityStatus identity_add(Identity *id, const char *key, const char *value);
+/// Appends one item whose value is formatted as printf does.
+__attribute__((format(printf, 3, 4))) IdentityStatus identity_addf(Identity *id, const char *key,
+                                                                   const char *fmt, ...);
+/// Appends one item whose value is the content hash of the file at path (16 hex digits), or
+/// "unreadable (path: why)".
+IdentityStatus identity_add_file(Identity *id, const char *key, const char *path);
+/// Appends the rules item ("rules=SET counting_default=N ply_limit=N").
+IdentityStatus identity_add_rules(Identity *id, const RulesConfig *r);
 /// The value of key, or NULL.
 const char *identity_get(const Identity *id, const char *key);
 

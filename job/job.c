@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The job model: the sections and keys of a job file, their value ranges and defaults, the
-// checks of a whole job (engines, rounds, sizes, output names) and what a job derives
-// (pairings, game settings). The file itself is read by inifile.c (lines, size cap,
-// overrides, file-relative paths), engine settings are parsed by engine_spec.c. Engine
+// The job model's mechanics: the sections of a job file, the engine entries ([time], [each],
+// [engine NAME]), the keys that are not plain (kind, rules, tournament, openings, urls, SPSA
+// and Texel parameter lists, train data), overrides, and the driver of validation. The plain
+// keys, their ranges and defaults are rows of job_keys.def (set by job_ctx.c); what differs
+// between kinds is a row of job_kinds.c. The file itself is read by inifile.c (lines, size
+// cap, overrides, file-relative paths), engine settings are parsed by engine_spec.c. Engine
 // settings are kept as entries and applied at the end, [time] then [each] then the engine's
 // own section, so that the order of sections in the file does not matter.
 #include "job.h"
@@ -10,20 +12,18 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_spec.h"
 #include "job_ctx.h"
+#include "job_kinds.h"
 #include "match.h"
 
 static const char *const SECTION_NAMES[SEC_NB] = {
     "job",    "engine", "each", "time", "openings", "adjudication", "sprt",
     "output", "report", "book", "spsa", "texel",    "datagen",      "train"};
-static const char *const KIND_NAMES[JOB_KIND_NB] = {"sprt", "match",   "spsa", "texel",
-                                                    "book", "datagen", "train"};
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
 
@@ -41,8 +41,6 @@ const char *job_strerror(JobStatus st)
                                                     "out of memory"};
     return (unsigned)st < JOB_STATUS_NB ? text[st] : "unknown job status";
 }
-
-const char *job_kind_name(JobKind k) { return (unsigned)k < JOB_KIND_NB ? KIND_NAMES[k] : "?"; }
 
 // ---- Sections -----------------------------------------------------------------------------
 
@@ -133,8 +131,11 @@ static bool engine_entry(JobCtx *c, int target, const char *sec, const char *key
 /// [job] kind: sprt, match, ... (job_kind_name).
 static bool set_kind(JobCtx *c, const char *key, const char *v)
 {
+    const char *names[JOB_KIND_NB];
+    for (int k = 0; k < JOB_KIND_NB; k++)
+        names[k] = job_kind_name((JobKind)k);
     int i = 0;
-    if (!ctx_set_enum(c, "job", key, v, KIND_NAMES, JOB_KIND_NB, &i))
+    if (!ctx_set_enum(c, "job", key, v, names, JOB_KIND_NB, &i))
         return false;
     c->has_kind = true;
     return c->job->kind = (JobKind)i, true;
@@ -558,196 +559,13 @@ static void apply_override(JobCtx *c, const char *text)
 
 // ---- Validation ---------------------------------------------------------------------------
 
-/// A book job needs no engines (it runs the builtin search) and no rounds.
-static bool validate_book(JobCtx *c)
-{
-    const JobConfig *j = c->job;
-    if (j->player_count > 0)
-        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                        "a book job searches with the builtin engine: remove the engine sections");
-    if (j->book.plies_min > j->book.plies_max)
-        return ctx_fail(c, JOB_ERR_VALUE, "book", "plies_max",
-                        "plies_min (%d) is above plies_max (%d)", j->book.plies_min,
-                        j->book.plies_max);
-    if (j->book.score_min > j->book.score_max)
-        return ctx_fail(c, JOB_ERR_VALUE, "book", "score_max",
-                        "score_min (%d) is above score_max (%d)", j->book.score_min,
-                        j->book.score_max);
-    return true;
-}
-
-/// An SPSA job: one builtin engine (it plays itself), game pairs, at least one parameter.
-static bool validate_spsa(JobCtx *c)
-{
-    JobConfig *j = c->job;
-    if (j->player_count != 1)
-        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                        "an spsa job tunes one builtin engine against itself (found %d engines)",
-                        j->player_count);
-    if (!ctx_build_player(c, 0))
-        return false;
-    c->at = (Origin){0, NULL};
-    if (j->players[0].cfg.proto != PROTO_BUILTIN)
-        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
-                        "spsa sets weights in-process: the engine must be builtin");
-    if (!c->has_rounds)
-        return ctx_fail(c, JOB_ERR_MISSING, "job", "rounds", "missing (game pairs = iterations)");
-    if (!j->repeat)
-        return ctx_fail(c, JOB_ERR_VALUE, "job", "repeat", "spsa plays game pairs: repeat = true");
-    if (j->spsa.param_count == 0)
-        return ctx_fail(c, JOB_ERR_MISSING, "spsa", "params",
-                        "no parameters: give params = all|psq|eval|NAME... or param = NAME, start, "
-                        "min, max, c_end, r_end");
-    for (int i = 0; i < j->spsa.param_count; i++)
-        if (isnan(j->spsa.params[i].r_end))
-            j->spsa.params[i].r_end = j->spsa.r_end;
-    return true;
-}
-
-/// A Texel job reads a dataset; it plays no games, so it has no engines and no rounds.
-static bool validate_texel(JobCtx *c)
-{
-    const JobConfig *j = c->job;
-    if (j->player_count > 0)
-        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                        "a texel job fits the builtin evaluation: remove the engine sections "
-                        "(start weights: [texel] start = FILE)");
-    if (!j->texel.data[0])
-        return ctx_fail(c, JOB_ERR_MISSING, "texel", "data", "missing: the dataset file");
-    return true;
-}
-
-/// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
-static bool validate_datagen(JobCtx *c)
-{
-    JobConfig *j = c->job;
-    if (j->player_count != 1)
-        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                        "a datagen job's one builtin engine plays itself (found %d engines)",
-                        j->player_count);
-    if (!ctx_build_player(c, 0))
-        return false;
-    c->at = (Origin){0, NULL};
-    if (j->players[0].cfg.proto != PROTO_BUILTIN)
-        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
-                        "datagen records the builtin search's scores: the engine must be builtin");
-    const TimeControl *tc = &j->players[0].tc;
-    if (!tc->depth && !tc->nodes)
-        return ctx_fail(c, JOB_ERR_MISSING, "time", "depth",
-                        "datagen searches each move to a fixed depth or node count: give depth = N "
-                        "or nodes = N (in [time], [each] or the engine's section)");
-    if (c->has_rounds)
-        return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds",
-                        "a datagen job ends at [datagen] positions (cap the games with max_games)");
-    return true;
-}
-
-/// A train job reads positions files; it plays no games, so it has no engines and no rounds.
-static bool validate_train(JobCtx *c)
-{
-    const JobConfig *j = c->job;
-    if (j->player_count > 0)
-        return ctx_fail(
-            c, JOB_ERR_VALUE, "engine NAME", NULL,
-            "a train job trains a net from positions files: remove the engine sections");
-    if (j->train.data_count == 0)
-        return ctx_fail(c, JOB_ERR_MISSING, "train", "data",
-                        "missing: the positions files (.xqp, from kind = datagen)");
-    if (c->has_rounds)
-        return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds", "a train job runs [train] epochs");
-    return true;
-}
-
-/// A game job (sprt, match): two or more engines, rounds; an SPRT has exactly two.
-static bool validate_games(JobCtx *c)
-{
-    JobConfig *j = c->job;
-    if (j->player_count < 2)
-        return ctx_fail(c, JOB_ERR_MISSING, "engine NAME", NULL,
-                        "at least two engines are needed (found %d)", j->player_count);
-    for (int i = 0; i < j->player_count; i++)
-        if (!ctx_build_player(c, i))
-            return false;
-    c->at = (Origin){0, NULL};
-    char why[512];
-    for (int a = 0; a < j->player_count; a++)
-        for (int b = a + 1; b < j->player_count; b++)
-            if (!engine_spec_check_pair(&j->players[a].cfg, &j->players[b].cfg, why, sizeof why))
-                return ctx_fail(c, JOB_ERR_VALUE, "each", "option.UseNNUE", "%s", why);
-    if (!c->has_rounds)
-        return ctx_fail(c, JOB_ERR_MISSING, "job", "rounds", "missing");
-    j->sprt.enabled = j->kind == JOB_SPRT;
-    if (j->sprt.enabled && j->player_count != 2)
-        return ctx_fail(c, JOB_ERR_VALUE, "job", "kind",
-                        "sprt needs exactly two engines (found %d); use kind = match",
-                        j->player_count);
-    if (j->sprt.enabled && !(j->sprt.elo0 < j->sprt.elo1))
-        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "elo1", "elo0 (%g) must be below elo1 (%g)",
-                        j->sprt.elo0, j->sprt.elo1);
-    if (j->sprt.enabled && !(j->sprt.alpha + j->sprt.beta < 1))
-        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "beta", "alpha + beta must be below 1");
-    return true;
-}
-
-/// One file the job writes in [output] dir: the key that names it, or a fixed name.
-typedef struct {
-    const char *sec, *key; // NULL key: a name the program itself writes (what says whose)
-    const char *name;
-    const char *what;
-} OutputName;
-
-enum { OUTPUT_NAMES_MAX = 16 };
-
-/// The files a job of this kind writes in [output] dir; names turned off (empty) are left out.
-static int output_names(const JobConfig *j, OutputName *out, char *diff, size_t diff_cap)
-{
-    int n = 0;
-    bool games = j->kind == JOB_SPRT || j->kind == JOB_MATCH || j->kind == JOB_SPSA;
-    out[n++] = (OutputName){NULL, NULL, "report.json", "the run report"};
-    out[n++] = (OutputName){NULL, NULL, "report.html", "the run report's page"};
-    if (games) {
-        out[n++] = (OutputName){"output", "pgn", j->output.pgn, NULL};
-        out[n++] = (OutputName){"output", "positions", j->output.positions, NULL};
-    }
-    if (j->kind != JOB_TEXEL && j->kind != JOB_TRAIN) {
-        out[n++] = (OutputName){"output", "journal", j->output.journal, NULL};
-        out[n++] = (OutputName){"output", "result", j->output.result, NULL};
-    }
-    if (j->kind == JOB_SPSA) {
-        out[n++] = (OutputName){"spsa", "weights", j->spsa.weights, NULL};
-        out[n++] = (OutputName){"spsa", "trajectory", j->spsa.trajectory, NULL};
-    }
-    if (j->kind == JOB_TEXEL) {
-        snprintf(diff, diff_cap, "%s.diff", j->texel.weights);
-        out[n++] = (OutputName){"texel", "weights", j->texel.weights, NULL};
-        out[n++] = (OutputName){"texel", "loss", j->texel.loss, NULL};
-        out[n++] = (OutputName){NULL, NULL, diff, "the weights' difference file"};
-        out[n++] = (OutputName){NULL, NULL, "texel.ckpt", "the Texel checkpoint"};
-    }
-    if (j->kind == JOB_BOOK) {
-        out[n++] = (OutputName){"book", "epd", j->book.epd, NULL};
-        out[n++] = (OutputName){"book", "moves", j->book.moves, NULL};
-        out[n++] = (OutputName){"book", "html", j->book.html, NULL};
-    }
-    if (j->kind == JOB_DATAGEN)
-        out[n++] = (OutputName){"datagen", "file", j->datagen.file, NULL};
-    if (j->kind == JOB_TRAIN) {
-        out[n++] = (OutputName){"train", "net", j->train.net, NULL};
-        out[n++] = (OutputName){"train", "loss", j->train.loss, NULL};
-        out[n++] = (OutputName){NULL, NULL, "train.ckpt", "the training checkpoint"};
-    }
-    if (j->report.url_count > 0 && !strchr(j->report.spool, '/'))
-        out[n++] = (OutputName){"report", "spool", j->report.spool, NULL};
-    return n;
-}
-
 /// Every file the job writes in [output] dir has its own name: two keys naming one file
 /// would have two writers overwrite each other (or a journal read back as a result).
 static bool validate_outputs(JobCtx *c)
 {
-    OutputName names[OUTPUT_NAMES_MAX];
+    JobOutput names[JOB_OUTPUTS_MAX];
     char diff[JOB_TEXT_MAX + 8];
-    int n = output_names(c->job, names, diff, sizeof diff);
+    int n = job_outputs(c->job, names, diff, sizeof diff);
     for (int i = 0; i < n; i++) {
         if (!names[i].key || !names[i].name[0])
             continue;
@@ -774,8 +592,7 @@ static bool validate_scale(JobCtx *c)
     c->at = (Origin){0, NULL};
     if (!j->scale.bench)
         return true;
-    if (j->kind == JOB_BOOK || j->kind == JOB_TEXEL || j->kind == JOB_DATAGEN ||
-        j->kind == JOB_TRAIN)
+    if (!job_kind_def(j->kind)->clocked)
         return ctx_fail(c, JOB_ERR_VALUE, "time", "scale",
                         "bench scales the clocks of games: a %s job plays none (remove it)",
                         job_kind_name(j->kind));
@@ -793,12 +610,7 @@ static bool validate(JobCtx *c)
     if (!c->has_kind)
         return ctx_fail(c, JOB_ERR_MISSING, "job", "kind",
                         "missing (sprt, match, spsa, texel, book, datagen or train)");
-    bool ok = j->kind == JOB_BOOK      ? validate_book(c)
-              : j->kind == JOB_SPSA    ? validate_spsa(c)
-              : j->kind == JOB_TEXEL   ? validate_texel(c)
-              : j->kind == JOB_DATAGEN ? validate_datagen(c)
-              : j->kind == JOB_TRAIN   ? validate_train(c)
-                                       : validate_games(c);
+    bool ok = job_kind_def(j->kind)->validate(c);
     if (!ok || !validate_scale(c))
         return false;
     c->at = (Origin){0, NULL};
@@ -820,8 +632,7 @@ static bool validate(JobCtx *c)
 /// The defaults: the plain keys' from their rows, and those of the special keys.
 static void job_defaults(JobConfig *j)
 {
-    memset(j, 0, sizeof *j);
-    j->kind = JOB_MATCH;
+    memset(j, 0, sizeof *j); // kind: none, [job] kind is mandatory
     j->rules = rules_config_default(RULES_SEED);
     ctx_key_defaults(j);
     j->seed = 1; // [openings] seed
@@ -903,19 +714,6 @@ void job_game_config(const JobConfig *job, int a, int b, GameConfig *out)
     out->draw = job->draw;
     out->resign = job->resign;
     out->max_plies = job->max_plies;
-}
-
-int job_pairing_count(const JobConfig *job)
-{
-    int n = job->player_count;
-    if (job->kind == JOB_BOOK || job->kind == JOB_TEXEL || job->kind == JOB_DATAGEN ||
-        job->kind == JOB_TRAIN)
-        return 0;
-    if (job->kind == JOB_SPSA)
-        return 1; // the engine against itself, as plus and minus
-    if (n < 2)
-        return 0;
-    return job->round_robin ? n * (n - 1) / 2 : n - 1;
 }
 
 int64_t job_pairs_total(const JobConfig *job)

@@ -151,7 +151,7 @@ bool ctx_apply_entries(JobCtx *c, int i, int target)
     return true;
 }
 
-bool ctx_build_player(JobCtx *c, int i)
+bool ctx_build_player(JobCtx *c, int i, bool tunes_eval)
 {
     JobPlayer *p = &c->job->players[i];
     char sec[64];
@@ -169,9 +169,6 @@ bool ctx_build_player(JobCtx *c, int i)
     if (!tc->base_ms && !tc->inc_ms && !tc->movetime_ms && !tc->depth && !tc->nodes)
         return ctx_fail(c, JOB_ERR_MISSING, sec, NULL,
                         "no time control: give tc, st, depth or nodes (here, in [each] or [time])");
-    bool tunes_eval = false;
-    for (int k = 0; c->job->kind == JOB_SPSA && k < c->job->spsa.param_count; k++)
-        tunes_eval |= !params_is_search(c->job->spsa.params[k].id);
     char why[512];
     if (!engine_spec_check_eval(&p->cfg, tunes_eval, why, sizeof why))
         return ctx_fail(c, JOB_ERR_VALUE, sec, "option.UseNNUE", "%s", why);

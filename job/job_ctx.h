@@ -49,7 +49,7 @@ typedef struct {
     char value[JOB_LINE_MAX + 1];
 } Entry;
 
-typedef struct {
+typedef struct JobCtx {
     const char *path;
     Origin at;
     JobConfig *job;
@@ -98,8 +98,9 @@ bool ctx_unknown(JobCtx *c, const char *sec, const char *key);
 
 /// Applies the settings of target (TARGET_TIME, TARGET_EACH or an engine) to player i.
 bool ctx_apply_entries(JobCtx *c, int i, int target);
-/// Builds player i from its settings ([time], [each], its section) and checks it whole.
-bool ctx_build_player(JobCtx *c, int i);
+/// Builds player i from its settings ([time], [each], its section) and checks it whole;
+/// tunes_eval: the job sets its evaluation weights (spsa), which the NNUE net never reads.
+bool ctx_build_player(JobCtx *c, int i, bool tunes_eval);
 
 /// The row of [section] key in job_keys.def, or NULL.
 const JobKeyDef *ctx_key_find(const char *section, const char *key);

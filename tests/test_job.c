@@ -17,6 +17,7 @@
 
 #include "engine_spec.h"
 #include "job.h"
+#include "job_kinds.h"
 #include "nnue.h"
 
 // A valid SPRT job; its lines are numbered 1..7, so appended text starts at line 8.
@@ -1252,6 +1253,115 @@ static void test_key_defaults(void **state)
     assert_string_equal(j->train.loss, "train-loss.csv");
 }
 
+static int text_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/// Loads text (or fails the test) and checks that job_output_files gives the names of want,
+/// a comma-separated list (empty names written as nothing), in any order.
+static void expect_output_files(Fixture *f, const char *text, const char *want)
+{
+    write_text(f, text, "");
+    if (job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why) != JOB_OK)
+        fail_msg("%s", f->why);
+    const char *names[JOB_OUTPUTS_MAX], *expected[JOB_OUTPUTS_MAX];
+    char scratch[JOB_TEXT_MAX + 8], list[512];
+    int n = job_output_files(f->job, names, JOB_OUTPUTS_MAX, scratch, sizeof scratch), m = 0;
+    snprintf(list, sizeof list, "%s", want);
+    for (char *p = list, *comma;; p = comma + 1) {
+        comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        expected[m++] = p;
+        if (!comma)
+            break;
+    }
+    qsort(names, (size_t)n, sizeof *names, text_cmp);
+    qsort(expected, (size_t)m, sizeof *expected, text_cmp);
+    assert_int_equal(n, m);
+    for (int i = 0; i < n; i++)
+        assert_string_equal(names[i], expected[i]);
+}
+
+/// Every kind has its row (name, engines rule, collective, checkpoint); the files a run of each
+/// kind writes in output.dir are the set that --fresh moved aside before the table (the report
+/// spool not among them); the state file is the journal or the collective kind's checkpoint.
+static void test_kind_rows(void **state)
+{
+    Fixture *f = *state;
+    for (int k = 0; k < JOB_KIND_NB; k++) {
+        const JobKindDef *d = job_kind_def((JobKind)k);
+        assert_non_null(d);
+        assert_string_equal(d->name, job_kind_name((JobKind)k));
+        assert_non_null(d->validate);
+        assert_non_null(d->outputs);
+        assert_int_equal(d->collective, d->checkpoint != NULL);
+        assert_true(!d->collective || !d->plays_games);
+    }
+    assert_null(job_kind_def(JOB_KIND_NB));
+    assert_true(job_kind_def(JOB_TEXEL)->collective && job_kind_def(JOB_TRAIN)->collective);
+    assert_string_equal(job_kind_def(JOB_TRAIN)->checkpoint, "train.ckpt");
+    const char *const games = "[engine a]\n[engine b]\n[time]\nnodes = 9\n[job]\nrounds = 3\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", games, "kind = sprt\n[output]\npositions = p.xqd\n");
+    expect_output_files(f, text, "report.json,report.html,journal.xqj,result.json,games.pgn,p.xqd");
+    assert_string_equal(job_state_file(f->job), "journal.xqj");
+    snprintf(text, sizeof text, "%s%s", games,
+             "kind = match\n[report]\nurls = http://localhost:1/x\n[output]\njournal = j\n");
+    expect_output_files(f, text, "report.json,report.html,j,result.json,games.pgn,");
+    assert_string_equal(job_state_file(f->job), "j");
+    expect_output_files(f,
+                        "[job]\nkind = spsa\nrounds = 5\n[engine e]\noption.UseNNUE = 0\n[time]\n"
+                        "nodes = 9\n[spsa]\nparams = horse_mg\n",
+                        "report.json,report.html,journal.xqj,result.json,games.pgn,,"
+                        "spsa-weights.txt,spsa.csv");
+    expect_output_files(f, "[job]\nkind = texel\n[texel]\ndata = x\nweights = w.txt\n",
+                        "report.json,report.html,texel.ckpt,w.txt,texel-loss.csv,w.txt.diff");
+    assert_string_equal(job_state_file(f->job), "texel.ckpt");
+    expect_output_files(f, "[job]\nkind = train\n[train]\ndata = x.xqp\n",
+                        "report.json,report.html,train.ckpt,net.nnue,train-loss.csv");
+    assert_string_equal(job_state_file(f->job), "train.ckpt");
+    expect_output_files(f, "[job]\nkind = book\n[book]\nhtml =\n",
+                        "report.json,report.html,journal.xqj,result.json,book.epd,book.xqb,");
+    expect_output_files(f, "[job]\nkind = datagen\n[engine e]\n[time]\ndepth = 2\n",
+                        "report.json,report.html,journal.xqj,result.json,positions.xqp");
+}
+
+/// The work units of a run: game pairs for game kinds (rounds x pairings), candidates / unit
+/// rounded up for a book, games / unit rounded up for datagen, none for texel and train.
+static void test_units_total(void **state)
+{
+    Fixture *f = *state;
+    write_text(f,
+               "[job]\nkind = match\nrounds = 7\ntournament = roundrobin\n[engine a]\n"
+               "[engine b]\n[engine c]\n[engine d]\n[time]\nnodes = 9\n",
+               "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_pairing_count(f->job), 6);
+    assert_int_equal(job_units_total(f->job), 42);
+    assert_int_equal(job_units_total(f->job), (uint64_t)job_pairs_total(f->job));
+    write_text(f, "[job]\nkind = book\n[book]\npositions = 10\nunit = 3\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 334); // 1000 candidates in units of 3
+    const char *ovr = "book.max_candidates=30";
+    assert_int_equal(job_load(f->path, &ovr, 1, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 10);
+    write_text(f,
+               "[job]\nkind = datagen\n[engine e]\n[time]\ndepth = 2\n[datagen]\n"
+               "positions = 100\nunit = 16\n",
+               "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 7);
+    ovr = "datagen.max_games=33";
+    assert_int_equal(job_load(f->path, &ovr, 1, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 3);
+    write_text(f, "[job]\nkind = texel\n[texel]\ndata = x\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 0);
+    assert_int_equal(job_pairing_count(f->job), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1298,6 +1408,8 @@ int main(void)
         cmocka_unit_test(test_keys_documented),
         cmocka_unit_test_setup_teardown(test_key_rows_refuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kind_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_units_total, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
