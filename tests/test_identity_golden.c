@@ -100,6 +100,33 @@ static const GoldenCase CASES[] = {
      "[job]\nkind = train\n[train]\ndata = @DATA@/identity/files/a.epd\nhidden = 32\nepochs = 3\n"
      "batch = 64\nlr = 0.01\nlambda = 0.5\nval = 0.1\nseed = 9\n",
      {NULL}},
+    // Values that need every digit of their text form, and the extremes of the ranges.
+    {"sprt-precise",
+     "[job]\nkind = sprt\nrounds = 100000000\n[engine new]\n[engine base]\n[time]\n"
+     "nodes = 2000000000\n[sprt]\nelo0 = -0.123456789012345\nelo1 = 3.14159265358979\n"
+     "alpha = 0.0123456789\nbeta = 0.0498765432101\n",
+     {NULL}},
+    {"spsa-precise",
+     "data:spsa.ini",
+     {"spsa.a_ratio=0.123456789012345", "spsa.alpha=0.60211111111111", "spsa.gamma=0.10133333333",
+      "spsa.r_end=0.00212345678901"}},
+    {"texel-precise",
+     "[job]\nkind = texel\n[texel]\ndata = @DATA@/identity/files/c.txt\nlr = 1.23456789012345\n"
+     "l2 = 0.000123456789\nk = 1.98765432109876\nepochs = 1000000\n",
+     {NULL}},
+    {"book-precise",
+     "[job]\nkind = book\n[book]\ntemperature = 12.3456789012345\npositions = 100000000\n"
+     "max_candidates = 4000000000000\nseed = 2000000000\nscore_min = -10000\n",
+     {NULL}},
+    {"datagen-precise",
+     "[job]\nkind = datagen\n[engine xq]\n[time]\ndepth = 100\n[datagen]\n"
+     "positions = 268435456\nmax_games = 536870912\nseed = 2000000000\nunit = 16\n",
+     {NULL}},
+    {"train-precise",
+     "[job]\nkind = train\n[train]\ndata = @DATA@/identity/files/c.txt\n"
+     "lr = 0.00123456789012\nlambda = 0.123456789012345\nval = 0.0123456789012\n"
+     "seed = 2000000000\nbatch = 4194304\nhidden = 4096\n",
+     {NULL}},
 };
 
 enum { CASE_NB = sizeof CASES / sizeof CASES[0] };
