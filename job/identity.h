@@ -14,9 +14,11 @@
 // start and seed; repeat; adjudication; the SPRT bounds and model (kind sprt); the SPSA
 // parameters, settings and iteration count (kind spsa: rounds set its gain schedule); the
 // book generation settings and seed files by content (kind book); the Texel settings and
-// files by content (kind texel). Options are sorted by name, so their order does not count;
-// an option naming a file the engine reads (EvalFile, a net) is recorded by the file's content,
-// so a net retrained to the same path makes another experiment.
+// files by content (kind texel). A kind's items are the KEY_IDENTITY rows of its section in
+// job_keys.def, in their order, and what its row in job_kinds.c adds (identity_extra).
+// Options are sorted by name, so their order does not count; an option naming a file the
+// engine reads (EvalFile, a net) is recorded by the file's content, so a net retrained to
+// the same path makes another experiment.
 //
 // Not in it: rounds (kept apart in Identity.rounds: a resumed run may raise them; the caller
 // checks they do not fall below what the journal holds), concurrency, output.* and report.*
