@@ -286,10 +286,84 @@ static void test_golden_identities(void **state)
     }
 }
 
+/// Changes the value of row k in j: another number within the range, the other boolean,
+/// another file (CONTENT: another file's bytes) or another name.
+static void change_row(JobConfig *j, const JobKeyDef *k)
+{
+    void *p = (char *)j + k->offset;
+    switch (k->type) {
+    case KEY_INT: {
+        int *v = p;
+        *v = *v + 1 <= k->hi ? *v + 1 : *v - 1;
+        break;
+    }
+    case KEY_I64: *(int64_t *)p += 1; break;
+    case KEY_U64: *(uint64_t *)p += 1; break;
+    case KEY_DBL: {
+        double *v = p;
+        *v = *v + 0.25 <= k->hi ? *v + 0.25 : *v / 2;
+        break;
+    }
+    case KEY_BOOL: *(bool *)p = !*(bool *)p; break;
+    case KEY_STR: {
+        const char *other = XQ_TEST_DATA "/identity/files/b.txt";
+        if (!strcmp(p, other))
+            other = XQ_TEST_DATA "/identity/files/c.txt";
+        snprintf(p, k->size, "%s", k->flags & KEY_CONTENT ? other : "another-name");
+        break;
+    }
+    }
+}
+
+/// Each plain key of a kind's section changes the kind's identity exactly when its row says
+/// it is part of the experiment (KEY_IDENTITY or KEY_COMPOSITE); the others (output names,
+/// threads, checkpoints, book families) leave it as it is.
+static void test_rows_in_identity(void **state)
+{
+    (void)state;
+    static const char *const bases[] = {"sprt-inline", "spsa-data",      "texel-inline",
+                                        "book-inline", "datagen-inline", "train-inline"};
+    char tmp[64] = "/tmp/xqgolden-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    JobConfig *job = malloc(sizeof *job), *other = malloc(sizeof *other);
+    assert_non_null(job);
+    assert_non_null(other);
+    int n = 0, checked = 0;
+    const JobKeyDef *keys = job_keys(&n);
+    for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
+        int c = 0;
+        while (c < CASE_NB && strcmp(CASES[c].name, bases[b]))
+            c++;
+        assert_true(c < CASE_NB);
+        load_case(&CASES[c], tmp, job);
+        const char *section = job_kind_name(job->kind);
+        char *base = golden_text(job, tmp);
+        for (int i = 0; i < n; i++) {
+            if (strcmp(keys[i].section, section))
+                continue;
+            memcpy(other, job, sizeof *other);
+            change_row(other, &keys[i]);
+            char *text = golden_text(other, tmp);
+            bool part = keys[i].flags & (KEY_IDENTITY | KEY_COMPOSITE);
+            if (part == !strcmp(base, text))
+                fail_msg("[%s] %s: the identity %s", section, keys[i].name,
+                         part ? "does not change" : "changes");
+            free(text);
+            checked++;
+        }
+        free(base);
+    }
+    assert_true(checked > 50);
+    free(job);
+    free(other);
+    rmdir(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_identities),
+        cmocka_unit_test(test_rows_in_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
