@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "files.h"
+#include "job_kinds.h"
 #include "openings.h"
 #include "params.h"
 #include "search.h"
@@ -168,8 +169,7 @@ __attribute__((format(printf, 1, 2))) static char *str_printf(const char *fmt, .
     return s;
 }
 
-__attribute__((format(printf, 3, 4))) static IdentityStatus addf(Identity *id, const char *key,
-                                                                 const char *fmt, ...)
+IdentityStatus identity_addf(Identity *id, const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -503,10 +503,10 @@ static IdentityStatus add_engines(Identity *id, const JobConfig *job, uint64_t b
     text_end(&t);
     IdentityStatus st = add_owned(id, strdup("engines"), names);
     // Two engines make one pairing whichever scheme is asked for.
-    const char *pairing = job->kind == JOB_SPSA || job->kind == JOB_DATAGEN ? "self"
-                          : job->player_count <= 2                          ? "single"
-                          : job->round_robin                                ? "round robin"
-                                                                            : "gauntlet";
+    const char *pairing = job_kind_def(job->kind)->engines == JOB_ENGINES_ONE_BUILTIN ? "self"
+                          : job->player_count <= 2                                    ? "single"
+                          : job->round_robin ? "round robin"
+                                             : "gauntlet";
     if (!st)
         st = identity_add(id, "pairing", pairing);
     for (int i = 0; i < job->player_count && !st; i++)
@@ -514,22 +514,22 @@ static IdentityStatus add_engines(Identity *id, const JobConfig *job, uint64_t b
     return st;
 }
 
-static IdentityStatus add_rules(Identity *id, const RulesConfig *r)
+IdentityStatus identity_add_rules(Identity *id, const RulesConfig *r)
 {
-    return addf(id, "rules", "%s counting_default=%d ply_limit=%d", rules_set_name(r->set),
-                r->counting_default, r->ply_limit);
+    return identity_addf(id, "rules", "%s counting_default=%d ply_limit=%d", rules_set_name(r->set),
+                         r->counting_default, r->ply_limit);
 }
 
 /// What games are played from and how they end: openings, repeat, adjudication.
 static IdentityStatus add_games(Identity *id, const JobConfig *job)
 {
-    IdentityStatus st = add_rules(id, &job->rules);
+    IdentityStatus st = identity_add_rules(id, &job->rules);
     bool is_builtin =
         !strncmp(job->openings_file, OPENINGS_BUILTIN_PREFIX, strlen(OPENINGS_BUILTIN_PREFIX));
     const OpeningsBuiltin *builtin = is_builtin ? openings_builtin_find(job->openings_file) : NULL;
     if (!st && builtin) { // builtin:NAME: a hash of its lines
-        st = addf(id, "openings", "%s %016llx", job->openings_file,
-                  (unsigned long long)openings_builtin_hash(builtin));
+        st = identity_addf(id, "openings", "%s %016llx", job->openings_file,
+                           (unsigned long long)openings_builtin_hash(builtin));
     } else if (!st && job->openings_file[0]) {
         st = add_owned(id, strdup("openings"), file_hash(job->openings_file));
     } else if (!st) {
@@ -537,170 +537,82 @@ static IdentityStatus add_games(Identity *id, const JobConfig *job)
         for (int i = 0; i < openings_default_count; i++)
             h = fnv1a(fnv1a(h, openings_default_lines[i], strlen(openings_default_lines[i])), "\n",
                       1);
-        st = addf(id, "openings", "default %016llx", (unsigned long long)h);
+        st = identity_addf(id, "openings", "default %016llx", (unsigned long long)h);
     }
     if (!st && job->openings_random)
-        st = addf(id, "openings.order", "random seed=%llu start=%d", (unsigned long long)job->seed,
-                  job->openings_start + 1);
+        st = identity_addf(id, "openings.order", "random seed=%llu start=%d",
+                           (unsigned long long)job->seed, job->openings_start + 1);
     else if (!st)
-        st = addf(id, "openings.order", "sequential start=%d", job->openings_start + 1);
+        st = identity_addf(id, "openings.order", "sequential start=%d", job->openings_start + 1);
     if (!st)
         st = identity_add(id, "repeat", job->repeat ? "true" : "false");
     const DrawAdjudication *d = &job->draw;
     if (!st && d->enabled)
-        st = addf(id, "adjudication.draw", "movenumber=%d movecount=%d score=%d", d->movenumber,
-                  d->movecount, d->score);
+        st = identity_addf(id, "adjudication.draw", "movenumber=%d movecount=%d score=%d",
+                           d->movenumber, d->movecount, d->score);
     else if (!st)
         st = identity_add(id, "adjudication.draw", "off");
     const ResignAdjudication *r = &job->resign;
     if (!st && r->enabled)
-        st = addf(id, "adjudication.resign", "movecount=%d score=%d twosided=%s", r->movecount,
-                  r->score, r->twosided ? "true" : "false");
+        st = identity_addf(id, "adjudication.resign", "movecount=%d score=%d twosided=%s",
+                           r->movecount, r->score, r->twosided ? "true" : "false");
     else if (!st)
         st = identity_add(id, "adjudication.resign", "off");
     if (!st)
-        st = addf(id, "adjudication.max_plies", "%d", job->max_plies);
+        st = identity_addf(id, "adjudication.max_plies", "%d", job->max_plies);
     // [time] scale = bench changes every rank's clock: part of the experiment (nothing added
     // without it, so earlier journals still match). nps_floor only admits ranks: not part.
     if (!st && job->scale.bench)
-        st = addf(id, "time.scale", "bench reference_nps=%llu",
-                  (unsigned long long)job->scale.reference_nps);
+        st = identity_addf(id, "time.scale", "bench reference_nps=%llu",
+                           (unsigned long long)job->scale.reference_nps);
     return st;
 }
 
-static IdentityStatus add_sprt(Identity *id, const JobConfig *job)
+IdentityStatus identity_add_file(Identity *id, const char *key, const char *path)
 {
-    IdentityStatus st = addf(id, "sprt.elo0", "%.12g", job->sprt.elo0);
-    if (!st)
-        st = addf(id, "sprt.elo1", "%.12g", job->sprt.elo1);
-    if (!st)
-        st = addf(id, "sprt.alpha", "%.12g", job->sprt.alpha);
-    if (!st)
-        st = addf(id, "sprt.beta", "%.12g", job->sprt.beta);
-    if (!st)
-        st = identity_add(id, "sprt.model",
-                          job->sprt.model == JOB_SPRT_LOGISTIC ? "logistic" : "normalized");
-    return st;
+    return add_owned(id, strdup(key), file_hash(path));
 }
 
-/// SPSA: the iteration count (rounds) sets the gain schedule, so it is part of the identity.
-static IdentityStatus add_spsa(Identity *id, const JobConfig *job)
+/// One plain key of the kind's section as "section.name=value": numbers as the job holds
+/// them, a file by its content (or the row's text for none).
+static IdentityStatus add_row(Identity *id, const JobConfig *job, const JobKeyDef *k)
 {
-    IdentityStatus st = addf(id, "spsa.iterations", "%d", job->rounds);
-    if (!st)
-        st = addf(id, "spsa.a_ratio", "%.12g", job->spsa.a_ratio);
-    if (!st)
-        st = addf(id, "spsa.alpha", "%.12g", job->spsa.alpha);
-    if (!st)
-        st = addf(id, "spsa.gamma", "%.12g", job->spsa.gamma);
-    if (!st)
-        st = addf(id, "spsa.r_end", "%.12g", job->spsa.r_end);
-    for (int i = 0; i < job->spsa.param_count && !st; i++) {
-        const JobSpsaParam *p = &job->spsa.params[i];
-        char key[128], start[32];
-        const char *name = (unsigned)p->id < PARAM_NB ? params_info[p->id].name : "?";
-        snprintf(key, sizeof key, "spsa.param.%s", name);
-        if (p->has_start)
-            snprintf(start, sizeof start, "%.12g", p->start);
-        else
-            snprintf(start, sizeof start, "engine");
-        st = addf(id, key, "start=%s min=%.12g max=%.12g c_end=%.12g r_end=%.12g", start, p->min,
-                  p->max, p->c_end, isnan(p->r_end) ? job->spsa.r_end : p->r_end);
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", k->section, k->name);
+    const void *p = (const char *)job + k->offset;
+    switch (k->type) {
+    case KEY_INT: return identity_addf(id, key, "%d", *(const int *)p);
+    case KEY_I64: return identity_addf(id, key, "%lld", (long long)*(const int64_t *)p);
+    case KEY_U64: return identity_addf(id, key, "%llu", (unsigned long long)*(const uint64_t *)p);
+    case KEY_DBL: return identity_addf(id, key, "%.12g", *(const double *)p);
+    case KEY_BOOL: return identity_add(id, key, *(const bool *)p ? "true" : "false");
+    case KEY_STR: break;
     }
-    return st;
+    const char *v = p;
+    if (!(k->flags & KEY_CONTENT))
+        return identity_add(id, key, v);
+    return v[0] ? identity_add_file(id, key, v) : identity_add(id, key, k->empty_text);
 }
 
-static IdentityStatus add_file_or(Identity *id, const char *key, const char *path, const char *none)
+/// The kind's items: the IDENTITY rows of its section in job_keys.def, in their order, with
+/// what the kind adds (identity_extra) before its KEY_HOOK rows and after the rows.
+static IdentityStatus add_kind_items(Identity *id, const JobConfig *job, const JobKindDef *kd,
+                                     uint64_t bench)
 {
-    return path[0] ? add_owned(id, strdup(key), file_hash(path)) : identity_add(id, key, none);
-}
-
-static IdentityStatus add_book(Identity *id, const JobConfig *job, uint64_t bench)
-{
-    const __typeof__(job->book) *b = &job->book;
-    int64_t max_candidates = b->max_candidates ? b->max_candidates : 100 * (int64_t)b->positions;
-    IdentityStatus st = add_rules(id, &job->rules);
-    if (!st)
-        st = addf(id, "book.positions", "%d", b->positions);
-    if (!st)
-        st = addf(id, "book.plies", "%d-%d", b->plies_min, b->plies_max);
-    if (!st)
-        st = addf(id, "book.select", "multipv=%d depth=%d margin=%d temperature=%.12g", b->multipv,
-                  b->select_depth, b->margin, b->temperature);
-    if (!st)
-        st = addf(id, "book.verify", "depth=%d window=%d..%d either_side=%s hash_mb=%d",
-                  b->verify_depth, b->score_min, b->score_max, b->either_side ? "true" : "false",
-                  b->hash_mb);
-    if (!st)
-        st = addf(id, "book.unit", "%d", b->unit);
-    if (!st)
-        st = addf(id, "book.max_candidates", "%lld", (long long)max_candidates);
-    if (!st)
-        st = addf(id, "book.seed", "%llu", (unsigned long long)b->seed);
-    if (!st)
-        st = add_file_or(id, "book.seed_book", b->seed_book, "start position");
-    if (!st)
-        st = add_file_or(id, "book.existing", b->existing, "none");
-    if (!st)
-        st = addf(id, "book.bench", "%llu", (unsigned long long)bench);
-    return st;
-}
-
-static IdentityStatus add_texel(Identity *id, const JobConfig *job)
-{
-    const __typeof__(job->texel) *x = &job->texel;
-    IdentityStatus st = add_file_or(id, "texel.data", x->data, "none");
-    if (!st)
-        st = add_file_or(id, "texel.start", x->start, "default");
-    int tuned = 0;
-    uint64_t h = FNV_OFFSET;
-    for (int i = 0; i < PARAM_NB; i++)
-        if (x->tuned[i]) {
-            tuned++;
-            h = fnv1a(h, params_info[i].name, strlen(params_info[i].name) + 1);
-        }
-    if (!st && tuned == PARAM_NB)
-        st = identity_add(id, "texel.params", "all");
-    else if (!st)
-        st = addf(id, "texel.params", "%d weights %016llx", tuned, (unsigned long long)h);
-    if (!st)
-        st = addf(id, "texel.fit", "epochs=%d lr=%.12g l2=%.12g", x->epochs, x->lr, x->l2);
-    if (!st && x->k == 0)
-        st = identity_add(id, "texel.k", "fitted");
-    else if (!st)
-        st = addf(id, "texel.k", "%.12g", x->k);
-    return st;
-}
-
-/// Datagen: what the positions are made of (the engine, openings and adjudication are the
-/// games' items); the target count too, as it decides which records a resumed run keeps.
-static IdentityStatus add_datagen(Identity *id, const JobConfig *job)
-{
-    const __typeof__(job->datagen) *d = &job->datagen;
-    IdentityStatus st = addf(id, "datagen.positions", "%d", d->positions);
-    if (!st)
-        st = addf(id, "datagen.games", "random_plies=%d min_ply=%d unit=%d max_games=%lld",
-                  d->random_plies, d->min_ply, d->unit, (long long)d->max_games);
-    if (!st)
-        st = addf(id, "datagen.seed", "%llu", (unsigned long long)d->seed);
-    return st;
-}
-
-/// Train: the data by content, the net's shape and every setting of the fit.
-static IdentityStatus add_train(Identity *id, const JobConfig *job)
-{
-    const __typeof__(job->train) *t = &job->train;
+    int n = 0;
+    const JobKeyDef *keys = job_keys(&n);
     IdentityStatus st = IDENTITY_OK;
-    for (int i = 0; i < t->data_count && !st; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "train.data.%d", i);
-        st = add_owned(id, strdup(key), file_hash(t->data[i]));
+    for (int i = 0; i < n && !st && kd->section; i++) {
+        const JobKeyDef *k = &keys[i];
+        if (strcmp(k->section, kd->section))
+            continue;
+        if ((k->flags & KEY_HOOK) && kd->identity_extra)
+            st = kd->identity_extra(id, job, bench, k->name);
+        if (!st && (k->flags & KEY_IDENTITY))
+            st = add_row(id, job, k);
     }
-    if (!st)
-        st = addf(id, "train.net", "hidden=%d", t->hidden);
-    if (!st)
-        st = addf(id, "train.fit", "epochs=%d batch=%d lr=%.12g lambda=%.12g val=%.12g seed=%llu",
-                  t->epochs, t->batch, t->lr, t->lambda, t->val, (unsigned long long)t->seed);
+    if (!st && kd->identity_extra)
+        st = kd->identity_extra(id, job, bench, NULL);
     return st;
 }
 
@@ -710,25 +622,14 @@ IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, I
     identity_init(out);
     out->rounds = job->rounds;
     set_why(why, why_len, "ok");
+    const JobKindDef *kd = job_kind_def(job->kind); // NULL: not a kind, only "kind=?"
     IdentityStatus st = identity_add(out, "kind", job_kind_name(job->kind));
-    bool games = job->kind == JOB_SPRT || job->kind == JOB_MATCH || job->kind == JOB_SPSA ||
-                 job->kind == JOB_DATAGEN;
-    if (!st && games)
+    if (!st && kd && kd->plays_games)
         st = add_engines(out, job, bench_signature, why, why_len);
-    if (!st && games)
+    if (!st && kd && kd->plays_games)
         st = add_games(out, job);
-    if (!st && job->kind == JOB_SPRT)
-        st = add_sprt(out, job);
-    if (!st && job->kind == JOB_SPSA)
-        st = add_spsa(out, job);
-    if (!st && job->kind == JOB_BOOK)
-        st = add_book(out, job, bench_signature);
-    if (!st && job->kind == JOB_TEXEL)
-        st = add_texel(out, job);
-    if (!st && job->kind == JOB_DATAGEN)
-        st = add_datagen(out, job);
-    if (!st && job->kind == JOB_TRAIN)
-        st = add_train(out, job);
+    if (!st && kd)
+        st = add_kind_items(out, job, kd, bench_signature);
     size_t len = st ? 0 : identity_encode(out, NULL, 0);
     if (!st && len > IDENTITY_TEXT_MAX) {
         set_why(why, why_len, "identity of %zu bytes, above the %d-byte cap", len,

@@ -14,9 +14,11 @@
 // start and seed; repeat; adjudication; the SPRT bounds and model (kind sprt); the SPSA
 // parameters, settings and iteration count (kind spsa: rounds set its gain schedule); the
 // book generation settings and seed files by content (kind book); the Texel settings and
-// files by content (kind texel). Options are sorted by name, so their order does not count;
-// an option naming a file the engine reads (EvalFile, a net) is recorded by the file's content,
-// so a net retrained to the same path makes another experiment.
+// files by content (kind texel). A kind's items are the KEY_IDENTITY rows of its section in
+// job_keys.def, in their order, and what its row in job_kinds.c adds (identity_extra).
+// Options are sorted by name, so their order does not count; an option naming a file the
+// engine reads (EvalFile, a net) is recorded by the file's content, so a net retrained to
+// the same path makes another experiment.
 //
 // Not in it: rounds (kept apart in Identity.rounds: a resumed run may raise them; the caller
 // checks they do not fall below what the journal holds), concurrency, output.* and report.*
@@ -66,6 +68,14 @@ void identity_destroy(Identity *id);
 
 /// Appends one item (copies of key and value). IDENTITY_ERR_TOO_LARGE past IDENTITY_ITEMS_MAX.
 IdentityStatus identity_add(Identity *id, const char *key, const char *value);
+/// Appends one item whose value is formatted as printf does.
+__attribute__((format(printf, 3, 4))) IdentityStatus identity_addf(Identity *id, const char *key,
+                                                                   const char *fmt, ...);
+/// Appends one item whose value is the content hash of the file at path (16 hex digits), or
+/// "unreadable (path: why)".
+IdentityStatus identity_add_file(Identity *id, const char *key, const char *path);
+/// Appends the rules item ("rules=SET counting_default=N ply_limit=N").
+IdentityStatus identity_add_rules(Identity *id, const RulesConfig *r);
 /// The value of key, or NULL.
 const char *identity_get(const Identity *id, const char *key);
 

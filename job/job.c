@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The job model: the sections and keys of a job file, their value ranges and defaults, the
-// checks of a whole job (engines, rounds, sizes, output names) and what a job derives
-// (pairings, game settings). The file itself is read by inifile.c (lines, size cap,
-// overrides, file-relative paths), engine settings are parsed by engine_spec.c. Engine
+// The job model's mechanics: the sections of a job file, the engine entries ([time], [each],
+// [engine NAME]), the keys that are not plain (kind, rules, tournament, openings, urls, SPSA
+// and Texel parameter lists, train data), overrides, and the driver of validation. The plain
+// keys, their ranges and defaults are rows of job_keys.def (set by job_ctx.c); what differs
+// between kinds is a row of job_kinds.c. The file itself is read by inifile.c (lines, size
+// cap, overrides, file-relative paths), engine settings are parsed by engine_spec.c. Engine
 // settings are kept as entries and applied at the end, [time] then [each] then the engine's
 // own section, so that the order of sections in the file does not matter.
 #include "job.h"
@@ -10,79 +12,20 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_spec.h"
+#include "job_ctx.h"
+#include "job_kinds.h"
 #include "match.h"
-
-enum {
-    ENTRIES_MAX = 1024, // engine settings in [time], [each] and [engine NAME] sections
-    INI_NAME_MAX = INIFILE_NAME_MAX,
-    ENGINE_NAME_MAX = 40,
-    TARGET_TIME = -2,
-    TARGET_EACH = -1
-};
-
-typedef enum {
-    SEC_JOB,
-    SEC_ENGINE,
-    SEC_EACH,
-    SEC_TIME,
-    SEC_OPENINGS,
-    SEC_ADJUDICATION,
-    SEC_SPRT,
-    SEC_OUTPUT,
-    SEC_REPORT,
-    SEC_BOOK,
-    SEC_SPSA,
-    SEC_TEXEL,
-    SEC_DATAGEN,
-    SEC_TRAIN,
-    SEC_NB
-} Section;
 
 static const char *const SECTION_NAMES[SEC_NB] = {
     "job",    "engine", "each", "time", "openings", "adjudication", "sprt",
     "output", "report", "book", "spsa", "texel",    "datagen",      "train"};
-static const char *const KIND_NAMES[JOB_KIND_NB] = {"sprt", "match",   "spsa", "texel",
-                                                    "book", "datagen", "train"};
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
-
-/// Where a setting came from: a file line, or an override (line 0).
-typedef struct {
-    int line;
-    const char *override;
-} Origin;
-
-typedef struct {
-    int target; // engine index, TARGET_EACH or TARGET_TIME
-    Origin at;
-    char key[INI_NAME_MAX + 1];
-    char value[JOB_LINE_MAX + 1];
-} Entry;
-
-typedef struct {
-    const char *path;
-    Origin at;
-    JobConfig *job;
-    JobStatus st;
-    char *why;
-    size_t why_len;
-    // Engines, in order of appearance, and their settings
-    char engines[JOB_PLAYERS_MAX][ENGINE_NAME_MAX + 1];
-    int engine_lines[JOB_PLAYERS_MAX];
-    Entry entries[ENTRIES_MAX];
-    int entry_count;
-    bool has_kind, has_rounds;
-    int section_lines[SEC_NB];     // where each section (but [engine NAME]) is first written
-    int repeated, repeat_lines[2]; // the first section written twice, and its two lines
-    PlayerConfig scratch;          // checks an engine setting where it is written
-    TimeControl scratch_tc;
-} Ctx;
 
 const char *job_strerror(JobStatus st)
 {
@@ -98,47 +41,6 @@ const char *job_strerror(JobStatus st)
                                                     "out of memory"};
     return (unsigned)st < JOB_STATUS_NB ? text[st] : "unknown job status";
 }
-
-const char *job_kind_name(JobKind k) { return (unsigned)k < JOB_KIND_NB ? KIND_NAMES[k] : "?"; }
-
-/// Records the first error as "where: [section] key: message"; later ones are dropped.
-__attribute__((format(printf, 5, 6))) static bool fail(Ctx *c, JobStatus st, const char *section,
-                                                       const char *key, const char *fmt, ...)
-{
-    if (c->st != JOB_OK)
-        return false;
-    c->st = st;
-    char where[JOB_TEXT_MAX + 64], what[512];
-    if (c->at.override)
-        snprintf(where, sizeof where, "override '%s'", c->at.override);
-    else if (c->at.line > 0)
-        snprintf(where, sizeof where, "%s:%d", c->path, c->at.line);
-    else
-        snprintf(where, sizeof where, "%s", c->path);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    if (section && key)
-        snprintf(c->why, c->why_len, "%s: [%s] %s: %s", where, section, key, what);
-    else if (section)
-        snprintf(c->why, c->why_len, "%s: [%s] %s", where, section, what);
-    else
-        snprintf(c->why, c->why_len, "%s: %s", where, what);
-    return false;
-}
-
-static int parse_name(const char *v, const char *const *names, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(v, names[i]))
-            return i;
-    return -1;
-}
-
-/// Where a relative path written at c->at comes from: the job file's directory, or, for an
-/// override, the current directory (NULL: kept as typed).
-static const char *path_base(const Ctx *c) { return c->at.override ? NULL : c->job->file_dir; }
 
 // ---- Sections -----------------------------------------------------------------------------
 
@@ -164,7 +66,7 @@ static int section_parse(const char *raw, char *name, size_t cap)
     return -1;
 }
 
-static int engine_find(const Ctx *c, const char *name)
+static int engine_find(const JobCtx *c, const char *name)
 {
     for (int i = 0; i < c->job->player_count; i++)
         if (!strcmp(c->engines[i], name))
@@ -173,23 +75,23 @@ static int engine_find(const Ctx *c, const char *name)
 }
 
 /// Registers a new engine; its name must be unique and usable in an override.
-static bool engine_add(Ctx *c, const char *name)
+static bool engine_add(JobCtx *c, const char *name)
 {
     char sec[JOB_LINE_MAX + 16];
     snprintf(sec, sizeof sec, "engine %s", name);
     if (!name[0] || strlen(name) > ENGINE_NAME_MAX)
-        return fail(c, JOB_ERR_VALUE, sec, NULL, "an engine name has 1..%d characters",
-                    ENGINE_NAME_MAX);
+        return ctx_fail(c, JOB_ERR_VALUE, sec, NULL, "an engine name has 1..%d characters",
+                        ENGINE_NAME_MAX);
     for (const char *s = name; *s; s++)
         if (!isalnum((unsigned char)*s) && !strchr("_-+", *s))
-            return fail(c, JOB_ERR_VALUE, sec, NULL,
-                        "an engine name has only letters, digits, '_', '-' and '+'");
+            return ctx_fail(c, JOB_ERR_VALUE, sec, NULL,
+                            "an engine name has only letters, digits, '_', '-' and '+'");
     int i = engine_find(c, name);
     if (i >= 0)
-        return fail(c, JOB_ERR_VALUE, sec, NULL, "duplicate engine name (first on line %d)",
-                    c->engine_lines[i]);
+        return ctx_fail(c, JOB_ERR_VALUE, sec, NULL, "duplicate engine name (first on line %d)",
+                        c->engine_lines[i]);
     if (c->job->player_count == JOB_PLAYERS_MAX)
-        return fail(c, JOB_ERR_VALUE, sec, NULL, "more than %d engines", JOB_PLAYERS_MAX);
+        return ctx_fail(c, JOB_ERR_VALUE, sec, NULL, "more than %d engines", JOB_PLAYERS_MAX);
     i = c->job->player_count++;
     snprintf(c->engines[i], sizeof c->engines[i], "%s", name);
     c->engine_lines[i] = c->at.line;
@@ -199,24 +101,25 @@ static bool engine_add(Ctx *c, const char *name)
 // ---- Keys ---------------------------------------------------------------------------------
 
 /// Keeps an engine setting for later, after checking it on a scratch player.
-static bool engine_entry(Ctx *c, int target, const char *sec, const char *key, const char *v)
+static bool engine_entry(JobCtx *c, int target, const char *sec, const char *key, const char *v)
 {
     char why[512];
     if (!strcmp(key, "name"))
-        return fail(c, JOB_ERR_KEY, sec, key, "an engine's name is its section's: [engine NAME]");
+        return ctx_fail(c, JOB_ERR_KEY, sec, key,
+                        "an engine's name is its section's: [engine NAME]");
     if (target == TARGET_TIME && !engine_spec_is_time_key(key))
-        return fail(c, JOB_ERR_KEY, sec, key,
-                    "unknown key (tc, st, depth, nodes, timemargin, scale, reference_nps, "
-                    "nps_floor)");
+        return ctx_fail(c, JOB_ERR_KEY, sec, key,
+                        "unknown key (tc, st, depth, nodes, timemargin, scale, reference_nps, "
+                        "nps_floor)");
     c->scratch.option_count = 0;
     c->scratch.env_count = 0; // one key at a time: scratch holds only this key's setting
     EngineSpecStatus es =
-        engine_spec_set(&c->scratch, &c->scratch_tc, key, v, path_base(c), why, sizeof why);
+        engine_spec_set(&c->scratch, &c->scratch_tc, key, v, ctx_path_base(c), why, sizeof why);
     if (es != ENGINE_SPEC_OK)
-        return fail(c, es == ENGINE_SPEC_ERR_KEY ? JOB_ERR_KEY : JOB_ERR_VALUE, sec, key, "%s",
-                    why);
+        return ctx_fail(c, es == ENGINE_SPEC_ERR_KEY ? JOB_ERR_KEY : JOB_ERR_VALUE, sec, key, "%s",
+                        why);
     if (c->entry_count == ENTRIES_MAX)
-        return fail(c, JOB_ERR_VALUE, sec, key, "more than %d engine settings", ENTRIES_MAX);
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key, "more than %d engine settings", ENTRIES_MAX);
     Entry *e = &c->entries[c->entry_count++];
     e->target = target;
     e->at = c->at;
@@ -225,375 +128,159 @@ static bool engine_entry(Ctx *c, int target, const char *sec, const char *key, c
     return true;
 }
 
-/// A key whose value is one of names; sets *out to its index.
-static bool set_enum(Ctx *c, const char *sec, const char *key, const char *v,
-                     const char *const *names, int n, int *out)
+/// [job] kind: sprt, match, ... (job_kind_name).
+static bool set_kind(JobCtx *c, const char *key, const char *v)
 {
-    int i = parse_name(v, names, n);
-    if (i < 0) {
-        char list[256] = "";
-        for (int k = 0; k < n; k++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
-                     names[k]);
-        return fail(c, JOB_ERR_VALUE, sec, key, "'%s': expected one of %s", v, list);
-    }
-    *out = i;
-    return true;
-}
-
-static bool set_long(Ctx *c, const char *sec, const char *key, const char *v, long lo, long hi,
-                     long *out)
-{
-    char why[256];
-    return inifile_long(v, lo, hi, out, why, sizeof why) ||
-           fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
-}
-
-static bool set_int(Ctx *c, const char *sec, const char *key, const char *v, long lo, long hi,
-                    int *out)
-{
-    long n;
-    if (!set_long(c, sec, key, v, lo, hi, &n))
+    const char *names[JOB_KIND_NB];
+    for (int k = 0; k < JOB_KIND_NB; k++)
+        names[k] = job_kind_name((JobKind)k);
+    int i = 0;
+    if (!ctx_set_enum(c, "job", key, v, names, JOB_KIND_NB, &i))
         return false;
-    *out = (int)n;
-    return true;
+    c->has_kind = true;
+    return c->job->kind = (JobKind)i, true;
 }
 
-static bool set_dbl(Ctx *c, const char *sec, const char *key, const char *v, double lo, double hi,
-                    double *out)
-{
-    char why[256];
-    return inifile_double(v, lo, hi, out, why, sizeof why) ||
-           fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
-}
-
-static bool set_bool(Ctx *c, const char *sec, const char *key, const char *v, bool *out)
-{
-    return inifile_bool(v, out) ||
-           fail(c, JOB_ERR_VALUE, sec, key, "'%s': expected true/false, yes/no or on/off", v);
-}
-
-static bool set_text(Ctx *c, const char *sec, const char *key, const char *v, char *dst, size_t cap)
-{
-    char why[256];
-    return inifile_text(dst, cap, v, why, sizeof why) ||
-           fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
-}
-
-/// A path: from the file, taken from the job file's directory; from an override, as typed.
-static bool set_path(Ctx *c, const char *sec, const char *key, const char *v, char *dst, size_t cap)
-{
-    char why[512];
-    return inifile_path(path_base(c), v, dst, cap, why, sizeof why) == INIFILE_OK ||
-           fail(c, JOB_ERR_VALUE, sec, key, "%s", why);
-}
-
-/// An output file name: a plain name inside [output] dir, so that a job file cannot write
-/// outside the directory its runner chose (no '/', not "." or "..").
-static bool set_file_name(Ctx *c, const char *sec, const char *key, const char *v, char *dst,
-                          size_t cap)
-{
-    if (strchr(v, '/') || !strcmp(v, ".") || !strcmp(v, ".."))
-        return fail(c, JOB_ERR_VALUE, sec, key,
-                    "'%s': a file name in [output] dir, not a path (set dir instead)", v);
-    return set_text(c, sec, key, v, dst, cap);
-}
-
-static bool unknown(Ctx *c, const char *sec, const char *key)
-{
-    return fail(c, JOB_ERR_KEY, sec, key, "unknown key");
-}
-
-static bool key_job(Ctx *c, const char *key, const char *v)
+/// [job] rules: the set's defaults, keeping a counting already given.
+static bool set_rules(JobCtx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
-    const char *s = "job";
-    int i = 0;
-    if (!strcmp(key, "kind")) {
-        if (!set_enum(c, s, key, v, KIND_NAMES, JOB_KIND_NB, &i))
-            return false;
-        c->has_kind = true;
-        return j->kind = (JobKind)i, true;
-    }
-    if (!strcmp(key, "name"))
-        return set_text(c, s, key, v, j->name, sizeof j->name);
-    if (!strcmp(key, "rules")) {
-        RuleSet set;
-        if (!rules_set_parse(v, &set))
-            return fail(c, JOB_ERR_VALUE, s, key, "'%s': expected seed or asian", v);
-        int counting = j->rules.counting_default;
-        j->rules = rules_config_default(set);
-        j->rules.counting_default = counting;
-        return true;
-    }
-    if (!strcmp(key, "counting"))
-        return set_int(c, s, key, v, 1, 1000, &j->rules.counting_default);
-    if (!strcmp(key, "rounds"))
-        return c->has_rounds = true, set_int(c, s, key, v, 1, 100000000, &j->rounds);
-    if (!strcmp(key, "repeat"))
-        return set_bool(c, s, key, v, &j->repeat);
-    if (!strcmp(key, "concurrency"))
-        return set_int(c, s, key, v, 0, MATCH_MAX_CONCURRENCY, &j->concurrency);
-    if (!strcmp(key, "tournament")) {
-        if (strcmp(v, "gauntlet") && strcmp(v, "roundrobin"))
-            return fail(c, JOB_ERR_VALUE, s, key, "'%s': expected gauntlet or roundrobin", v);
-        return j->round_robin = v[0] == 'r', true;
-    }
-    if (!strcmp(key, "resume")) {
-        if (strcmp(v, "auto") && strcmp(v, "off"))
-            return fail(c, JOB_ERR_VALUE, s, key, "'%s': expected auto or off", v);
-        return j->resume_auto = v[0] == 'a', true;
-    }
-    if (!strcmp(key, "drain_grace"))
-        return set_int(c, s, key, v, 0, 3600, &j->drain_grace);
-    if (!strcmp(key, "coordinator_plays"))
-        return set_bool(c, s, key, v, &j->coordinator_plays);
-    return unknown(c, s, key);
+    RuleSet set;
+    if (!rules_set_parse(v, &set))
+        return ctx_fail(c, JOB_ERR_VALUE, "job", key, "'%s': expected seed or asian", v);
+    int counting = j->rules.counting_default;
+    j->rules = rules_config_default(set);
+    j->rules.counting_default = counting;
+    return true;
 }
 
-static bool key_openings(Ctx *c, const char *key, const char *v)
+static bool set_tournament(JobCtx *c, const char *key, const char *v)
+{
+    if (strcmp(v, "gauntlet") && strcmp(v, "roundrobin"))
+        return ctx_fail(c, JOB_ERR_VALUE, "job", key, "'%s': expected gauntlet or roundrobin", v);
+    return c->job->round_robin = v[0] == 'r', true;
+}
+
+static bool set_resume(JobCtx *c, const char *key, const char *v)
+{
+    if (strcmp(v, "auto") && strcmp(v, "off"))
+        return ctx_fail(c, JOB_ERR_VALUE, "job", key, "'%s': expected auto or off", v);
+    return c->job->resume_auto = v[0] == 'a', true;
+}
+
+/// [time] scale = none | bench (mixed hardware; the other [time] keys of it are plain).
+static bool set_scale(JobCtx *c, const char *key, const char *v)
+{
+    static const char *const scales[] = {"none", "bench"};
+    int i = 0;
+    if (!ctx_set_enum(c, "time", key, v, scales, 2, &i))
+        return false;
+    return c->job->scale.bench = i == 1, true;
+}
+
+/// [openings] file: a path, an embedded set (builtin:NAME) or 'default'.
+static bool set_openings_file(JobCtx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
     const char *s = "openings";
-    long n;
-    int i = 0;
-    if (!strcmp(key, "file")) {
-        if (!v[0])
-            return fail(c, JOB_ERR_VALUE, s, key,
+    if (!v[0])
+        return ctx_fail(c, JOB_ERR_VALUE, s, key,
                         "empty: give a path, builtin:balanced, builtin:unbalanced or 'default'");
-        // An embedded set is a name, not a path: kept as written, checked here.
-        if (!strncmp(v, OPENINGS_BUILTIN_PREFIX, strlen(OPENINGS_BUILTIN_PREFIX))) {
-            if (!openings_builtin_find(v))
-                return fail(c, JOB_ERR_VALUE, s, key,
+    // An embedded set is a name, not a path: kept as written, checked here.
+    if (!strncmp(v, OPENINGS_BUILTIN_PREFIX, strlen(OPENINGS_BUILTIN_PREFIX))) {
+        if (!openings_builtin_find(v))
+            return ctx_fail(c, JOB_ERR_VALUE, s, key,
                             "'%s': no such embedded set (builtin:balanced or builtin:unbalanced)",
                             v);
-            return set_text(c, s, key, v, j->openings_file, sizeof j->openings_file);
-        }
-        return set_path(c, s, key, strcmp(v, "default") ? v : "", j->openings_file,
+        return ctx_set_text(c, s, key, v, j->openings_file, sizeof j->openings_file);
+    }
+    return ctx_set_path(c, s, key, strcmp(v, "default") ? v : "", j->openings_file,
                         sizeof j->openings_file);
-    }
-    if (!strcmp(key, "order")) {
-        static const char *const orders[] = {"sequential", "random"};
-        if (!set_enum(c, s, key, v, orders, 2, &i))
-            return false;
-        return j->openings_random = i == 1, true;
-    }
-    if (!strcmp(key, "start") && set_long(c, s, key, v, 1, 100000000, &n))
-        return j->openings_start = (int)n - 1, true;
-    if (!strcmp(key, "seed") && set_long(c, s, key, v, 0, 2000000000L, &n))
-        return j->seed = (uint64_t)n, true;
-    if (!strcmp(key, "start") || !strcmp(key, "seed"))
-        return false;
-    return unknown(c, s, key);
 }
 
-static bool key_adjudication(Ctx *c, const char *key, const char *v)
+static bool set_openings_order(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "adjudication";
-    if (!strcmp(key, "draw"))
-        return set_bool(c, s, key, v, &j->draw.enabled);
-    if (!strcmp(key, "draw_movenumber"))
-        return set_int(c, s, key, v, 0, 100000, &j->draw.movenumber);
-    if (!strcmp(key, "draw_movecount"))
-        return set_int(c, s, key, v, 1, 100000, &j->draw.movecount);
-    if (!strcmp(key, "draw_score"))
-        return set_int(c, s, key, v, 0, 100000, &j->draw.score);
-    if (!strcmp(key, "resign"))
-        return set_bool(c, s, key, v, &j->resign.enabled);
-    if (!strcmp(key, "resign_movecount"))
-        return set_int(c, s, key, v, 1, 100000, &j->resign.movecount);
-    if (!strcmp(key, "resign_score"))
-        return set_int(c, s, key, v, 0, 100000, &j->resign.score);
-    if (!strcmp(key, "resign_twosided"))
-        return set_bool(c, s, key, v, &j->resign.twosided);
-    if (!strcmp(key, "maxplies"))
-        return set_int(c, s, key, v, 0, GAME_MAX_PLIES, &j->max_plies);
-    return unknown(c, s, key);
-}
-
-static bool key_sprt(Ctx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "sprt";
+    static const char *const orders[] = {"sequential", "random"};
     int i = 0;
-    if (!strcmp(key, "elo0"))
-        return set_dbl(c, s, key, v, -1000, 1000, &j->sprt.elo0);
-    if (!strcmp(key, "elo1"))
-        return set_dbl(c, s, key, v, -1000, 1000, &j->sprt.elo1);
-    if (!strcmp(key, "alpha"))
-        return set_dbl(c, s, key, v, 1e-9, 0.5, &j->sprt.alpha);
-    if (!strcmp(key, "beta"))
-        return set_dbl(c, s, key, v, 1e-9, 0.5, &j->sprt.beta);
-    if (!strcmp(key, "model")) {
-        if (!set_enum(c, s, key, v, MODEL_NAMES, JOB_SPRT_MODEL_NB, &i))
-            return false;
-        return j->sprt.model = (JobSprtModel)i, true;
-    }
-    return unknown(c, s, key);
+    if (!ctx_set_enum(c, "openings", key, v, orders, 2, &i))
+        return false;
+    return c->job->openings_random = i == 1, true;
 }
 
-static bool key_output(Ctx *c, const char *key, const char *v)
+/// [openings] start: 1-based in the file, 0-based in the job.
+static bool set_openings_start(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "output";
-    if (!strcmp(key, "dir")) {
-        if (!v[0])
-            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory");
-        return set_path(c, s, key, v, j->output.dir, sizeof j->output.dir);
-    }
-    char *dst = !strcmp(key, "pgn")         ? j->output.pgn
-                : !strcmp(key, "journal")   ? j->output.journal
-                : !strcmp(key, "result")    ? j->output.result
-                : !strcmp(key, "positions") ? j->output.positions
-                                            : NULL;
-    if (!dst)
-        return unknown(c, s, key);
-    if (!v[0] && dst != j->output.pgn && dst != j->output.positions)
-        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
+    long n;
+    return ctx_set_long(c, "openings", key, v, 1, 100000000, &n) &&
+           (c->job->openings_start = (int)n - 1, true);
 }
 
-static bool set_urls(Ctx *c, const char *key, const char *v)
+static bool set_openings_seed(JobCtx *c, const char *key, const char *v)
+{
+    long n;
+    return ctx_set_long(c, "openings", key, v, 0, 2000000000L, &n) &&
+           (c->job->seed = (uint64_t)n, true);
+}
+
+static bool set_urls(JobCtx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
     char buf[JOB_TEXT_MAX];
-    if (!set_text(c, "report", key, v, buf, sizeof buf))
+    if (!ctx_set_text(c, "report", key, v, buf, sizeof buf))
         return false;
     j->report.url_count = 0;
     for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
         if (j->report.url_count == JOB_URLS_MAX)
-            return fail(c, JOB_ERR_VALUE, "report", key, "more than %d URLs", JOB_URLS_MAX);
+            return ctx_fail(c, JOB_ERR_VALUE, "report", key, "more than %d URLs", JOB_URLS_MAX);
         if (strncmp(t, "http://", 7) && strncmp(t, "https://", 8))
-            return fail(c, JOB_ERR_VALUE, "report", key, "'%s' is not an http:// or https:// URL",
-                        t);
+            return ctx_fail(c, JOB_ERR_VALUE, "report", key,
+                            "'%s' is not an http:// or https:// URL", t);
         // A password in a URL ends up in logs, reports and process lists: the token has its
         // own keys. The message does not repeat the credentials.
         const char *host = strstr(t, "://") + 3, *at = memchr(host, '@', strcspn(host, "/?#"));
         if (at)
-            return fail(c, JOB_ERR_VALUE, "report", key,
-                        "'%.*s...@%s' has credentials in it (user:password@): give the token "
-                        "with token_env or token_file instead",
-                        (int)(host - t), t, at + 1);
+            return ctx_fail(c, JOB_ERR_VALUE, "report", key,
+                            "'%.*s...@%s' has credentials in it (user:password@): give the token "
+                            "with token_env or token_file instead",
+                            (int)(host - t), t, at + 1);
         snprintf(j->report.urls[j->report.url_count++], JOB_TEXT_MAX, "%s", t);
     }
     return true;
 }
 
-/// The [report] keys of delivery: CA, timeouts, retries, spool.
-static bool key_report_delivery(Ctx *c, const char *key, const char *v)
+static bool set_model(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "report";
-    if (!strcmp(key, "ca_file"))
-        return set_path(c, s, key, v, j->report.ca_file, sizeof j->report.ca_file);
-    if (!strcmp(key, "connect_timeout"))
-        return set_int(c, s, key, v, 1, 600, &j->report.connect_timeout_s);
-    if (!strcmp(key, "timeout"))
-        return set_int(c, s, key, v, 1, 3600, &j->report.timeout_s);
-    if (!strcmp(key, "attempts"))
-        return set_int(c, s, key, v, 1, 100, &j->report.attempts);
-    if (!strcmp(key, "backoff"))
-        return set_dbl(c, s, key, v, 0.001, 3600, &j->report.backoff_s);
-    if (!strcmp(key, "backoff_max"))
-        return set_dbl(c, s, key, v, 0.001, 86400, &j->report.backoff_max_s);
-    if (!strcmp(key, "final_wait"))
-        return set_dbl(c, s, key, v, 0, 86400, &j->report.final_wait_s);
-    if (!strcmp(key, "spool")) {
-        if (!v[0])
-            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a directory");
-        return set_text(c, s, key, v, j->report.spool, sizeof j->report.spool);
-    }
-    return unknown(c, s, key);
-}
-
-static bool key_report(Ctx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "report";
     int i = 0;
-    if (!strcmp(key, "urls"))
-        return set_urls(c, key, v);
-    if (!strcmp(key, "method")) {
-        if (!set_enum(c, s, key, v, METHOD_NAMES, JOB_REPORT_METHOD_NB, &i))
-            return false;
-        return j->report.method = (JobReportMethod)i, true;
-    }
-    if (!strcmp(key, "token_env")) {
-        for (const char *p = v; *p; p++)
-            if (!isalnum((unsigned char)*p) && *p != '_')
-                return fail(c, JOB_ERR_VALUE, s, key, "'%s' is not an environment variable name",
-                            v);
-        return set_text(c, s, key, v, j->report.token_env, sizeof j->report.token_env);
-    }
-    if (!strcmp(key, "token_file"))
-        return set_path(c, s, key, v, j->report.token_file, sizeof j->report.token_file);
-    if (!strcmp(key, "interval"))
-        return set_int(c, s, key, v, 1, 86400, &j->report.interval_s);
-    return key_report_delivery(c, key, v);
+    if (!ctx_set_enum(c, "sprt", key, v, MODEL_NAMES, JOB_SPRT_MODEL_NB, &i))
+        return false;
+    return c->job->sprt.model = (JobSprtModel)i, true;
 }
 
-static bool key_book(Ctx *c, const char *key, const char *v)
+static bool set_method(JobCtx *c, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "book";
-    long n;
-    if (!strcmp(key, "positions"))
-        return set_int(c, s, key, v, 1, 100000000, &j->book.positions);
-    if (!strcmp(key, "plies_min"))
-        return set_int(c, s, key, v, 0, 60, &j->book.plies_min);
-    if (!strcmp(key, "plies_max"))
-        return set_int(c, s, key, v, 0, 60, &j->book.plies_max);
-    if (!strcmp(key, "multipv"))
-        return set_int(c, s, key, v, 1, 64, &j->book.multipv);
-    if (!strcmp(key, "select_depth"))
-        return set_int(c, s, key, v, 1, 30, &j->book.select_depth);
-    if (!strcmp(key, "margin"))
-        return set_int(c, s, key, v, 0, 10000, &j->book.margin);
-    if (!strcmp(key, "temperature"))
-        return set_dbl(c, s, key, v, 0, 10000, &j->book.temperature);
-    if (!strcmp(key, "verify_depth"))
-        return set_int(c, s, key, v, 1, 40, &j->book.verify_depth);
-    if (!strcmp(key, "score_min"))
-        return set_int(c, s, key, v, -10000, 10000, &j->book.score_min);
-    if (!strcmp(key, "score_max"))
-        return set_int(c, s, key, v, -10000, 10000, &j->book.score_max);
-    if (!strcmp(key, "either_side"))
-        return set_bool(c, s, key, v, &j->book.either_side);
-    if (!strcmp(key, "score_view")) {
-        static const char *const views[] = {"red", "side_to_move"};
-        int i = 0;
-        if (!set_enum(c, s, key, v, views, 2, &i))
-            return false;
-        return j->book.side_to_move = i == 1, true;
-    }
-    if (!strcmp(key, "family_plies"))
-        return set_int(c, s, key, v, 0, 60, &j->book.family_plies);
-    if (!strcmp(key, "family_cap"))
-        return set_int(c, s, key, v, 0, 100000000, &j->book.family_cap);
-    if (!strcmp(key, "unit"))
-        return set_int(c, s, key, v, 1, 256, &j->book.unit);
-    if (!strcmp(key, "max_candidates") && set_long(c, s, key, v, 0, 4000000000000L, &n))
-        return j->book.max_candidates = n, true;
-    if (!strcmp(key, "hash"))
-        return set_int(c, s, key, v, 1, 4096, &j->book.hash_mb);
-    if (!strcmp(key, "seed") && set_long(c, s, key, v, 0, 2000000000L, &n))
-        return j->book.seed = (uint64_t)n, true;
-    if (!strcmp(key, "max_candidates") || !strcmp(key, "seed"))
+    int i = 0;
+    if (!ctx_set_enum(c, "report", key, v, METHOD_NAMES, JOB_REPORT_METHOD_NB, &i))
         return false;
-    char *dst = !strcmp(key, "seed_book")  ? j->book.seed_book
-                : !strcmp(key, "existing") ? j->book.existing
-                : !strcmp(key, "epd")      ? j->book.epd
-                : !strcmp(key, "moves")    ? j->book.moves
-                : !strcmp(key, "html")     ? j->book.html
-                                           : NULL;
-    if (!dst)
-        return unknown(c, s, key);
-    if (!v[0] && dst == j->book.epd)
-        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    if (dst == j->book.epd || dst == j->book.moves || dst == j->book.html)
-        return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
-    return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // seed_book, existing
+    return c->job->report.method = (JobReportMethod)i, true;
+}
+
+static bool set_token_env(JobCtx *c, const char *key, const char *v)
+{
+    for (const char *p = v; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_')
+            return ctx_fail(c, JOB_ERR_VALUE, "report", key,
+                            "'%s' is not an environment variable name", v);
+    return ctx_set_text(c, "report", key, v, c->job->report.token_env,
+                        sizeof c->job->report.token_env);
+}
+
+static bool set_score_view(JobCtx *c, const char *key, const char *v)
+{
+    static const char *const views[] = {"red", "side_to_move"};
+    int i = 0;
+    if (!ctx_set_enum(c, "book", key, v, views, 2, &i))
+        return false;
+    return c->job->book.side_to_move = i == 1, true;
 }
 
 // `params = all` must fit every row of the weight table (evaluation and search) in one job;
@@ -618,25 +305,26 @@ static bool spsa_add_one(void *ctx, int id)
     return true;
 }
 
-static bool spsa_add_names(Ctx *c, const char *key, const char *v)
+static bool spsa_add_names(JobCtx *c, const char *key, const char *v)
 {
     char bad[64];
     switch (params_parse_list(v, spsa_add_one, c->job, bad, sizeof bad)) {
     case PARAMS_LIST_OK: return true;
     case PARAMS_LIST_UNKNOWN:
-        return fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", bad);
+        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", bad);
     case PARAMS_LIST_STOPPED:
-        return fail(c, JOB_ERR_VALUE, "spsa", key,
-                    "more than %d parameters (the table has %d rows: list psq, eval, search or "
-                    "names)",
-                    JOB_SPSA_PARAMS_MAX, PARAM_NB);
+        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key,
+                        "more than %d parameters (the table has %d rows: list psq, eval, search or "
+                        "names)",
+                        JOB_SPSA_PARAMS_MAX, PARAM_NB);
     default:
-        return fail(c, JOB_ERR_VALUE, "spsa", key, "empty: give all, psq, eval, search or names");
+        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key,
+                        "empty: give all, psq, eval, search or names");
     }
 }
 
 /// `param = NAME, start, min, max, c_end, r_end` as fishtest writes them.
-static bool spsa_add_line(Ctx *c, const char *key, const char *v)
+static bool spsa_add_line(JobCtx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
     char name[64];
@@ -645,52 +333,27 @@ static bool spsa_add_line(Ctx *c, const char *key, const char *v)
     if (sscanf(v, " %63[^, \t] , %lf , %lf , %lf , %lf , %lf %n", name, &x[0], &x[1], &x[2], &x[3],
                &x[4], &used) != 6 ||
         v[used])
-        return fail(c, JOB_ERR_VALUE, "spsa", key,
-                    "'%s': expected NAME, start, min, max, c_end, r_end", v);
+        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key,
+                        "'%s': expected NAME, start, min, max, c_end, r_end", v);
     int id = params_find(name);
     if (id < 0)
-        return fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", name);
+        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", name);
     const ParamInfo *pi = &params_info[id];
     if (!(x[1] < x[2]) || x[0] < x[1] || x[0] > x[2] || x[1] < pi->min || x[2] > pi->max ||
         !(x[3] > 0) || !(x[4] > 0))
-        return fail(c, JOB_ERR_VALUE, "spsa", key,
-                    "%s: need %d <= min < max <= %d, min <= start <= max, c_end > 0, r_end > 0",
-                    name, pi->min, pi->max);
+        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key,
+                        "%s: need %d <= min < max <= %d, min <= start <= max, c_end > 0, r_end > 0",
+                        name, pi->min, pi->max);
     int k = 0;
     while (k < j->spsa.param_count && j->spsa.params[k].id != id)
         k++;
     if (k >= JOB_SPSA_PARAMS_MAX)
-        return fail(c, JOB_ERR_VALUE, "spsa", key, "more than %d parameters", JOB_SPSA_PARAMS_MAX);
+        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key, "more than %d parameters",
+                        JOB_SPSA_PARAMS_MAX);
     j->spsa.params[k] = (JobSpsaParam){id, true, x[0], x[1], x[2], x[3], x[4]};
     if (k == j->spsa.param_count)
         j->spsa.param_count++;
     return true;
-}
-
-static bool key_spsa(Ctx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "spsa";
-    if (!strcmp(key, "params"))
-        return spsa_add_names(c, key, v);
-    if (!strcmp(key, "param"))
-        return spsa_add_line(c, key, v);
-    if (!strcmp(key, "a_ratio"))
-        return set_dbl(c, s, key, v, 0, 10, &j->spsa.a_ratio);
-    if (!strcmp(key, "alpha"))
-        return set_dbl(c, s, key, v, 0.001, 2, &j->spsa.alpha);
-    if (!strcmp(key, "gamma"))
-        return set_dbl(c, s, key, v, 0.001, 2, &j->spsa.gamma);
-    if (!strcmp(key, "r_end"))
-        return set_dbl(c, s, key, v, 1e-9, 10, &j->spsa.r_end);
-    char *dst = !strcmp(key, "weights")      ? j->spsa.weights
-                : !strcmp(key, "trajectory") ? j->spsa.trajectory
-                                             : NULL;
-    if (!dst)
-        return unknown(c, s, key);
-    if (!v[0])
-        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
 }
 
 /// Texel fits what the evaluation reads: "all" means every evaluation weight, and the search
@@ -701,89 +364,28 @@ static bool texel_tune_one(void *ctx, int id)
     return true;
 }
 
-static bool texel_params(Ctx *c, const char *key, const char *v)
+static bool texel_params(JobCtx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
     char bad[64];
     if (params_list_names_search(v, bad, sizeof bad))
-        return fail(c, JOB_ERR_VALUE, "texel", key,
-                    "'%s' is a search row: Texel fits only what the evaluation reads (tune the "
-                    "search with kind = spsa)",
-                    bad);
+        return ctx_fail(c, JOB_ERR_VALUE, "texel", key,
+                        "'%s' is a search row: Texel fits only what the evaluation reads (tune the "
+                        "search with kind = spsa)",
+                        bad);
     if (!j->texel.has_params)
         memset(j->texel.tuned, 0, sizeof j->texel.tuned);
     j->texel.has_params = true;
     switch (params_parse_list(v, texel_tune_one, j->texel.tuned, bad, sizeof bad)) {
     case PARAMS_LIST_OK: return true;
     case PARAMS_LIST_UNKNOWN:
-        return fail(c, JOB_ERR_VALUE, "texel", key, "'%s' is not an engine weight", bad);
-    default: return fail(c, JOB_ERR_VALUE, "texel", key, "empty: give all, psq, eval or names");
+        return ctx_fail(c, JOB_ERR_VALUE, "texel", key, "'%s' is not an engine weight", bad);
+    default: return ctx_fail(c, JOB_ERR_VALUE, "texel", key, "empty: give all, psq, eval or names");
     }
-}
-
-static bool key_texel(Ctx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "texel";
-    if (!strcmp(key, "params"))
-        return texel_params(c, key, v);
-    if (!strcmp(key, "epochs"))
-        return set_int(c, s, key, v, 1, 1000000, &j->texel.epochs);
-    if (!strcmp(key, "threads"))
-        return set_int(c, s, key, v, 0, 1024, &j->texel.threads);
-    if (!strcmp(key, "lr"))
-        return set_dbl(c, s, key, v, 1e-6, 1000, &j->texel.lr);
-    if (!strcmp(key, "l2"))
-        return set_dbl(c, s, key, v, 0, 1e6, &j->texel.l2);
-    if (!strcmp(key, "k"))
-        return set_dbl(c, s, key, v, 0, 100, &j->texel.k);
-    if (!strcmp(key, "checkpoint_every"))
-        return set_int(c, s, key, v, 1, 1000000, &j->texel.checkpoint_every);
-    if (!strcmp(key, "checkpoint_seconds"))
-        return set_dbl(c, s, key, v, 0, 1e6, &j->texel.checkpoint_seconds);
-    char *dst = !strcmp(key, "data")      ? j->texel.data
-                : !strcmp(key, "start")   ? j->texel.start
-                : !strcmp(key, "weights") ? j->texel.weights
-                : !strcmp(key, "loss")    ? j->texel.loss
-                                          : NULL;
-    if (!dst)
-        return unknown(c, s, key);
-    if (!v[0] && dst != j->texel.start)
-        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    if (dst == j->texel.weights || dst == j->texel.loss)
-        return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
-    return set_path(c, s, key, v, dst, JOB_TEXT_MAX); // data, start
-}
-
-static bool key_datagen(Ctx *c, const char *key, const char *v)
-{
-    JobConfig *j = c->job;
-    const char *s = "datagen";
-    long n;
-    if (!strcmp(key, "positions"))
-        return set_int(c, s, key, v, 1, JOB_DATAGEN_POSITIONS_MAX, &j->datagen.positions);
-    if (!strcmp(key, "random_plies"))
-        return set_int(c, s, key, v, 0, 32, &j->datagen.random_plies);
-    if (!strcmp(key, "min_ply"))
-        return set_int(c, s, key, v, 0, GAME_MAX_PLIES, &j->datagen.min_ply);
-    if (!strcmp(key, "unit"))
-        return set_int(c, s, key, v, 1, JOB_DATAGEN_UNIT_MAX, &j->datagen.unit);
-    if (!strcmp(key, "max_games") && set_long(c, s, key, v, 0, JOB_PAIRS_MAX, &n))
-        return j->datagen.max_games = n, true;
-    if (!strcmp(key, "seed") && set_long(c, s, key, v, 0, 2000000000L, &n))
-        return j->datagen.seed = (uint64_t)n, true;
-    if (!strcmp(key, "max_games") || !strcmp(key, "seed"))
-        return false;
-    if (!strcmp(key, "file")) {
-        if (!v[0])
-            return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-        return set_file_name(c, s, key, v, j->datagen.file, sizeof j->datagen.file);
-    }
-    return unknown(c, s, key);
 }
 
 /// `data = A.xqp B.xqp ...`: blank-separated paths, each taken from the job file's directory.
-static bool train_data(Ctx *c, const char *key, const char *v)
+static bool train_data(JobCtx *c, const char *key, const char *v)
 {
     JobConfig *j = c->job;
     char buf[JOB_LINE_MAX + 1];
@@ -791,70 +393,59 @@ static bool train_data(Ctx *c, const char *key, const char *v)
     j->train.data_count = 0;
     for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
         if (j->train.data_count == JOB_TRAIN_DATA_MAX)
-            return fail(c, JOB_ERR_VALUE, "train", key, "more than %d files", JOB_TRAIN_DATA_MAX);
-        if (!set_path(c, "train", key, t, j->train.data[j->train.data_count], JOB_TEXT_MAX))
+            return ctx_fail(c, JOB_ERR_VALUE, "train", key, "more than %d files",
+                            JOB_TRAIN_DATA_MAX);
+        if (!ctx_set_path(c, "train", key, t, j->train.data[j->train.data_count], JOB_TEXT_MAX))
             return false;
         j->train.data_count++;
     }
     if (j->train.data_count == 0)
-        return fail(c, JOB_ERR_VALUE, "train", key, "empty: give one or more .xqp files");
+        return ctx_fail(c, JOB_ERR_VALUE, "train", key, "empty: give one or more .xqp files");
     return true;
 }
 
-static bool key_train(Ctx *c, const char *key, const char *v)
+typedef bool (*SetSpecial)(JobCtx *c, const char *key, const char *v);
+
+/// The keys that are not plain (job_keys.def holds the plain ones).
+static const struct {
+    Section sec;
+    const char *key;
+    SetSpecial set;
+} SPECIAL_KEYS[] = {
+    {SEC_JOB, "kind", set_kind},
+    {SEC_JOB, "rules", set_rules},
+    {SEC_JOB, "tournament", set_tournament},
+    {SEC_JOB, "resume", set_resume},
+    {SEC_TIME, "scale", set_scale},
+    {SEC_OPENINGS, "file", set_openings_file},
+    {SEC_OPENINGS, "order", set_openings_order},
+    {SEC_OPENINGS, "start", set_openings_start},
+    {SEC_OPENINGS, "seed", set_openings_seed},
+    {SEC_SPRT, "model", set_model},
+    {SEC_REPORT, "urls", set_urls},
+    {SEC_REPORT, "method", set_method},
+    {SEC_REPORT, "token_env", set_token_env},
+    {SEC_BOOK, "score_view", set_score_view},
+    {SEC_SPSA, "params", spsa_add_names},
+    {SEC_SPSA, "param", spsa_add_line},
+    {SEC_TEXEL, "params", texel_params},
+    {SEC_TRAIN, "data", train_data},
+};
+
+/// A key of a section that is not an engine's: a special key, else a row of job_keys.def.
+static bool key_plain(JobCtx *c, Section id, const char *key, const char *v)
 {
-    JobConfig *j = c->job;
-    const char *s = "train";
-    long n;
-    if (!strcmp(key, "data"))
-        return train_data(c, key, v);
-    if (!strcmp(key, "hidden"))
-        return set_int(c, s, key, v, 8, 4096, &j->train.hidden);
-    if (!strcmp(key, "epochs"))
-        return set_int(c, s, key, v, 1, 1000000, &j->train.epochs);
-    if (!strcmp(key, "batch"))
-        return set_int(c, s, key, v, 1, 1 << 22, &j->train.batch);
-    if (!strcmp(key, "threads"))
-        return set_int(c, s, key, v, 0, 1024, &j->train.threads);
-    if (!strcmp(key, "lr"))
-        return set_dbl(c, s, key, v, 1e-9, 10, &j->train.lr);
-    if (!strcmp(key, "lambda"))
-        return set_dbl(c, s, key, v, 0, 1, &j->train.lambda);
-    if (!strcmp(key, "val"))
-        return set_dbl(c, s, key, v, 0, 0.5, &j->train.val);
-    if (!strcmp(key, "seed") && set_long(c, s, key, v, 0, 2000000000L, &n))
-        return j->train.seed = (uint64_t)n, true;
-    if (!strcmp(key, "seed"))
-        return false;
-    char *dst = !strcmp(key, "net") ? j->train.net : !strcmp(key, "loss") ? j->train.loss : NULL;
-    if (!dst)
-        return unknown(c, s, key);
-    if (!v[0])
-        return fail(c, JOB_ERR_VALUE, s, key, "empty: give a file name");
-    return set_file_name(c, s, key, v, dst, JOB_TEXT_MAX);
+    for (size_t i = 0; i < sizeof SPECIAL_KEYS / sizeof SPECIAL_KEYS[0]; i++)
+        if (SPECIAL_KEYS[i].sec == id && !strcmp(SPECIAL_KEYS[i].key, key))
+            return SPECIAL_KEYS[i].set(c, key, v);
+    const JobKeyDef *k = ctx_key_find(SECTION_NAMES[id], key);
+    if (k && id == SEC_JOB && !strcmp(key, "rounds"))
+        c->has_rounds = true;
+    return k ? ctx_set_key(c, k, v) : ctx_unknown(c, SECTION_NAMES[id], key);
 }
 
 /// [time] keys of mixed hardware (scale, reference_nps, nps_floor); the section's other keys
 /// are the engines' time control.
-static bool key_time(Ctx *c, const char *key, const char *v)
-{
-    static const char *const scales[] = {"none", "bench"};
-    JobConfig *j = c->job;
-    long n;
-    int i;
-    if (!strcmp(key, "scale")) {
-        if (!set_enum(c, "time", key, v, scales, 2, &i))
-            return false;
-        j->scale.bench = i == 1;
-        return true;
-    }
-    bool floor = !strcmp(key, "nps_floor");
-    if (!set_long(c, "time", key, v, floor ? 0 : 1, 1000000000000L, &n))
-        return false;
-    *(floor ? &j->scale.nps_floor : &j->scale.reference_nps) = (uint64_t)n;
-    return true;
-}
-
 static bool is_scale_key(const char *key)
 {
     return !strcmp(key, "scale") || !strcmp(key, "reference_nps") || !strcmp(key, "nps_floor");
@@ -862,35 +453,25 @@ static bool is_scale_key(const char *key)
 
 /// One key = value in a section (a file line or an override). Values may end up in JSON
 /// (report.json, result.json): they must be UTF-8.
-static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
+static bool key_set(JobCtx *c, const char *section, const char *key, const char *v)
 {
     char name[JOB_TEXT_MAX], sec[JOB_TEXT_MAX + 16], why[128];
     if (!inifile_utf8(v, why, sizeof why))
-        return fail(c, JOB_ERR_VALUE, section, key, "%s", why);
+        return ctx_fail(c, JOB_ERR_VALUE, section, key, "%s", why);
     int id = section_parse(section, name, sizeof name);
     switch (id) {
-    case SEC_JOB: return key_job(c, key, v);
     case SEC_ENGINE:
         snprintf(sec, sizeof sec, "engine %s", name);
         return engine_entry(c, engine_find(c, name), sec, key, v);
     case SEC_EACH: return engine_entry(c, TARGET_EACH, "each", key, v);
     case SEC_TIME:
-        return is_scale_key(key) ? key_time(c, key, v)
+        return is_scale_key(key) ? key_plain(c, SEC_TIME, key, v)
                                  : engine_entry(c, TARGET_TIME, "time", key, v);
-    case SEC_OPENINGS: return key_openings(c, key, v);
-    case SEC_ADJUDICATION: return key_adjudication(c, key, v);
-    case SEC_SPRT: return key_sprt(c, key, v);
-    case SEC_OUTPUT: return key_output(c, key, v);
-    case SEC_REPORT: return key_report(c, key, v);
-    case SEC_BOOK: return key_book(c, key, v);
-    case SEC_SPSA: return key_spsa(c, key, v);
-    case SEC_TEXEL: return key_texel(c, key, v);
-    case SEC_DATAGEN: return key_datagen(c, key, v);
-    case SEC_TRAIN: return key_train(c, key, v);
-    default:
+    case -1:
         if (!section[0])
-            return fail(c, JOB_ERR_KEY, NULL, NULL, "%s: key before any [section]", key);
-        return fail(c, JOB_ERR_KEY, section, key, "unknown section");
+            return ctx_fail(c, JOB_ERR_KEY, NULL, NULL, "%s: key before any [section]", key);
+        return ctx_fail(c, JOB_ERR_KEY, section, key, "unknown section");
+    default: return key_plain(c, (Section)id, key, v);
     }
 }
 
@@ -899,12 +480,12 @@ static bool key_set(Ctx *c, const char *section, const char *key, const char *v)
 /// A section header: known, and an engine's registers it (so an empty one counts).
 static bool on_section(void *user, int line, const char *raw)
 {
-    Ctx *c = user;
+    JobCtx *c = user;
     char name[JOB_LINE_MAX + 1];
     c->at = (Origin){line, NULL};
     int id = section_parse(raw, name, sizeof name);
     if (id < 0)
-        return fail(c, JOB_ERR_KEY, raw, NULL, "unknown section");
+        return ctx_fail(c, JOB_ERR_KEY, raw, NULL, "unknown section");
     if (id != SEC_ENGINE && c->section_lines[id] && !c->repeat_lines[1]) {
         c->repeated = id;
         c->repeat_lines[0] = c->section_lines[id];
@@ -918,19 +499,19 @@ static bool on_section(void *user, int line, const char *raw)
 /// A section written twice would be merged silently (a second [job] quietly changing the
 /// first's kind): refused, both lines named. Said last, after the file's other faults (an
 /// engine's name written twice is refused where it stands, by engine_add).
-static bool refuse_repeated(Ctx *c)
+static bool refuse_repeated(JobCtx *c)
 {
     if (!c->repeat_lines[1])
         return true;
     c->at = (Origin){c->repeat_lines[1], NULL};
-    return fail(c, JOB_ERR_SYNTAX, SECTION_NAMES[c->repeated], NULL,
-                "written twice (lines %d and %d): give each section once", c->repeat_lines[0],
-                c->repeat_lines[1]);
+    return ctx_fail(c, JOB_ERR_SYNTAX, SECTION_NAMES[c->repeated], NULL,
+                    "written twice (lines %d and %d): give each section once", c->repeat_lines[0],
+                    c->repeat_lines[1]);
 }
 
 static bool on_key(void *user, int line, const char *section, const char *key, const char *value)
 {
-    Ctx *c = user;
+    JobCtx *c = user;
     c->at = (Origin){line, NULL};
     return key_set(c, section, key, value);
 }
@@ -948,7 +529,7 @@ static JobStatus status_of(IniStatus st)
     }
 }
 
-static void parse_file(Ctx *c)
+static void parse_file(JobCtx *c)
 {
     const IniHandlers h = {on_section, on_key, c};
     char why[512];
@@ -958,17 +539,17 @@ static void parse_file(Ctx *c)
         return;     // a handler's error is recorded already
     c->st = JOB_OK; // the file's own error (e.g. a syntax error) came before any handler's
     c->at = (Origin){line, NULL};
-    fail(c, status_of(st), NULL, NULL, "%s", why);
+    ctx_fail(c, status_of(st), NULL, NULL, "%s", why);
 }
 
 /// "section.key=value", or "engine.NAME.key=value" (a new NAME adds an engine).
-static void apply_override(Ctx *c, const char *text)
+static void apply_override(JobCtx *c, const char *text)
 {
     c->at = (Origin){0, text};
     IniOverride o;
     char why[256];
     if (inifile_override(text, "engine", &o, why, sizeof why) != INIFILE_OK) {
-        fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "%s", why);
+        ctx_fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "%s", why);
         return;
     }
     if (!strncmp(o.section, "engine ", 7) && engine_find(c, o.name) < 0 && !engine_add(c, o.name))
@@ -978,242 +559,13 @@ static void apply_override(Ctx *c, const char *text)
 
 // ---- Validation ---------------------------------------------------------------------------
 
-/// Applies the settings of target to player i: time, each, then its own section.
-static bool apply_entries(Ctx *c, int i, int target)
-{
-    JobPlayer *p = &c->job->players[i];
-    char why[512], sec[64];
-    for (int k = 0; k < c->entry_count; k++) {
-        const Entry *e = &c->entries[k];
-        if (e->target != target)
-            continue;
-        const char *base = e->at.override ? NULL : c->job->file_dir;
-        if (engine_spec_set(&p->cfg, &p->tc, e->key, e->value, base, why, sizeof why) !=
-            ENGINE_SPEC_OK) {
-            c->at = e->at;
-            snprintf(sec, sizeof sec, "%s%s", target >= 0 ? "engine " : "",
-                     target == TARGET_TIME   ? "time"
-                     : target == TARGET_EACH ? "each"
-                                             : c->engines[i]);
-            return fail(c, JOB_ERR_VALUE, sec, e->key, "%s", why);
-        }
-    }
-    return true;
-}
-
-static bool build_player(Ctx *c, int i)
-{
-    JobPlayer *p = &c->job->players[i];
-    char sec[64];
-    snprintf(sec, sizeof sec, "engine %s", c->engines[i]);
-    snprintf(p->cfg.name, sizeof p->cfg.name, "%s", c->engines[i]);
-    p->tc.margin_ms = 100;
-    if (!apply_entries(c, i, TARGET_TIME) || !apply_entries(c, i, TARGET_EACH) ||
-        !apply_entries(c, i, i))
-        return false;
-    c->at = (Origin){c->engine_lines[i], NULL};
-    if (p->cfg.proto != PROTO_BUILTIN && !p->cfg.cmd[0])
-        return fail(c, JOB_ERR_MISSING, sec, "cmd", "proto %s needs cmd = PATH",
-                    player_proto_name(p->cfg.proto));
-    const TimeControl *tc = &p->tc;
-    if (!tc->base_ms && !tc->inc_ms && !tc->movetime_ms && !tc->depth && !tc->nodes)
-        return fail(c, JOB_ERR_MISSING, sec, NULL,
-                    "no time control: give tc, st, depth or nodes (here, in [each] or [time])");
-    bool tunes_eval = false;
-    for (int k = 0; c->job->kind == JOB_SPSA && k < c->job->spsa.param_count; k++)
-        tunes_eval |= !params_is_search(c->job->spsa.params[k].id);
-    char why[512];
-    if (!engine_spec_check_eval(&p->cfg, tunes_eval, why, sizeof why))
-        return fail(c, JOB_ERR_VALUE, sec, "option.UseNNUE", "%s", why);
-    return true;
-}
-
-/// A book job needs no engines (it runs the builtin search) and no rounds.
-static bool validate_book(Ctx *c)
-{
-    const JobConfig *j = c->job;
-    if (j->player_count > 0)
-        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                    "a book job searches with the builtin engine: remove the engine sections");
-    if (j->book.plies_min > j->book.plies_max)
-        return fail(c, JOB_ERR_VALUE, "book", "plies_max", "plies_min (%d) is above plies_max (%d)",
-                    j->book.plies_min, j->book.plies_max);
-    if (j->book.score_min > j->book.score_max)
-        return fail(c, JOB_ERR_VALUE, "book", "score_max", "score_min (%d) is above score_max (%d)",
-                    j->book.score_min, j->book.score_max);
-    return true;
-}
-
-/// An SPSA job: one builtin engine (it plays itself), game pairs, at least one parameter.
-static bool validate_spsa(Ctx *c)
-{
-    JobConfig *j = c->job;
-    if (j->player_count != 1)
-        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                    "an spsa job tunes one builtin engine against itself (found %d engines)",
-                    j->player_count);
-    if (!build_player(c, 0))
-        return false;
-    c->at = (Origin){0, NULL};
-    if (j->players[0].cfg.proto != PROTO_BUILTIN)
-        return fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
-                    "spsa sets weights in-process: the engine must be builtin");
-    if (!c->has_rounds)
-        return fail(c, JOB_ERR_MISSING, "job", "rounds", "missing (game pairs = iterations)");
-    if (!j->repeat)
-        return fail(c, JOB_ERR_VALUE, "job", "repeat", "spsa plays game pairs: repeat = true");
-    if (j->spsa.param_count == 0)
-        return fail(c, JOB_ERR_MISSING, "spsa", "params",
-                    "no parameters: give params = all|psq|eval|NAME... or param = NAME, start, "
-                    "min, max, c_end, r_end");
-    for (int i = 0; i < j->spsa.param_count; i++)
-        if (isnan(j->spsa.params[i].r_end))
-            j->spsa.params[i].r_end = j->spsa.r_end;
-    return true;
-}
-
-/// A Texel job reads a dataset; it plays no games, so it has no engines and no rounds.
-static bool validate_texel(Ctx *c)
-{
-    const JobConfig *j = c->job;
-    if (j->player_count > 0)
-        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                    "a texel job fits the builtin evaluation: remove the engine sections "
-                    "(start weights: [texel] start = FILE)");
-    if (!j->texel.data[0])
-        return fail(c, JOB_ERR_MISSING, "texel", "data", "missing: the dataset file");
-    return true;
-}
-
-/// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
-static bool validate_datagen(Ctx *c)
-{
-    JobConfig *j = c->job;
-    if (j->player_count != 1)
-        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                    "a datagen job's one builtin engine plays itself (found %d engines)",
-                    j->player_count);
-    if (!build_player(c, 0))
-        return false;
-    c->at = (Origin){0, NULL};
-    if (j->players[0].cfg.proto != PROTO_BUILTIN)
-        return fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
-                    "datagen records the builtin search's scores: the engine must be builtin");
-    const TimeControl *tc = &j->players[0].tc;
-    if (!tc->depth && !tc->nodes)
-        return fail(c, JOB_ERR_MISSING, "time", "depth",
-                    "datagen searches each move to a fixed depth or node count: give depth = N "
-                    "or nodes = N (in [time], [each] or the engine's section)");
-    if (c->has_rounds)
-        return fail(c, JOB_ERR_VALUE, "job", "rounds",
-                    "a datagen job ends at [datagen] positions (cap the games with max_games)");
-    return true;
-}
-
-/// A train job reads positions files; it plays no games, so it has no engines and no rounds.
-static bool validate_train(Ctx *c)
-{
-    const JobConfig *j = c->job;
-    if (j->player_count > 0)
-        return fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
-                    "a train job trains a net from positions files: remove the engine sections");
-    if (j->train.data_count == 0)
-        return fail(c, JOB_ERR_MISSING, "train", "data",
-                    "missing: the positions files (.xqp, from kind = datagen)");
-    if (c->has_rounds)
-        return fail(c, JOB_ERR_VALUE, "job", "rounds", "a train job runs [train] epochs");
-    return true;
-}
-
-/// A game job (sprt, match): two or more engines, rounds; an SPRT has exactly two.
-static bool validate_games(Ctx *c)
-{
-    JobConfig *j = c->job;
-    if (j->player_count < 2)
-        return fail(c, JOB_ERR_MISSING, "engine NAME", NULL,
-                    "at least two engines are needed (found %d)", j->player_count);
-    for (int i = 0; i < j->player_count; i++)
-        if (!build_player(c, i))
-            return false;
-    c->at = (Origin){0, NULL};
-    char why[512];
-    for (int a = 0; a < j->player_count; a++)
-        for (int b = a + 1; b < j->player_count; b++)
-            if (!engine_spec_check_pair(&j->players[a].cfg, &j->players[b].cfg, why, sizeof why))
-                return fail(c, JOB_ERR_VALUE, "each", "option.UseNNUE", "%s", why);
-    if (!c->has_rounds)
-        return fail(c, JOB_ERR_MISSING, "job", "rounds", "missing");
-    j->sprt.enabled = j->kind == JOB_SPRT;
-    if (j->sprt.enabled && j->player_count != 2)
-        return fail(c, JOB_ERR_VALUE, "job", "kind",
-                    "sprt needs exactly two engines (found %d); use kind = match", j->player_count);
-    if (j->sprt.enabled && !(j->sprt.elo0 < j->sprt.elo1))
-        return fail(c, JOB_ERR_VALUE, "sprt", "elo1", "elo0 (%g) must be below elo1 (%g)",
-                    j->sprt.elo0, j->sprt.elo1);
-    if (j->sprt.enabled && !(j->sprt.alpha + j->sprt.beta < 1))
-        return fail(c, JOB_ERR_VALUE, "sprt", "beta", "alpha + beta must be below 1");
-    return true;
-}
-
-/// One file the job writes in [output] dir: the key that names it, or a fixed name.
-typedef struct {
-    const char *sec, *key; // NULL key: a name the program itself writes (what says whose)
-    const char *name;
-    const char *what;
-} OutputName;
-
-enum { OUTPUT_NAMES_MAX = 16 };
-
-/// The files a job of this kind writes in [output] dir; names turned off (empty) are left out.
-static int output_names(const JobConfig *j, OutputName *out, char *diff, size_t diff_cap)
-{
-    int n = 0;
-    bool games = j->kind == JOB_SPRT || j->kind == JOB_MATCH || j->kind == JOB_SPSA;
-    out[n++] = (OutputName){NULL, NULL, "report.json", "the run report"};
-    out[n++] = (OutputName){NULL, NULL, "report.html", "the run report's page"};
-    if (games) {
-        out[n++] = (OutputName){"output", "pgn", j->output.pgn, NULL};
-        out[n++] = (OutputName){"output", "positions", j->output.positions, NULL};
-    }
-    if (j->kind != JOB_TEXEL && j->kind != JOB_TRAIN) {
-        out[n++] = (OutputName){"output", "journal", j->output.journal, NULL};
-        out[n++] = (OutputName){"output", "result", j->output.result, NULL};
-    }
-    if (j->kind == JOB_SPSA) {
-        out[n++] = (OutputName){"spsa", "weights", j->spsa.weights, NULL};
-        out[n++] = (OutputName){"spsa", "trajectory", j->spsa.trajectory, NULL};
-    }
-    if (j->kind == JOB_TEXEL) {
-        snprintf(diff, diff_cap, "%s.diff", j->texel.weights);
-        out[n++] = (OutputName){"texel", "weights", j->texel.weights, NULL};
-        out[n++] = (OutputName){"texel", "loss", j->texel.loss, NULL};
-        out[n++] = (OutputName){NULL, NULL, diff, "the weights' difference file"};
-        out[n++] = (OutputName){NULL, NULL, "texel.ckpt", "the Texel checkpoint"};
-    }
-    if (j->kind == JOB_BOOK) {
-        out[n++] = (OutputName){"book", "epd", j->book.epd, NULL};
-        out[n++] = (OutputName){"book", "moves", j->book.moves, NULL};
-        out[n++] = (OutputName){"book", "html", j->book.html, NULL};
-    }
-    if (j->kind == JOB_DATAGEN)
-        out[n++] = (OutputName){"datagen", "file", j->datagen.file, NULL};
-    if (j->kind == JOB_TRAIN) {
-        out[n++] = (OutputName){"train", "net", j->train.net, NULL};
-        out[n++] = (OutputName){"train", "loss", j->train.loss, NULL};
-        out[n++] = (OutputName){NULL, NULL, "train.ckpt", "the training checkpoint"};
-    }
-    if (j->report.url_count > 0 && !strchr(j->report.spool, '/'))
-        out[n++] = (OutputName){"report", "spool", j->report.spool, NULL};
-    return n;
-}
-
 /// Every file the job writes in [output] dir has its own name: two keys naming one file
 /// would have two writers overwrite each other (or a journal read back as a result).
-static bool validate_outputs(Ctx *c)
+static bool validate_outputs(JobCtx *c)
 {
-    OutputName names[OUTPUT_NAMES_MAX];
+    JobOutput names[JOB_OUTPUTS_MAX];
     char diff[JOB_TEXT_MAX + 8];
-    int n = output_names(c->job, names, diff, sizeof diff);
+    int n = job_outputs(c->job, names, diff, sizeof diff);
     for (int i = 0; i < n; i++) {
         if (!names[i].key || !names[i].name[0])
             continue;
@@ -1221,143 +573,78 @@ static bool validate_outputs(Ctx *c)
             if (k == i || strcmp(names[i].name, names[k].name) || (names[k].key && k > i))
                 continue; // of two keys, the later one is named first
             if (!names[k].key)
-                return fail(c, JOB_ERR_VALUE, names[i].sec, names[i].key,
-                            "'%s' is the name of %s, written in the same directory", names[i].name,
-                            names[k].what);
-            return fail(c, JOB_ERR_VALUE, names[i].sec, names[i].key,
-                        "'%s' is also the name of [%s] %s: every output file needs its own name",
-                        names[i].name, names[k].sec, names[k].key);
+                return ctx_fail(c, JOB_ERR_VALUE, names[i].sec, names[i].key,
+                                "'%s' is the name of %s, written in the same directory",
+                                names[i].name, names[k].what);
+            return ctx_fail(
+                c, JOB_ERR_VALUE, names[i].sec, names[i].key,
+                "'%s' is also the name of [%s] %s: every output file needs its own name",
+                names[i].name, names[k].sec, names[k].key);
         }
     }
     return true;
 }
 
 /// scale = bench needs the reference machine's nps, and clocks to scale (game jobs).
-static bool validate_scale(Ctx *c)
+static bool validate_scale(JobCtx *c)
 {
     const JobConfig *j = c->job;
     c->at = (Origin){0, NULL};
     if (!j->scale.bench)
         return true;
-    if (j->kind == JOB_BOOK || j->kind == JOB_TEXEL || j->kind == JOB_DATAGEN ||
-        j->kind == JOB_TRAIN)
-        return fail(c, JOB_ERR_VALUE, "time", "scale",
-                    "bench scales the clocks of games: a %s job plays none (remove it)",
-                    job_kind_name(j->kind));
+    if (!job_kind_def(j->kind)->clocked)
+        return ctx_fail(c, JOB_ERR_VALUE, "time", "scale",
+                        "bench scales the clocks of games: a %s job plays none (remove it)",
+                        job_kind_name(j->kind));
     if (!j->scale.reference_nps)
-        return fail(c, JOB_ERR_MISSING, "time", "reference_nps",
-                    "missing: scale = bench needs the bench nodes/s of the machine the time "
-                    "control is meant for (`xqforge bench` prints it)");
+        return ctx_fail(c, JOB_ERR_MISSING, "time", "reference_nps",
+                        "missing: scale = bench needs the bench nodes/s of the machine the time "
+                        "control is meant for (`xqforge bench` prints it)");
     return true;
 }
 
-static bool validate(Ctx *c)
+static bool validate(JobCtx *c)
 {
     JobConfig *j = c->job;
     c->at = (Origin){0, NULL};
     if (!c->has_kind)
-        return fail(c, JOB_ERR_MISSING, "job", "kind",
-                    "missing (sprt, match, spsa, texel, book, datagen or train)");
-    bool ok = j->kind == JOB_BOOK      ? validate_book(c)
-              : j->kind == JOB_SPSA    ? validate_spsa(c)
-              : j->kind == JOB_TEXEL   ? validate_texel(c)
-              : j->kind == JOB_DATAGEN ? validate_datagen(c)
-              : j->kind == JOB_TRAIN   ? validate_train(c)
-                                       : validate_games(c);
+        return ctx_fail(c, JOB_ERR_MISSING, "job", "kind",
+                        "missing (sprt, match, spsa, texel, book, datagen or train)");
+    bool ok = job_kind_def(j->kind)->validate(c);
     if (!ok || !validate_scale(c))
         return false;
     c->at = (Origin){0, NULL};
     int64_t total = job_pairs_total(j);
     if (total > JOB_PAIRS_MAX)
-        return fail(c, JOB_ERR_VALUE, "job", "rounds",
-                    "%d rounds x %d pairings = %" PRId64 " %s, above the limit of %d "
-                    "(JOB_PAIRS_MAX)",
-                    j->rounds, job_pairing_count(j), total, j->repeat ? "game pairs" : "games",
-                    JOB_PAIRS_MAX);
+        return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds",
+                        "%d rounds x %d pairings = %" PRId64 " %s, above the limit of %d "
+                        "(JOB_PAIRS_MAX)",
+                        j->rounds, job_pairing_count(j), total, j->repeat ? "game pairs" : "games",
+                        JOB_PAIRS_MAX);
     if (j->report.token_env[0] && j->report.token_file[0])
-        return fail(c, JOB_ERR_VALUE, "report", "token_file",
-                    "give token_env or token_file, not both");
+        return ctx_fail(c, JOB_ERR_VALUE, "report", "token_file",
+                        "give token_env or token_file, not both");
     return validate_outputs(c);
 }
 
 // ---- Loading ------------------------------------------------------------------------------
 
+/// The defaults: the plain keys' from their rows, and those of the special keys.
 static void job_defaults(JobConfig *j)
 {
-    memset(j, 0, sizeof *j);
-    j->kind = JOB_MATCH;
+    memset(j, 0, sizeof *j); // kind: none, [job] kind is mandatory
     j->rules = rules_config_default(RULES_SEED);
-    j->draw = (DrawAdjudication){false, 40, 8, 10};
-    j->resign = (ResignAdjudication){false, false, 3, 600};
-    j->seed = 1;
-    j->repeat = true;
-    j->sprt.elo0 = 0;
-    j->sprt.elo1 = 2;
-    j->sprt.alpha = j->sprt.beta = 0.05;
-    snprintf(j->output.dir, sizeof j->output.dir, ".");
-    snprintf(j->output.pgn, sizeof j->output.pgn, "games.pgn");
-    snprintf(j->output.journal, sizeof j->output.journal, "journal.xqj");
-    snprintf(j->output.result, sizeof j->output.result, "result.json");
-    j->report.interval_s = 60;
-    j->report.connect_timeout_s = 10;
-    j->report.timeout_s = 60;
-    j->report.attempts = 5;
-    j->report.backoff_s = 1;
-    j->report.backoff_max_s = 60;
-    j->report.final_wait_s = 30;
-    snprintf(j->report.spool, sizeof j->report.spool, "spool");
-    j->book.positions = 1000;
-    j->book.plies_min = 6;
-    j->book.plies_max = 10;
-    j->book.multipv = 6;
-    j->book.select_depth = 3;
-    j->book.margin = 40;
-    j->book.verify_depth = 7;
-    j->book.score_min = -60;
-    j->book.score_max = 60;
-    j->book.family_plies = 2;
-    j->book.unit = 16;
-    j->book.hash_mb = 4;
-    j->book.seed = 1;
-    snprintf(j->book.epd, sizeof j->book.epd, "book.epd");
-    j->spsa.a_ratio = 0.1;
-    j->spsa.alpha = 0.602;
-    j->spsa.gamma = 0.101;
-    j->spsa.r_end = 0.002;
-    snprintf(j->spsa.weights, sizeof j->spsa.weights, "spsa-weights.txt");
-    snprintf(j->spsa.trajectory, sizeof j->spsa.trajectory, "spsa.csv");
-    j->texel.epochs = 200;
-    j->texel.lr = 2.0;
-    j->texel.l2 = 10;                 // TEXEL_L2_DEFAULT (tuning/texel.h)
-    j->texel.checkpoint_every = 25;   // TEXEL_CHECKPOINT_EVERY
-    j->texel.checkpoint_seconds = 60; // TEXEL_CHECKPOINT_SECONDS
+    ctx_key_defaults(j);
+    j->seed = 1; // [openings] seed
     for (int id = 0; id < PARAM_NB; id++)
         j->texel.tuned[id] = !params_is_search(id); // the evaluation's weights
-    snprintf(j->texel.weights, sizeof j->texel.weights, "texel-weights.txt");
-    snprintf(j->texel.loss, sizeof j->texel.loss, "texel-loss.csv");
-    snprintf(j->book.moves, sizeof j->book.moves, "book.xqb");
-    snprintf(j->book.html, sizeof j->book.html, "book.html");
-    j->datagen.positions = 100000;
-    j->datagen.random_plies = 8;
-    j->datagen.unit = 1;
-    j->datagen.seed = 1;
-    snprintf(j->datagen.file, sizeof j->datagen.file, "positions.xqp");
-    j->train.hidden = 128;
-    j->train.epochs = 10;
-    j->train.batch = 16384;
-    j->train.lr = 0.001;
-    j->train.lambda = 0.75;
-    j->train.val = 0.05;
-    j->train.seed = 1;
-    snprintf(j->train.net, sizeof j->train.net, "net.nnue");
-    snprintf(j->train.loss, sizeof j->train.loss, "train-loss.csv");
 }
 
 JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,
                    char *why, size_t why_len)
 {
     char spare[8];
-    Ctx *c = calloc(1, sizeof *c);
+    JobCtx *c = calloc(1, sizeof *c);
     if (!why || !why_len)
         why = spare, why_len = sizeof spare;
     why[0] = '\0';
@@ -1378,7 +665,7 @@ JobStatus job_load(const char *path, const char *const *overrides, int n_overrid
         out->file_dir[0] = '\0';
     parse_file(c);
     if (ds != INIFILE_OK)
-        fail(c, status_of(ds), NULL, NULL, "%s", dir_why);
+        ctx_fail(c, status_of(ds), NULL, NULL, "%s", dir_why);
     for (int i = 0; i < n_overrides && c->st == JOB_OK; i++)
         apply_override(c, overrides[i]);
     if (c->st == JOB_OK)
@@ -1427,19 +714,6 @@ void job_game_config(const JobConfig *job, int a, int b, GameConfig *out)
     out->draw = job->draw;
     out->resign = job->resign;
     out->max_plies = job->max_plies;
-}
-
-int job_pairing_count(const JobConfig *job)
-{
-    int n = job->player_count;
-    if (job->kind == JOB_BOOK || job->kind == JOB_TEXEL || job->kind == JOB_DATAGEN ||
-        job->kind == JOB_TRAIN)
-        return 0;
-    if (job->kind == JOB_SPSA)
-        return 1; // the engine against itself, as plus and minus
-    if (n < 2)
-        return 0;
-    return job->round_robin ? n * (n - 1) / 2 : n - 1;
 }
 
 int64_t job_pairs_total(const JobConfig *job)

@@ -215,6 +215,36 @@ typedef enum {
     JOB_STATUS_NB
 } JobStatus;
 
+/// The type of a plain key's value (job_keys.def).
+typedef enum { KEY_INT, KEY_I64, KEY_U64, KEY_DBL, KEY_BOOL, KEY_STR } JobKeyType;
+/// Flags of a plain key: what the key is to the run's identity and how its text is checked
+/// (job_keys.def says what each means).
+enum {
+    KEY_IDENTITY = 1 << 0,
+    KEY_COMPOSITE = 1 << 1,
+    KEY_HOOK = 1 << 2,
+    KEY_CONTENT = 1 << 3,
+    KEY_PATH = 1 << 4,
+    KEY_FILE_NAME = 1 << 5,
+    KEY_REQUIRED = 1 << 6,
+    KEY_DIR = 1 << 7
+};
+
+/// One row of job_keys.def: a plain key of a job file.
+typedef struct {
+    const char *section, *name;
+    JobKeyType type;
+    size_t offset, size;    // of the field in JobConfig
+    double lo, hi;          // the range of a number
+    double def;             // the default of a number or a boolean
+    const char *def_text;   // the default of a string
+    const char *empty_text; // KEY_CONTENT: the identity's text of an empty value
+    unsigned flags;
+} JobKeyDef;
+
+/// The rows of job_keys.def, in its order; *count gets their number.
+const JobKeyDef *job_keys(int *count);
+
 const char *job_strerror(JobStatus st);
 const char *job_kind_name(JobKind k);
 

@@ -1,69 +1,500 @@
 // SPDX-License-Identifier: MIT
-// TEMPORARY shim (replaced by the job-kinds table).
+// The job kinds, one row each (job_kinds.h): what a kind needs of its job file, what it
+// writes and how much work it is, and the identity items its plain keys cannot say. A new
+// kind is a row here, its section's rows in job_keys.def, and its enum value in job.h.
 #include "job_kinds.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "engine_spec.h"
+#include "files.h"
+#include "job_ctx.h"
+#include "params.h"
+
+// ---- Validation ---------------------------------------------------------------------------
+
+/// A kind that runs the builtin code has no engine sections.
+static bool no_engines(JobCtx *c, const char *why)
+{
+    if (c->job->player_count > 0)
+        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL, "%s", why);
+    return true;
+}
+
+/// A book job needs no engines (it runs the builtin search) and no rounds.
+static bool validate_book(JobCtx *c)
+{
+    const JobConfig *j = c->job;
+    if (!no_engines(c, "a book job searches with the builtin engine: remove the engine sections"))
+        return false;
+    if (j->book.plies_min > j->book.plies_max)
+        return ctx_fail(c, JOB_ERR_VALUE, "book", "plies_max",
+                        "plies_min (%d) is above plies_max (%d)", j->book.plies_min,
+                        j->book.plies_max);
+    if (j->book.score_min > j->book.score_max)
+        return ctx_fail(c, JOB_ERR_VALUE, "book", "score_max",
+                        "score_min (%d) is above score_max (%d)", j->book.score_min,
+                        j->book.score_max);
+    return true;
+}
+
+/// An SPSA job: one builtin engine (it plays itself), game pairs, at least one parameter.
+static bool validate_spsa(JobCtx *c)
+{
+    JobConfig *j = c->job;
+    if (j->player_count != 1)
+        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
+                        "an spsa job tunes one builtin engine against itself (found %d engines)",
+                        j->player_count);
+    bool tunes_eval = false; // the net never reads evaluation weights (ctx_build_player)
+    for (int k = 0; k < j->spsa.param_count; k++)
+        tunes_eval |= !params_is_search(j->spsa.params[k].id);
+    if (!ctx_build_player(c, 0, tunes_eval))
+        return false;
+    c->at = (Origin){0, NULL};
+    if (j->players[0].cfg.proto != PROTO_BUILTIN)
+        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
+                        "spsa sets weights in-process: the engine must be builtin");
+    if (!c->has_rounds)
+        return ctx_fail(c, JOB_ERR_MISSING, "job", "rounds", "missing (game pairs = iterations)");
+    if (!j->repeat)
+        return ctx_fail(c, JOB_ERR_VALUE, "job", "repeat", "spsa plays game pairs: repeat = true");
+    if (j->spsa.param_count == 0)
+        return ctx_fail(c, JOB_ERR_MISSING, "spsa", "params",
+                        "no parameters: give params = all|psq|eval|NAME... or param = NAME, "
+                        "start, min, max, c_end, r_end");
+    for (int i = 0; i < j->spsa.param_count; i++)
+        if (isnan(j->spsa.params[i].r_end))
+            j->spsa.params[i].r_end = j->spsa.r_end;
+    return true;
+}
+
+/// A Texel job reads a dataset; it plays no games, so it has no engines and no rounds.
+static bool validate_texel(JobCtx *c)
+{
+    if (!no_engines(c, "a texel job fits the builtin evaluation: remove the engine sections "
+                       "(start weights: [texel] start = FILE)"))
+        return false;
+    if (!c->job->texel.data[0])
+        return ctx_fail(c, JOB_ERR_MISSING, "texel", "data", "missing: the dataset file");
+    return true;
+}
+
+/// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
+static bool validate_datagen(JobCtx *c)
+{
+    JobConfig *j = c->job;
+    if (j->player_count != 1)
+        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
+                        "a datagen job's one builtin engine plays itself (found %d engines)",
+                        j->player_count);
+    if (!ctx_build_player(c, 0, false))
+        return false;
+    c->at = (Origin){0, NULL};
+    if (j->players[0].cfg.proto != PROTO_BUILTIN)
+        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
+                        "datagen records the builtin search's scores: the engine must be builtin");
+    const TimeControl *tc = &j->players[0].tc;
+    if (!tc->depth && !tc->nodes)
+        return ctx_fail(c, JOB_ERR_MISSING, "time", "depth",
+                        "datagen searches each move to a fixed depth or node count: give depth "
+                        "= N or nodes = N (in [time], [each] or the engine's section)");
+    if (c->has_rounds)
+        return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds",
+                        "a datagen job ends at [datagen] positions (cap the games with "
+                        "max_games)");
+    return true;
+}
+
+/// A train job reads positions files; it plays no games, so it has no engines and no rounds.
+static bool validate_train(JobCtx *c)
+{
+    if (!no_engines(c, "a train job trains a net from positions files: remove the engine sections"))
+        return false;
+    if (c->job->train.data_count == 0)
+        return ctx_fail(c, JOB_ERR_MISSING, "train", "data",
+                        "missing: the positions files (.xqp, from kind = datagen)");
+    if (c->has_rounds)
+        return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds", "a train job runs [train] epochs");
+    return true;
+}
+
+/// A game job (sprt, match): two or more engines, rounds; an SPRT has exactly two.
+static bool validate_games(JobCtx *c, bool sprt)
+{
+    JobConfig *j = c->job;
+    if (j->player_count < 2)
+        return ctx_fail(c, JOB_ERR_MISSING, "engine NAME", NULL,
+                        "at least two engines are needed (found %d)", j->player_count);
+    for (int i = 0; i < j->player_count; i++)
+        if (!ctx_build_player(c, i, false))
+            return false;
+    c->at = (Origin){0, NULL};
+    char why[512];
+    for (int a = 0; a < j->player_count; a++)
+        for (int b = a + 1; b < j->player_count; b++)
+            if (!engine_spec_check_pair(&j->players[a].cfg, &j->players[b].cfg, why, sizeof why))
+                return ctx_fail(c, JOB_ERR_VALUE, "each", "option.UseNNUE", "%s", why);
+    if (!c->has_rounds)
+        return ctx_fail(c, JOB_ERR_MISSING, "job", "rounds", "missing");
+    j->sprt.enabled = sprt;
+    if (sprt && j->player_count != 2)
+        return ctx_fail(c, JOB_ERR_VALUE, "job", "kind",
+                        "sprt needs exactly two engines (found %d); use kind = match",
+                        j->player_count);
+    if (sprt && !(j->sprt.elo0 < j->sprt.elo1))
+        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "elo1", "elo0 (%g) must be below elo1 (%g)",
+                        j->sprt.elo0, j->sprt.elo1);
+    if (sprt && !(j->sprt.alpha + j->sprt.beta < 1))
+        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "beta", "alpha + beta must be below 1");
+    return true;
+}
+
+static bool validate_sprt(JobCtx *c) { return validate_games(c, true); }
+static bool validate_match(JobCtx *c) { return validate_games(c, false); }
+
+// ---- Pairings and units -------------------------------------------------------------------
+
+/// Two engines: one pairing; more: each against the first (gauntlet) or every two.
+static int pairings_games(const JobConfig *j)
+{
+    int n = j->player_count;
+    if (n < 2)
+        return 0;
+    return j->round_robin ? n * (n - 1) / 2 : n - 1;
+}
+
+static int pairings_self(const JobConfig *j)
+{
+    (void)j;
+    return 1; // the engine against itself, as plus and minus
+}
+
+static uint64_t units_games(const JobConfig *j)
+{
+    return (uint64_t)j->rounds * (uint64_t)job_pairing_count(j);
+}
+
+static uint64_t units_book(const JobConfig *j)
+{
+    int64_t max =
+        j->book.max_candidates ? j->book.max_candidates : 100 * (int64_t)j->book.positions;
+    return (uint64_t)((max + j->book.unit - 1) / j->book.unit);
+}
+
+static uint64_t units_datagen(const JobConfig *j)
+{
+    int64_t games = j->datagen.max_games ? j->datagen.max_games : j->datagen.positions;
+    return (uint64_t)((games + j->datagen.unit - 1) / j->datagen.unit);
+}
+
+// ---- Output files -------------------------------------------------------------------------
+
+static void out_add(JobOutput *out, int *n, const char *sec, const char *key, const char *name,
+                    const char *what)
+{
+    if (*n < JOB_OUTPUTS_MAX)
+        out[*n] = (JobOutput){sec, key, name, what};
+    ++*n;
+}
+
+static void out_games(const JobConfig *j, JobOutput *out, int *n)
+{
+    out_add(out, n, "output", "pgn", j->output.pgn, NULL);
+    out_add(out, n, "output", "positions", j->output.positions, NULL);
+}
+
+static void out_journal(const JobConfig *j, JobOutput *out, int *n)
+{
+    out_add(out, n, "output", "journal", j->output.journal, NULL);
+    out_add(out, n, "output", "result", j->output.result, NULL);
+}
+
+static void outputs_games(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
+{
+    (void)scratch, (void)len;
+    out_games(j, out, n);
+    out_journal(j, out, n);
+}
+
+static void outputs_spsa(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
+{
+    outputs_games(j, out, n, scratch, len);
+    out_add(out, n, "spsa", "weights", j->spsa.weights, NULL);
+    out_add(out, n, "spsa", "trajectory", j->spsa.trajectory, NULL);
+}
+
+static void outputs_texel(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
+{
+    snprintf(scratch, len, "%s.diff", j->texel.weights);
+    out_add(out, n, "texel", "weights", j->texel.weights, NULL);
+    out_add(out, n, "texel", "loss", j->texel.loss, NULL);
+    out_add(out, n, NULL, NULL, scratch, "the weights' difference file");
+    out_add(out, n, NULL, NULL, "texel.ckpt", "the Texel checkpoint");
+}
+
+static void outputs_book(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
+{
+    (void)scratch, (void)len;
+    out_journal(j, out, n);
+    out_add(out, n, "book", "epd", j->book.epd, NULL);
+    out_add(out, n, "book", "moves", j->book.moves, NULL);
+    out_add(out, n, "book", "html", j->book.html, NULL);
+}
+
+static void outputs_datagen(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
+{
+    (void)scratch, (void)len;
+    out_journal(j, out, n);
+    out_add(out, n, "datagen", "file", j->datagen.file, NULL);
+}
+
+static void outputs_train(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
+{
+    (void)scratch, (void)len;
+    out_add(out, n, "train", "net", j->train.net, NULL);
+    out_add(out, n, "train", "loss", j->train.loss, NULL);
+    out_add(out, n, NULL, NULL, "train.ckpt", "the training checkpoint");
+}
+
+// ---- Identity items that are not plain keys -----------------------------------------------
+
+static IdentityStatus identity_sprt(Identity *id, const JobConfig *j, uint64_t bench,
+                                    const char *at)
+{
+    (void)bench, (void)at;
+    return identity_add(id, "sprt.model",
+                        j->sprt.model == JOB_SPRT_LOGISTIC ? "logistic" : "normalized");
+}
+
+/// SPSA: the iteration count (rounds) sets the gain schedule, so it is part of the identity
+/// (before the section's keys); the parameters follow them.
+static IdentityStatus identity_spsa(Identity *id, const JobConfig *j, uint64_t bench,
+                                    const char *at)
+{
+    (void)bench;
+    if (at)
+        return identity_addf(id, "spsa.iterations", "%d", j->rounds);
+    IdentityStatus st = IDENTITY_OK;
+    for (int i = 0; i < j->spsa.param_count && !st; i++) {
+        const JobSpsaParam *p = &j->spsa.params[i];
+        char key[128], start[32];
+        const char *name = (unsigned)p->id < PARAM_NB ? params_info[p->id].name : "?";
+        snprintf(key, sizeof key, "spsa.param.%s", name);
+        if (p->has_start)
+            snprintf(start, sizeof start, "%.12g", p->start);
+        else
+            snprintf(start, sizeof start, "engine");
+        st = identity_addf(id, key, "start=%s min=%.12g max=%.12g c_end=%.12g r_end=%.12g", start,
+                           p->min, p->max, p->c_end, isnan(p->r_end) ? j->spsa.r_end : p->r_end);
+    }
+    return st;
+}
+
+/// Book: the rules first, then the search settings grouped as the generator uses them, the
+/// candidate cap as resolved, and the bench signature of the search last.
+static IdentityStatus identity_book(Identity *id, const JobConfig *j, uint64_t bench,
+                                    const char *at)
+{
+    const __typeof__(j->book) *b = &j->book;
+    if (!at)
+        return identity_addf(id, "book.bench", "%llu", (unsigned long long)bench);
+    if (!strcmp(at, "positions"))
+        return identity_add_rules(id, &j->rules);
+    if (!strcmp(at, "plies_min"))
+        return identity_addf(id, "book.plies", "%d-%d", b->plies_min, b->plies_max);
+    if (!strcmp(at, "multipv"))
+        return identity_addf(id, "book.select", "multipv=%d depth=%d margin=%d temperature=%.12g",
+                             b->multipv, b->select_depth, b->margin, b->temperature);
+    if (!strcmp(at, "verify_depth"))
+        return identity_addf(id, "book.verify", "depth=%d window=%d..%d either_side=%s hash_mb=%d",
+                             b->verify_depth, b->score_min, b->score_max,
+                             b->either_side ? "true" : "false", b->hash_mb);
+    int64_t max_candidates = b->max_candidates ? b->max_candidates : 100 * (int64_t)b->positions;
+    return identity_addf(id, "book.max_candidates", "%lld", (long long)max_candidates);
+}
+
+/// Texel: which weights are fitted (all, or their count and a hash of their names), the fit
+/// and k (0: fitted).
+static IdentityStatus identity_texel(Identity *id, const JobConfig *j, uint64_t bench,
+                                     const char *at)
+{
+    (void)bench, (void)at;
+    const __typeof__(j->texel) *x = &j->texel;
+    int tuned = 0;
+    uint64_t h = FILES_FNV_BASIS;
+    for (int i = 0; i < PARAM_NB; i++)
+        if (x->tuned[i]) {
+            tuned++;
+            h = files_fnv(h, params_info[i].name, strlen(params_info[i].name) + 1);
+        }
+    IdentityStatus st = tuned == PARAM_NB ? identity_add(id, "texel.params", "all")
+                                          : identity_addf(id, "texel.params", "%d weights %016llx",
+                                                          tuned, (unsigned long long)h);
+    if (!st)
+        st = identity_addf(id, "texel.fit", "epochs=%d lr=%.12g l2=%.12g", x->epochs, x->lr, x->l2);
+    if (!st && x->k == 0)
+        st = identity_add(id, "texel.k", "fitted");
+    else if (!st)
+        st = identity_addf(id, "texel.k", "%.12g", x->k);
+    return st;
+}
+
+/// Datagen: the games' settings in one item (positions and seed are plain keys).
+static IdentityStatus identity_datagen(Identity *id, const JobConfig *j, uint64_t bench,
+                                       const char *at)
+{
+    (void)bench;
+    const __typeof__(j->datagen) *d = &j->datagen;
+    if (!at)
+        return IDENTITY_OK;
+    return identity_addf(id, "datagen.games", "random_plies=%d min_ply=%d unit=%d max_games=%lld",
+                         d->random_plies, d->min_ply, d->unit, (long long)d->max_games);
+}
+
+/// Train: the data by content, the net's shape and every setting of the fit.
+static IdentityStatus identity_train(Identity *id, const JobConfig *j, uint64_t bench,
+                                     const char *at)
+{
+    (void)bench, (void)at;
+    const __typeof__(j->train) *t = &j->train;
+    IdentityStatus st = IDENTITY_OK;
+    for (int i = 0; i < t->data_count && !st; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "train.data.%d", i);
+        st = identity_add_file(id, key, t->data[i]);
+    }
+    if (!st)
+        st = identity_addf(id, "train.net", "hidden=%d", t->hidden);
+    if (!st)
+        st = identity_addf(
+            id, "train.fit", "epochs=%d batch=%d lr=%.12g lambda=%.12g val=%.12g seed=%llu",
+            t->epochs, t->batch, t->lr, t->lambda, t->val, (unsigned long long)t->seed);
+    return st;
+}
+
+// ---- The table ----------------------------------------------------------------------------
+
+// Fields left out are false or NULL: no section, no pairings, no units, no extra identity.
+
+static const JobKindDef KINDS[] = {
+    [JOB_SPRT] = {.name = "sprt",
+                  .section = "sprt",
+                  .engines = JOB_ENGINES_TWO_OR_MORE,
+                  .plays_games = true,
+                  .clocked = true,
+                  .pairings = pairings_games,
+                  .units_total = units_games,
+                  .outputs = outputs_games,
+                  .validate = validate_sprt,
+                  .identity_extra = identity_sprt},
+    [JOB_MATCH] = {.name = "match",
+                   .engines = JOB_ENGINES_TWO_OR_MORE,
+                   .plays_games = true,
+                   .clocked = true,
+                   .pairings = pairings_games,
+                   .units_total = units_games,
+                   .outputs = outputs_games,
+                   .validate = validate_match},
+    [JOB_SPSA] = {.name = "spsa",
+                  .section = "spsa",
+                  .engines = JOB_ENGINES_ONE_BUILTIN,
+                  .plays_games = true,
+                  .clocked = true,
+                  .pairings = pairings_self,
+                  .units_total = units_games,
+                  .outputs = outputs_spsa,
+                  .validate = validate_spsa,
+                  .identity_extra = identity_spsa},
+    [JOB_TEXEL] = {.name = "texel",
+                   .section = "texel",
+                   .engines = JOB_ENGINES_NONE,
+                   .collective = true,
+                   .checkpoint = "texel.ckpt",
+                   .outputs = outputs_texel,
+                   .validate = validate_texel,
+                   .identity_extra = identity_texel},
+    [JOB_BOOK] = {.name = "book",
+                  .section = "book",
+                  .engines = JOB_ENGINES_NONE,
+                  .units_total = units_book,
+                  .outputs = outputs_book,
+                  .validate = validate_book,
+                  .identity_extra = identity_book},
+    [JOB_DATAGEN] = {.name = "datagen",
+                     .section = "datagen",
+                     .engines = JOB_ENGINES_ONE_BUILTIN,
+                     .plays_games = true,
+                     .units_total = units_datagen,
+                     .outputs = outputs_datagen,
+                     .validate = validate_datagen,
+                     .identity_extra = identity_datagen},
+    [JOB_TRAIN] = {.name = "train",
+                   .section = "train",
+                   .engines = JOB_ENGINES_NONE,
+                   .collective = true,
+                   .checkpoint = "train.ckpt",
+                   .outputs = outputs_train,
+                   .validate = validate_train,
+                   .identity_extra = identity_train},
+};
+_Static_assert(sizeof KINDS / sizeof KINDS[0] == JOB_KIND_NB, "a row for every JobKind");
+
+const JobKindDef *job_kind_def(JobKind k)
+{
+    return (unsigned)k < JOB_KIND_NB && KINDS[k].name ? &KINDS[k] : NULL;
+}
+
+const char *job_kind_name(JobKind k)
+{
+    const JobKindDef *d = job_kind_def(k);
+    return d ? d->name : "?";
+}
 
 const char *job_state_file(const JobConfig *j)
 {
-    return j->kind == JOB_TEXEL   ? "texel.ckpt"
-           : j->kind == JOB_TRAIN ? "train.ckpt"
-                                  : j->output.journal;
+    const JobKindDef *d = job_kind_def(j->kind);
+    return d && d->collective ? d->checkpoint : j->output.journal;
 }
 
-int job_output_files(const JobConfig *j, const char **names, int cap, char *diff, size_t len)
+int job_outputs(const JobConfig *j, JobOutput out[JOB_OUTPUTS_MAX], char *scratch, size_t len)
 {
-    (void)cap;
+    const JobKindDef *d = job_kind_def(j->kind);
     int n = 0;
-    names[n++] = "report.json";
-    names[n++] = "report.html";
-    if (j->kind == JOB_TEXEL) {
-        snprintf(diff, len, "%s.diff", j->texel.weights);
-        names[n++] = "texel.ckpt";
-        names[n++] = j->texel.weights;
-        names[n++] = j->texel.loss;
-        names[n++] = diff;
-        return n;
-    }
-    if (j->kind == JOB_TRAIN) {
-        names[n++] = "train.ckpt";
-        names[n++] = j->train.net;
-        names[n++] = j->train.loss;
-        return n;
-    }
-    names[n++] = j->output.journal;
-    names[n++] = j->output.result;
-    if (j->kind == JOB_DATAGEN) {
-        names[n++] = j->datagen.file;
-        return n;
-    }
-    if (j->kind == JOB_BOOK) {
-        names[n++] = j->book.epd;
-        names[n++] = j->book.moves;
-        names[n++] = j->book.html;
-        return n;
-    }
-    names[n++] = j->output.pgn;
-    names[n++] = j->output.positions;
-    if (j->kind == JOB_SPSA) {
-        names[n++] = j->spsa.weights;
-        names[n++] = j->spsa.trajectory;
-    }
-    return n;
+    out_add(out, &n, NULL, NULL, "report.json", "the run report");
+    out_add(out, &n, NULL, NULL, "report.html", "the run report's page");
+    if (d)
+        d->outputs(j, out, &n, scratch, len);
+    if (j->report.url_count > 0 && !strchr(j->report.spool, '/'))
+        out_add(out, &n, "report", "spool", j->report.spool, NULL);
+    return n < JOB_OUTPUTS_MAX ? n : JOB_OUTPUTS_MAX;
 }
 
-uint64_t job_units_total(const JobConfig *job)
+int job_output_files(const JobConfig *j, const char **names, int cap, char *scratch,
+                     size_t scratch_len)
 {
-    if (job->kind == JOB_BOOK) {
-        int64_t max = job->book.max_candidates ? job->book.max_candidates
-                                               : 100 * (int64_t)job->book.positions;
-        return (uint64_t)((max + job->book.unit - 1) / job->book.unit);
+    JobOutput out[JOB_OUTPUTS_MAX];
+    int n = job_outputs(j, out, scratch, scratch_len), count = 0;
+    for (int i = 0; i < n; i++) {
+        if (out[i].sec && !strcmp(out[i].sec, "report"))
+            continue; // the spool is the uploader's, kept across runs
+        if (count < cap)
+            names[count] = out[i].name;
+        count++;
     }
-    if (job->kind == JOB_DATAGEN) {
-        int64_t games = job->datagen.max_games ? job->datagen.max_games : job->datagen.positions;
-        return (uint64_t)((games + job->datagen.unit - 1) / job->datagen.unit);
-    }
-    if (job->kind == JOB_TEXEL || job->kind == JOB_TRAIN)
-        return 0;
-    return (uint64_t)job_pairs_total(job);
+    return count;
+}
+
+int job_pairing_count(const JobConfig *job)
+{
+    const JobKindDef *d = job_kind_def(job->kind);
+    return d && d->pairings ? d->pairings(job) : 0;
+}
+
+uint64_t job_units_total(const JobConfig *j)
+{
+    const JobKindDef *d = job_kind_def(j->kind);
+    return d && d->units_total ? d->units_total(j) : 0;
 }

@@ -17,6 +17,7 @@
 
 #include "engine_spec.h"
 #include "job.h"
+#include "job_kinds.h"
 #include "nnue.h"
 
 // A valid SPRT job; its lines are numbered 1..7, so appended text starts at line 8.
@@ -1110,6 +1111,257 @@ static void test_run_control_keys(void **state)
                           "override 'job.drain_grace=3601': [job] drain_grace:");
 }
 
+/// Every plain key (a row of job/job_keys.def) is documented in jobs/README.md: named there in
+/// backquotes: alone (`name`), as a setting (`name = ...`) or with its section (`section.name`,
+/// `[section] name`).
+static void test_keys_documented(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/README.md", XQ_JOBS_DIR);
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    enum { README_MAX = 1 << 20 };
+    char *text = calloc(1, README_MAX + 1);
+    assert_non_null(text);
+    text[fread(text, 1, README_MAX, fp)] = '\0';
+    fclose(fp);
+    int n = 0, missing = 0;
+    const JobKeyDef *keys = job_keys(&n);
+    assert_true(n > 90);
+    for (int i = 0; i < n; i++) {
+        char a[128], b[128], c[128], d[128];
+        snprintf(a, sizeof a, "`%s`", keys[i].name);
+        snprintf(b, sizeof b, "`%s =", keys[i].name);
+        snprintf(c, sizeof c, "`%s.%s", keys[i].section, keys[i].name);
+        snprintf(d, sizeof d, "`[%s] %s", keys[i].section, keys[i].name);
+        if (!strstr(text, a) && !strstr(text, b) && !strstr(text, c) && !strstr(text, d)) {
+            print_error("jobs/README.md does not document [%s] %s\n", keys[i].section,
+                        keys[i].name);
+            missing++;
+        }
+    }
+    free(text);
+    assert_int_equal(missing, 0);
+}
+
+/// Every numeric row refuses a value below its range and one above it, and every string row
+/// that may not be empty refuses an empty value, each time naming the row's section and key.
+static void test_key_rows_refuse(void **state)
+{
+    Fixture *f = *state;
+    int n = 0;
+    const JobKeyDef *keys = job_keys(&n);
+    for (int i = 0; i < n; i++) {
+        const JobKeyDef *k = &keys[i];
+        char ovr[3][256], want[1024];
+        int count = 0;
+        if (k->type == KEY_INT || k->type == KEY_I64 || k->type == KEY_U64) {
+            snprintf(ovr[count++], sizeof ovr[0], "%s.%s=%.0f", k->section, k->name, k->lo - 1);
+            snprintf(ovr[count++], sizeof ovr[0], "%s.%s=%.0f", k->section, k->name, k->hi + 1);
+        } else if (k->type == KEY_DBL) {
+            snprintf(ovr[count++], sizeof ovr[0], "%s.%s=%.17g", k->section, k->name, k->lo - 1);
+            snprintf(ovr[count++], sizeof ovr[0], "%s.%s=%.17g", k->section, k->name,
+                     2 * k->hi + 1);
+        } else if (k->type == KEY_BOOL) {
+            snprintf(ovr[count++], sizeof ovr[0], "%s.%s=maybe", k->section, k->name);
+        } else if (k->flags & KEY_REQUIRED) {
+            snprintf(ovr[count++], sizeof ovr[0], "%s.%s=", k->section, k->name);
+        }
+        if (k->flags & KEY_FILE_NAME)
+            snprintf(ovr[count++], sizeof ovr[0], "%s.%s=a/b", k->section, k->name);
+        for (int m = 0; m < count; m++) {
+            const char *o = ovr[m];
+            snprintf(want, sizeof want, "override '%s': [%s] %s: ", o, k->section, k->name);
+            JobStatus st = load(f, "", &o, 1);
+            if (st != JOB_ERR_VALUE || strncmp(f->why, want, strlen(want)))
+                fail_msg("%s: got %d '%s'", o, st, f->why);
+        }
+    }
+}
+
+/// The defaults of the plain keys as the job model has always had them (job_keys.def's
+/// default column, before any file is read).
+static void test_key_defaults(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load(f, "", NULL, 0), JOB_OK);
+    const JobConfig *j = f->job;
+    assert_true(j->repeat);
+    assert_int_equal(j->rules.counting_default, 60);
+    assert_false(j->draw.enabled);
+    assert_int_equal(j->draw.movenumber, 40);
+    assert_int_equal(j->draw.movecount, 8);
+    assert_int_equal(j->draw.score, 10);
+    assert_false(j->resign.enabled);
+    assert_false(j->resign.twosided);
+    assert_int_equal(j->resign.movecount, 3);
+    assert_int_equal(j->resign.score, 600);
+    assert_int_equal(j->seed, 1);
+    assert_true(j->sprt.elo0 == 0 && j->sprt.elo1 == 2);
+    assert_true(j->sprt.alpha == 0.05 && j->sprt.beta == 0.05);
+    assert_string_equal(j->output.pgn, "games.pgn");
+    assert_string_equal(j->output.journal, "journal.xqj");
+    assert_string_equal(j->output.result, "result.json");
+    assert_string_equal(j->output.positions, "");
+    assert_int_equal(j->report.interval_s, 60);
+    assert_int_equal(j->report.connect_timeout_s, 10);
+    assert_int_equal(j->report.timeout_s, 60);
+    assert_int_equal(j->report.attempts, 5);
+    assert_true(j->report.backoff_s == 1 && j->report.backoff_max_s == 60);
+    assert_true(j->report.final_wait_s == 30);
+    assert_string_equal(j->report.spool, "spool");
+    assert_int_equal(j->book.positions, 1000);
+    assert_int_equal(j->book.plies_min, 6);
+    assert_int_equal(j->book.plies_max, 10);
+    assert_int_equal(j->book.multipv, 6);
+    assert_int_equal(j->book.select_depth, 3);
+    assert_int_equal(j->book.margin, 40);
+    assert_int_equal(j->book.verify_depth, 7);
+    assert_int_equal(j->book.score_min, -60);
+    assert_int_equal(j->book.score_max, 60);
+    assert_int_equal(j->book.family_plies, 2);
+    assert_int_equal(j->book.family_cap, 0);
+    assert_int_equal(j->book.unit, 16);
+    assert_int_equal(j->book.hash_mb, 4);
+    assert_int_equal(j->book.seed, 1);
+    assert_int_equal(j->book.max_candidates, 0);
+    assert_string_equal(j->book.epd, "book.epd");
+    assert_string_equal(j->book.moves, "book.xqb");
+    assert_string_equal(j->book.html, "book.html");
+    assert_true(j->spsa.a_ratio == 0.1 && j->spsa.alpha == 0.602);
+    assert_true(j->spsa.gamma == 0.101 && j->spsa.r_end == 0.002);
+    assert_string_equal(j->spsa.weights, "spsa-weights.txt");
+    assert_string_equal(j->spsa.trajectory, "spsa.csv");
+    assert_int_equal(j->texel.epochs, 200);
+    assert_true(j->texel.lr == 2.0 && j->texel.l2 == 10 && j->texel.k == 0);
+    assert_int_equal(j->texel.checkpoint_every, 25);
+    assert_true(j->texel.checkpoint_seconds == 60);
+    assert_string_equal(j->texel.weights, "texel-weights.txt");
+    assert_string_equal(j->texel.loss, "texel-loss.csv");
+    assert_int_equal(j->datagen.positions, 100000);
+    assert_int_equal(j->datagen.random_plies, 8);
+    assert_int_equal(j->datagen.unit, 1);
+    assert_int_equal(j->datagen.seed, 1);
+    assert_string_equal(j->datagen.file, "positions.xqp");
+    assert_int_equal(j->train.hidden, 128);
+    assert_int_equal(j->train.epochs, 10);
+    assert_int_equal(j->train.batch, 16384);
+    assert_true(j->train.lr == 0.001 && j->train.lambda == 0.75 && j->train.val == 0.05);
+    assert_int_equal(j->train.seed, 1);
+    assert_string_equal(j->train.net, "net.nnue");
+    assert_string_equal(j->train.loss, "train-loss.csv");
+}
+
+static int text_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/// Loads text (or fails the test) and checks that job_output_files gives the names of want,
+/// a comma-separated list (empty names written as nothing), in any order.
+static void expect_output_files(Fixture *f, const char *text, const char *want)
+{
+    write_text(f, text, "");
+    if (job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why) != JOB_OK)
+        fail_msg("%s", f->why);
+    const char *names[JOB_OUTPUTS_MAX], *expected[JOB_OUTPUTS_MAX];
+    char scratch[JOB_TEXT_MAX + 8], list[512];
+    int n = job_output_files(f->job, names, JOB_OUTPUTS_MAX, scratch, sizeof scratch), m = 0;
+    snprintf(list, sizeof list, "%s", want);
+    for (char *p = list, *comma;; p = comma + 1) {
+        comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        expected[m++] = p;
+        if (!comma)
+            break;
+    }
+    qsort(names, (size_t)n, sizeof *names, text_cmp);
+    qsort(expected, (size_t)m, sizeof *expected, text_cmp);
+    assert_int_equal(n, m);
+    for (int i = 0; i < n; i++)
+        assert_string_equal(names[i], expected[i]);
+}
+
+/// Every kind has its row (name, engines rule, collective, checkpoint); the files a run of each
+/// kind writes in output.dir are the set that --fresh moved aside before the table (the report
+/// spool not among them); the state file is the journal or the collective kind's checkpoint.
+static void test_kind_rows(void **state)
+{
+    Fixture *f = *state;
+    for (int k = 0; k < JOB_KIND_NB; k++) {
+        const JobKindDef *d = job_kind_def((JobKind)k);
+        assert_non_null(d);
+        assert_string_equal(d->name, job_kind_name((JobKind)k));
+        assert_non_null(d->validate);
+        assert_non_null(d->outputs);
+        assert_int_equal(d->collective, d->checkpoint != NULL);
+        assert_true(!d->collective || !d->plays_games);
+    }
+    assert_null(job_kind_def(JOB_KIND_NB));
+    assert_true(job_kind_def(JOB_TEXEL)->collective && job_kind_def(JOB_TRAIN)->collective);
+    assert_string_equal(job_kind_def(JOB_TRAIN)->checkpoint, "train.ckpt");
+    const char *const games = "[engine a]\n[engine b]\n[time]\nnodes = 9\n[job]\nrounds = 3\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", games, "kind = sprt\n[output]\npositions = p.xqd\n");
+    expect_output_files(f, text, "report.json,report.html,journal.xqj,result.json,games.pgn,p.xqd");
+    assert_string_equal(job_state_file(f->job), "journal.xqj");
+    snprintf(text, sizeof text, "%s%s", games,
+             "kind = match\n[report]\nurls = http://localhost:1/x\n[output]\njournal = j\n");
+    expect_output_files(f, text, "report.json,report.html,j,result.json,games.pgn,");
+    assert_string_equal(job_state_file(f->job), "j");
+    expect_output_files(f,
+                        "[job]\nkind = spsa\nrounds = 5\n[engine e]\noption.UseNNUE = 0\n[time]\n"
+                        "nodes = 9\n[spsa]\nparams = horse_mg\n",
+                        "report.json,report.html,journal.xqj,result.json,games.pgn,,"
+                        "spsa-weights.txt,spsa.csv");
+    expect_output_files(f, "[job]\nkind = texel\n[texel]\ndata = x\nweights = w.txt\n",
+                        "report.json,report.html,texel.ckpt,w.txt,texel-loss.csv,w.txt.diff");
+    assert_string_equal(job_state_file(f->job), "texel.ckpt");
+    expect_output_files(f, "[job]\nkind = train\n[train]\ndata = x.xqp\n",
+                        "report.json,report.html,train.ckpt,net.nnue,train-loss.csv");
+    assert_string_equal(job_state_file(f->job), "train.ckpt");
+    expect_output_files(f, "[job]\nkind = book\n[book]\nhtml =\n",
+                        "report.json,report.html,journal.xqj,result.json,book.epd,book.xqb,");
+    expect_output_files(f, "[job]\nkind = datagen\n[engine e]\n[time]\ndepth = 2\n",
+                        "report.json,report.html,journal.xqj,result.json,positions.xqp");
+}
+
+/// The work units of a run: game pairs for game kinds (rounds x pairings), candidates / unit
+/// rounded up for a book, games / unit rounded up for datagen, none for texel and train.
+static void test_units_total(void **state)
+{
+    Fixture *f = *state;
+    write_text(f,
+               "[job]\nkind = match\nrounds = 7\ntournament = roundrobin\n[engine a]\n"
+               "[engine b]\n[engine c]\n[engine d]\n[time]\nnodes = 9\n",
+               "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_pairing_count(f->job), 6);
+    assert_int_equal(job_units_total(f->job), 42);
+    assert_int_equal(job_units_total(f->job), (uint64_t)job_pairs_total(f->job));
+    write_text(f, "[job]\nkind = book\n[book]\npositions = 10\nunit = 3\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 334); // 1000 candidates in units of 3
+    const char *ovr = "book.max_candidates=30";
+    assert_int_equal(job_load(f->path, &ovr, 1, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 10);
+    write_text(f,
+               "[job]\nkind = datagen\n[engine e]\n[time]\ndepth = 2\n[datagen]\n"
+               "positions = 100\nunit = 16\n",
+               "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 7);
+    ovr = "datagen.max_games=33";
+    assert_int_equal(job_load(f->path, &ovr, 1, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 3);
+    write_text(f, "[job]\nkind = texel\n[texel]\ndata = x\n", "");
+    assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    assert_int_equal(job_units_total(f->job), 0);
+    assert_int_equal(job_pairing_count(f->job), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1153,6 +1405,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_datagen_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_train_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval_weights_need_use_nnue, setup, teardown),
+        cmocka_unit_test(test_keys_documented),
+        cmocka_unit_test_setup_teardown(test_key_rows_refuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_key_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kind_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_units_total, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
