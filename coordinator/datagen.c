@@ -30,12 +30,6 @@ struct DatagenCoord {
     RunReport rr;
 };
 
-uint64_t datagen_units_total(const JobConfig *job)
-{
-    int64_t games = job->datagen.max_games ? job->datagen.max_games : job->datagen.positions;
-    return (uint64_t)((games + job->datagen.unit - 1) / job->datagen.unit);
-}
-
 static bool reached(const DatagenCoord *d)
 {
     return d->accepted >= (uint64_t)d->job->datagen.positions;

@@ -24,8 +24,6 @@ bool datagen_coord_start(DatagenCoord *d, const CoordState *st, const char *run_
 int datagen_coord_finish(DatagenCoord *d, const CoordState *st);
 void datagen_coord_free(DatagenCoord *d);
 
-/// The units of a datagen job: its game cap (max_games, or positions when 0) in units.
-uint64_t datagen_units_total(const JobConfig *job);
 
 /// Rank 0 of datagen jobs (the plan is not read).
 extern const CoordKindDef coord_datagen_def;
