@@ -24,6 +24,5 @@ bool datagen_coord_start(DatagenCoord *d, const CoordState *st, const char *run_
 int datagen_coord_finish(DatagenCoord *d, const CoordState *st);
 void datagen_coord_free(DatagenCoord *d);
 
-
 /// Rank 0 of datagen jobs (the plan is not read).
 extern const CoordKindDef coord_datagen_def;
