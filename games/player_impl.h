@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Internal to worker/: how player.c dispatches to the builtin and external implementations.
+// Internal to games/: how player.c dispatches to the builtin and external implementations.
 #pragma once
 
 #include "player.h"
