@@ -24,6 +24,7 @@
 #include "texel_fit.h"
 #include "files.h"
 #include "identity.h"
+#include "job_check.h"
 #include "journal.h"
 #include "link.h"
 #include "run_common.h"
@@ -395,6 +396,8 @@ int cmd_run(int argc, char **argv)
         job_load(path, (const char *const *)sets, n_sets, &run->job, why, sizeof why) == JOB_OK;
     if (!loaded)
         rc = EXIT_USAGE;
+    else if (rank == 0 && job_check(&run->job, why, sizeof why) != JOB_CHECK_OK)
+        rc = EXIT_USAGE; // the engines checked whole before anything is written
     run->job.resume_auto |= resume_auto;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
     bool collective = run->job.kind == JOB_TEXEL || run->job.kind == JOB_TRAIN;

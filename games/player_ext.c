@@ -154,6 +154,21 @@ bool ext_parse_ll(const char *tok, long long lo, long long hi, long long *out)
     return true;
 }
 
+bool ext_advertise(ExternalPlayer *ep, const char *name, size_t n, PlayerOptionType type,
+                   bool has_range, long long min, long long max)
+{
+    while (n > 0 && (name[n - 1] == ' ' || name[n - 1] == '\t'))
+        n--;
+    if (n == 0 || ep->adv_count == PLAYER_ADVERTISED_MAX || ep->adv_used + n + 1 > ADV_POOL_MAX)
+        return false;
+    char *dst = ep->adv_pool + ep->adv_used;
+    memcpy(dst, name, n);
+    dst[n] = '\0';
+    ep->adv_used += n + 1;
+    ep->adv[ep->adv_count++] = (PlayerOptionInfo){dst, type, has_range, min, max};
+    return true;
+}
+
 /// Whether the FEN has the standard start position's board and side to move.
 bool ext_fen_is_start(const char *fen)
 {
@@ -334,6 +349,19 @@ void external_player_free(void *impl)
     process_close(&ep->proc);
     free(ep->scratch);
     free(ep);
+}
+
+int external_player_options(const void *impl, PlayerOptionInfo *out, int cap)
+{
+    const ExternalPlayer *ep = impl;
+    for (int i = 0; i < ep->adv_count && i < cap; i++)
+        out[i] = ep->adv[i];
+    return ep->adv_count;
+}
+
+const char *external_player_engine_name(const void *impl)
+{
+    return ((const ExternalPlayer *)impl)->engine_name;
 }
 
 PlayerStatus external_player_new_game(void *impl, const RulesConfig *rules, char *msg,

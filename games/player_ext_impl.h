@@ -19,6 +19,7 @@ enum {
     EXIT_WAIT_MS = 100,        // after EOF on its output: time the engine gets to be seen exit
     ERR_MAX = 512,
     SEND_MAX = 3 * PLAYER_TEXT_MAX,
+    ADV_POOL_MAX = 16384, // bytes of advertised option names
     // `position fen <FEN> moves` and every move of the history
     CMD_MAX = BOARD_FEN_MAX + 64 + BOARD_HISTORY_MAX * MOVE_TEXT_MAX
 };
@@ -36,6 +37,11 @@ typedef struct {
     bool dead;                         // the process is gone: every call answers CRASH
     bool searching;                    // a search was abandoned at the deadline
     char err[ERR_MAX];                 // the message of the last failure
+    // The options it advertised (player_options); names in adv_pool
+    PlayerOptionInfo adv[PLAYER_ADVERTISED_MAX];
+    int adv_count;
+    char adv_pool[ADV_POOL_MAX];
+    size_t adv_used;
     // UCI / UCCI
     bool has_variant_option, has_newgame_option;
     // xboard features and state
@@ -81,6 +87,9 @@ bool ext_next_token(const char **s, char *tok, size_t cap);
 bool ext_parse_ll(const char *tok, long long lo, long long hi, long long *out);
 /// Whether the FEN has the standard start position's board and side to move.
 bool ext_fen_is_start(const char *fen);
+/// Keeps an advertised option (name: n bytes at name); false when there is no room left.
+bool ext_advertise(ExternalPlayer *ep, const char *name, size_t n, PlayerOptionType type,
+                   bool has_range, long long min, long long max);
 /// Checks the engine's move text against the game position.
 PlayerStatus ext_take_move(ExternalPlayer *ep, const Board *game, const char *text,
                            PlayerMove *out);

@@ -14,8 +14,20 @@
 #include "movegen.h"
 #include "timeman.h"
 
-/// Notes the options that matter to us from `option name N type ...` (UCI) or
-/// `option N type ...` (UCCI).
+/// The type word of an advertised option (UCI, UCCI and xboard's without the dash).
+static PlayerOptionType option_type(const char *word)
+{
+    if (!strcmp(word, "check"))
+        return PLAYER_OPT_CHECK;
+    if (!strcmp(word, "spin") || !strcmp(word, "slider"))
+        return PLAYER_OPT_SPIN;
+    if (!strcmp(word, "button"))
+        return PLAYER_OPT_BUTTON;
+    return PLAYER_OPT_OTHER;
+}
+
+/// Keeps the option of `option name N type T [default D] [min A] [max B] [var V]...` (UCI) or
+/// `option N type T ...` (UCCI), and notes the ones that matter to us.
 static void uci_option_line(ExternalPlayer *ep, const char *rest)
 {
     const char *name = ep->proto == PROTO_UCI ? ext_word_is(rest, "name") : rest;
@@ -27,6 +39,21 @@ static void uci_option_line(ExternalPlayer *ep, const char *rest)
         ep->has_variant_option = true;
     if (n == strlen("newgame") && strncmp(name, "newgame", n) == 0)
         ep->has_newgame_option = true;
+    char tok[64], num[32];
+    const char *s = type ? type + strlen(" type") : "";
+    PlayerOptionType kind =
+        ext_next_token(&s, tok, sizeof tok) ? option_type(tok) : PLAYER_OPT_OTHER;
+    long long v, min = 0, max = 0;
+    int bounds = 0;
+    while (kind == PLAYER_OPT_SPIN && ext_next_token(&s, tok, sizeof tok)) {
+        bool is_min = !strcmp(tok, "min"), is_max = !strcmp(tok, "max");
+        if ((is_min || is_max) && ext_next_token(&s, num, sizeof num) &&
+            ext_parse_ll(num, LLONG_MIN, LLONG_MAX, &v)) {
+            *(is_min ? &min : &max) = v;
+            bounds |= is_min ? 1 : 2;
+        }
+    }
+    ext_advertise(ep, name, n, kind, bounds == 3 && min <= max, min, max);
 }
 
 PlayerStatus uci_handshake(ExternalPlayer *ep, int64_t deadline, int timeout_ms)

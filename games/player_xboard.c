@@ -21,6 +21,35 @@ static bool xb_is_error(const char *s)
            ext_word_is(s, "tellusererror");
 }
 
+/// Keeps the option of `feature option="NAME -TYPE [VALUE [MIN MAX]]"`: the name ends at the
+/// first blank-dash-word that is a CECP option type (a name may hold blanks and dashes).
+static void xb_option_feature(ExternalPlayer *ep, const char *v, size_t vlen)
+{
+    static const char *const types[] = {"check", "spin",  "slider", "combo", "button",
+                                        "save",  "reset", "string", "file",  "path"};
+    char text[PLAYER_TEXT_MAX];
+    ext_copy_text(text, sizeof text, v, vlen);
+    for (char *d = strstr(text, " -"); d; d = strstr(d + 1, " -")) {
+        char word[16];
+        const char *s = d + 2;
+        if (!ext_next_token(&s, word, sizeof word))
+            continue;
+        for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+            if (strcmp(word, types[i]) != 0)
+                continue;
+            PlayerOptionType kind = i == 0                       ? PLAYER_OPT_CHECK
+                                    : i <= 2                     ? PLAYER_OPT_SPIN
+                                    : i == 4 || i == 5 || i == 6 ? PLAYER_OPT_BUTTON
+                                                                 : PLAYER_OPT_OTHER;
+            long long def, min = 0, max = 0;
+            bool range = kind == PLAYER_OPT_SPIN &&
+                         sscanf(s, "%lld %lld %lld", &def, &min, &max) == 3 && min <= max;
+            ext_advertise(ep, text, (size_t)(d - text), kind, range, min, max);
+            return;
+        }
+    }
+}
+
 /// Handles one `name=value` of a feature line and answers accepted/rejected.
 static PlayerStatus xb_feature(ExternalPlayer *ep, const char *name, size_t nlen, const char *v,
                                size_t vlen)
@@ -58,6 +87,7 @@ static PlayerStatus xb_feature(ExternalPlayer *ep, const char *name, size_t nlen
         const char *claim = "Claim repetitions -";
         if (vlen > strlen(claim) && strncmp(v, claim, strlen(claim)) == 0)
             ep->xb_claim_option = true;
+        xb_option_feature(ep, v, vlen);
     }
     for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
         if (strcmp(key, known[i]) == 0)
