@@ -653,7 +653,8 @@ static void test_fake_advertised_options(void **state)
 /// job_check_players: two engines that run one program start it once and stop it with
 /// `quit`; each one's options are compared with what it offers (an unknown name is refused
 /// with the offered names, unless check_options = false; a spin value outside its range, a
-/// check value that is no boolean); nodes= for xboard is refused without starting anything.
+/// check value that is no boolean); nodes= for xboard is refused without starting anything; a
+/// missing program and a handshake that does not come within startup are named.
 static void test_job_check_players(void **state)
 {
     Fixture *f = *state;
@@ -703,6 +704,12 @@ static void test_job_check_players(void **state)
     p[0].tc = (TimeControl){.depth = 1};
     assert_int_equal(job_check_players(p, 1, why, sizeof why), JOB_CHECK_ERR_ENGINE);
     assert_string_equal(why, "engine 'uci': cmd: /nonexistent/engine: No such file or directory");
+    configure_fake(f, PROTO_UCI, "uci.sh", "hang"); // no handshake within startup
+    f->cfg.startup_timeout_ms = 300;
+    p[0].cfg = f->cfg;
+    assert_int_equal(job_check_players(p, 1, why, sizeof why), JOB_CHECK_ERR_ENGINE);
+    assert_string_equal(why, "engine 'hang': startup: it does not start as a uci engine: no "
+                             "'uciok' within 300 ms");
 }
 
 /// check_options is an engine key: false turns the comparison off, anything else is refused.
