@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "engine_spec.h"
+#include "job_check.h"
 #include "match.h"
 #include "stats.h"
 #include "summary.h"
@@ -38,7 +39,9 @@ static void play_usage(FILE *out)
             "  cmd=PATH                an external engine (run without a shell)\n"
             "  name=NAME  proto=uci|ucci|xboard  args=\"A B\"  dir=DIR  ranks=0|1\n"
             "  option.NAME=VALUE       an engine option (builtin: Threads, Hash, any weight);\n"
-            "                          a repeated NAME replaces the earlier value\n"
+            "                          a repeated NAME replaces the earlier value; an\n"
+            "                          external engine's must be options it advertises\n"
+            "  check_options=false     send an external engine's options unchecked\n"
             "  params=FILE             builtin: a weights file (name value per line)\n"
             "  tc=10+0.1 | tc=40/60+0.5 | st=SECONDS | depth=N | nodes=N\n"
             "  timemargin=MS           lateness tolerated before a time forfeit (default 100)\n"
@@ -419,18 +422,13 @@ int cmd_play(int argc, char **argv)
                 "xqforge play: -sprt: need elo0 < elo1, 0 < alpha, beta and alpha + beta < 1\n");
         goto done;
     }
-    // A builtin engine's settings are checked before the match: an unknown option is bad
-    // input (exit 2), not a failure while running.
-    for (int i = 0; i < 2; i++) {
-        Player *p = NULL;
-        char why[512];
-        if (a->m.players[i].proto == PROTO_BUILTIN &&
-            match_seat_start(&a->m, i, &p, why, sizeof why) != MATCH_OK) {
-            fprintf(stderr, "xqforge play: %s\n", why);
-            player_free(p);
-            goto done;
-        }
-        player_free(p);
+    // The engines are checked before the match (job/job_check.h): a bad option or limit, an
+    // engine that does not start, is bad input (exit 2), not a failure while running.
+    JobPlayer check[2] = {{a->m.players[0], a->m.game.tc[0]}, {a->m.players[1], a->m.game.tc[1]}};
+    char check_why[1024];
+    if (job_check_players(check, 2, check_why, sizeof check_why) != JOB_CHECK_OK) {
+        fprintf(stderr, "xqforge play: %s\n", check_why);
+        goto done;
     }
     if (a->pgn_path && !(a->m.pgn = fopen(a->pgn_path, "a"))) {
         fprintf(stderr, "xqforge play: cannot open %s for appending\n", a->pgn_path);

@@ -24,6 +24,7 @@
 #include "files.h"
 #include "games.h"
 #include "identity.h"
+#include "job_check.h"
 #include "job_kinds.h"
 #include "journal.h"
 #include "link.h"
@@ -348,6 +349,8 @@ int cmd_run(int argc, char **argv)
         job_load(path, (const char *const *)sets, n_sets, &run->job, why, sizeof why) == JOB_OK;
     if (!loaded)
         rc = EXIT_USAGE;
+    else if (rank == 0 && job_check(&run->job, why, sizeof why) != JOB_CHECK_OK)
+        rc = EXIT_USAGE; // the engines checked whole before anything is written
     run->job.resume_auto |= resume_auto;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
     run->kind = &RUN_KINDS[run->job.kind];

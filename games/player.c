@@ -106,4 +106,14 @@ PlayerStatus player_go(Player *p, const Board *game, const PlayerLimits *limits,
     return st;
 }
 
+int player_options(const Player *p, PlayerOptionInfo *out, int cap)
+{
+    return p->proto == PROTO_BUILTIN ? 0 : external_player_options(p->impl, out, cap);
+}
+
+const char *player_engine_name(const Player *p)
+{
+    return p->proto == PROTO_BUILTIN ? "" : external_player_engine_name(p->impl);
+}
+
 uint64_t player_nodes(const Player *p) { return p ? p->nodes : 0; }

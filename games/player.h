@@ -13,10 +13,11 @@
 
 enum {
     PLAYER_NAME_MAX = 64,
-    PLAYER_OPTIONS_MAX = 64, // option.NAME=VALUE settings per player
-    PLAYER_ARGS_MAX = 32,    // arguments of an external command
-    PLAYER_ENV_MAX = 16,     // env.NAME=VALUE settings per player
-    PLAYER_TEXT_MAX = 1024   // command, paths, option names and values
+    PLAYER_OPTIONS_MAX = 64,    // option.NAME=VALUE settings per player
+    PLAYER_ARGS_MAX = 32,       // arguments of an external command
+    PLAYER_ENV_MAX = 16,        // env.NAME=VALUE settings per player
+    PLAYER_TEXT_MAX = 1024,     // command, paths, option names and values
+    PLAYER_ADVERTISED_MAX = 256 // options an external engine advertises that are kept
 };
 
 typedef enum { PROTO_BUILTIN, PROTO_UCI, PROTO_UCCI, PROTO_XBOARD, PROTO_NB } Protocol;
@@ -47,9 +48,30 @@ typedef struct {
     // Every kind: options (UCI setoption; for builtin: Threads, Hash, any weight, ...)
     PlayerOption options[PLAYER_OPTIONS_MAX];
     int option_count;
+    // External engines: compare the option.NAME settings with the options the engine
+    // advertises before a job starts (check_options = false turns it off; not part of a run's
+    // identity: it changes what is checked, not what is played)
+    bool skip_option_check;
     // Builtin only
     char weights_file[PLAYER_TEXT_MAX]; // empty: default weights
 } PlayerConfig;
+
+typedef enum {
+    PLAYER_OPT_OTHER, // string, combo, file, path, ...: any value
+    PLAYER_OPT_CHECK,
+    PLAYER_OPT_SPIN, // a whole number in min..max (a slider of xboard too)
+    PLAYER_OPT_BUTTON,
+    PLAYER_OPT_TYPE_NB
+} PlayerOptionType;
+
+/// An option an external engine advertised in its handshake (UCI `option name N type T`, UCCI
+/// `option N type T`, xboard `feature option="N -T ..."`).
+typedef struct {
+    const char *name; // valid as long as the player
+    PlayerOptionType type;
+    bool has_range; // spin: min and max were given
+    long long min, max;
+} PlayerOptionInfo;
 
 /// What a player is told for one move: the clock, or a fixed budget.
 typedef struct {
@@ -108,6 +130,13 @@ PlayerStatus player_new_game(Player *p, const RulesConfig *rules, char *msg, siz
 /// (the clock plus margin); the call returns by then with PLAYER_ERR_TIMEOUT at the latest.
 PlayerStatus player_go(Player *p, const Board *game, const PlayerLimits *limits,
                        int64_t deadline_ms, PlayerMove *out, char *msg, size_t msg_len);
+/// The options the engine advertised in its handshake, in its order: up to cap of them into
+/// out (which may be NULL with cap 0); returns how many there are (0 for the builtin player,
+/// whose options engine_set_option checks). At most PLAYER_ADVERTISED_MAX are kept.
+int player_options(const Player *p, PlayerOptionInfo *out, int cap);
+/// The name the engine gave itself (`id name`, `feature myname`); empty when it gave none or
+/// for the builtin player.
+const char *player_engine_name(const Player *p);
 /// The nodes the player reported over all the moves it made since player_new (0 for NULL):
 /// a worker's nodes per move, the figure that mixed hardware ([time] scale) keeps even.
 uint64_t player_nodes(const Player *p);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Internal to worker/: how player.c dispatches to the builtin and external implementations.
+// Internal to games/: how player.c dispatches to the builtin and external implementations.
 #pragma once
 
 #include "player.h"
@@ -22,6 +22,8 @@ PlayerStatus builtin_player_go(void *impl, const Board *game, const PlayerLimits
 
 PlayerStatus external_player_new(const PlayerConfig *cfg, void **impl, char *msg, size_t msg_len);
 void external_player_free(void *impl);
+int external_player_options(const void *impl, PlayerOptionInfo *out, int cap);
+const char *external_player_engine_name(const void *impl);
 PlayerStatus external_player_new_game(void *impl, const RulesConfig *rules, char *msg,
                                       size_t msg_len);
 PlayerStatus external_player_go(void *impl, const Board *game, const PlayerLimits *limits,

@@ -240,6 +240,11 @@ static EngineSpecStatus set_player(PlayerConfig *pc, const char *key, const char
     } else if (!strcmp(key, "ping")) {
         if ((ok = inifile_long(v, 1, 600000, &n, why, len)))
             pc->ping_timeout_ms = (int)n;
+    } else if (!strcmp(key, "check_options")) {
+        bool b = true;
+        if (!(ok = inifile_bool(v, &b)))
+            snprintf(why, len, "'%s': expected true or false", v);
+        pc->skip_option_check = !b;
     } else {
         snprintf(why, len, "unknown engine setting '%s'", key);
         return ENGINE_SPEC_ERR_KEY;

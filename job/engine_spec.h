@@ -27,6 +27,8 @@ const char *engine_spec_strerror(EngineSpecStatus st);
 /// base_dir: where relative paths come from (a job file's directory, absolute) for params,
 /// dir, and cmd when it holds a '/' (a bare command name is kept); NULL keeps every path as
 /// written (the shell's current directory). why says what is wrong.
+/// check_options = false: an external engine's options are not compared with the ones it
+/// advertises (job/job_check.h).
 EngineSpecStatus engine_spec_set(PlayerConfig *pc, TimeControl *tc, const char *key,
                                  const char *value, const char *base_dir, char *why,
                                  size_t why_len);

@@ -116,11 +116,103 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 asan_before=${ASAN_OPTIONS-}
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 check "run --help names the exit codes" 0 "130 drained by a signal" "$xq" run --help
-check "run: an engine that cannot start exits 1 with its reason" 1 \
-    "xqforge run: failed: .*cannot run /nonexistent/engine" "$xq" run "$jobs/sprt-weights.ini" \
+fakes=$(cd "$(dirname "$0")/data/fake-engines" && pwd)
+check "run: an engine that fails while playing exits 1 with its reason" 1 \
+    "xqforge run: failed: .*engine crash" "$xq" run "$jobs/sprt-weights.ini" \
     --set job.kind=match --set job.rounds=2 --set engine.new.proto=uci \
-    --set engine.new.cmd=/nonexistent/engine --set output.dir="$run_dir/dead"
+    --set engine.new.cmd=/bin/sh --set engine.new.args="$fakes/uci.sh crash" \
+    --set engine.new.check_options=false --set output.dir="$run_dir/dead"
 check "run: a failed run says so in result.json" 0 '^"failed"$' jq .state "$run_dir/dead/result.json"
+
+# A job is checked whole before anything is written (job/job_check.h): a bad engine setting
+# exits 2 with one line naming the engine, the key and the reason, and the output directory
+# is not created, so the fixed job then starts with a plain rerun.
+refused() { # description, expected text (regex), output dir, run arguments...
+    local what=$1 pattern=$2 dir=$3
+    shift 3
+    local out rc
+    out=$("$xq" run "$@" --set output.dir="$dir" 2>&1)
+    rc=$?
+    if [[ $rc -ne 2 || $(wc -l <<<"$out") -ne 1 || -e $dir ]] || ! grep -Eq -- "$pattern" <<<"$out"; then
+        echo "FAIL: $what: exit $rc (expected 2, one line, $dir not created), output:"
+        echo "$out" | head -20
+        fails=$((fails + 1))
+    else
+        passes=$((passes + 1))
+    fi
+}
+# A small job for external engines: $1 the engine's settings (lines), against builtin.
+ext_job() {
+    printf '[job]\nkind = match\nrounds = 1\n[engine ext]\n%s\n' "$1"
+    printf '[engine base]\nproto = builtin\noption.Hash = 16\n[time]\ndepth = 1\n'
+    printf '[adjudication]\nmaxplies = 40\n'
+}
+check_dir=$run_dir/check
+refused "check: a misspelled builtin option" \
+    "^xqforge run: engine 'new': option.hors_mg: the builtin engine has no option 'hors_mg'" \
+    "$check_dir" "$jobs/sprt-weights.ini" --set job.kind=match --set job.rounds=1 \
+    --set engine.new.option.hors_mg=300
+check "check: ... the fixed job runs with a plain rerun" 0 "^Results of" "$xq" run \
+    "$jobs/sprt-weights.ini" --set job.kind=match --set job.rounds=1 \
+    --set engine.new.option.horse_mg=300 --set output.dir="$check_dir"
+refused "check: a missing engine binary" \
+    "^xqforge run: engine 'new': cmd: /nonexistent/engine: No such file or directory$" \
+    "$run_dir/missing" "$jobs/sprt-weights.ini" --set job.kind=match --set engine.new.proto=uci \
+    --set engine.new.cmd=/nonexistent/engine
+ext_job "cmd = /bin/sh
+args = $fakes/options.sh uci
+option.Hsh = 16" >"$run_dir/fake-uci.ini"
+refused "check: an option a (fake) UCI engine does not offer" \
+    "^xqforge run: engine 'ext': option.Hsh: the engine has no option 'Hsh' \(it offers: Hash, Skill Level, Ponder, Clear Hash, EvalFile\)$" \
+    "$run_dir/fake-uci" "$run_dir/fake-uci.ini"
+ext_job "cmd = /bin/sh
+args = $fakes/options.sh uci
+option.Hash = 100" >"$run_dir/fake-spin.ini"
+refused "check: a spin value outside the engine's range" \
+    "^xqforge run: engine 'ext': option.Hash: '100': the engine takes a whole number from 1 to 64$" \
+    "$run_dir/fake-spin" "$run_dir/fake-spin.ini"
+ext_job "cmd = /bin/sh
+args = $fakes/options.sh xboard
+option.Depth Limit = 5
+nodes = 1000" >"$run_dir/fake-xboard.ini"
+refused "check: nodes= for a (fake) xboard engine" \
+    "^xqforge run: engine 'ext': nodes: xboard has no node limit" \
+    "$run_dir/fake-xboard" "$run_dir/fake-xboard.ini" --set engine.ext.proto=xboard
+# Our own engine as an external UCI engine plays everywhere: refused, then fixed.
+ext_job "cmd = $(realpath "$xq")
+args = uci
+option.Hsh = 16" >"$run_dir/self.ini"
+refused "check: an option our UCI engine does not offer" \
+    "^xqforge run: engine 'ext': option.Hsh: the engine has no option 'Hsh' \(it offers: Threads, Hash, " \
+    "$run_dir/self" "$run_dir/self.ini"
+check "check: ... with check_options = false it is sent anyway" 0 "^Results of" "$xq" run \
+    "$run_dir/self.ini" --set engine.ext.check_options=false --set output.dir="$run_dir/self-sent"
+sed -i 's/^option.Hsh/option.Hash/' "$run_dir/self.ini"
+check "check: ... the fixed job runs with a plain rerun" 0 "^Results of" "$xq" run \
+    "$run_dir/self.ini" --set output.dir="$run_dir/self"
+fsf=$(command -v fairy-stockfish || ls /usr/games/fairy-stockfish 2>/dev/null)
+if [[ -n $fsf ]]; then
+    ext_job "cmd = $fsf
+option.Hsh = 16" >"$run_dir/fsf.ini"
+    refused "check: an option Fairy-Stockfish does not offer" \
+        "^xqforge run: engine 'ext': option.Hsh: the engine has no option 'Hsh' \(it offers: .*Hash" \
+        "$run_dir/fsf" "$run_dir/fsf.ini"
+    sed -i 's/^option.Hsh/option.Hash/' "$run_dir/fsf.ini"
+    check "check: ... the fixed Fairy-Stockfish job runs with a plain rerun" 0 "^Results of" \
+        "$xq" run "$run_dir/fsf.ini" --set output.dir="$run_dir/fsf"
+fi
+sjaak=$(command -v sjaakii || ls /usr/games/sjaakii 2>/dev/null)
+if [[ -n $sjaak ]]; then
+    ext_job "cmd = $sjaak
+proto = xboard
+nodes = 1000" >"$run_dir/sjaak.ini"
+    refused "check: nodes= for Sjaak II (xboard)" \
+        "^xqforge run: engine 'ext': nodes: xboard has no node limit" "$run_dir/sjaak" \
+        "$run_dir/sjaak.ini"
+    sed -i '/^nodes = 1000$/d' "$run_dir/sjaak.ini"
+    check "check: ... the fixed Sjaak II job runs with a plain rerun" 0 "^Results of" \
+        "$xq" run "$run_dir/sjaak.ini" --set output.dir="$run_dir/sjaak"
+fi
 "$xq" run "$jobs/sprt-weights.ini" --set job.rounds=2 --set output.dir="$run_dir/limit" \
     >"$run_dir/limit.log" 2>&1
 check "run: an SPRT at its game limit has no verdict" 0 "^SPRT: no verdict" cat "$run_dir/limit.log"
@@ -147,7 +239,7 @@ export ASAN_OPTIONS=$asan_before
 
 # Bad input exits 2 (README), also where it is found late: a builtin engine's unknown option,
 # a spool path that is no directory.
-check "play: an unknown builtin option is bad input" 2 "option nope=3: unknown option" \
+check "play: an unknown builtin option is bad input" 2 "engine 'engine1': option.nope: the builtin engine has no option 'nope'" \
     "$xq" play -engine builtin option.nope=3 -engine builtin -each depth=1 -rounds 1
 check "upload: a spool that does not exist is bad input" 2 "No such file" \
     "$xq" upload --spool /nonexistent/spool --url http://127.0.0.1:9/x

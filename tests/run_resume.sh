@@ -82,7 +82,8 @@ cp "$(dirname "$0")/../search/nets/default.nnue" "$work/net.nnue"
 netset=(--set job.rounds=1 --set engine.new.option.EvalFile="$work/net.nnue" --set output.dir="$work/n")
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" "${netset[@]}" >"$work/n1.log" 2>&1 ||
     fail "a run with EvalFile failed: $(tail -3 "$work/n1.log")"
-printf 'x' | dd of="$work/net.nnue" bs=1 seek=100000 conv=notrunc 2>/dev/null
+# Another valid net (a damaged one is refused before the journal is read: job/job_check.h).
+"$xq" nnue net --random 32 -o "$work/net.nnue" --seed 2 >/dev/null
 "$xq" run "$job" "${sets[@]}" "${netset[@]}" --resume >"$work/n2.log" 2>&1 &&
     fail "a retrained net at the same path was accepted on --resume"
 grep -q "another experiment: engine 'new': option EvalFile changed" "$work/n2.log" ||

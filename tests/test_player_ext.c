@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "engine_spec.h"
+#include "job_check.h"
 #include "move.h"
 #include "movegen.h"
 #include "player.h"
@@ -594,6 +595,135 @@ static void test_no_limits(void **state)
     go_fails(f, depth_limits(0), 2000, PLAYER_ERR_CONFIG);
 }
 
+/// One advertised option: its name, type and (spin) range.
+static void assert_option(const PlayerOptionInfo *o, const char *name, PlayerOptionType type,
+                          long long min, long long max)
+{
+    assert_string_equal(o->name, name);
+    assert_int_equal(o->type, type);
+    assert_int_equal(o->has_range, type == PLAYER_OPT_SPIN);
+    if (type == PLAYER_OPT_SPIN) {
+        assert_int_equal(o->min, min);
+        assert_int_equal(o->max, max);
+    }
+}
+
+/// The options an engine advertises in its handshake are kept in its order with their types
+/// and ranges: UCI `option name N type T`, UCCI `option N type T` and xboard
+/// `feature option="N -T ..."`, names with blanks and dashes whole; the builtin player has none.
+static void test_fake_advertised_options(void **state)
+{
+    Fixture *f = *state;
+    PlayerOptionInfo o[8];
+    configure_fake(f, PROTO_UCI, "options.sh", "uci");
+    start(f);
+    assert_int_equal(player_options(f->player, NULL, 0), 5);
+    assert_int_equal(player_options(f->player, o, 8), 5);
+    assert_option(&o[0], "Hash", PLAYER_OPT_SPIN, 1, 64);
+    assert_option(&o[1], "Skill Level", PLAYER_OPT_SPIN, 0, 20);
+    assert_option(&o[2], "Ponder", PLAYER_OPT_CHECK, 0, 0);
+    assert_option(&o[3], "Clear Hash", PLAYER_OPT_BUTTON, 0, 0);
+    assert_option(&o[4], "EvalFile", PLAYER_OPT_OTHER, 0, 0);
+    assert_string_equal(player_engine_name(f->player), "Fake options");
+    player_free(f->player);
+    f->player = NULL;
+    configure_fake(f, PROTO_UCCI, "options.sh", "ucci");
+    start(f);
+    assert_int_equal(player_options(f->player, o, 8), 3);
+    assert_option(&o[0], "usebook", PLAYER_OPT_CHECK, 0, 0);
+    assert_option(&o[1], "hashsize", PLAYER_OPT_SPIN, 0, 1024);
+    assert_option(&o[2], "bookfiles", PLAYER_OPT_OTHER, 0, 0);
+    player_free(f->player);
+    f->player = NULL;
+    configure_fake(f, PROTO_XBOARD, "options.sh", "xboard");
+    start(f);
+    assert_int_equal(player_options(f->player, o, 2), 4); // the count, two of them copied
+    assert_int_equal(player_options(f->player, o, 8), 4);
+    assert_option(&o[0], "Claim repetitions", PLAYER_OPT_CHECK, 0, 0);
+    assert_option(&o[1], "Depth Limit", PLAYER_OPT_SPIN, 0, 99);
+    assert_option(&o[2], "Book-File", PLAYER_OPT_OTHER, 0, 0);
+    assert_option(&o[3], "Resign", PLAYER_OPT_BUTTON, 0, 0);
+    player_free(f->player);
+    f->player = NULL;
+    configure(f, "b", PROTO_BUILTIN, "", 0);
+    start(f);
+    assert_int_equal(player_options(f->player, o, 8), 0);
+}
+
+/// job_check_players: two engines that run one program start it once and stop it with
+/// `quit`; each one's options are compared with what it offers (an unknown name is refused
+/// with the offered names, unless check_options = false; a spin value outside its range, a
+/// check value that is no boolean); nodes= for xboard is refused without starting anything; a
+/// missing program and a handshake that does not come within startup are named.
+static void test_job_check_players(void **state)
+{
+    Fixture *f = *state;
+    char starts[] = "/tmp/xq-check-XXXXXX", why[1024] = "";
+    int fd = mkstemp(starts);
+    assert_true(fd >= 0);
+    close(fd);
+    configure_fake(f, PROTO_UCI, "options.sh", "uci");
+    char env[64 + sizeof starts];
+    snprintf(env, sizeof env, "env.XQ_TEST_STARTS=%s", starts);
+    spec(f, env);
+    JobPlayer p[2] = {{f->cfg, {.depth = 1}}, {f->cfg, {.depth = 1}}};
+    snprintf(p[1].cfg.name, sizeof p[1].cfg.name, "second");
+    snprintf(p[1].cfg.options[0].name, sizeof p[1].cfg.options[0].name, "hash"); // any case
+    snprintf(p[1].cfg.options[0].value, sizeof p[1].cfg.options[0].value, "64");
+    p[1].cfg.option_count = 1;
+    assert_int_equal(job_check_players(p, 2, why, sizeof why), JOB_CHECK_OK);
+    FILE *in = fopen(starts, "r");
+    assert_non_null(in);
+    char log[64] = "";
+    size_t n = fread(log, 1, sizeof log - 1, in);
+    fclose(in);
+    log[n] = '\0';
+    assert_string_equal(log, "start\nquit\n");
+    unlink(starts);
+    snprintf(p[1].cfg.options[0].name, sizeof p[1].cfg.options[0].name, "Hsh");
+    assert_int_equal(job_check_players(p, 2, why, sizeof why), JOB_CHECK_ERR_ENGINE);
+    assert_string_equal(why, "engine 'second': option.Hsh: the engine has no option 'Hsh' (it "
+                             "offers: Hash, Skill Level, Ponder, Clear Hash, EvalFile)");
+    p[1].cfg.skip_option_check = true;
+    assert_int_equal(job_check_players(p, 2, why, sizeof why), JOB_CHECK_OK);
+    p[1].cfg.skip_option_check = false;
+    snprintf(p[1].cfg.options[0].name, sizeof p[1].cfg.options[0].name, "Hash");
+    snprintf(p[1].cfg.options[0].value, sizeof p[1].cfg.options[0].value, "65");
+    assert_int_equal(job_check_players(p, 2, why, sizeof why), JOB_CHECK_ERR_ENGINE);
+    assert_non_null(strstr(why, "option.Hash: '65': the engine takes a whole number from 1 to 64"));
+    snprintf(p[1].cfg.options[0].name, sizeof p[1].cfg.options[0].name, "Ponder");
+    snprintf(p[1].cfg.options[0].value, sizeof p[1].cfg.options[0].value, "on");
+    assert_int_equal(job_check_players(p, 2, why, sizeof why), JOB_CHECK_ERR_ENGINE);
+    assert_non_null(strstr(why, "option.Ponder: 'on': the engine takes true or false"));
+    p[0].cfg.proto = PROTO_XBOARD;
+    p[0].tc = (TimeControl){.nodes = 1000};
+    snprintf(p[0].cfg.cmd, sizeof p[0].cfg.cmd, "/nonexistent/engine");
+    assert_int_equal(job_check_players(p, 1, why, sizeof why), JOB_CHECK_ERR_ENGINE);
+    assert_string_equal(why, "engine 'uci': nodes: xboard has no node limit: give tc, st or "
+                             "depth for this engine");
+    p[0].tc = (TimeControl){.depth = 1};
+    assert_int_equal(job_check_players(p, 1, why, sizeof why), JOB_CHECK_ERR_ENGINE);
+    assert_string_equal(why, "engine 'uci': cmd: /nonexistent/engine: No such file or directory");
+    configure_fake(f, PROTO_UCI, "uci.sh", "hang"); // no handshake within startup
+    f->cfg.startup_timeout_ms = 300;
+    p[0].cfg = f->cfg;
+    assert_int_equal(job_check_players(p, 1, why, sizeof why), JOB_CHECK_ERR_ENGINE);
+    assert_string_equal(why, "engine 'hang': startup: it does not start as a uci engine: no "
+                             "'uciok' within 300 ms");
+}
+
+/// check_options is an engine key: false turns the comparison off, anything else is refused.
+static void test_check_options_key(void **state)
+{
+    Fixture *f = *state;
+    assert_false(f->cfg.skip_option_check);
+    spec(f, "check_options=false");
+    assert_true(f->cfg.skip_option_check);
+    spec(f, "check_options=true");
+    assert_false(f->cfg.skip_option_check);
+    spec_bad(f, "check_options=maybe");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -620,6 +750,9 @@ int main(void)
         T(test_fake_xboard_movetime),
         T(test_fake_xboard_resign),
         T(test_no_limits),
+        T(test_fake_advertised_options),
+        T(test_job_check_players),
+        T(test_check_options_key),
     };
     // clang-format on
 #undef T

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Internal to games/: the external player shared by player_ext.c (process, text, the
+// common calls) and the protocols in player_uci.c (UCI, UCCI) and player_xboard.c (CECP).
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "move.h"
+#include "player_impl.h"
+#include "process.h"
+
+enum {
+    DEFAULT_STARTUP_MS = 10000,
+    DEFAULT_PING_MS = 5000,
+    XB_FEATURE_WAIT_MS = 2000, // CECP: how long to wait for features without done=0
+    QUIT_GRACE_MS = 200,       // time an engine gets to exit after `quit`
+    EXIT_WAIT_MS = 100,        // after EOF on its output: time the engine gets to be seen exit
+    ERR_MAX = 512,
+    SEND_MAX = 3 * PLAYER_TEXT_MAX,
+    ADV_POOL_MAX = 16384, // bytes of advertised option names
+    // `position fen <FEN> moves` and every move of the history
+    CMD_MAX = BOARD_FEN_MAX + 64 + BOARD_HISTORY_MAX * MOVE_TEXT_MAX
+};
+
+/// How an xboard engine wants its FEN: bit 0 = letters H/E for horse/elephant instead of
+/// N/B, bit 1 = four fields (board, side, halfmove, fullmove) instead of six.
+enum { FEN_HE = 1, FEN_SHORT = 2, FEN_DIALECT_NB = 4 };
+
+typedef struct {
+    Protocol proto;
+    int rank_base;
+    int ping_timeout_ms;
+    char label[PLAYER_NAME_MAX];       // the configured name, for messages
+    char engine_name[PLAYER_NAME_MAX]; // from `id name` or `feature myname`
+    bool dead;                         // the process is gone: every call answers CRASH
+    bool searching;                    // a search was abandoned at the deadline
+    char err[ERR_MAX];                 // the message of the last failure
+    // The options it advertised (player_options); names in adv_pool
+    PlayerOptionInfo adv[PLAYER_ADVERTISED_MAX];
+    int adv_count;
+    char adv_pool[ADV_POOL_MAX];
+    size_t adv_used;
+    // UCI / UCCI
+    bool has_variant_option, has_newgame_option;
+    // xboard features and state
+    bool xb_setboard, xb_ping, xb_usermove, xb_done, xb_done0, xb_claim_option;
+    bool xb_variants_seen, xb_variant_ok;
+    bool xb_error_seen; // an error line arrived (checked around setboard)
+    char xb_error[160]; // the last one
+    int ping_id;
+    int fen_dialect;
+    bool fen_dialect_sure;
+    bool level_sent;
+    // What the xboard engine has been told: start FEN and the moves sent since.
+    bool view_valid;
+    char view_fen[BOARD_FEN_MAX];
+    int view_len;
+    Move view_moves[BOARD_HISTORY_MAX];
+    // Scratch space
+    char start_fen[BOARD_FEN_MAX];
+    Board *scratch;
+    Process proc;
+    char line[PROCESS_LINE_MAX];
+    char cmd[CMD_MAX];
+} ExternalPlayer;
+
+// player_ext.c: the process and text helpers every protocol uses.
+void ext_copy_text(char *dst, size_t cap, const char *src, size_t len);
+/// Records a failure message (prefixed with the player's name) and returns st.
+__attribute__((format(printf, 3, 4))) PlayerStatus ext_fail(ExternalPlayer *ep, PlayerStatus st,
+                                                            const char *fmt, ...);
+/// The process is gone: marks it dead, says how it ended and returns PLAYER_ERR_CRASH.
+PlayerStatus ext_crashed(ExternalPlayer *ep, ProcessStatus ps, const char *doing);
+PlayerStatus ext_send_text(ExternalPlayer *ep, const char *text);
+/// Sends one command line (the newline is added).
+__attribute__((format(printf, 2, 3))) PlayerStatus ext_send_line(ExternalPlayer *ep,
+                                                                 const char *fmt, ...);
+/// Next line from the engine into ep->line, waiting at most until deadline (absolute ms).
+ProcessStatus ext_next_line(ExternalPlayer *ep, int64_t deadline);
+const char *ext_skip_ws(const char *s);
+/// Whether s starts with the word w (followed by the end or a blank); returns what follows.
+const char *ext_word_is(const char *s, const char *w);
+/// Copies the next blank-separated token of *s into tok and advances *s past it.
+bool ext_next_token(const char **s, char *tok, size_t cap);
+bool ext_parse_ll(const char *tok, long long lo, long long hi, long long *out);
+/// Whether the FEN has the standard start position's board and side to move.
+bool ext_fen_is_start(const char *fen);
+/// Keeps an advertised option (name: n bytes at name); false when there is no room left.
+bool ext_advertise(ExternalPlayer *ep, const char *name, size_t n, PlayerOptionType type,
+                   bool has_range, long long min, long long max);
+/// Checks the engine's move text against the game position.
+PlayerStatus ext_take_move(ExternalPlayer *ep, const Board *game, const char *text,
+                           PlayerMove *out);
+
+// player_uci.c: UCI and UCCI.
+PlayerStatus uci_handshake(ExternalPlayer *ep, int64_t deadline, int timeout_ms);
+PlayerStatus uci_set_option(ExternalPlayer *ep, const char *name, const char *value);
+/// isready / readyok.
+PlayerStatus uci_ping(ExternalPlayer *ep);
+PlayerStatus uci_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
+                    int64_t deadline, PlayerMove *out);
+
+// player_xboard.c: xboard / CECP.
+PlayerStatus xb_handshake(ExternalPlayer *ep, int64_t start, int timeout_ms);
+/// ping N / pong N (skipped for engines without feature ping=1).
+PlayerStatus xb_ping(ExternalPlayer *ep, int64_t deadline);
+/// A fresh game in the start position, the engine in force mode.
+PlayerStatus xb_reset(ExternalPlayer *ep);
+PlayerStatus xb_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
+                   int64_t deadline, PlayerMove *out);
