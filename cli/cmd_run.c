@@ -425,9 +425,10 @@ int cmd_run(int argc, char **argv)
         channel_from_link(&run->ch, link);
         run->threads = run_threads(&run->job, link);
         if (run->job.kind == JOB_TEXEL)
-            rc = texel_fit_job(link, &run->job, run->dir, run->job_id); // rank 0's counts
+            rc = texel_fit_job(link, &run->job, run->dir, run->job_id,
+                               &interrupted); // rank 0's counts
         else if (run->job.kind == JOB_TRAIN)
-            rc = nnue_fit_job(link, &run->job, run->dir, run->job_id);
+            rc = nnue_fit_job(link, &run->job, run->dir, run->job_id, &interrupted);
         else
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }

@@ -2,9 +2,8 @@
 #include "texel_fit.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <jansson.h>
 
 #include "files.h"
+#include "fitrun.h"
 #include "report.h"
 #include "run_report.h"
 #include "texel.h"
@@ -82,23 +82,11 @@ static void on_epoch(void *ctx, int epoch, double loss, const double *w)
     }
 }
 
-/// A resumed fit's page shows the epochs before it too: the loss file's rows (cut to the
-/// checkpoint's epoch already, so each epoch once).
-static void loss_history(Report *r, const char *path)
+/// A row of the loss file into the page: a resumed fit's shows the epochs before it too.
+static void loss_row(void *ctx, int epoch, const double *v, int n)
 {
-    FILE *f = fopen(path, "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f)) {
-        char *end;
-        double epoch = strtod(line, &end);
-        if (end == line || *end != ',')
-            continue; // the header
-        double loss = strtod(end + 1, NULL);
-        if (isfinite(loss))
-            report_series_add(r, "loss", "loss", epoch, loss);
-    }
-    if (f)
-        fclose(f);
+    if (n >= 1 && isfinite(v[0]))
+        report_series_add(ctx, "loss", "loss", epoch, v[0]);
 }
 
 /// The weights that changed, largest change first, as "name start tuned change" lines.
@@ -133,15 +121,6 @@ static void path_in(char *out, size_t len, const char *dir, const char *name)
 }
 
 enum { EXIT_BAD_INPUT = 2, EXIT_DRAINED = 130 }; // README: 2 bad input, 130 drained
-
-static atomic_bool stop_flag;
-
-/// SIGINT, SIGTERM, SIGUSR1 (Slurm's warning): finish the epoch, checkpoint, exit 130.
-static void on_stop_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&stop_flag, true);
-}
 
 /// Says (stderr, and in the report) what makes a fit's weights suspect: too few positions per
 /// tuned weight (below TEXEL_POSITIONS_PER_WEIGHT it overfits) and TEXEL_BOUNDS_WARN or more
@@ -204,9 +183,10 @@ static int load_inputs(const TexelFitJob *fj, int rank, int size, int threads, W
     return rc;
 }
 
-/// Rank 0: what the checkpoint must have been made from, and whether it is resumed (*found);
-/// 0, or the exit status with the reason said (a checkpoint of other inputs is refused).
-static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cfg, bool *found)
+/// Rank 0: what the checkpoint must have been made from, and whether it is resumed (*found, at
+/// *epoch); 0, or the exit status with the reason said (a checkpoint of other inputs is refused).
+static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cfg, bool *found,
+                             int *epoch)
 {
     char why[1024] = "";
     TexelInputs *in = &cfg->inputs;
@@ -223,7 +203,7 @@ static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cf
                 strerror(errno));
         return 1;
     }
-    TexelStatus st = texel_checkpoint_check(cfg, found, why, sizeof why);
+    TexelStatus st = texel_checkpoint_check(cfg, found, epoch, why, sizeof why);
     if (st == TEXEL_OK)
         return 0;
     fprintf(stderr, "xqforge texel: %s%s\n", why,
@@ -232,7 +212,7 @@ static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cf
 }
 
 /// Loads this rank's shard, fits, and (rank 0) writes the weights, the diff and the loss.
-int texel_fit_run(const TexelFitJob *fj, Link *link)
+int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
 {
     int rank = link ? link_rank(link) : 0, size = link ? link_size(link) : 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -260,8 +240,9 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
                           .log = rank == 0 ? stdout : NULL};
     memcpy(cfg.tuned, fj->tuned, sizeof cfg.tuned);
     bool resume = false;
+    int from = 0;
     if (rc == 0 && rank == 0)
-        rc = checkpoint_inputs(fj, size, &cfg, &resume);
+        rc = checkpoint_inputs(fj, size, &cfg, &resume, &from);
     if (link && !link_all_ok(link, rc == 0))
         rc = rc ? rc : EXIT_BAD_INPUT; // another rank failed and said why
     if (rc != 0) {
@@ -275,8 +256,9 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     // checkpoint's epoch are kept, the rest written again (or all of it, fresh).
     FILE *csv = NULL;
     if (rank == 0) {
-        int from = resume ? texel_checkpoint_epoch(&cfg) : 0, kept = 0;
-        if (texel_loss_csv_open(lossp, from, &csv, &kept, why, sizeof why) != TEXEL_OK)
+        int kept = 0;
+        if (fitrun_loss_open(lossp, TEXEL_LOSS_HEADER, from, &csv, &kept, why, sizeof why) !=
+            FITRUN_OK)
             fprintf(stderr, "xqforge texel: loss file: %s\n", why);
         else if (kept < from)
             fprintf(stderr,
@@ -286,13 +268,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
         why[0] = 0;
     }
     cfg.loss_csv = csv;
-    atomic_store(&stop_flag, false);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_stop_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL);
-    cfg.stop = &stop_flag;
+    cfg.stop = stop;
     TexelExec x = {link ? reduce_link : NULL, link, threads};
     FitReport fr = {NULL, fj->out_dir, &start, 0, NULL, timeman_now_ms()};
     RunReport rr;
@@ -311,7 +287,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     if (fr.r) {
         report_plot(fr.r, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)", "epoch",
                     "loss");
-        loss_history(fr.r, lossp);
+        fitrun_loss_read(lossp, INT_MAX, loss_row, fr.r); // cut to the checkpoint above
         report_fact(fr.r, "Data", "dataset", "%s", fj->data);
         report_fact(fr.r, "Data", "positions", "%llu", (unsigned long long)total);
         report_fact(fr.r, "Data", "ranks x threads", "%d x %d", size, threads);
@@ -377,7 +353,8 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     return 0;
 }
 
-int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint)
+int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint,
+                  const atomic_bool *stop)
 {
     TexelFitJob *fj = calloc(1, sizeof *fj);
     if (!fj)
@@ -403,7 +380,7 @@ int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fi
     if (link_rank(link) == 0)
         printf("Job %s: Texel fit of %s over %d rank%s\n", job->name, fj->data, size,
                size == 1 ? "" : "s");
-    int rc = texel_fit_run(fj, link);
+    int rc = texel_fit_run(fj, link, stop);
     free(fj);
     return rc;
 }

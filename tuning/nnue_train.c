@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "fitrun.h"
 #include "posdata.h"
 
 const char *nnue_train_strerror(NnueTrainStatus st)
@@ -527,10 +528,8 @@ NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, cons
 
 // ---- Checkpoints ---------------------------------------------------------------------------
 
-// Checkpoint: magic, CkptId, u64 model size, CkptState, floats p, m, v, u64 FNV-1a of all the
-// bytes before it (host byte order: it never leaves the machine that wrote it).
-static const char CKPT_MAGIC[8] = "XQNNCK1";
-
+// Checkpoint (tuning/fitrun.h): "XQNNCK1", CkptId, u64 model size, CkptState, floats p, m, v,
+// and the FNV-1a hash (megabytes of floats: a damaged one would resume silently otherwise).
 /// What a checkpoint was made from (no padding: written as it is).
 typedef struct {
     uint64_t data, job, seed;
@@ -572,8 +571,9 @@ static CkptId ckpt_id(const NnueTrainConfig *cfg)
 }
 
 /// The first difference between what a checkpoint was made from and now; false if none.
-static bool ckpt_differs(const CkptId *a, const CkptId *b, char *out, size_t len)
+static bool ckpt_differs(const void *was, const void *now, char *out, size_t len)
 {
+    const CkptId *a = was, *b = now;
     if (a->data != b->data)
         snprintf(out, len, "made from other positions (hash %016llx, now %016llx)",
                  (unsigned long long)a->data, (unsigned long long)b->data);
@@ -603,6 +603,16 @@ static bool ckpt_differs(const CkptId *a, const CkptId *b, char *out, size_t len
     return true;
 }
 
+// No fsync: checkpoints come every few hundred steps, and they guard against kills, not power
+// loss (the rename still makes each one whole).
+static const FitRunFormat CKPT_FORMAT = {.magic = "XQNNCK1",
+                                         .name = "an NNUE training checkpoint",
+                                         .unit = "parameters",
+                                         .id_size = sizeof(CkptId),
+                                         .count_bytes = 8,
+                                         .hashed = true,
+                                         .differs = ckpt_differs};
+
 /// The model, Adam's moments and the position in the run.
 typedef struct {
     CkptState st;
@@ -610,56 +620,29 @@ typedef struct {
     float *p, *m, *v;
 } TrainState;
 
-static uint64_t state_hash(const CkptId *id, const TrainState *ts)
+/// cfg's checkpoint with ts as its payload (id: ckpt_id(cfg), kept by the caller).
+static FitRunCkpt ckpt_of(const NnueTrainConfig *cfg, const CkptId *id, TrainState *ts)
 {
-    uint64_t h = files_fnv(FILES_FNV_BASIS, CKPT_MAGIC, 8);
-    h = files_fnv(h, id, sizeof *id);
-    h = files_fnv(h, &ts->st, sizeof ts->st);
-    h = files_fnv(h, ts->p, ts->size * sizeof(float));
-    h = files_fnv(h, ts->m, ts->size * sizeof(float));
-    return files_fnv(h, ts->v, ts->size * sizeof(float));
+    return (FitRunCkpt){.fmt = &CKPT_FORMAT,
+                        .path = cfg->checkpoint,
+                        .fresh = cfg->fresh,
+                        .id = id,
+                        .count = ts->size,
+                        .part = {{&ts->st, CKPT_STATE_DOUBLES, FITRUN_DOUBLE},
+                                 {ts->p, ts->size, FITRUN_FLOAT},
+                                 {ts->m, ts->size, FITRUN_FLOAT},
+                                 {ts->v, ts->size, FITRUN_FLOAT}},
+                        .parts = 4,
+                        .epoch = &ts->st.epoch,
+                        .epochs = cfg->epochs};
 }
 
-/// Reads cfg's checkpoint into ts (allocated by the caller for cfg->hidden): OK with *found,
-/// or NNUE_TRAIN_ERR_STALE with why for a file that cannot be resumed.
-static NnueTrainStatus ckpt_read(const NnueTrainConfig *cfg, bool *found, TrainState *ts, char *why,
-                                 size_t why_len)
+static NnueTrainStatus from_fitrun(FitRunStatus st)
 {
-    *found = false;
-    if (!cfg->checkpoint || cfg->fresh)
-        return NNUE_TRAIN_OK;
-    const char *path = cfg->checkpoint;
-    FILE *f = fopen(path, "rb");
-    if (!f && errno == ENOENT)
-        return NNUE_TRAIN_OK;
-    if (!f)
-        return fail(NNUE_TRAIN_ERR_STALE, why, why_len, "checkpoint %s: %s", path, strerror(errno));
-    char magic[8] = "", diff[300] = "";
-    CkptId was, now = ckpt_id(cfg);
-    uint64_t size = 0, hash = 0;
-    NnueTrainStatus st = NNUE_TRAIN_ERR_STALE;
-    bool head = fread(magic, 1, 8, f) == 8 && !memcmp(magic, CKPT_MAGIC, 8);
-    if (!head)
-        fail(st, why, why_len, "%s is not an NNUE training checkpoint", path);
-    else if (fread(&was, sizeof was, 1, f) != 1 || fread(&size, sizeof size, 1, f) != 1)
-        fail(st, why, why_len, "checkpoint %s is cut short", path);
-    else if (ckpt_differs(&was, &now, diff, sizeof diff))
-        fail(st, why, why_len, "checkpoint %s was %s", path, diff);
-    else if (size != ts->size)
-        fail(st, why, why_len, "checkpoint %s holds %llu parameters, not %zu", path,
-             (unsigned long long)size, ts->size);
-    else if (fread(&ts->st, sizeof ts->st, 1, f) != 1 ||
-             fread(ts->p, sizeof(float), size, f) != size ||
-             fread(ts->m, sizeof(float), size, f) != size ||
-             fread(ts->v, sizeof(float), size, f) != size || fread(&hash, 8, 1, f) != 1)
-        fail(st, why, why_len, "checkpoint %s is cut short", path);
-    else if (hash != state_hash(&was, ts) || !(ts->st.epoch >= 0 && ts->st.epoch <= cfg->epochs))
-        fail(st, why, why_len, "checkpoint %s is damaged (its checksum does not match)", path);
-    else
-        st = NNUE_TRAIN_OK;
-    fclose(f);
-    *found = st == NNUE_TRAIN_OK;
-    return st;
+    static const NnueTrainStatus map[FITRUN_STATUS_NB] = {
+        NNUE_TRAIN_OK, NNUE_TRAIN_ERR_IO, NNUE_TRAIN_ERR_STALE, NNUE_TRAIN_ERR_REDUCE,
+        NNUE_TRAIN_ERR_NOMEM};
+    return (unsigned)st < FITRUN_STATUS_NB ? map[st] : NNUE_TRAIN_ERR_IO;
 }
 
 static bool state_alloc(TrainState *ts, size_t size)
@@ -688,71 +671,17 @@ NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, i
         return nnue_train_check(cfg, why, why_len);
     size_t h = (size_t)cfg->hidden;
     TrainState ts;
+    CkptId id = ckpt_id(cfg);
     NnueTrainStatus st = NNUE_TRAIN_ERR_NOMEM;
-    if (state_alloc(&ts, NNUE_FEATURES * h + 3 * h + 1))
-        st = ckpt_read(cfg, found, &ts, why, why_len);
-    else
+    if (state_alloc(&ts, NNUE_FEATURES * h + 3 * h + 1)) {
+        FitRunCkpt c = ckpt_of(cfg, &id, &ts);
+        st = from_fitrun(fitrun_ckpt_read(&c, found, why, why_len));
+    } else {
         fail(st, why, why_len, "out of memory");
+    }
     *epoch = *found ? (int)ts.st.epoch : 0;
     state_free(&ts);
     return st;
-}
-
-/// Writes the checkpoint through path.tmp and a rename (a kill leaves the old one or the new
-/// one, whole; no fsync: a checkpoint guards against kills, not power loss).
-static bool ckpt_write(const NnueTrainConfig *cfg, const TrainState *ts)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", cfg->checkpoint);
-    FILE *f = fopen(tmp, "wb");
-    CkptId id = ckpt_id(cfg);
-    uint64_t size = ts->size, hash = state_hash(&id, ts);
-    bool ok = f && fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(&id, sizeof id, 1, f) == 1 &&
-              fwrite(&size, sizeof size, 1, f) == 1 && fwrite(&ts->st, sizeof ts->st, 1, f) == 1 &&
-              fwrite(ts->p, sizeof(float), size, f) == size &&
-              fwrite(ts->m, sizeof(float), size, f) == size &&
-              fwrite(ts->v, sizeof(float), size, f) == size && fwrite(&hash, 8, 1, f) == 1;
-    if (f && fclose(f) != 0)
-        ok = false;
-    return ok && rename(tmp, cfg->checkpoint) == 0;
-}
-
-NnueTrainStatus nnue_loss_csv_open(const char *path, int epoch, FILE **out, char *why,
-                                   size_t why_len)
-{
-    *out = NULL;
-    FILE *f = fopen(path, epoch >= 0 ? "r+" : "w");
-    if (!f && epoch >= 0 && errno == ENOENT)
-        f = fopen(path, "w"); // the rows are gone: the curve restarts here
-    if (!f)
-        return fail(NNUE_TRAIN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
-    // Keep the header and the complete rows 0 .. epoch, in order; cut the rest.
-    char line[256];
-    long keep = 0;
-    int next = 0;
-    bool header = false;
-    while (epoch >= 0 && fgets(line, sizeof line, f)) {
-        size_t len = strlen(line);
-        if (len == 0 || line[len - 1] != '\n')
-            break; // a row cut short by a kill
-        char *end;
-        long e = strtol(line, &end, 10);
-        if (!header && end == line)
-            header = true;
-        else if (!header || end == line || *end != ',' || e != next || e > epoch)
-            break;
-        else
-            next++;
-        keep = ftell(f);
-    }
-    if (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 || fseek(f, keep, SEEK_SET) != 0 ||
-        (keep == 0 && fprintf(f, "epoch,train,val\n") < 0) || fflush(f) != 0) {
-        NnueTrainStatus st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
-        fclose(f);
-        return st;
-    }
-    *out = f;
-    return NNUE_TRAIN_OK;
 }
 
 // ---- Training ------------------------------------------------------------------------------
@@ -802,49 +731,6 @@ static NnueTrainStatus mean_loss(const NnueTrainConfig *cfg, const NnueModel *m,
     if (!reduce(cfg, sums, 2))
         return NNUE_TRAIN_ERR_REDUCE;
     *loss = sums[1] > 0 ? sums[0] / sums[1] : NAN;
-    return NNUE_TRAIN_OK;
-}
-
-/// The root's checkpoint (zeros elsewhere) summed over ranks, so every rank resumes alike;
-/// *flag 1 resumed, 0 fresh, -1 refused.
-static NnueTrainStatus train_resume(const NnueTrainConfig *cfg, TrainState *ts, double *flag,
-                                    char *why, size_t why_len)
-{
-    bool found = false;
-    NnueTrainStatus st = ckpt_read(cfg, &found, ts, why, why_len);
-    *flag = st != NNUE_TRAIN_OK ? -1 : found ? 1 : 0;
-    if (!reduce(cfg, flag, 1))
-        return NNUE_TRAIN_ERR_REDUCE;
-    if (*flag < 0) {
-        if (st == NNUE_TRAIN_OK)
-            fail(NNUE_TRAIN_ERR_STALE, why, why_len,
-                 "the checkpoint on another rank is of other inputs");
-        return NNUE_TRAIN_ERR_STALE;
-    }
-    if (*flag > 0 && cfg->reduce) {
-        size_t n = CKPT_STATE_DOUBLES + 3 * ts->size;
-        double *buf = calloc(n, sizeof *buf);
-        if (!buf)
-            return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-        if (found) {
-            memcpy(buf, &ts->st, sizeof ts->st);
-            for (size_t j = 0; j < ts->size; j++) {
-                buf[CKPT_STATE_DOUBLES + j] = ts->p[j];
-                buf[CKPT_STATE_DOUBLES + ts->size + j] = ts->m[j];
-                buf[CKPT_STATE_DOUBLES + 2 * ts->size + j] = ts->v[j];
-            }
-        }
-        bool ok = reduce(cfg, buf, (int)n);
-        memcpy(&ts->st, buf, sizeof ts->st);
-        for (size_t j = 0; j < ts->size; j++) {
-            ts->p[j] = (float)buf[CKPT_STATE_DOUBLES + j];
-            ts->m[j] = (float)buf[CKPT_STATE_DOUBLES + ts->size + j];
-            ts->v[j] = (float)buf[CKPT_STATE_DOUBLES + 2 * ts->size + j];
-        }
-        free(buf);
-        if (!ok)
-            return NNUE_TRAIN_ERR_REDUCE;
-    }
     return NNUE_TRAIN_OK;
 }
 
@@ -907,6 +793,8 @@ typedef struct {
     NnueModel *m;
     const NnueSet *train, *valid;
     TrainState ts;
+    CkptId id;
+    FitRunCkpt ckpt; // of ts, with id
     Work w;
     double *g; // gradient, then loss sum, count, stop
     uint32_t *idx;
@@ -976,7 +864,7 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
                 since >= every || end || stop ||
                 (cfg->checkpoint_seconds > 0 && now_s() - t->saved >= cfg->checkpoint_seconds);
             if (rc == NNUE_TRAIN_OK && cfg->checkpoint && due) {
-                if (!ckpt_write(cfg, &t->ts))
+                if (!fitrun_ckpt_write(&t->ckpt))
                     rc = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
                               cfg->checkpoint, strerror(errno));
                 t->saved = now_s();
@@ -1014,12 +902,15 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
     t->steps = ceil(counts / cfg->batch);
     t->total_steps = t->steps * cfg->epochs;
-    double flag = 0;
-    NnueTrainStatus rc = train_resume(cfg, &t->ts, &flag, why, why_len);
+    bool resumed = false;
+    t->id = ckpt_id(cfg);
+    t->ckpt = ckpt_of(cfg, &t->id, &t->ts);
+    NnueTrainStatus rc =
+        from_fitrun(fitrun_resume(&t->ckpt, cfg->reduce, cfg->reduce_ctx, &resumed, why, why_len));
     if (rc != NNUE_TRAIN_OK)
         return rc;
     CkptState *st = &t->ts.st;
-    if (flag == 0) {
+    if (!resumed) {
         rc = mean_loss(cfg, m, t->train, &t->w, &st->loss_start);
         if (rc == NNUE_TRAIN_OK)
             rc = mean_loss(cfg, m, t->valid, &t->w, &st->val_start);
@@ -1031,7 +922,7 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
         fprintf(cfg->log, "Resuming at epoch %d, step %.0f of %.0f\n", (int)st->epoch + 1, st->step,
                 t->steps);
     }
-    rep->resumed_epoch = flag > 0 ? (int)st->epoch : 0;
+    rep->resumed_epoch = resumed ? (int)st->epoch : 0;
     rep->loss_start = st->loss_start;
     rep->val_start = st->val_start;
     rep->loss_end = st->loss_last;
@@ -1069,111 +960,4 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     free(t.idx);
     free(t.g);
     return rc;
-}
-
-// ---- A whole run ---------------------------------------------------------------------------
-
-static void path_in(char *out, size_t len, const char *dir, const char *name)
-{
-    if (name[0] == '/')
-        snprintf(out, len, "%.4000s", name);
-    else
-        snprintf(out, len, "%.2000s/%.2000s", dir, name);
-}
-
-/// The shards of every rank loaded, or the same failure everywhere (a rank's own reason).
-static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **valid,
-                                NnueRunResult *res, char *why, size_t why_len)
-{
-    double t0 = now_s();
-    NnueTrainStatus st = nnue_set_load(run->data, run->files, run->rank, run->ranks, run->cfg.val,
-                                       train, valid, &res->total, why, why_len);
-    uint64_t h = FILES_FNV_BASIS;
-    for (int f = 0; f < run->files && st == NNUE_TRAIN_OK; f++) {
-        uint64_t fh = FILES_FNV_BASIS; // files_hash continues from it
-        if (!files_hash(run->data[f], &fh))
-            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "%s: %s", run->data[f], strerror(errno));
-        h = files_fnv(h, &fh, sizeof fh);
-    }
-    run->cfg.inputs.data = h;
-    double bad = st != NNUE_TRAIN_OK;
-    if (!reduce(&run->cfg, &bad, 1))
-        st = NNUE_TRAIN_ERR_REDUCE;
-    else if (bad > 0 && st == NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "another rank could not load its positions");
-    res->train_n = nnue_set_size(*train);
-    res->val_n = nnue_set_size(*valid);
-    res->load_s = now_s() - t0;
-    return st;
-}
-
-/// Rank 0: the quantized net checked and written.
-static NnueTrainStatus run_export(const NnueTrainRun *run, const NnueModel *m, const NnueSet *valid,
-                                  NnueRunResult *res, char *why, size_t why_len)
-{
-    NnueNet net;
-    NnueTrainStatus st = nnue_model_export(m, valid, run->description, &net, &res->quant_mean_cp,
-                                           &res->quant_max_cp, why, why_len);
-    if (st == NNUE_TRAIN_OK && nnue_save_file(&net, res->net_path) != NNUE_OK)
-        st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write %s: %s", res->net_path,
-                  strerror(errno));
-    if (st == NNUE_TRAIN_OK)
-        nnue_id(&net, res->net_id);
-    nnue_free(&net);
-    return st;
-}
-
-NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why, size_t why_len)
-{
-    memset(res, 0, sizeof *res);
-    NnueTrainConfig *cfg = &run->cfg;
-    NnueTrainStatus st = nnue_train_check(cfg, why, why_len);
-    if (st != NNUE_TRAIN_OK)
-        return st;
-    char ckpt[4200];
-    path_in(ckpt, sizeof ckpt, run->dir, "train.ckpt");
-    path_in(res->net_path, sizeof res->net_path, run->dir, run->net ? run->net : "net.nnue");
-    path_in(res->loss_path, sizeof res->loss_path, run->dir,
-            run->loss ? run->loss : "train-loss.csv");
-    cfg->checkpoint = run->rank == 0 ? ckpt : NULL;
-    cfg->inputs.ranks = run->ranks;
-    if (run->rank != 0)
-        cfg->log = NULL;
-    NnueSet *train = NULL, *valid = NULL;
-    st = run_load(run, &train, &valid, res, why, why_len);
-    bool found = false;
-    int epoch = 0;
-    if (st == NNUE_TRAIN_OK && run->rank == 0 && cfg->fresh && unlink(ckpt) != 0 && errno != ENOENT)
-        st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot remove %s: %s", ckpt, strerror(errno));
-    if (st == NNUE_TRAIN_OK && run->rank == 0)
-        st = nnue_checkpoint_check(cfg, &found, &epoch, why, why_len);
-    if (st == NNUE_TRAIN_OK && run->rank == 0)
-        st = nnue_loss_csv_open(res->loss_path, found ? epoch : -1, &cfg->loss_csv, why, why_len);
-    if (st == NNUE_TRAIN_OK && cfg->log)
-        fprintf(cfg->log,
-                "Loaded %llu positions (%llu training, %llu validation on rank 0) on %d rank%s in "
-                "%.2f s\n",
-                (unsigned long long)res->total, (unsigned long long)res->train_n,
-                (unsigned long long)res->val_n, run->ranks, run->ranks == 1 ? "" : "s",
-                res->load_s);
-    NnueModel m = {0};
-    if (st == NNUE_TRAIN_OK && nnue_model_init(&m, cfg->hidden, cfg->seed) != NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-    // Every rank reaches nnue_train (its collectives) or none: a rank 0 failure is said.
-    double bad = st != NNUE_TRAIN_OK;
-    if (!reduce(cfg, &bad, 1))
-        st = NNUE_TRAIN_ERR_REDUCE;
-    else if (bad > 0 && st == NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_STALE, why, why_len, "rank 0 refused the run");
-    if (st == NNUE_TRAIN_OK)
-        st = nnue_train(&m, train, valid, cfg, &res->train, why, why_len);
-    if (st == NNUE_TRAIN_OK && run->rank == 0)
-        st = run_export(run, &m, valid, res, why, why_len);
-    if (cfg->loss_csv)
-        fclose(cfg->loss_csv);
-    cfg->loss_csv = NULL;
-    nnue_model_free(&m);
-    nnue_set_free(train);
-    nnue_set_free(valid);
-    return st;
 }
