@@ -2,6 +2,7 @@
 #include "nnue_run.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "files.h"
 #include "fitrun.h"
+#include "posdata.h"
 
 __attribute__((format(printf, 4, 5))) static NnueTrainStatus
 fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
@@ -22,6 +24,89 @@ fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
     }
     return st;
 }
+
+// ---- Export --------------------------------------------------------------------------------
+
+static int16_t quant16(double x, double scale)
+{
+    double v = round(x * scale);
+    return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
+}
+
+/// The mean and largest |quantized - float| and the mean signed difference over valid (the
+/// float evaluation clamped as the engine clamps its own).
+static NnueTrainStatus export_compare(const NnueModel *m, const NnueSet *valid, const NnueNet *net,
+                                      double *mean_cp, double *max_cp, double *bias, char *why,
+                                      size_t why_len)
+{
+    uint64_t n = nnue_set_size(valid);
+    PosRecord *pr = malloc(sizeof *pr);
+    if (!pr)
+        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    double sum = 0, signed_sum = 0;
+    *max_cp = 0;
+    NnueTrainStatus st = NNUE_TRAIN_OK;
+    for (uint64_t i = 0; i < n; i++) {
+        char reason[256];
+        const uint8_t *rec = nnue_set_record(valid, i);
+        if (!rec || posdata_decode(rec, pr, reason, sizeof reason) != POSDATA_OK) {
+            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "validation record %llu: %s",
+                      (unsigned long long)i, reason);
+            break;
+        }
+        double f = nnue_model_eval(m, valid, i);
+        f = f > NNUE_EVAL_MAX ? NNUE_EVAL_MAX : f < -NNUE_EVAL_MAX ? -NNUE_EVAL_MAX : f;
+        double d = nnue_evaluate_full(net, &pr->board) - f;
+        sum += fabs(d);
+        signed_sum += d;
+        *max_cp = fabs(d) > *max_cp ? fabs(d) : *max_cp;
+    }
+    free(pr);
+    *mean_cp = n ? sum / (double)n : 0;
+    *bias = n ? signed_sum / (double)n : 0;
+    return st;
+}
+
+NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, const char *description,
+                                  NnueNet *net, double *mean_cp, double *max_cp, char *why,
+                                  size_t why_len)
+{
+    *mean_cp = *max_cp = 0;
+    if (nnue_alloc(net, m->hidden) != NNUE_OK)
+        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    size_t h = (size_t)m->hidden;
+    net->qa = NNUE_QA;
+    net->qb = NNUE_QB;
+    net->scale = NNUE_SCALE;
+    for (size_t i = 0; i < NNUE_FEATURES * h; i++)
+        net->ft_weight[i] = quant16(m->ft_w[i], NNUE_QA);
+    for (size_t i = 0; i < h; i++)
+        net->ft_bias[i] = quant16(m->ft_b[i], NNUE_QA);
+    for (size_t i = 0; i < 2 * h; i++)
+        net->out_weight[i] = quant16(m->out_w[i], NNUE_QB);
+    net->out_bias = (int32_t)lround((double)*m->out_b * NNUE_QA * NNUE_QB);
+    // 12 characters: the header's bytes 48..59 (its CRC-32 takes 60..63).
+    snprintf(net->description, sizeof net->description, "%.12s", description ? description : "");
+    nnue_rehash(net);
+    double bias = 0;
+    NnueTrainStatus st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
+    // The roundings leave an offset common to all positions: the output bias takes it back
+    // (one number fitted on the validation positions), then the check is made again.
+    if (st == NNUE_TRAIN_OK && nnue_set_size(valid) > 0) {
+        net->out_bias -= (int32_t)lround(bias * NNUE_QA * NNUE_QB / NNUE_SCALE);
+        nnue_rehash(net);
+        st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
+    }
+    if (st == NNUE_TRAIN_OK && *mean_cp > NNUE_TRAIN_EXPORT_TOLERANCE)
+        st = fail(NNUE_TRAIN_ERR_EXPORT, why, why_len,
+                  "the quantized net differs from the float net by %.2f cp on average (max %.1f) "
+                  "over %llu validation positions: above the %.1f cp tolerance",
+                  *mean_cp, *max_cp, (unsigned long long)nnue_set_size(valid),
+                  NNUE_TRAIN_EXPORT_TOLERANCE);
+    return st;
+}
+
+// ---- A whole run ---------------------------------------------------------------------------
 
 static bool reduce(const NnueTrainConfig *cfg, double *buf, int n)
 {

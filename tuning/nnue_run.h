@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A whole NNUE training run, as `xqforge nnue train` (cli/cmd_nnue_train.c) and kind = train
+// A trained model made the engine's net (quantized, checked against the float net), and a
+// whole NNUE training run as `xqforge nnue train` (cli/cmd_nnue_train.c) and kind = train
 // (coordinator/nnue_fit.c) make it: the trainer of nnue_train.h with its files around it (the
 // shards loaded, the checkpoint checked, the loss CSV cut back to it, the net exported).
 #pragma once
@@ -8,6 +9,13 @@
 #include <stdint.h>
 
 #include "nnue_train.h"
+
+/// Quantizes m into net (allocated here; free with nnue_free), sets its hash and description,
+/// and checks it against m on valid (may be NULL or empty: no check): *mean_cp and *max_cp the
+/// mean and largest |nnue_evaluate_full - eval_cp|; NNUE_TRAIN_ERR_EXPORT above the tolerance.
+NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, const char *description,
+                                  NnueNet *net, double *mean_cp, double *max_cp, char *why,
+                                  size_t why_len);
 
 /// A run as `xqforge nnue train` and kind = train make it: every rank loads its shard of the
 /// files, trains (rank 0 checkpoints to dir/train.ckpt and writes the loss file), and rank 0

@@ -87,6 +87,11 @@ void nnue_set_free(NnueSet *s)
     free(s);
 }
 
+const uint8_t *nnue_set_record(const NnueSet *s, uint64_t i)
+{
+    return s->keep_records && i < s->n ? s->recs + i * POSDATA_RECORD : NULL;
+}
+
 uint64_t nnue_set_size(const NnueSet *s) { return s ? s->n : 0; }
 
 static bool set_reserve(NnueSet *s, uint64_t more)
@@ -443,87 +448,6 @@ NnueTrainStatus nnue_model_loss(const NnueModel *m, const NnueSet *s, double lam
         grad[j] /= n;
     work_free(&w);
     return NNUE_TRAIN_OK;
-}
-
-// ---- Export --------------------------------------------------------------------------------
-
-static int16_t quant16(double x, double scale)
-{
-    double v = round(x * scale);
-    return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
-}
-
-/// The mean and largest |quantized - float| and the mean signed difference over valid (the
-/// float evaluation clamped as the engine clamps its own).
-static NnueTrainStatus export_compare(const NnueModel *m, const NnueSet *valid, const NnueNet *net,
-                                      double *mean_cp, double *max_cp, double *bias, char *why,
-                                      size_t why_len)
-{
-    uint64_t n = nnue_set_size(valid);
-    PosRecord *pr = malloc(sizeof *pr);
-    if (!pr)
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-    double sum = 0, signed_sum = 0;
-    *max_cp = 0;
-    NnueTrainStatus st = NNUE_TRAIN_OK;
-    for (uint64_t i = 0; i < n; i++) {
-        char reason[256];
-        if (posdata_decode(valid->recs + i * POSDATA_RECORD, pr, reason, sizeof reason) !=
-            POSDATA_OK) {
-            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "validation record %llu: %s",
-                      (unsigned long long)i, reason);
-            break;
-        }
-        double f = nnue_model_eval(m, valid, i);
-        f = f > NNUE_EVAL_MAX ? NNUE_EVAL_MAX : f < -NNUE_EVAL_MAX ? -NNUE_EVAL_MAX : f;
-        double d = nnue_evaluate_full(net, &pr->board) - f;
-        sum += fabs(d);
-        signed_sum += d;
-        *max_cp = fabs(d) > *max_cp ? fabs(d) : *max_cp;
-    }
-    free(pr);
-    *mean_cp = n ? sum / (double)n : 0;
-    *bias = n ? signed_sum / (double)n : 0;
-    return st;
-}
-
-NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, const char *description,
-                                  NnueNet *net, double *mean_cp, double *max_cp, char *why,
-                                  size_t why_len)
-{
-    *mean_cp = *max_cp = 0;
-    if (nnue_alloc(net, m->hidden) != NNUE_OK)
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-    size_t h = (size_t)m->hidden;
-    net->qa = NNUE_QA;
-    net->qb = NNUE_QB;
-    net->scale = NNUE_SCALE;
-    for (size_t i = 0; i < NNUE_FEATURES * h; i++)
-        net->ft_weight[i] = quant16(m->ft_w[i], NNUE_QA);
-    for (size_t i = 0; i < h; i++)
-        net->ft_bias[i] = quant16(m->ft_b[i], NNUE_QA);
-    for (size_t i = 0; i < 2 * h; i++)
-        net->out_weight[i] = quant16(m->out_w[i], NNUE_QB);
-    net->out_bias = (int32_t)lround((double)*m->out_b * NNUE_QA * NNUE_QB);
-    // 12 characters: the header's bytes 48..59 (its CRC-32 takes 60..63).
-    snprintf(net->description, sizeof net->description, "%.12s", description ? description : "");
-    nnue_rehash(net);
-    double bias = 0;
-    NnueTrainStatus st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
-    // The roundings leave an offset common to all positions: the output bias takes it back
-    // (one number fitted on the validation positions), then the check is made again.
-    if (st == NNUE_TRAIN_OK && nnue_set_size(valid) > 0) {
-        net->out_bias -= (int32_t)lround(bias * NNUE_QA * NNUE_QB / NNUE_SCALE);
-        nnue_rehash(net);
-        st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
-    }
-    if (st == NNUE_TRAIN_OK && *mean_cp > NNUE_TRAIN_EXPORT_TOLERANCE)
-        st = fail(NNUE_TRAIN_ERR_EXPORT, why, why_len,
-                  "the quantized net differs from the float net by %.2f cp on average (max %.1f) "
-                  "over %llu validation positions: above the %.1f cp tolerance",
-                  *mean_cp, *max_cp, (unsigned long long)nnue_set_size(valid),
-                  NNUE_TRAIN_EXPORT_TOLERANCE);
-    return st;
 }
 
 // ---- Checkpoints ---------------------------------------------------------------------------

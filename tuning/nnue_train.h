@@ -82,6 +82,8 @@ NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, in
                               char *why, size_t why_len);
 void nnue_set_free(NnueSet *s);
 uint64_t nnue_set_size(const NnueSet *s);
+/// Record i of a validation set (POSDATA_RECORD bytes); NULL for a training set or past the end.
+const uint8_t *nnue_set_record(const NnueSet *s, uint64_t i);
 
 // ---- Model ---------------------------------------------------------------------------------
 
@@ -102,13 +104,6 @@ double nnue_model_eval(const NnueModel *m, const NnueSet *s, uint64_t i);
 /// threads (this process only: no reduce).
 NnueTrainStatus nnue_model_loss(const NnueModel *m, const NnueSet *s, double lambda, int threads,
                                 double *loss, double *grad);
-
-/// Quantizes m into net (allocated here; free with nnue_free), sets its hash and description,
-/// and checks it against m on valid (may be NULL or empty: no check): *mean_cp and *max_cp the
-/// mean and largest |nnue_evaluate_full - eval_cp|; NNUE_TRAIN_ERR_EXPORT above the tolerance.
-NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, const char *description,
-                                  NnueNet *net, double *mean_cp, double *max_cp, char *why,
-                                  size_t why_len);
 
 // ---- Training ------------------------------------------------------------------------------
 
