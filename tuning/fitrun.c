@@ -25,6 +25,8 @@ __attribute__((format(printf, 4, 5))) static FitRunStatus fail(FitRunStatus st, 
 
 // ---- Checkpoint ----------------------------------------------------------------------------
 
+/// A part's size in the file: elements as the host stores them (no conversion: a checkpoint
+/// never leaves the machine that wrote it).
 static size_t part_bytes(const FitRunPart *p)
 {
     return p->n * (p->type == FITRUN_DOUBLE ? sizeof(double) : sizeof(float));
@@ -41,6 +43,7 @@ static uint64_t ckpt_hash(const FitRunCkpt *c, const void *id)
     return h;
 }
 
+/// The payload straight into the caller's buffers (no second copy of a model's megabytes).
 static bool read_parts(FILE *f, const FitRunCkpt *c)
 {
     for (int i = 0; i < c->parts; i++)
@@ -66,7 +69,7 @@ static FitRunStatus ckpt_parse(FILE *f, const FitRunCkpt *c, char *why, size_t w
 {
     const FitRunFormat *fmt = c->fmt;
     const char *path = c->path;
-    _Alignas(16) unsigned char was[FITRUN_ID_MAX];
+    _Alignas(16) unsigned char was[FITRUN_ID_MAX]; // the file's id, read as the trainer's struct
     char magic[8] = "", diff[300] = "";
     uint64_t count = 0, hash = 0;
     FitRunStatus st = FITRUN_ERR_STALE;
@@ -78,6 +81,8 @@ static FitRunStatus ckpt_parse(FILE *f, const FitRunCkpt *c, char *why, size_t w
         return fail(st, why, why_len, "%s is not %s", path, fmt->name);
     if (fread(was, fmt->id_size, 1, f) != 1 || !read_count(f, fmt->count_bytes, &count))
         return fail(st, why, why_len, "checkpoint %s is cut short", path);
+    // Before the payload: a checkpoint of other inputs is named as such even when it is also
+    // cut short, since what changed is what the user needs to know.
     if (fmt->differs(was, c->id, diff, sizeof diff))
         return fail(st, why, why_len, "checkpoint %s was %s", path, diff);
     if (count != c->count)
@@ -98,6 +103,7 @@ FitRunStatus fitrun_ckpt_read(const FitRunCkpt *c, bool *found, char *why, size_
     *found = false;
     if (!c->path || c->fresh)
         return FITRUN_OK;
+    // A trainer's format row out of the scaffold's bounds is a bug, refused rather than read.
     if (c->fmt->id_size > FITRUN_ID_MAX || c->parts > FITRUN_PARTS_MAX)
         return fail(FITRUN_ERR_STALE, why, why_len, "checkpoint %s: bad format", c->path);
     FILE *f = fopen(c->path, "rb");
@@ -175,6 +181,7 @@ FitRunStatus fitrun_resume(const FitRunCkpt *c, FitRunReduceFn reduce, void *ctx
                  "the checkpoint on another rank is of other inputs");
         return FITRUN_ERR_STALE;
     }
+    // One process resumes from what it read; ranks receive it through the sum.
     if (flag > 0 && reduce && (st = share_parts(c, found, reduce, ctx)) != FITRUN_OK)
         return fail(st, why, why_len, "%s",
                     st == FITRUN_ERR_NOMEM ? "out of memory" : "another rank is gone");
@@ -212,8 +219,9 @@ FitRunStatus fitrun_loss_open(const char *path, const char *header, int rows, FI
             next++;
         keep = ftell(f);
     }
-    if (kept)
+    if (kept) // no header: nothing was kept, the file starts again
         *kept = keep > 0 ? next : 0;
+    // Cut in place (the file may be watched or linked), then write from the cut on.
     if (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 || fseek(f, keep, SEEK_SET) != 0 ||
         (keep == 0 && fprintf(f, "%s\n", header) < 0) || fflush(f) != 0) {
         FitRunStatus st = fail(FITRUN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
@@ -233,8 +241,8 @@ void fitrun_loss_read(const char *path, int before,
         char *end;
         long epoch = strtol(line, &end, 10);
         if (end == line || *end != ',' || epoch < 0 || epoch >= before)
-            continue; // the header, or an epoch the fit will report itself
-        double v[FITRUN_LOSS_VALUES];
+            continue;                 // the header, or an epoch the fit will report itself
+        double v[FITRUN_LOSS_VALUES]; // NAN marks a value that does not parse (an empty one)
         int n = 0;
         while (n < FITRUN_LOSS_VALUES && *end == ',') {
             char *from = end + 1;

@@ -27,6 +27,8 @@ fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
 
 // ---- Export --------------------------------------------------------------------------------
 
+/// x on the integer grid of 1 / scale, saturated to int16 (the clips of training keep the
+/// weights well inside it; saturation only guards a net trained elsewhere).
 static int16_t quant16(double x, double scale)
 {
     double v = round(x * scale);
@@ -46,6 +48,8 @@ static NnueTrainStatus export_compare(const NnueModel *m, const NnueSet *valid, 
     double sum = 0, signed_sum = 0;
     *max_cp = 0;
     NnueTrainStatus st = NNUE_TRAIN_OK;
+    // The engine's own evaluation of each board, not a copy of its arithmetic: what is checked
+    // is what will play.
     for (uint64_t i = 0; i < n; i++) {
         char reason[256];
         const uint8_t *rec = nnue_set_record(valid, i);
@@ -136,6 +140,8 @@ static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **va
     double t0 = now_s();
     NnueTrainStatus st = nnue_set_load(run->data, run->files, run->rank, run->ranks, run->cfg.val,
                                        train, valid, &res->total, why, why_len);
+    // The checkpoint's record of the data: the files' bytes, in order, so a file replaced by
+    // another under the same name is refused on resume.
     uint64_t h = FILES_FNV_BASIS;
     for (int f = 0; f < run->files && st == NNUE_TRAIN_OK; f++) {
         uint64_t fh = FILES_FNV_BASIS; // files_hash continues from it
@@ -144,6 +150,7 @@ static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **va
         h = files_fnv(h, &fh, sizeof fh);
     }
     run->cfg.inputs.data = h;
+    // One rank's failure fails all: the others would wait for it in the first sum forever.
     double bad = st != NNUE_TRAIN_OK;
     if (!reduce(&run->cfg, &bad, 1))
         st = NNUE_TRAIN_ERR_REDUCE;
@@ -183,6 +190,8 @@ NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why,
     path_in(res->net_path, sizeof res->net_path, run->dir, run->net ? run->net : "net.nnue");
     path_in(res->loss_path, sizeof res->loss_path, run->dir,
             run->loss ? run->loss : "train-loss.csv");
+    // Rank 0 alone keeps the checkpoint and the loss file (fitrun_resume hands its state to
+    // the others), so the ranks may share a directory or not.
     cfg->checkpoint = run->rank == 0 ? ckpt : NULL;
     cfg->inputs.ranks = run->ranks;
     if (run->rank != 0)
@@ -193,9 +202,11 @@ NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why,
     int epoch = 0;
     if (st == NNUE_TRAIN_OK && run->rank == 0 && cfg->fresh && unlink(ckpt) != 0 && errno != ENOENT)
         st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot remove %s: %s", ckpt, strerror(errno));
+    // Checked before the loss file is touched: a refused checkpoint leaves every file as it was.
     if (st == NNUE_TRAIN_OK && run->rank == 0)
         st = nnue_checkpoint_check(cfg, &found, &epoch, why, why_len);
     if (st == NNUE_TRAIN_OK && run->rank == 0)
+        // Rows 0..epoch stay (row 0 is the start), so the resumed run appends the same rows.
         st = fitrun_loss_open(res->loss_path, NNUE_TRAIN_LOSS_HEADER, found ? epoch + 1 : 0,
                               &cfg->loss_csv, NULL, why, why_len) == FITRUN_OK
                  ? NNUE_TRAIN_OK

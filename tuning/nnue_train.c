@@ -40,6 +40,8 @@ fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
     return st;
 }
 
+/// splitmix64: a tiny generator whose whole state is one integer, so an epoch's shuffle and a
+/// game's validation draw are functions of their seeds (an exact resume recomputes them).
 static uint64_t splitmix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -53,9 +55,10 @@ static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p
 
 // ---- Samples -------------------------------------------------------------------------------
 
-enum { SAMPLE_FEATURES = 32 };
+enum { SAMPLE_FEATURES = 32 }; // a side's pieces at most (16) twice over: room to spare
 
-/// One position: perspective 0 is the side to move's, 1 the other's.
+/// One position: perspective 0 is the side to move's, 1 the other's. Only the active features
+/// are kept (the input is sparse), about 70 bytes a position instead of its 2 x 1260 inputs.
 typedef struct {
     uint16_t f[2][SAMPLE_FEATURES];
     uint8_t n[2];
@@ -63,6 +66,7 @@ typedef struct {
     int16_t score;  // centipawns for the side to move
 } Sample;
 
+/// Samples in one growing array (cap doubles), so a shard of millions is a few reallocations.
 struct NnueSet {
     uint64_t n, cap;
     Sample *s;
@@ -115,7 +119,9 @@ static bool set_reserve(NnueSet *s, uint64_t more)
     return true;
 }
 
-/// Whether a game is held out for validation: a hash of (file, game) below the fraction.
+/// Whether a game is held out for validation: a hash of (file, game) below the fraction. By
+/// game, not by position: positions of one game are alike, and a game split between the two
+/// sets would let the validation loss flatter the net.
 static bool game_is_val(int file, uint32_t game, double val)
 {
     uint64_t h = ((uint64_t)(uint32_t)file << 32) ^ game;
@@ -146,6 +152,8 @@ static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *re
             st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
             break;
         }
+        // Both perspectives, as the engine's accumulators see them: the net reads the side to
+        // move's first.
         Sample *s = &to->s[to->n];
         Color us = pr->board.side;
         s->n[0] = (uint8_t)nnue_features(&pr->board, us, s->f[0]);
@@ -153,6 +161,8 @@ static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *re
         double r = us == RED ? pr->red_result : 1 - pr->red_result;
         s->result = (uint8_t)lround(r * 2);
         s->score = (int16_t)(pr->score > 30000 ? 30000 : pr->score < -30000 ? -30000 : pr->score);
+        // The validation set keeps the record itself: the export check decodes it to run the
+        // engine's own evaluation on the board.
         if (to->keep_records)
             memcpy(to->recs + to->n * POSDATA_RECORD, rec, POSDATA_RECORD);
         to->n++;
@@ -203,7 +213,7 @@ NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, in
         if (ps != POSDATA_OK)
             st = fail(ps == POSDATA_ERR_NOMEM ? NNUE_TRAIN_ERR_NOMEM : NNUE_TRAIN_ERR_DATA, why,
                       why_len, "%s", reason[0] ? reason : posdata_strerror(ps));
-        if (st == NNUE_TRAIN_OK) {
+        if (st == NNUE_TRAIN_OK) { // the record numbered in its file, the file named
             char inner[400] = "";
             st = set_add(*train, *valid, recs, n, (uint64_t)shard, (uint64_t)shards, f, val, inner,
                          sizeof inner);
@@ -232,6 +242,8 @@ NnueTrainStatus nnue_model_init(NnueModel *m, int hidden, uint64_t seed)
     size_t h = (size_t)hidden;
     m->hidden = hidden;
     m->size = NNUE_FEATURES * h + h + 2 * h + 1;
+    // One block for all parameters: Adam, the sums over ranks and the checkpoint treat the
+    // model as a single vector; the named pointers are views into it.
     m->p = malloc(m->size * sizeof *m->p);
     if (!m->p)
         return NNUE_TRAIN_ERR_NOMEM;
@@ -246,7 +258,7 @@ NnueTrainStatus nnue_model_init(NnueModel *m, int hidden, uint64_t seed)
         m->ft_w[i] = (float)((uniform(&s) * 2 - 1) * 0.1);
     for (size_t i = 0; i < h; i++)
         m->ft_b[i] = 0.5f;
-    double a = 1.0 / sqrt(2.0 * (double)h);
+    double a = 1.0 / sqrt(2.0 * (double)h); // the output starts near 0 cp, whatever h is
     for (size_t i = 0; i < 2 * h; i++)
         m->out_w[i] = (float)((uniform(&s) * 2 - 1) * a);
     *m->out_b = 0;
@@ -259,6 +271,8 @@ void nnue_model_free(NnueModel *m)
     memset(m, 0, sizeof *m);
 }
 
+/// The win probability of a score: sigmoid(cp / K) with K = 400 / ln 10 is 1 / (1 + 10^(-cp /
+/// 400)), the scale the Texel tuner and the Elo formula use.
 static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
 
 /// An output weight as the net file holds it: on the grid of 1 / QB. The float net computes
@@ -273,6 +287,8 @@ static float forward(const NnueModel *m, const Sample *s, float *restrict acc)
 {
     int h = m->hidden;
     float out = *m->out_b;
+    // Floats, as the engine's int16 accumulators hold a similar range; restrict lets the
+    // compiler vectorise the column adds, the whole cost of training.
     for (int p = 0; p < 2; p++) {
         float *restrict a = acc + p * h;
         memcpy(a, m->ft_b, sizeof *a * (size_t)h);
@@ -300,11 +316,15 @@ double nnue_model_eval(const NnueModel *m, const NnueSet *s, uint64_t i)
 static double sample_loss(const NnueModel *m, const Sample *s, double lambda, float *acc,
                           float *restrict grad)
 {
+    // The target blends the search's score and the game's result (lambda): the score is less
+    // noisy per position, the result is the truth the score only estimates.
     double out = forward(m, s, acc);
     double p = sigmoid(out * NNUE_SCALE / NNUE_TRAIN_K);
     double t = lambda * sigmoid(s->score / NNUE_TRAIN_K) + (1 - lambda) * s->result / 2.0;
     if (!grad)
         return (p - t) * (p - t);
+    // Backward: d loss / d out, then through the clipped ReLU (zero where it clips) to each
+    // accumulator, and from there to the bias and to the columns of the active features only.
     float g = (float)(2 * (p - t) * p * (1 - p) * NNUE_SCALE / NNUE_TRAIN_K);
     int h = m->hidden;
     size_t ob = (size_t)(m->out_b - m->p), ow = (size_t)(m->out_w - m->p);
@@ -331,7 +351,8 @@ static double sample_loss(const NnueModel *m, const Sample *s, double lambda, fl
     return (p - t) * (p - t);
 }
 
-/// Per-thread scratch: a gradient and the accumulators.
+/// Per-thread scratch: a gradient and the accumulators. A gradient per thread instead of one
+/// shared: no atomics in the inner loop, and a fixed order when they are added.
 typedef struct {
     int threads;
     size_t size;
@@ -364,6 +385,7 @@ static bool work_init(Work *w, int threads, const NnueModel *m, bool grads)
     return true;
 }
 
+/// One thread's contiguous part of a batch and its sums.
 typedef struct {
     const NnueModel *m;
     const NnueSet *s;
@@ -418,7 +440,7 @@ static NnueTrainStatus batch_sums(const NnueModel *m, const NnueSet *s, const ui
     for (int t = 1; t < threads; t++)
         if (started[t])
             pthread_join(tid[t], NULL);
-    *loss = 0;
+    *loss = 0; // in thread order, in doubles: the same bits for the same parts
     for (int t = 0; t < threads; t++)
         *loss += parts[t].loss;
     if (gsum) {
@@ -470,6 +492,8 @@ typedef struct {
 
 enum { CKPT_STATE_DOUBLES = sizeof(CkptState) / sizeof(double) };
 
+/// The threads the sums are split over: part of the checkpoint's id, as the split decides
+/// the order of the additions and so the last bits of every sum.
 static int run_threads(const NnueTrainConfig *cfg)
 {
     int t = cfg->threads < 1 ? 1 : cfg->threads;
@@ -561,6 +585,7 @@ static FitRunCkpt ckpt_of(const NnueTrainConfig *cfg, const CkptId *id, TrainSta
                         .epochs = cfg->epochs};
 }
 
+/// fitrun's status as the trainer's, which the callers already map to exit codes.
 static NnueTrainStatus from_fitrun(FitRunStatus st)
 {
     static const NnueTrainStatus map[FITRUN_STATUS_NB] = {
@@ -589,6 +614,7 @@ static void state_free(TrainState *ts)
 NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, int *epoch,
                                       char *why, size_t why_len)
 {
+    // A bad hidden would size the state wrongly: the settings' own message comes first.
     *found = false;
     *epoch = 0;
     if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32)
@@ -640,6 +666,8 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/// The sum over ranks (one process: nothing to add). Every sum is a collective: all ranks
+/// must call it alike, so the loops below decide from summed flags, never from local ones.
 static bool reduce(const NnueTrainConfig *cfg, double *buf, int n)
 {
     return !cfg->reduce || cfg->reduce(cfg->reduce_ctx, buf, n);
@@ -664,6 +692,8 @@ static void adam_step(const NnueTrainConfig *cfg, TrainState *ts, const NnueMode
                       const double *g, double t, double total)
 {
     const double b1 = 0.9, b2 = 0.999, pi = 3.14159265358979323846;
+    // Cosine decay to lr / 10 over the whole run: big steps early, fine ones at the end, and
+    // a function of the global step only, so a resumed run continues the same schedule.
     double lr = cfg->lr * (0.1 + 0.9 * 0.5 * (1 + cos(pi * t / total)));
     double c1 = 1 - pow(b1, t + 1), c2 = 1 - pow(b2, t + 1);
     size_t ft = (size_t)(m->out_w - m->p), ob = (size_t)(m->out_b - m->p);
@@ -671,9 +701,10 @@ static void adam_step(const NnueTrainConfig *cfg, TrainState *ts, const NnueMode
     for (size_t j = 0; j < ts->size; j++) {
         double mj = b1 * ts->m[j] + (1 - b1) * g[j];
         double vj = b2 * ts->v[j] + (1 - b2) * g[j] * g[j];
-        ts->m[j] = (float)mj;
+        ts->m[j] = (float)mj; // stored as floats: the checkpoint holds exactly what is used
         ts->v[j] = (float)vj;
         double p = ts->p[j] - lr * (mj / c1) / (sqrt(vj / c2) + 1e-8);
+        // The clips the int16 net needs (nnue_train.h, top); the output bias is free.
         double lim = j < ft ? NNUE_TRAIN_FT_CLIP : j < ob ? clip_out : 1000;
         ts->p[j] = (float)(p < -lim ? -lim : p > lim ? lim : p);
     }
@@ -686,7 +717,7 @@ static void shuffle(uint32_t *idx, uint64_t n, uint64_t seed, int epoch, int ran
         seed ^ ((uint64_t)(epoch + 1) * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(rank + 1) << 40);
     for (uint64_t i = 0; i < n; i++)
         idx[i] = (uint32_t)i;
-    for (uint64_t i = n; i > 1; i--) {
+    for (uint64_t i = n; i > 1; i--) { // Fisher-Yates
         uint64_t j = splitmix(&s) % i;
         uint32_t t = idx[i - 1];
         idx[i - 1] = idx[j];
@@ -712,6 +743,7 @@ static void record_epoch(const NnueTrainConfig *cfg, int epoch, double train, do
         cfg->on_epoch(cfg->ctx, epoch, train, val);
 }
 
+/// A training run in progress: the state that is checkpointed (ts) and the scratch that is not.
 typedef struct {
     const NnueTrainConfig *cfg;
     NnueModel *m;
@@ -733,6 +765,8 @@ static NnueTrainStatus train_step(Trainer *t, double step, bool *stop)
 {
     const NnueTrainConfig *cfg = t->cfg;
     size_t n = t->m->size;
+    // Each rank takes the same fraction of its own shard, so a batch is spread over the ranks
+    // in proportion to their shards, and all ranks agree on the number of steps.
     uint64_t local = t->train->n;
     uint64_t from = (uint64_t)((double)local * step / t->steps);
     uint64_t to = (uint64_t)((double)local * (step + 1) / t->steps);
@@ -740,6 +774,7 @@ static NnueTrainStatus train_step(Trainer *t, double step, bool *stop)
     batch_sums(t->m, t->train, t->idx, from, to, cfg->lambda, &t->w, t->g, &t->g[n]);
     t->busy += now_s() - t0;
     t->trained += to - from;
+    // The count and the stop flag ride on the gradient's sum: one collective a step.
     t->g[n + 1] = (double)(to - from);
     t->g[n + 2] = cfg->stop && atomic_load(cfg->stop) ? 1 : 0;
     if (!reduce(cfg, t->g, (int)n + 3))
@@ -766,6 +801,8 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
     bool stop = false;
     double since = 0;
     while (rc == NNUE_TRAIN_OK && st->epoch < cfg->epochs && !stop) {
+        // Shuffled anew at every epoch's start, also on resume in mid-epoch: the order is a
+        // function of (seed, epoch, rank), so the resumed steps see the same batches.
         shuffle(t->idx, t->train->n, cfg->seed, (int)st->epoch, t->rank);
         bool end = false;
         while (rc == NNUE_TRAIN_OK && !end && !stop) {
@@ -774,6 +811,8 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
             since++;
             end = st->step >= t->steps;
             if (rc == NNUE_TRAIN_OK && end) {
+                // The epoch's train loss is the mean over its steps, each taken before its own
+                // update (no second pass over the data); the validation loss is after the epoch.
                 double val, train = st->sum_n > 0 ? st->sum_loss / st->sum_n : NAN;
                 rc = mean_loss(cfg, t->m, t->valid, &t->w, &val);
                 st->epoch++;
@@ -784,6 +823,8 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
                 rep->loss_end = st->loss_last = train;
                 rep->val_end = st->val_last = val;
             }
+            // Due at the interval, at each epoch's end (a resume then starts a fresh epoch),
+            // and on stop; the same on every rank, as every input to it is summed or shared.
             bool due =
                 since >= every || end || stop ||
                 (cfg->checkpoint_seconds > 0 && now_s() - t->saved >= cfg->checkpoint_seconds);
@@ -824,6 +865,7 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
         return NNUE_TRAIN_ERR_REDUCE;
     if (counts < 1)
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
+    // Steps per epoch from the positions of all ranks: every rank makes the same steps.
     t->steps = ceil(counts / cfg->batch);
     t->total_steps = t->steps * cfg->epochs;
     bool resumed = false;
@@ -834,7 +876,7 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
     if (rc != NNUE_TRAIN_OK)
         return rc;
     CkptState *st = &t->ts.st;
-    if (!resumed) {
+    if (!resumed) { // row 0: the untrained model's losses, the curve's start
         rc = mean_loss(cfg, m, t->train, &t->w, &st->loss_start);
         if (rc == NNUE_TRAIN_OK)
             rc = mean_loss(cfg, m, t->valid, &t->w, &st->val_start);
@@ -865,7 +907,7 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     if (m->hidden != cfg->hidden)
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "the model has hidden %d, settings %d",
                     m->hidden, cfg->hidden);
-    NnueSet empty = {0};
+    NnueSet empty = {0}; // a rank whose shard is empty still joins every sum
     Trainer t = {.cfg = cfg,
                  .m = m,
                  .train = train ? train : &empty,

@@ -33,6 +33,7 @@ const char *texel_strerror(TexelStatus st)
     return (unsigned)st < TEXEL_STATUS_NB ? text[st] : "unknown Texel status";
 }
 
+// One formatter for every failure of texel.c and texel_data.c (declared in texel_impl.h).
 TexelStatus texel_fail(TexelStatus st, char *why, size_t why_len, const char *fmt, ...)
 {
     if (why && why_len) {
@@ -46,6 +47,9 @@ TexelStatus texel_fail(TexelStatus st, char *why, size_t why_len, const char *fm
 
 // ---- Evaluation from a trace ---------------------------------------------------------------
 
+// Whether each weight is a midgame term. A trace keeps only coefficients; the position's
+// phase decides how much the midgame and endgame halves count (the evaluation's taper). Filled
+// once, whichever thread gets here first.
 static bool is_mg[PARAM_NB];
 static pthread_once_t mg_once = PTHREAD_ONCE_INIT;
 
@@ -58,6 +62,8 @@ static void mg_init(void)
 int texel_set_eval(const TexelSet *s, uint64_t i, const Weights *w)
 {
     pthread_once(&mg_once, mg_init);
+    // Integers and one division, in the evaluation's own order: the result equals
+    // eval_evaluate bit for bit, which the dataset's sampled check relies on.
     int mg = 0, eg = 0, p = s->phase[i];
     for (uint64_t k = s->start[i]; k < s->start[i + 1]; k++) {
         const Term *t = &s->terms[k];
@@ -73,6 +79,7 @@ int texel_set_eval(const TexelSet *s, uint64_t i, const Weights *w)
 
 enum { SUM_LOSS = PARAM_NB, SUM_COUNT, SUM_NB }; // layout of a reduced sum buffer
 
+/// One thread's slice of positions [from, to) and its sums.
 typedef struct {
     const TexelSet *s;
     const double *w;
@@ -82,6 +89,10 @@ typedef struct {
     double sum[SUM_NB];
 } GradJob;
 
+/// The slice's squared errors and, with want_grad, d loss / d w: for e the evaluation,
+/// sig = 1 / (1 + 10^(-K e / 400)) = 1 / (1 + exp(-scale e)), and each term moves e by its
+/// coefficient times its phase share. Real-valued weights, unlike texel_set_eval: Adam moves
+/// them by fractions of a centipawn.
 static void *grad_thread(void *arg)
 {
     GradJob *j = arg;
@@ -109,7 +120,9 @@ static void *grad_thread(void *arg)
     return NULL;
 }
 
-/// Sums over this rank's positions on x->threads threads, then over all ranks.
+/// Sums over this rank's positions on x->threads threads, then over all ranks. The slices are
+/// fixed by the thread count and added in thread order, then in rank order by the reduce: the
+/// same inputs give the same bits, which an exact resume needs.
 static TexelStatus sums(const TexelSet *s, const double *w, double k, const TexelExec *x,
                         bool want_grad, double *out)
 {
@@ -199,9 +212,10 @@ TexelStatus texel_fit_k(const TexelSet *s, const double *w, const TexelExec *x, 
 // Checkpoint (tuning/fitrun.h): "XQTXCK3", CkptId, u32 PARAM_NB, FitState, no checksum (the
 // format came before fitrun's hash, and checkpoints in use must still resume). "XQTXCKP" was
 // the format before it recorded its inputs.
+/// All a fit needs to continue: all doubles, so it crosses the ranks' sum unchanged.
 typedef struct {
-    double epoch, k, loss_start;
-    double w[PARAM_NB], m[PARAM_NB], v[PARAM_NB];
+    double epoch, k, loss_start; // steps done, K (held), the start's loss (for the report)
+    double w[PARAM_NB], m[PARAM_NB], v[PARAM_NB]; // the weights and Adam's two moments
 } FitState;
 
 /// What a checkpoint was made from (no padding: written as it is).
@@ -218,7 +232,7 @@ static CkptId ckpt_id(const TexelFitConfig *cfg)
     id.data = cfg->inputs.data;
     id.start = cfg->inputs.start;
     id.job = cfg->inputs.job;
-    id.tuned = files_fnv(FILES_FNV_BASIS, cfg->tuned, sizeof cfg->tuned);
+    id.tuned = files_fnv(FILES_FNV_BASIS, cfg->tuned, sizeof cfg->tuned); // only equality counts
     id.epochs = cfg->epochs;
     id.ranks = cfg->inputs.ranks;
     id.lr = cfg->lr;
@@ -281,6 +295,7 @@ static FitRunCkpt ckpt_of(const TexelFitConfig *cfg, const CkptId *id, FitState 
                         .epochs = cfg->epochs};
 }
 
+/// fitrun's status as the Texel status the callers already handle.
 static TexelStatus from_fitrun(FitRunStatus st)
 {
     static const TexelStatus map[FITRUN_STATUS_NB] = {TEXEL_OK, TEXEL_ERR_IO, TEXEL_ERR_STALE,
@@ -357,11 +372,14 @@ static void fit_step(const TexelFitConfig *cfg, const Weights *start, double n, 
     for (int i = 0; i < PARAM_NB; i++) {
         if (!cfg->tuned[i])
             continue;
+        // The pull's gradient: d/dw of l2 / n ((w - start) / 100)^2.
         double g = grad[i] + 2 * cfg->l2 * (st->w[i] - start->v[i]) / (1e4 * n);
         st->m[i] = b1 * st->m[i] + (1 - b1) * g;
         st->v[i] = b2 * st->v[i] + (1 - b2) * g * g;
+        // Bias-corrected moments: the early steps are not shrunk by the moments' zero start.
         double mh = st->m[i] / (1 - pow(b1, t)), vh = st->v[i] / (1 - pow(b2, t));
         st->w[i] -= cfg->lr * mh / (sqrt(vh) + 1e-15);
+        // Clamped: the engine refuses weights outside params.def's range.
         double lo = params_info[i].min, hi = params_info[i].max;
         st->w[i] = st->w[i] < lo ? lo : st->w[i] > hi ? hi : st->w[i];
     }
@@ -373,6 +391,7 @@ static void fit_record(const TexelFitConfig *cfg, int epoch, double loss, const 
 {
     if (cfg->loss_csv)
         fprintf(cfg->loss_csv, "%d,%.8f\n", epoch, loss), fflush(cfg->loss_csv);
+    // Every row in the file (the curve), one console line in ten (a fit runs thousands).
     if (cfg->log && epoch > 0 && (epoch % 10 == 0 || epoch == cfg->epochs))
         fprintf(cfg->log, "epoch %d/%d: loss %.6f after its step (%.3f s/epoch)\n", epoch,
                 cfg->epochs, loss, per_epoch),
@@ -391,7 +410,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
                           "epochs %d, lr %g, l2 %g, k %g, checkpoint every %d epochs or %g s",
                           cfg->epochs, cfg->lr, cfg->l2, cfg->k, cfg->checkpoint_every,
                           cfg->checkpoint_seconds);
-    FitState *st = calloc(1, sizeof *st);
+    FitState *st = calloc(1, sizeof *st); // three weight tables: on the heap, not the stack
     double *grad = malloc(sizeof *grad * PARAM_NB);
     if (!st || !grad) {
         free(st);
@@ -425,7 +444,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
                 "Fitted K = %.4f: loss %.6f at the start, %d weights tuned, %llu positions here\n",
                 st->k, st->loss_start, tuned, (unsigned long long)s->n);
     CkptId id = ckpt_id(cfg);
-    FitRunCkpt ckpt = ckpt_of(cfg, &id, st);
+    FitRunCkpt ckpt = ckpt_of(cfg, &id, st); // written from st as the fit goes
     double t0 = now_s(), saved = t0, loss = st->loss_start;
     int epoch = (int)st->epoch;
     bool stop = false;
@@ -438,6 +457,8 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         fit_record(cfg, epoch, loss, st->w, (now_s() - t0) / (epoch + 1 - rep->resumed_from));
         fit_step(cfg, start, n, grad, st, epoch);
         st->epoch = epoch + 1;
+        // Asked after the step, so a stop's checkpoint holds a whole epoch; every rank agrees
+        // on it (fit_stop sums the flag), so none waits in a sum the others never make.
         ts = fit_stop(cfg, x, &stop);
         bool due = (epoch + 1) % every == 0 || epoch + 1 == cfg->epochs || stop ||
                    (cfg->checkpoint_seconds > 0 && now_s() - saved >= cfg->checkpoint_seconds);
@@ -449,6 +470,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         }
     }
     double t1 = now_s();
+    // The last row: the loss after the final step, which no gradient of the loop computed.
     if (ts == TEXEL_OK)
         ts = texel_loss(s, st->w, st->k, x, &loss);
     int run = epoch - rep->resumed_from;
@@ -465,7 +487,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
     rep->loss_end = loss;
     rep->epochs_done = epoch;
     rep->seconds_per_epoch = run > 0 ? (t1 - t0) / run : 0;
-    for (int i = 0; i < PARAM_NB; i++)
+    for (int i = 0; i < PARAM_NB; i++) // the engine's weights are integers
         out->v[i] = (int32_t)lround(st->w[i]);
     if (ts != TEXEL_OK && why && !why[0])
         texel_fail(ts, why, why_len, "%s", texel_strerror(ts));

@@ -16,12 +16,14 @@
 #include "movegen.h"
 #include "posdata.h"
 
-enum { VALUE_BIG = 32000 };
+enum { VALUE_BIG = 32000 }; // above any evaluation: an open window for the quiet test
 
 static const char MAGIC[8] = "XQTEXEL";
 
 // ---- Writer --------------------------------------------------------------------------------
 
+/// A dataset being written: records stream to PATH.tmp, the header (which needs the counts)
+/// is written last, then the file is renamed into place.
 struct TexelWriter {
     FILE *f;
     char path[4096], tmp[4120];
@@ -44,7 +46,7 @@ TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, si
     weights_default(&w->w);
     snprintf(w->path, sizeof w->path, "%s", path);
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
-    unsigned char zero[TEXEL_HEADER] = {0};
+    unsigned char zero[TEXEL_HEADER] = {0}; // room for the header texel_writer_close writes
     if (!(w->f = fopen(w->tmp, "wb")) || fwrite(zero, 1, sizeof zero, w->f) != sizeof zero) {
         TexelStatus st = texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
         if (w->f)
@@ -57,7 +59,9 @@ TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, si
     return TEXEL_OK;
 }
 
-/// The non-zero coefficients of a trace as (u16 id, i16 coef) pairs; returns their count.
+/// The non-zero coefficients of a trace as (u16 id, i16 coef) pairs; returns their count. A
+/// position touches a few dozen of the PARAM_NB weights: storing only those keeps a million
+/// positions in a few hundred megabytes, and the fit's sums sparse.
 static int trace_terms(const EvalTrace *t, unsigned char *out)
 {
     int n = 0;
@@ -89,11 +93,14 @@ static TexelStatus block_end(TexelWriter *w)
 TexelStatus texel_writer_add(TexelWriter *w, const Board *b, double red_result, int ply)
 {
     unsigned char rec[TEXEL_RECORD + 4 + 4 * PARAM_NB] = {0};
+    // The position as nibbles (texel.h): enough to trace it again with another evaluation.
     for (int s = 0; s < SQUARE_NB; s++)
         rec[s / 2] |= (unsigned char)((b->squares[s] & 15) << (4 * (s & 1)));
     rec[45] = b->side == RED ? 0 : 1;
     rec[46] = red_result > 0.75 ? 2 : red_result < 0.25 ? 0 : 1;
     rec[47] = (unsigned char)(ply / 4 > 255 ? 255 : ply < 0 ? 0 : ply / 4);
+    // The trace as this build's evaluation makes it: a loader of the same build uses it as it
+    // is, one of another build sees the layout hash differ and traces the positions again.
     memset(w->tr, 0, sizeof *w->tr);
     eval_trace(b, &w->w, w->tr);
     int n = trace_terms(w->tr, rec + TEXEL_RECORD + 4);
@@ -131,6 +138,7 @@ TexelStatus texel_writer_add_game(TexelWriter *w, Board *b, const char *start_fe
     if (board_set_fen(b, start_fen, NULL, 0) != FEN_OK)
         return TEXEL_ERR_POSITION;
     for (int p = 0; p < n; p++) {
+        // Book moves and the first plies say more about the opening than the evaluation.
         if (p >= skip && p >= book_plies) {
             if (looked)
                 ++*looked;
@@ -174,6 +182,8 @@ TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
     TexelStatus st = TEXEL_OK;
     if (w->in_block > 0 && !w->failed)
         block_end(w); // the last, shorter block
+    // fsync before the rename: a dataset takes hours of games to make, so it must survive a
+    // power loss, and the name never points at a half-written file.
     if (w->failed || fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, 1, sizeof h, w->f) != sizeof h ||
         fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
         st = texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
@@ -190,6 +200,8 @@ TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
 
 // ---- Quiet positions -------------------------------------------------------------------------
 
+/// A capture-only search (fail-hard alpha-beta, stand pat), capped at 20,000 nodes so one
+/// wild position cannot stall an extraction of thousands of games.
 static int qsearch(Board *b, const Weights *w, int alpha, int beta, int depth, int *nodes)
 {
     int stand = eval_evaluate(b, w);
@@ -213,6 +225,8 @@ bool texel_is_quiet(Board *b, const Weights *w)
 {
     if (board_in_check(b))
         return false;
+    // Quiet when no capture gains on standing pat: the static evaluation, which the fit sees,
+    // is then what the position is worth, not a moment before a recapture.
     int stand = eval_evaluate(b, w), nodes = 0;
     MoveList l;
     movegen_captures(b, &l);
@@ -228,6 +242,7 @@ bool texel_is_quiet(Board *b, const Weights *w)
 
 // ---- Reading ----------------------------------------------------------------------------------
 
+/// The header's counts, checked against the file's size before anything is allocated.
 typedef struct {
     uint64_t count, terms, layout;
     uint32_t params;
@@ -248,6 +263,7 @@ static TexelStatus read_header(FILE *f, const char *path, Header *hd, uint64_t *
                           path);
     if ((uint32_t)crc32(0, h, 44) != files_get_le32(h + 44))
         return texel_fail(TEXEL_ERR_FORMAT, why, why_len, "%s: header CRC mismatch", path);
+    // An older version is named as such, with the fix: its records have no checksums to trust.
     if (files_get_le32(h + 8) < TEXEL_VERSION)
         return texel_fail(
             TEXEL_ERR_VERSION, why, why_len,
@@ -267,6 +283,8 @@ static TexelStatus read_header(FILE *f, const char *path, Header *hd, uint64_t *
         return texel_fail(
             TEXEL_ERR_FORMAT, why, why_len, "%s: %llu positions, %llu terms of %u weights", path,
             (unsigned long long)hd->count, (unsigned long long)hd->terms, (unsigned)hd->params);
+    // The exact size the counts imply: a cut or padded file is refused before its bytes are
+    // trusted (and before a header's huge count allocates anything).
     if (fseek(f, 0, SEEK_END) != 0)
         return texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     long got = ftell(f);
@@ -303,6 +321,8 @@ static bool retrace(const unsigned char *rec, Board *b, EvalTrace *t, const Weig
         snprintf(why, why_len, "side %u, result %u", rec[45], rec[46]);
         return false;
     }
+    // Through a FEN: board_set_fen checks a position as strictly as any input (pieces, kings,
+    // counts), so a damaged record is refused by name and never reaches the evaluation.
     posdata_board_fen(rec, rec[45], fen, sizeof fen);
     if (board_set_fen(b, fen, why, why_len) != FEN_OK)
         return false;
@@ -313,6 +333,8 @@ static bool retrace(const unsigned char *rec, Board *b, EvalTrace *t, const Weig
     return true;
 }
 
+/// One thread's share of a re-trace: it grows its own term buffer (no locks), and the buffers
+/// are joined in thread order afterwards, so the set is the same whatever the timing.
 typedef struct {
     const unsigned char **recs; // this shard's records
     uint64_t from, to;          // local indices handled by this thread
@@ -341,7 +363,7 @@ static void *load_thread(void *arg)
             j->bad = i;
             break;
         }
-        if (j->nterms + PARAM_NB > j->cap) {
+        if (j->nterms + PARAM_NB > j->cap) { // room for the largest trace, doubling
             uint64_t cap = j->cap ? j->cap * 2 : 1 << 16;
             Term *nt = realloc(j->terms, sizeof *nt * cap);
             if (!nt) {
@@ -376,6 +398,7 @@ void texel_set_free(TexelSet *s)
     free(s);
 }
 
+/// The per-position arrays for n positions (+1: start[n] closes the last position's terms).
 static TexelSet *set_alloc(uint64_t n)
 {
     TexelSet *s = calloc(1, sizeof *s);
@@ -419,6 +442,8 @@ static TexelStatus load_retrace(TexelSet *s, const unsigned char **recs, int thr
     for (int t = 0; t < threads; t++)
         if (started[t])
             pthread_join(tid[t], NULL);
+    // The first failing thread's reason, its position numbered in the file (1-based), not in
+    // the shard, so it can be found with `texel info` or a hex dump.
     uint64_t nterms = 0;
     for (int t = 0; st == TEXEL_OK && t < threads; t++) {
         if (jobs[t].st == TEXEL_ERR_POSITION)
@@ -440,7 +465,7 @@ static TexelStatus load_retrace(TexelSet *s, const unsigned char **recs, int thr
                 memcpy(s->terms + at, jobs[t].terms, sizeof *s->terms * jobs[t].nterms);
             at += jobs[t].nterms;
         }
-        s->start[0] = 0;
+        s->start[0] = 0; // the threads' slices are in order: offsets are a running sum
         for (uint64_t i = 0; i < n; i++)
             s->start[i + 1] = s->start[i] + count[i];
     }
@@ -470,6 +495,7 @@ static TexelStatus verify_sample(const TexelSet *s, const unsigned char **recs, 
             st = TEXEL_ERR_POSITION;
             break;
         }
+        // One disagreement is enough: the evaluation changed, every trace is suspect.
         *stale = phase != s->phase[i] || (uint64_t)n != s->start[i + 1] - s->start[i] ||
                  memcmp(buf, s->terms + s->start[i], 4 * (size_t)n) != 0;
     }
@@ -533,6 +559,8 @@ static TexelStatus parse_records(const unsigned char *p, const unsigned char *en
     const unsigned char *body = p;
     uint64_t k = 0;
     *terms = 0;
+    // Every rank checks every block, not only its shard's records: a damaged file is refused
+    // by all ranks alike, with the same position named.
     for (uint64_t first = 0; first < hd->count; first += TEXEL_BLOCK) {
         uint64_t count = hd->count - first < TEXEL_BLOCK ? hd->count - first : TEXEL_BLOCK;
         const unsigned char *next = end;
@@ -577,7 +605,7 @@ static TexelStatus copy_terms(TexelSet *s, const unsigned char **recs, uint64_t 
         s->start[k] = at;
         for (unsigned j = 0; j < n; j++, q += 4) {
             uint16_t id = (uint16_t)(q[0] | q[1] << 8);
-            if (id >= PARAM_NB)
+            if (id >= PARAM_NB) // the fit indexes weights by it: never past the table
                 return texel_fail(TEXEL_ERR_FORMAT, why, why_len, "%s: weight id %u in a trace",
                                   path, (unsigned)id);
             s->terms[at++] = (Term){id, (int16_t)(uint16_t)(q[2] | q[3] << 8)};
@@ -594,6 +622,8 @@ TexelStatus texel_set_load(const char *path, int shard, int shards, int threads,
     if (shards < 1 || shard < 0 || shard >= shards)
         return texel_fail(TEXEL_ERR_CONFIG, why, why_len, "shard %d of %d", shard, shards);
     threads = threads < 1 ? 1 : threads > 256 ? 256 : threads;
+    // One read of the whole body: records have variable length, so a shard cannot seek to its
+    // own, and a single read is the fastest way through a file of a million positions.
     FILE *f = fopen(path, "rb");
     if (!f)
         return texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
@@ -610,9 +640,12 @@ TexelStatus texel_set_load(const char *path, int shard, int shards, int threads,
         (fseek(f, TEXEL_HEADER, SEEK_SET) != 0 || fread(body, 1, blen, f) != blen))
         st = texel_fail(TEXEL_ERR_IO, why, why_len, "%s: short read", path);
     fclose(f);
+    // The shard's positions: i % shards == shard, so ranks get equal shares of every part of
+    // the file (early and late games alike).
     uint64_t n = hd.count > (uint64_t)shard
                      ? (hd.count - (uint64_t)shard + (uint64_t)shards - 1) / (uint64_t)shards
                      : 0;
+    // Same layout: the stored traces are used (checked by a sample); else all traced again.
     bool same = hd.layout == layout_hash() && hd.params == PARAM_NB;
     TexelSet *s = st == TEXEL_OK ? set_alloc(n) : NULL;
     const unsigned char **recs = st == TEXEL_OK ? malloc(sizeof *recs * (n + 1)) : NULL;
