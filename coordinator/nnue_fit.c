@@ -15,6 +15,7 @@
 #include "report.h"
 #include "run_report.h"
 
+/// The trainer's sums over ranks through the link (MPI lives in proto/link.c, not here).
 static bool reduce_link(void *ctx, double *buf, int n) { return link_sum(ctx, buf, n); }
 
 /// The run's page (rank 0) and its loss file, read for the epochs before a resumed run's.
@@ -24,6 +25,8 @@ typedef struct {
     bool history; // the loss file's earlier rows are on the page
 } FitPage;
 
+/// A row of the loss file (epoch, train, val) as points of the two curves; a NaN (no
+/// validation positions) is left out rather than drawn as zero.
 static void loss_row(void *ctx, int epoch, const double *v, int n)
 {
     Report *r = ctx;
@@ -50,6 +53,8 @@ static void on_epoch(void *ctx, int epoch, double train, double val)
         run_report_publish(&page->rr, false, NULL);
 }
 
+/// The exit status as `xqforge run` documents it: 2 for what the user must fix (the data,
+/// the settings, a checkpoint of other inputs), 1 for a failure while training, 130 drained.
 static int fit_exit(NnueTrainStatus st)
 {
     if (st == NNUE_TRAIN_OK)
@@ -61,6 +66,7 @@ static int fit_exit(NnueTrainStatus st)
                : 1;
 }
 
+/// The finished run's facts on the page: data, training, and the net with its quantization.
 static void report_result(Report *r, const NnueTrainRun *run, const NnueRunResult *res, int size)
 {
     const NnueTrainReport *t = &res->train;
@@ -85,6 +91,7 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
                  const atomic_bool *stop)
 {
     int rank = link_rank(link), size = link_size(link);
+    // threads = 0: the node's cores shared among the ranks on it, so they do not oversubscribe.
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int per_node = link_node_size(link) > 0 ? link_node_size(link) : 1;
     int threads =
@@ -97,21 +104,22 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
                         .ranks = size};
     for (int i = 0; i < job->train.data_count && i < NNUE_TRAIN_FILES_MAX; i++)
         run.data[run.files++] = job->train.data[i];
-    run.cfg = (NnueTrainConfig){.hidden = job->train.hidden,
-                                .epochs = job->train.epochs,
-                                .batch = job->train.batch,
-                                .threads = threads < 1 ? 1 : threads,
-                                .lr = job->train.lr,
-                                .lambda = job->train.lambda,
-                                .val = job->train.val,
-                                .seed = job->train.seed,
-                                .checkpoint_steps = NNUE_TRAIN_CHECKPOINT_STEPS,
-                                .checkpoint_seconds = NNUE_TRAIN_CHECKPOINT_SECONDS,
-                                .inputs = {.job = fingerprint},
-                                .reduce = reduce_link,
-                                .reduce_ctx = link,
-                                .stop = stop,
-                                .log = rank == 0 ? stdout : NULL};
+    run.cfg =
+        (NnueTrainConfig){.hidden = job->train.hidden,
+                          .epochs = job->train.epochs,
+                          .batch = job->train.batch,
+                          .threads = threads < 1 ? 1 : threads,
+                          .lr = job->train.lr,
+                          .lambda = job->train.lambda,
+                          .val = job->train.val,
+                          .seed = job->train.seed,
+                          .checkpoint_steps = NNUE_TRAIN_CHECKPOINT_STEPS, // [train] has no keys
+                          .checkpoint_seconds = NNUE_TRAIN_CHECKPOINT_SECONDS,
+                          .inputs = {.job = fingerprint},
+                          .reduce = reduce_link,
+                          .reduce_ctx = link,
+                          .stop = stop,
+                          .log = rank == 0 ? stdout : NULL};
     if (rank == 0)
         printf("Job %s: NNUE training on %d file%s over %d rank%s x %d threads\n", job->name,
                run.files, run.files == 1 ? "" : "s", size, size == 1 ? "" : "s", run.cfg.threads);
@@ -135,7 +143,7 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
         run.cfg.ctx = &page;
     }
     char why[1024] = "";
-    NnueRunResult *res = calloc(1, sizeof *res);
+    NnueRunResult *res = calloc(1, sizeof *res); // two paths of 4200 bytes: on the heap
     NnueTrainStatus st = res ? nnue_train_run(&run, res, why, sizeof why) : NNUE_TRAIN_ERR_NOMEM;
     if (rank == 0 && rr->report && !page.history) // stopped before an epoch ended
         fitrun_loss_read(loss_path, INT_MAX, loss_row, rr->report);
@@ -145,6 +153,7 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
     }
     if (rank == 0)
         run_report_end(rr, st == NNUE_TRAIN_OK);
+    // Every rank says its own failure (a data file may be missing on one node only).
     if (st == NNUE_TRAIN_DRAINED && rank == 0)
         printf("Drained: %s; run it again with --resume to finish\n", why);
     else if (st != NNUE_TRAIN_OK && st != NNUE_TRAIN_DRAINED)

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+// kind = texel and `xqforge texel fit`: texel_fit (tuning/texel.c) with its files around it.
+// Every rank loads its shard and takes part in every sum; rank 0 alone reads and writes files
+// (checkpoint, loss CSV, weights, report), so the ranks need no shared directory.
 #include "texel_fit.h"
 
 #include <errno.h>
@@ -18,6 +21,7 @@
 #include "texel.h"
 #include "timeman.h"
 
+/// The trainer's sums over ranks through the link (MPI lives in proto/link.c, not here).
 static bool reduce_link(void *ctx, double *buf, int n) { return link_sum(ctx, buf, n); }
 
 /// The run's report (rank 0): loss per epoch and the largest weight changes, rewritten
@@ -55,6 +59,7 @@ static void report_changes(FitReport *fr, const double *w)
                        w[order[k]] - fr->start->v[order[k]]);
 }
 
+/// A job's report goes out as its [report] section says; `texel fit` writes its own files.
 static void report_flush(FitReport *fr, bool final)
 {
     if (fr->rr) {
@@ -112,6 +117,7 @@ static void write_diff(FILE *f, const Weights *from, const Weights *to, int show
     }
 }
 
+/// name in dir, or name itself when it is an absolute path.
 static void path_in(char *out, size_t len, const char *dir, const char *name)
 {
     if (name[0] == '/')
@@ -198,6 +204,8 @@ static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cf
         fprintf(stderr, "xqforge texel: %s: %s\n", unread, strerror(errno));
         return EXIT_BAD_INPUT;
     }
+    // --fresh removes the old checkpoint now, so a fit killed before its first write cannot
+    // leave the old one to be resumed by the next plain run.
     if (fj->fresh && unlink(cfg->checkpoint) != 0 && errno != ENOENT) {
         fprintf(stderr, "xqforge texel: --fresh: cannot remove %s: %s\n", cfg->checkpoint,
                 strerror(errno));
@@ -215,7 +223,7 @@ static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cf
 int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
 {
     int rank = link ? link_rank(link) : 0, size = link ? link_size(link) : 1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN); // threads = 0: every core of this machine
     int threads = fj->threads > 0 ? fj->threads : (int)(cores > 0 ? cores : 1);
     char why[1024] = "";
     Weights start;
@@ -243,6 +251,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
     int from = 0;
     if (rc == 0 && rank == 0)
         rc = checkpoint_inputs(fj, size, &cfg, &resume, &from);
+    // Every rank learns whether all loaded: none starts the fit's sums while another has left.
     if (link && !link_all_ok(link, rc == 0))
         rc = rc ? rc : EXIT_BAD_INPUT; // another rank failed and said why
     if (rc != 0) {
@@ -265,13 +274,14 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
                     "xqforge texel: warning: %s held %d of the %d rows before the "
                     "checkpoint: the curve has a gap\n",
                     lossp, kept, from);
-        why[0] = 0;
+        why[0] = 0; // a loss file that cannot be written costs the curve, not the fit
     }
     cfg.loss_csv = csv;
     cfg.stop = stop;
     TexelExec x = {link ? reduce_link : NULL, link, threads};
     FitReport fr = {NULL, fj->out_dir, &start, 0, NULL, timeman_now_ms()};
     RunReport rr;
+    // The report's run id: the job's identity, or for `texel fit` the inputs' hashes.
     char run_id[32];
     snprintf(run_id, sizeof run_id, "%016llx",
              (unsigned long long)(fj->fingerprint ? fj->fingerprint
@@ -298,6 +308,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
     Weights out;
     TexelFitReport rep;
     TexelStatus st = texel_fit(set, &cfg, &start, &x, &out, &rep, why, sizeof why);
+    // The final page shows the rounded weights that are written, not the fit's real values.
     if (fr.r && st == TEXEL_OK) {
         double w[PARAM_NB];
         for (int i = 0; i < PARAM_NB; i++)
@@ -322,6 +333,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
     if (csv)
         fclose(csv);
     texel_set_free(set);
+    // A drain is not a failure: the checkpoint is written, and a rerun finishes the fit.
     if (st == TEXEL_DRAINED) {
         if (rank == 0)
             printf("Drained: %s; run it again (xqforge run --resume, or texel fit) to finish\n",
@@ -339,7 +351,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
            "core)\n",
            rep.k, rep.loss_start, rep.loss_end, rep.epochs_done, rep.seconds_per_epoch,
            rep.seconds_per_epoch > 0 ? total / rep.seconds_per_epoch / (threads * size) : 0.0);
-    write_diff(stdout, &start, &out, 25);
+    write_diff(stdout, &start, &out, 25); // the console: the largest changes; the file: all
     FILE *df = fopen(dpath, "w");
     if (df) {
         write_diff(df, &start, &out, PARAM_NB);
@@ -356,7 +368,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
 int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint,
                   const atomic_bool *stop)
 {
-    TexelFitJob *fj = calloc(1, sizeof *fj);
+    TexelFitJob *fj = calloc(1, sizeof *fj); // a few paths of JOB_TEXT_MAX: not on the stack
     if (!fj)
         return 1;
     fj->job = job;
