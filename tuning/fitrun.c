@@ -33,7 +33,7 @@ static size_t part_bytes(const FitRunPart *p)
 }
 
 /// FNV-1a of the magic, the id and the payload: everything but the count, which the id
-/// already fixes (it is the order in which the NNUE trainer hashed them before).
+/// already fixes (the NNUE checkpoints in use were hashed so).
 static uint64_t ckpt_hash(const FitRunCkpt *c, const void *id)
 {
     uint64_t h = files_fnv(FILES_FNV_BASIS, c->fmt->magic, 8);
@@ -123,7 +123,7 @@ bool fitrun_ckpt_write(const FitRunCkpt *c)
     snprintf(tmp, sizeof tmp, "%s.tmp", c->path);
     FILE *f = fopen(tmp, "wb");
     uint32_t n32 = (uint32_t)c->count;
-    uint64_t hash = ckpt_hash(c, c->id);
+    uint64_t hash = c->fmt->hashed ? ckpt_hash(c, c->id) : 0;
     bool ok = f && fwrite(c->fmt->magic, 1, 8, f) == 8 && fwrite(c->id, c->fmt->id_size, 1, f) == 1;
     ok = ok && (c->fmt->count_bytes == 4 ? fwrite(&n32, 4, 1, f) : fwrite(&c->count, 8, 1, f)) == 1;
     for (int i = 0; ok && i < c->parts; i++)
