@@ -11,7 +11,7 @@
 
 #include "commands.h"
 #include "files.h"
-#include "nnue_train.h"
+#include "nnue_run.h"
 
 static void train_usage(FILE *out)
 {

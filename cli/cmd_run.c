@@ -70,7 +70,8 @@ static void run_usage(FILE *out)
 }
 
 /// A collective kind: every rank fits together over the link, rank 0's result counts.
-typedef int (*RunCollective)(Link *link, const JobConfig *job, const char *dir, uint64_t job_id);
+typedef int (*RunCollective)(Link *link, const JobConfig *job, const char *dir, uint64_t job_id,
+                             const atomic_bool *stop);
 
 /// How a job kind runs: a worker kind and a rank-0 kind that hand out units over the wire,
 /// or a collective fit. The one place in cli/ that names kinds (curl's protocol table).
@@ -379,7 +380,8 @@ int cmd_run(int argc, char **argv)
         channel_from_link(&run->ch, link);
         run->threads = run_threads(&run->job, link);
         if (run->kind->collective)
-            rc = run->kind->collective(link, &run->job, run->dir, run->job_id); // rank 0's counts
+            rc = run->kind->collective(link, &run->job, run->dir, run->job_id,
+                                       &interrupted); // rank 0's counts
         else
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }

@@ -7,6 +7,8 @@
 // shard of the positions, gradients summed with MPI_Allreduce (proto/link.c).
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,15 @@ static void texel_usage(FILE *out)
             "130 stopped by a signal after a checkpoint.\n",
             TEXEL_L2_DEFAULT, TEXEL_POSITIONS_PER_WEIGHT, TEXEL_BOUNDS_WARN, TEXEL_CHECKPOINT_EVERY,
             TEXEL_CHECKPOINT_SECONDS);
+}
+
+static atomic_bool stop_flag;
+
+/// SIGINT, SIGTERM, SIGUSR1 (Slurm's warning): the fit ends its epoch, checkpoints, exits 130.
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&stop_flag, true);
 }
 
 /// What an extraction has read so far, over all its files.
@@ -322,8 +333,16 @@ static int fit(int argc, char **argv)
         fprintf(stderr, "xqforge texel fit: --data FILE is required\n");
         rc = EXIT_USAGE;
     }
-    if (rc == 0)
-        rc = texel_fit_run(fj, NULL);
+    if (rc == 0) {
+        // Installed before the dataset loads: a signal then stops the fit after its first
+        // epoch, with a checkpoint, as kind = texel does under `xqforge run`.
+        struct sigaction sa = {0};
+        sa.sa_handler = on_stop_signal;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGUSR1, &sa, NULL);
+        rc = texel_fit_run(fj, NULL, &stop_flag);
+    }
     free(fj);
     return rc;
 }

@@ -3,64 +3,58 @@
 // loss curves in the run's report.
 #include "nnue_fit.h"
 
+#include <limits.h>
 #include <math.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "nnue_train.h"
+#include "fitrun.h"
+#include "nnue_run.h"
 #include "report.h"
 #include "run_report.h"
 
+/// The trainer's sums over ranks through the link (MPI lives in proto/link.c, not here).
 static bool reduce_link(void *ctx, double *buf, int n) { return link_sum(ctx, buf, n); }
 
-static atomic_bool stop_flag;
+/// The run's page (rank 0) and its loss file, read for the epochs before a resumed run's.
+typedef struct {
+    RunReport rr;
+    const char *loss_path;
+    bool history; // the loss file's earlier rows are on the page
+} FitPage;
 
-/// SIGINT, SIGTERM, SIGUSR1 (Slurm's warning): finish the step, checkpoint, exit 130.
-static void on_stop_signal(int sig)
+/// A row of the loss file (epoch, train, val) as points of the two curves; a NaN (no
+/// validation positions) is left out rather than drawn as zero.
+static void loss_row(void *ctx, int epoch, const double *v, int n)
 {
-    (void)sig;
-    atomic_store(&stop_flag, true);
+    Report *r = ctx;
+    if (n >= 1 && isfinite(v[0]))
+        report_series_add(r, "loss", "train", epoch, v[0]);
+    if (n >= 2 && isfinite(v[1]))
+        report_series_add(r, "loss", "validation", epoch, v[1]);
 }
 
-/// The loss curves: a point per epoch, the page refreshed as [report] says.
+/// The loss curves: a point per epoch, the page refreshed as [report] says. The rows before
+/// the first epoch reported come from the loss file, read only now: nnue_train_run cuts it back
+/// to the checkpoint after this page began, and a kill may have left rows past it.
 static void on_epoch(void *ctx, int epoch, double train, double val)
 {
-    RunReport *rr = ctx;
-    if (!rr->report)
+    FitPage *page = ctx;
+    if (!page->rr.report)
         return;
-    report_series_add(rr->report, "loss", "train", epoch, train);
-    if (isfinite(val))
-        report_series_add(rr->report, "loss", "validation", epoch, val);
-    if (run_report_due(rr))
-        run_report_publish(rr, false, NULL);
+    if (!page->history)
+        fitrun_loss_read(page->loss_path, epoch, loss_row, page->rr.report);
+    page->history = true;
+    double v[2] = {train, val};
+    loss_row(page->rr.report, epoch, v, 2);
+    if (run_report_due(&page->rr))
+        run_report_publish(&page->rr, false, NULL);
 }
 
-/// A resumed run's page shows the epochs before it too: the loss file's rows (already cut to
-/// the checkpoint's epoch).
-static void loss_history(Report *r, const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f)) {
-        char *end, *end2;
-        double epoch = strtod(line, &end);
-        if (end == line || *end != ',')
-            continue; // the header
-        double train = strtod(end + 1, &end2);
-        double val = *end2 == ',' ? strtod(end2 + 1, NULL) : NAN;
-        if (isfinite(train))
-            report_series_add(r, "loss", "train", epoch, train);
-        if (isfinite(val))
-            report_series_add(r, "loss", "validation", epoch, val);
-    }
-    if (f)
-        fclose(f);
-}
-
+/// The exit status as `xqforge run` documents it: 2 for what the user must fix (the data,
+/// the settings, a checkpoint of other inputs), 1 for a failure while training, 130 drained.
 static int fit_exit(NnueTrainStatus st)
 {
     if (st == NNUE_TRAIN_OK)
@@ -72,6 +66,7 @@ static int fit_exit(NnueTrainStatus st)
                : 1;
 }
 
+/// The finished run's facts on the page: data, training, and the net with its quantization.
 static void report_result(Report *r, const NnueTrainRun *run, const NnueRunResult *res, int size)
 {
     const NnueTrainReport *t = &res->train;
@@ -92,9 +87,11 @@ static void report_result(Report *r, const NnueTrainRun *run, const NnueRunResul
                 res->quant_max_cp, NNUE_TRAIN_EXPORT_TOLERANCE);
 }
 
-int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint)
+int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint,
+                 const atomic_bool *stop)
 {
     int rank = link_rank(link), size = link_size(link);
+    // threads = 0: the node's cores shared among the ranks on it, so they do not oversubscribe.
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int per_node = link_node_size(link) > 0 ? link_node_size(link) : 1;
     int threads =
@@ -107,32 +104,28 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
                         .ranks = size};
     for (int i = 0; i < job->train.data_count && i < NNUE_TRAIN_FILES_MAX; i++)
         run.data[run.files++] = job->train.data[i];
-    run.cfg = (NnueTrainConfig){.hidden = job->train.hidden,
-                                .epochs = job->train.epochs,
-                                .batch = job->train.batch,
-                                .threads = threads < 1 ? 1 : threads,
-                                .lr = job->train.lr,
-                                .lambda = job->train.lambda,
-                                .val = job->train.val,
-                                .seed = job->train.seed,
-                                .checkpoint_steps = NNUE_TRAIN_CHECKPOINT_STEPS,
-                                .checkpoint_seconds = NNUE_TRAIN_CHECKPOINT_SECONDS,
-                                .inputs = {.job = fingerprint},
-                                .reduce = reduce_link,
-                                .reduce_ctx = link,
-                                .log = rank == 0 ? stdout : NULL};
+    run.cfg =
+        (NnueTrainConfig){.hidden = job->train.hidden,
+                          .epochs = job->train.epochs,
+                          .batch = job->train.batch,
+                          .threads = threads < 1 ? 1 : threads,
+                          .lr = job->train.lr,
+                          .lambda = job->train.lambda,
+                          .val = job->train.val,
+                          .seed = job->train.seed,
+                          .checkpoint_steps = NNUE_TRAIN_CHECKPOINT_STEPS, // [train] has no keys
+                          .checkpoint_seconds = NNUE_TRAIN_CHECKPOINT_SECONDS,
+                          .inputs = {.job = fingerprint},
+                          .reduce = reduce_link,
+                          .reduce_ctx = link,
+                          .stop = stop,
+                          .log = rank == 0 ? stdout : NULL};
     if (rank == 0)
         printf("Job %s: NNUE training on %d file%s over %d rank%s x %d threads\n", job->name,
                run.files, run.files == 1 ? "" : "s", size, size == 1 ? "" : "s", run.cfg.threads);
-    atomic_store(&stop_flag, false);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_stop_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL);
-    run.cfg.stop = &stop_flag;
-    RunReport rr;
-    memset(&rr, 0, sizeof rr);
+    FitPage page;
+    memset(&page, 0, sizeof page);
+    RunReport *rr = &page.rr;
     char run_id[32], loss_path[4200];
     snprintf(run_id, sizeof run_id, "%016llx", (unsigned long long)fingerprint);
     const char *loss = run.loss ? run.loss : "train-loss.csv";
@@ -140,25 +133,27 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
         snprintf(loss_path, sizeof loss_path, "%.4000s", loss);
     else
         snprintf(loss_path, sizeof loss_path, "%.2000s/%.2000s", dir, loss);
-    if (rank == 0) {
-        run_report_begin(&rr, job, dir, run_id, "train: NNUE net");
-    }
-    if (rank == 0 && rr.report) {
-        report_plot(rr.report, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)",
+    if (rank == 0)
+        run_report_begin(rr, job, dir, run_id, "train: NNUE net");
+    if (rank == 0 && rr->report) {
+        report_plot(rr->report, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)",
                     "epoch", "loss");
-        loss_history(rr.report, loss_path);
+        page.loss_path = loss_path;
         run.cfg.on_epoch = on_epoch;
-        run.cfg.ctx = &rr;
+        run.cfg.ctx = &page;
     }
     char why[1024] = "";
-    NnueRunResult *res = calloc(1, sizeof *res);
+    NnueRunResult *res = calloc(1, sizeof *res); // two paths of 4200 bytes: on the heap
     NnueTrainStatus st = res ? nnue_train_run(&run, res, why, sizeof why) : NNUE_TRAIN_ERR_NOMEM;
-    if (rank == 0 && rr.report && st == NNUE_TRAIN_OK) {
-        report_result(rr.report, &run, res, size);
-        run_report_publish(&rr, true, NULL);
+    if (rank == 0 && rr->report && !page.history) // stopped before an epoch ended
+        fitrun_loss_read(loss_path, INT_MAX, loss_row, rr->report);
+    if (rank == 0 && rr->report && st == NNUE_TRAIN_OK) {
+        report_result(rr->report, &run, res, size);
+        run_report_publish(rr, true, NULL);
     }
     if (rank == 0)
-        run_report_end(&rr, st == NNUE_TRAIN_OK);
+        run_report_end(rr, st == NNUE_TRAIN_OK);
+    // Every rank says its own failure (a data file may be missing on one node only).
     if (st == NNUE_TRAIN_DRAINED && rank == 0)
         printf("Drained: %s; run it again with --resume to finish\n", why);
     else if (st != NNUE_TRAIN_OK && st != NNUE_TRAIN_DRAINED)

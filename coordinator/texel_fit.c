@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
+// kind = texel and `xqforge texel fit`: texel_fit (tuning/texel.c) with its files around it.
+// Every rank loads its shard and takes part in every sum; rank 0 alone reads and writes files
+// (checkpoint, loss CSV, weights, report), so the ranks need no shared directory.
 #include "texel_fit.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +15,13 @@
 #include <jansson.h>
 
 #include "files.h"
+#include "fitrun.h"
 #include "report.h"
 #include "run_report.h"
 #include "texel.h"
 #include "timeman.h"
 
+/// The trainer's sums over ranks through the link (MPI lives in proto/link.c, not here).
 static bool reduce_link(void *ctx, double *buf, int n) { return link_sum(ctx, buf, n); }
 
 /// The run's report (rank 0): loss per epoch and the largest weight changes, rewritten
@@ -55,6 +59,7 @@ static void report_changes(FitReport *fr, const double *w)
                        w[order[k]] - fr->start->v[order[k]]);
 }
 
+/// A job's report goes out as its [report] section says; `texel fit` writes its own files.
 static void report_flush(FitReport *fr, bool final)
 {
     if (fr->rr) {
@@ -82,23 +87,11 @@ static void on_epoch(void *ctx, int epoch, double loss, const double *w)
     }
 }
 
-/// A resumed fit's page shows the epochs before it too: the loss file's rows (cut to the
-/// checkpoint's epoch already, so each epoch once).
-static void loss_history(Report *r, const char *path)
+/// A row of the loss file into the page: a resumed fit's shows the epochs before it too.
+static void loss_row(void *ctx, int epoch, const double *v, int n)
 {
-    FILE *f = fopen(path, "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f)) {
-        char *end;
-        double epoch = strtod(line, &end);
-        if (end == line || *end != ',')
-            continue; // the header
-        double loss = strtod(end + 1, NULL);
-        if (isfinite(loss))
-            report_series_add(r, "loss", "loss", epoch, loss);
-    }
-    if (f)
-        fclose(f);
+    if (n >= 1 && isfinite(v[0]))
+        report_series_add(ctx, "loss", "loss", epoch, v[0]);
 }
 
 /// The weights that changed, largest change first, as "name start tuned change" lines.
@@ -124,6 +117,7 @@ static void write_diff(FILE *f, const Weights *from, const Weights *to, int show
     }
 }
 
+/// name in dir, or name itself when it is an absolute path.
 static void path_in(char *out, size_t len, const char *dir, const char *name)
 {
     if (name[0] == '/')
@@ -133,15 +127,6 @@ static void path_in(char *out, size_t len, const char *dir, const char *name)
 }
 
 enum { EXIT_BAD_INPUT = 2, EXIT_DRAINED = 130 }; // README: 2 bad input, 130 drained
-
-static atomic_bool stop_flag;
-
-/// SIGINT, SIGTERM, SIGUSR1 (Slurm's warning): finish the epoch, checkpoint, exit 130.
-static void on_stop_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&stop_flag, true);
-}
 
 /// Says (stderr, and in the report) what makes a fit's weights suspect: too few positions per
 /// tuned weight (below TEXEL_POSITIONS_PER_WEIGHT it overfits) and TEXEL_BOUNDS_WARN or more
@@ -204,9 +189,10 @@ static int load_inputs(const TexelFitJob *fj, int rank, int size, int threads, W
     return rc;
 }
 
-/// Rank 0: what the checkpoint must have been made from, and whether it is resumed (*found);
-/// 0, or the exit status with the reason said (a checkpoint of other inputs is refused).
-static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cfg, bool *found)
+/// Rank 0: what the checkpoint must have been made from, and whether it is resumed (*found, at
+/// *epoch); 0, or the exit status with the reason said (a checkpoint of other inputs is refused).
+static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cfg, bool *found,
+                             int *epoch)
 {
     char why[1024] = "";
     TexelInputs *in = &cfg->inputs;
@@ -218,12 +204,14 @@ static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cf
         fprintf(stderr, "xqforge texel: %s: %s\n", unread, strerror(errno));
         return EXIT_BAD_INPUT;
     }
+    // --fresh removes the old checkpoint now, so a fit killed before its first write cannot
+    // leave the old one to be resumed by the next plain run.
     if (fj->fresh && unlink(cfg->checkpoint) != 0 && errno != ENOENT) {
         fprintf(stderr, "xqforge texel: --fresh: cannot remove %s: %s\n", cfg->checkpoint,
                 strerror(errno));
         return 1;
     }
-    TexelStatus st = texel_checkpoint_check(cfg, found, why, sizeof why);
+    TexelStatus st = texel_checkpoint_check(cfg, found, epoch, why, sizeof why);
     if (st == TEXEL_OK)
         return 0;
     fprintf(stderr, "xqforge texel: %s%s\n", why,
@@ -232,10 +220,10 @@ static int checkpoint_inputs(const TexelFitJob *fj, int size, TexelFitConfig *cf
 }
 
 /// Loads this rank's shard, fits, and (rank 0) writes the weights, the diff and the loss.
-int texel_fit_run(const TexelFitJob *fj, Link *link)
+int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
 {
     int rank = link ? link_rank(link) : 0, size = link ? link_size(link) : 1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN); // threads = 0: every core of this machine
     int threads = fj->threads > 0 ? fj->threads : (int)(cores > 0 ? cores : 1);
     char why[1024] = "";
     Weights start;
@@ -260,8 +248,10 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
                           .log = rank == 0 ? stdout : NULL};
     memcpy(cfg.tuned, fj->tuned, sizeof cfg.tuned);
     bool resume = false;
+    int from = 0;
     if (rc == 0 && rank == 0)
-        rc = checkpoint_inputs(fj, size, &cfg, &resume);
+        rc = checkpoint_inputs(fj, size, &cfg, &resume, &from);
+    // Every rank learns whether all loaded: none starts the fit's sums while another has left.
     if (link && !link_all_ok(link, rc == 0))
         rc = rc ? rc : EXIT_BAD_INPUT; // another rank failed and said why
     if (rc != 0) {
@@ -275,27 +265,23 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     // checkpoint's epoch are kept, the rest written again (or all of it, fresh).
     FILE *csv = NULL;
     if (rank == 0) {
-        int from = resume ? texel_checkpoint_epoch(&cfg) : 0, kept = 0;
-        if (texel_loss_csv_open(lossp, from, &csv, &kept, why, sizeof why) != TEXEL_OK)
+        int kept = 0;
+        if (fitrun_loss_open(lossp, TEXEL_LOSS_HEADER, from, &csv, &kept, why, sizeof why) !=
+            FITRUN_OK)
             fprintf(stderr, "xqforge texel: loss file: %s\n", why);
         else if (kept < from)
             fprintf(stderr,
                     "xqforge texel: warning: %s held %d of the %d rows before the "
                     "checkpoint: the curve has a gap\n",
                     lossp, kept, from);
-        why[0] = 0;
+        why[0] = 0; // a loss file that cannot be written costs the curve, not the fit
     }
     cfg.loss_csv = csv;
-    atomic_store(&stop_flag, false);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_stop_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL);
-    cfg.stop = &stop_flag;
+    cfg.stop = stop;
     TexelExec x = {link ? reduce_link : NULL, link, threads};
     FitReport fr = {NULL, fj->out_dir, &start, 0, NULL, timeman_now_ms()};
     RunReport rr;
+    // The report's run id: the job's identity, or for `texel fit` the inputs' hashes.
     char run_id[32];
     snprintf(run_id, sizeof run_id, "%016llx",
              (unsigned long long)(fj->fingerprint ? fj->fingerprint
@@ -311,7 +297,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     if (fr.r) {
         report_plot(fr.r, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)", "epoch",
                     "loss");
-        loss_history(fr.r, lossp);
+        fitrun_loss_read(lossp, INT_MAX, loss_row, fr.r); // cut to the checkpoint above
         report_fact(fr.r, "Data", "dataset", "%s", fj->data);
         report_fact(fr.r, "Data", "positions", "%llu", (unsigned long long)total);
         report_fact(fr.r, "Data", "ranks x threads", "%d x %d", size, threads);
@@ -322,6 +308,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     Weights out;
     TexelFitReport rep;
     TexelStatus st = texel_fit(set, &cfg, &start, &x, &out, &rep, why, sizeof why);
+    // The final page shows the rounded weights that are written, not the fit's real values.
     if (fr.r && st == TEXEL_OK) {
         double w[PARAM_NB];
         for (int i = 0; i < PARAM_NB; i++)
@@ -346,6 +333,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     if (csv)
         fclose(csv);
     texel_set_free(set);
+    // A drain is not a failure: the checkpoint is written, and a rerun finishes the fit.
     if (st == TEXEL_DRAINED) {
         if (rank == 0)
             printf("Drained: %s; run it again (xqforge run --resume, or texel fit) to finish\n",
@@ -363,7 +351,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
            "core)\n",
            rep.k, rep.loss_start, rep.loss_end, rep.epochs_done, rep.seconds_per_epoch,
            rep.seconds_per_epoch > 0 ? total / rep.seconds_per_epoch / (threads * size) : 0.0);
-    write_diff(stdout, &start, &out, 25);
+    write_diff(stdout, &start, &out, 25); // the console: the largest changes; the file: all
     FILE *df = fopen(dpath, "w");
     if (df) {
         write_diff(df, &start, &out, PARAM_NB);
@@ -377,9 +365,10 @@ int texel_fit_run(const TexelFitJob *fj, Link *link)
     return 0;
 }
 
-int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint)
+int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint,
+                  const atomic_bool *stop)
 {
-    TexelFitJob *fj = calloc(1, sizeof *fj);
+    TexelFitJob *fj = calloc(1, sizeof *fj); // a few paths of JOB_TEXT_MAX: not on the stack
     if (!fj)
         return 1;
     fj->job = job;
@@ -403,7 +392,7 @@ int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fi
     if (link_rank(link) == 0)
         printf("Job %s: Texel fit of %s over %d rank%s\n", job->name, fj->data, size,
                size == 1 ? "" : "s");
-    int rc = texel_fit_run(fj, link);
+    int rc = texel_fit_run(fj, link, stop);
     free(fj);
     return rc;
 }

@@ -5,6 +5,7 @@
 // by `xqforge run` for kind = texel and by `xqforge texel fit` (one machine, no link).
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,8 +29,11 @@ typedef struct {
 /// Fits on every rank of link (NULL: this process alone), resuming from out_dir/texel.ckpt
 /// when it was made from these very inputs (the dataset's and start weights' bytes, the
 /// settings, the rank count, the job) and refusing it, with the difference, otherwise.
-/// Returns the exit status: 2 for unusable inputs (a dataset or weights file that cannot be
-/// used, a checkpoint of other inputs), 1 for a failure while fitting.
-int texel_fit_run(const TexelFitJob *fj, Link *link);
+/// stop (main's signal handler sets it; NULL: never) ends the fit after the epoch it is in,
+/// with a checkpoint. Returns the exit status: 2 for unusable inputs (a dataset or weights file
+/// that cannot be used, a checkpoint of other inputs), 1 for a failure while fitting, 130 when
+/// stopped.
+int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop);
 /// A kind = texel job over link, outputs in dir (which exists); returns the exit status.
-int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint);
+int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fingerprint,
+                  const atomic_bool *stop);

@@ -18,8 +18,10 @@
 
 #include "board.h"
 #include "eval.h"
+#include "files.h"
+#include "fitrun.h"
 #include "movegen.h"
-#include "nnue_train.h"
+#include "nnue_run.h"
 #include "params.h"
 #include "posdata.h"
 #include "rng.h"
@@ -232,9 +234,9 @@ static void run(NnueModel *m, const NnueSet *train, const NnueSet *valid, const 
                          NNUE_TRAIN_OK);
         assert_int_equal(found, pass == 1);
         assert_int_equal(nnue_model_init(m, 32, cfg.seed), NNUE_TRAIN_OK);
-        assert_int_equal(
-            nnue_loss_csv_open(csv, found ? epoch : -1, &cfg.loss_csv, why, sizeof why),
-            NNUE_TRAIN_OK);
+        assert_int_equal(fitrun_loss_open(csv, NNUE_TRAIN_LOSS_HEADER, found ? epoch + 1 : 0,
+                                          &cfg.loss_csv, NULL, why, sizeof why),
+                         FITRUN_OK);
         NnueTrainStatus st = nnue_train(m, train, valid, &cfg, &rep, why, sizeof why);
         fclose(cfg.loss_csv);
         if (st == NNUE_TRAIN_OK)
@@ -292,6 +294,80 @@ static void test_resume_exact(void **state)
     assert_false(found);
     nnue_model_free(&a);
     nnue_model_free(&b);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+}
+
+/// Reads the whole file at path into *len bytes (freed by the caller).
+static unsigned char *slurp_bytes(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *b = malloc(*len);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, *len, f), *len);
+    fclose(f);
+    return b;
+}
+
+static void write_bytes(const char *path, const unsigned char *b, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, len, f), len);
+    fclose(f);
+}
+
+/// The checkpoint keeps the layout it had before tuning/fitrun.c wrote it (files in use must
+/// resume): "XQNNCK1", the 72-byte id, u64 parameter count, the 8 state doubles, the floats
+/// p, m, v and the FNV-1a of all but the count; a flipped bit, a file cut short, or one of
+/// another program is refused saying so.
+static void test_checkpoint_format(void **state)
+{
+    (void)state;
+    NnueSet *train, *valid;
+    load(300, 0.1, &train, &valid);
+    NnueModel m;
+    run(&m, train, valid, "f", false);
+    char ckpt[128], why[256] = "";
+    snprintf(ckpt, sizeof ckpt, "%s/f.ckpt", dir);
+    enum { ID = 72, STATE = 8 * 8 };
+    size_t len, floats = m.size;
+    unsigned char *b = slurp_bytes(ckpt, &len);
+    assert_int_equal(len, 8 + ID + 8 + STATE + 3 * floats * 4 + 8);
+    assert_memory_equal(b, "XQNNCK1", 8);
+    uint64_t count, hash;
+    memcpy(&count, b + 8 + ID, 8);
+    assert_int_equal(count, floats);
+    memcpy(&hash, b + len - 8, 8);
+    uint64_t h = files_fnv(FILES_FNV_BASIS, b, 8 + ID);
+    h = files_fnv(h, b + 8 + ID + 8, len - 8 - (8 + ID + 8));
+    assert_true(h == hash);
+    NnueTrainConfig cfg = config(32, 4);
+    cfg.checkpoint = ckpt;
+    bool found;
+    int epoch;
+    assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why), NNUE_TRAIN_OK);
+    assert_true(found);
+    assert_int_equal(epoch, 4);
+    b[8 + ID + 8 + STATE + 5] ^= 1; // a bit of the model
+    write_bytes(ckpt, b, len);
+    assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why),
+                     NNUE_TRAIN_ERR_STALE);
+    assert_non_null(strstr(why, "is damaged (its checksum does not match)"));
+    write_bytes(ckpt, b, len - 9);
+    assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why),
+                     NNUE_TRAIN_ERR_STALE);
+    assert_non_null(strstr(why, "is cut short"));
+    write_bytes(ckpt, (const unsigned char *)"XQTXCK3\0", 8);
+    assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why),
+                     NNUE_TRAIN_ERR_STALE);
+    assert_non_null(strstr(why, "is not an NNUE training checkpoint"));
+    free(b);
+    nnue_model_free(&m);
     nnue_set_free(train);
     nnue_set_free(valid);
 }
@@ -387,7 +463,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gradient),     cmocka_unit_test(test_loss_decreases),
         cmocka_unit_test(test_resume_exact), cmocka_unit_test(test_bad_settings),
-        cmocka_unit_test(test_run),
+        cmocka_unit_test(test_run),          cmocka_unit_test(test_checkpoint_format),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

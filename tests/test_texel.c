@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "eval.h"
+#include "fitrun.h"
 #include "movegen.h"
 #include "texel.h"
 
@@ -477,6 +478,16 @@ static void ckpt_setup(CkptFixture *c, const char *data)
         c->cfg.tuned[i] = !params_is_psq(i);
 }
 
+/// The completed epochs of cfg's checkpoint (0: none there), as texel_checkpoint_check says.
+static int ckpt_epoch(const TexelFitConfig *cfg)
+{
+    bool found = false;
+    int epoch = -1;
+    char why[256];
+    assert_int_equal(texel_checkpoint_check(cfg, &found, &epoch, why, sizeof why), TEXEL_OK);
+    return epoch;
+}
+
 /// A checkpoint resumes only the fit it was made from: a changed dataset, start weights,
 /// tuned set, epochs, lr, l2, K, rank count or job is refused naming the difference (on the
 /// check and on the fit, which leaves the checkpoint as it was), and --fresh starts over.
@@ -488,10 +499,11 @@ static void test_checkpoint_inputs(void **state)
     TexelFitReport rep;
     char why[512];
     bool found = true;
-    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_OK);
+    int epoch = -1;
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, &epoch, why, sizeof why), TEXEL_OK);
     assert_false(found);
     ckpt_fit(&c, TEXEL_OK, &rep, why, sizeof why);
-    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_OK);
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, &epoch, why, sizeof why), TEXEL_OK);
     assert_true(found);
     ckpt_fit(&c, TEXEL_OK, &rep, why, sizeof why);
     assert_int_equal(rep.resumed_from, 4);
@@ -522,7 +534,8 @@ static void test_checkpoint_inputs(void **state)
         g->k = k == 6 ? 9 : g->k;
         g->inputs.ranks = k == 7 ? 9 : g->inputs.ranks;
         g->inputs.job = k == 8 ? 9 : g->inputs.job;
-        assert_int_equal(texel_checkpoint_check(g, &found, why, sizeof why), TEXEL_ERR_STALE);
+        assert_int_equal(texel_checkpoint_check(g, &found, &epoch, why, sizeof why),
+                         TEXEL_ERR_STALE);
         if (!strstr(why, changes[i].text) || !strstr(why, c.path))
             fail_msg("change %d: '%s'", k, why);
         struct stat before, after;
@@ -537,13 +550,13 @@ static void test_checkpoint_inputs(void **state)
     // --fresh: the checkpoint is not read, and the fit starts over (and replaces it).
     c.cfg.fresh = true;
     c.cfg.inputs.data = 9;
-    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_OK);
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, &epoch, why, sizeof why), TEXEL_OK);
     assert_false(found);
     ckpt_fit(&c, TEXEL_OK, &rep, why, sizeof why);
     assert_int_equal(rep.resumed_from, 0);
     assert_int_equal(rep.epochs_done, 4);
     c.cfg.fresh = false;
-    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_OK);
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, &epoch, why, sizeof why), TEXEL_OK);
     assert_true(found);
     unlink(c.path);
     texel_set_free(c.s);
@@ -559,6 +572,7 @@ static void test_checkpoint_unusable(void **state)
     TexelFitReport rep;
     char why[512];
     bool found;
+    int epoch;
     static const struct {
         const char *bytes;
         size_t len;
@@ -570,11 +584,71 @@ static void test_checkpoint_unusable(void **state)
         FILE *fp = fopen(c.path, "wb");
         assert_int_equal(fwrite(files[i].bytes, 1, files[i].len, fp), files[i].len);
         fclose(fp);
-        assert_int_equal(texel_checkpoint_check(&c.cfg, &found, why, sizeof why), TEXEL_ERR_STALE);
+        assert_int_equal(texel_checkpoint_check(&c.cfg, &found, &epoch, why, sizeof why),
+                         TEXEL_ERR_STALE);
         assert_non_null(strstr(why, files[i].text));
         ckpt_fit(&c, TEXEL_ERR_STALE, &rep, why, sizeof why);
         assert_non_null(strstr(why, files[i].text));
     }
+    unlink(c.path);
+    texel_set_free(c.s);
+}
+
+/// Rewrites len bytes at off of the file at path (a damaged or edited checkpoint).
+static void poke(const char *path, long off, const void *bytes, size_t len)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+    assert_int_equal(fwrite(bytes, 1, len, fp), len);
+    fclose(fp);
+}
+
+/// The checkpoint keeps the layout it had before tuning/fitrun.c wrote it (files in use must
+/// resume): "XQTXCK3", the 64-byte id, u32 PARAM_NB, the state (epoch, K, start loss, w, m, v
+/// as doubles) and nothing after it; a file cut in its payload, of another weight count, or
+/// holding an epoch outside the fit is refused saying so.
+static void test_checkpoint_format(void **state)
+{
+    Fixture *f = *state;
+    CkptFixture c;
+    ckpt_setup(&c, f->path);
+    TexelFitReport rep;
+    char why[512];
+    ckpt_fit(&c, TEXEL_OK, &rep, why, sizeof why);
+    enum { ID = 64, STATE = (3 + 3 * PARAM_NB) * 8, SIZE = 8 + ID + 4 + STATE };
+    struct stat sb;
+    assert_int_equal(stat(c.path, &sb), 0);
+    assert_int_equal(sb.st_size, SIZE);
+    unsigned char head[8 + ID + 4 + 8];
+    FILE *fp = fopen(c.path, "rb");
+    assert_int_equal(fread(head, 1, sizeof head, fp), sizeof head);
+    fclose(fp);
+    assert_memory_equal(head, "XQTXCK3", 8);
+    uint32_t n;
+    double epoch;
+    memcpy(&n, head + 8 + ID, 4);
+    memcpy(&epoch, head + 8 + ID + 4, 8);
+    assert_int_equal(n, PARAM_NB);
+    assert_true(epoch == 4);
+    assert_int_equal(ckpt_epoch(&c.cfg), 4);
+    bool found;
+    int at;
+    n = PARAM_NB + 1;
+    poke(c.path, 8 + ID, &n, 4);
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, &at, why, sizeof why), TEXEL_ERR_STALE);
+    char want[128];
+    snprintf(want, sizeof want, "holds %d weights, this build has %d", PARAM_NB + 1, PARAM_NB);
+    assert_non_null(strstr(why, want));
+    n = PARAM_NB;
+    poke(c.path, 8 + ID, &n, 4);
+    epoch = 5; // beyond the fit's 4 epochs
+    poke(c.path, 8 + ID + 4, &epoch, 8);
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, &at, why, sizeof why), TEXEL_ERR_STALE);
+    assert_non_null(strstr(why, "is damaged (epoch 5)"));
+    assert_int_equal(truncate(c.path, SIZE - 1), 0);
+    assert_int_equal(texel_checkpoint_check(&c.cfg, &found, &at, why, sizeof why), TEXEL_ERR_STALE);
+    assert_non_null(strstr(why, "is cut short"));
     unlink(c.path);
     texel_set_free(c.s);
 }
@@ -670,10 +744,12 @@ static TexelStatus csv_fit(CkptFixture *c, const char *csv, Weights *out, TexelF
 {
     bool found = false;
     char why[256];
-    assert_int_equal(texel_checkpoint_check(&c->cfg, &found, why, sizeof why), TEXEL_OK);
-    int kept = -1, from = found ? texel_checkpoint_epoch(&c->cfg) : 0;
-    assert_int_equal(texel_loss_csv_open(csv, from, &c->cfg.loss_csv, &kept, why, sizeof why),
-                     TEXEL_OK);
+    int epoch = -1;
+    assert_int_equal(texel_checkpoint_check(&c->cfg, &found, &epoch, why, sizeof why), TEXEL_OK);
+    int kept = -1, from = epoch;
+    assert_int_equal(
+        fitrun_loss_open(csv, TEXEL_LOSS_HEADER, from, &c->cfg.loss_csv, &kept, why, sizeof why),
+        FITRUN_OK);
     assert_int_equal(kept, from);
     c->cfg.on_epoch = on_epoch;
     TexelExec x = {NULL, NULL, 2};
@@ -732,7 +808,7 @@ static void test_resume_same_csv(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 9);
     char *cut = slurp(csv);
     assert_non_null(strstr(cut, "\n8,")); // written after the checkpoint of epoch 6
-    assert_int_equal(texel_checkpoint_epoch(&c.cfg), 6);
+    assert_int_equal(ckpt_epoch(&c.cfg), 6);
     FILE *fp = fopen(csv, "a");
     fputs("9,0.12", fp); // and a row cut short by the kill
     fclose(fp);
@@ -747,7 +823,7 @@ static void test_resume_same_csv(void **state)
     c.cfg.stop = &stop_now;
     assert_int_equal(csv_fit(&c, csv, &b, &rep, stop_at_4), TEXEL_DRAINED);
     assert_true(rep.drained);
-    assert_int_equal(texel_checkpoint_epoch(&c.cfg), 5);
+    assert_int_equal(ckpt_epoch(&c.cfg), 5);
     atomic_store(&stop_now, false);
     assert_int_equal(csv_fit(&c, csv, &b, &rep, NULL), TEXEL_OK);
     assert_int_equal(rep.resumed_from, 5);
@@ -785,7 +861,7 @@ static void test_checkpoint_interval(void **state)
     TexelExec x = {NULL, NULL, 1};
     c.cfg.epochs = 7;
     assert_int_equal(texel_fit(c.s, &c.cfg, &c.start, &x, &out, &rep, why, sizeof why), TEXEL_OK);
-    assert_int_equal(texel_checkpoint_epoch(&c.cfg), 7); // the end
+    assert_int_equal(ckpt_epoch(&c.cfg), 7); // the end
     unlink(c.path);
     c.cfg.epochs = 9;
     c.cfg.stop = NULL;
@@ -800,7 +876,7 @@ static void test_checkpoint_interval(void **state)
     int status = 0;
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 9);
-    assert_int_equal(texel_checkpoint_epoch(&c.cfg), 5);
+    assert_int_equal(ckpt_epoch(&c.cfg), 5);
     unlink(c.path);
     texel_set_free(c.s);
 }
@@ -818,6 +894,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bit_flips_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_unusable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoint_format, setup, teardown),
         cmocka_unit_test(test_l2_anchors_material),
         cmocka_unit_test(test_at_bounds),
         cmocka_unit_test_setup_teardown(test_resume_same_csv, setup, teardown),

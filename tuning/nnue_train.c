@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "fitrun.h"
 #include "posdata.h"
 
 const char *nnue_train_strerror(NnueTrainStatus st)
@@ -39,6 +40,8 @@ fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
     return st;
 }
 
+/// splitmix64: a tiny generator whose whole state is one integer, so an epoch's shuffle and a
+/// game's validation draw are functions of their seeds (an exact resume recomputes them).
 static uint64_t splitmix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -52,9 +55,10 @@ static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p
 
 // ---- Samples -------------------------------------------------------------------------------
 
-enum { SAMPLE_FEATURES = 32 };
+enum { SAMPLE_FEATURES = 32 }; // a side's pieces at most (16) twice over: room to spare
 
-/// One position: perspective 0 is the side to move's, 1 the other's.
+/// One position: perspective 0 is the side to move's, 1 the other's. Only the active features
+/// are kept (the input is sparse), about 70 bytes a position instead of its 2 x 1260 inputs.
 typedef struct {
     uint16_t f[2][SAMPLE_FEATURES];
     uint8_t n[2];
@@ -62,6 +66,7 @@ typedef struct {
     int16_t score;  // centipawns for the side to move
 } Sample;
 
+/// Samples in one growing array (cap doubles), so a shard of millions is a few reallocations.
 struct NnueSet {
     uint64_t n, cap;
     Sample *s;
@@ -84,6 +89,11 @@ void nnue_set_free(NnueSet *s)
     free(s->s);
     free(s->recs);
     free(s);
+}
+
+const uint8_t *nnue_set_record(const NnueSet *s, uint64_t i)
+{
+    return s->keep_records && i < s->n ? s->recs + i * POSDATA_RECORD : NULL;
 }
 
 uint64_t nnue_set_size(const NnueSet *s) { return s ? s->n : 0; }
@@ -109,7 +119,9 @@ static bool set_reserve(NnueSet *s, uint64_t more)
     return true;
 }
 
-/// Whether a game is held out for validation: a hash of (file, game) below the fraction.
+/// Whether a game is held out for validation: a hash of (file, game) below the fraction. By
+/// game, not by position: positions of one game are alike, and a game split between the two
+/// sets would let the validation loss flatter the net.
 static bool game_is_val(int file, uint32_t game, double val)
 {
     uint64_t h = ((uint64_t)(uint32_t)file << 32) ^ game;
@@ -140,6 +152,8 @@ static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *re
             st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
             break;
         }
+        // Both perspectives, as the engine's accumulators see them: the net reads the side to
+        // move's first.
         Sample *s = &to->s[to->n];
         Color us = pr->board.side;
         s->n[0] = (uint8_t)nnue_features(&pr->board, us, s->f[0]);
@@ -147,6 +161,8 @@ static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *re
         double r = us == RED ? pr->red_result : 1 - pr->red_result;
         s->result = (uint8_t)lround(r * 2);
         s->score = (int16_t)(pr->score > 30000 ? 30000 : pr->score < -30000 ? -30000 : pr->score);
+        // The validation set keeps the record itself: the export check decodes it to run the
+        // engine's own evaluation on the board.
         if (to->keep_records)
             memcpy(to->recs + to->n * POSDATA_RECORD, rec, POSDATA_RECORD);
         to->n++;
@@ -197,7 +213,7 @@ NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, in
         if (ps != POSDATA_OK)
             st = fail(ps == POSDATA_ERR_NOMEM ? NNUE_TRAIN_ERR_NOMEM : NNUE_TRAIN_ERR_DATA, why,
                       why_len, "%s", reason[0] ? reason : posdata_strerror(ps));
-        if (st == NNUE_TRAIN_OK) {
+        if (st == NNUE_TRAIN_OK) { // the record numbered in its file, the file named
             char inner[400] = "";
             st = set_add(*train, *valid, recs, n, (uint64_t)shard, (uint64_t)shards, f, val, inner,
                          sizeof inner);
@@ -226,6 +242,8 @@ NnueTrainStatus nnue_model_init(NnueModel *m, int hidden, uint64_t seed)
     size_t h = (size_t)hidden;
     m->hidden = hidden;
     m->size = NNUE_FEATURES * h + h + 2 * h + 1;
+    // One block for all parameters: Adam, the sums over ranks and the checkpoint treat the
+    // model as a single vector; the named pointers are views into it.
     m->p = malloc(m->size * sizeof *m->p);
     if (!m->p)
         return NNUE_TRAIN_ERR_NOMEM;
@@ -240,7 +258,7 @@ NnueTrainStatus nnue_model_init(NnueModel *m, int hidden, uint64_t seed)
         m->ft_w[i] = (float)((uniform(&s) * 2 - 1) * 0.1);
     for (size_t i = 0; i < h; i++)
         m->ft_b[i] = 0.5f;
-    double a = 1.0 / sqrt(2.0 * (double)h);
+    double a = 1.0 / sqrt(2.0 * (double)h); // the output starts near 0 cp, whatever h is
     for (size_t i = 0; i < 2 * h; i++)
         m->out_w[i] = (float)((uniform(&s) * 2 - 1) * a);
     *m->out_b = 0;
@@ -253,6 +271,8 @@ void nnue_model_free(NnueModel *m)
     memset(m, 0, sizeof *m);
 }
 
+/// The win probability of a score: sigmoid(cp / K) with K = 400 / ln 10 is 1 / (1 + 10^(-cp /
+/// 400)), the scale the Texel tuner and the Elo formula use.
 static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
 
 /// An output weight as the net file holds it: on the grid of 1 / QB. The float net computes
@@ -267,6 +287,8 @@ static float forward(const NnueModel *m, const Sample *s, float *restrict acc)
 {
     int h = m->hidden;
     float out = *m->out_b;
+    // Floats, as the engine's int16 accumulators hold a similar range; restrict lets the
+    // compiler vectorise the column adds, the whole cost of training.
     for (int p = 0; p < 2; p++) {
         float *restrict a = acc + p * h;
         memcpy(a, m->ft_b, sizeof *a * (size_t)h);
@@ -294,11 +316,15 @@ double nnue_model_eval(const NnueModel *m, const NnueSet *s, uint64_t i)
 static double sample_loss(const NnueModel *m, const Sample *s, double lambda, float *acc,
                           float *restrict grad)
 {
+    // The target blends the search's score and the game's result (lambda): the score is less
+    // noisy per position, the result is the truth the score only estimates.
     double out = forward(m, s, acc);
     double p = sigmoid(out * NNUE_SCALE / NNUE_TRAIN_K);
     double t = lambda * sigmoid(s->score / NNUE_TRAIN_K) + (1 - lambda) * s->result / 2.0;
     if (!grad)
         return (p - t) * (p - t);
+    // Backward: d loss / d out, then through the clipped ReLU (zero where it clips) to each
+    // accumulator, and from there to the bias and to the columns of the active features only.
     float g = (float)(2 * (p - t) * p * (1 - p) * NNUE_SCALE / NNUE_TRAIN_K);
     int h = m->hidden;
     size_t ob = (size_t)(m->out_b - m->p), ow = (size_t)(m->out_w - m->p);
@@ -325,7 +351,8 @@ static double sample_loss(const NnueModel *m, const Sample *s, double lambda, fl
     return (p - t) * (p - t);
 }
 
-/// Per-thread scratch: a gradient and the accumulators.
+/// Per-thread scratch: a gradient and the accumulators. A gradient per thread instead of one
+/// shared: no atomics in the inner loop, and a fixed order when they are added.
 typedef struct {
     int threads;
     size_t size;
@@ -358,6 +385,7 @@ static bool work_init(Work *w, int threads, const NnueModel *m, bool grads)
     return true;
 }
 
+/// One thread's contiguous part of a batch and its sums.
 typedef struct {
     const NnueModel *m;
     const NnueSet *s;
@@ -412,7 +440,7 @@ static NnueTrainStatus batch_sums(const NnueModel *m, const NnueSet *s, const ui
     for (int t = 1; t < threads; t++)
         if (started[t])
             pthread_join(tid[t], NULL);
-    *loss = 0;
+    *loss = 0; // in thread order, in doubles: the same bits for the same parts
     for (int t = 0; t < threads; t++)
         *loss += parts[t].loss;
     if (gsum) {
@@ -444,93 +472,10 @@ NnueTrainStatus nnue_model_loss(const NnueModel *m, const NnueSet *s, double lam
     return NNUE_TRAIN_OK;
 }
 
-// ---- Export --------------------------------------------------------------------------------
-
-static int16_t quant16(double x, double scale)
-{
-    double v = round(x * scale);
-    return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
-}
-
-/// The mean and largest |quantized - float| and the mean signed difference over valid (the
-/// float evaluation clamped as the engine clamps its own).
-static NnueTrainStatus export_compare(const NnueModel *m, const NnueSet *valid, const NnueNet *net,
-                                      double *mean_cp, double *max_cp, double *bias, char *why,
-                                      size_t why_len)
-{
-    uint64_t n = nnue_set_size(valid);
-    PosRecord *pr = malloc(sizeof *pr);
-    if (!pr)
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-    double sum = 0, signed_sum = 0;
-    *max_cp = 0;
-    NnueTrainStatus st = NNUE_TRAIN_OK;
-    for (uint64_t i = 0; i < n; i++) {
-        char reason[256];
-        if (posdata_decode(valid->recs + i * POSDATA_RECORD, pr, reason, sizeof reason) !=
-            POSDATA_OK) {
-            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "validation record %llu: %s",
-                      (unsigned long long)i, reason);
-            break;
-        }
-        double f = nnue_model_eval(m, valid, i);
-        f = f > NNUE_EVAL_MAX ? NNUE_EVAL_MAX : f < -NNUE_EVAL_MAX ? -NNUE_EVAL_MAX : f;
-        double d = nnue_evaluate_full(net, &pr->board) - f;
-        sum += fabs(d);
-        signed_sum += d;
-        *max_cp = fabs(d) > *max_cp ? fabs(d) : *max_cp;
-    }
-    free(pr);
-    *mean_cp = n ? sum / (double)n : 0;
-    *bias = n ? signed_sum / (double)n : 0;
-    return st;
-}
-
-NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, const char *description,
-                                  NnueNet *net, double *mean_cp, double *max_cp, char *why,
-                                  size_t why_len)
-{
-    *mean_cp = *max_cp = 0;
-    if (nnue_alloc(net, m->hidden) != NNUE_OK)
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-    size_t h = (size_t)m->hidden;
-    net->qa = NNUE_QA;
-    net->qb = NNUE_QB;
-    net->scale = NNUE_SCALE;
-    for (size_t i = 0; i < NNUE_FEATURES * h; i++)
-        net->ft_weight[i] = quant16(m->ft_w[i], NNUE_QA);
-    for (size_t i = 0; i < h; i++)
-        net->ft_bias[i] = quant16(m->ft_b[i], NNUE_QA);
-    for (size_t i = 0; i < 2 * h; i++)
-        net->out_weight[i] = quant16(m->out_w[i], NNUE_QB);
-    net->out_bias = (int32_t)lround((double)*m->out_b * NNUE_QA * NNUE_QB);
-    // 12 characters: the header's bytes 48..59 (its CRC-32 takes 60..63).
-    snprintf(net->description, sizeof net->description, "%.12s", description ? description : "");
-    nnue_rehash(net);
-    double bias = 0;
-    NnueTrainStatus st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
-    // The roundings leave an offset common to all positions: the output bias takes it back
-    // (one number fitted on the validation positions), then the check is made again.
-    if (st == NNUE_TRAIN_OK && nnue_set_size(valid) > 0) {
-        net->out_bias -= (int32_t)lround(bias * NNUE_QA * NNUE_QB / NNUE_SCALE);
-        nnue_rehash(net);
-        st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
-    }
-    if (st == NNUE_TRAIN_OK && *mean_cp > NNUE_TRAIN_EXPORT_TOLERANCE)
-        st = fail(NNUE_TRAIN_ERR_EXPORT, why, why_len,
-                  "the quantized net differs from the float net by %.2f cp on average (max %.1f) "
-                  "over %llu validation positions: above the %.1f cp tolerance",
-                  *mean_cp, *max_cp, (unsigned long long)nnue_set_size(valid),
-                  NNUE_TRAIN_EXPORT_TOLERANCE);
-    return st;
-}
-
 // ---- Checkpoints ---------------------------------------------------------------------------
 
-// Checkpoint: magic, CkptId, u64 model size, CkptState, floats p, m, v, u64 FNV-1a of all the
-// bytes before it (host byte order: it never leaves the machine that wrote it).
-static const char CKPT_MAGIC[8] = "XQNNCK1";
-
+// Checkpoint (tuning/fitrun.h): "XQNNCK1", CkptId, u64 model size, CkptState, floats p, m, v,
+// and the FNV-1a hash (megabytes of floats: a damaged one would resume silently otherwise).
 /// What a checkpoint was made from (no padding: written as it is).
 typedef struct {
     uint64_t data, job, seed;
@@ -547,6 +492,8 @@ typedef struct {
 
 enum { CKPT_STATE_DOUBLES = sizeof(CkptState) / sizeof(double) };
 
+/// The threads the sums are split over: part of the checkpoint's id, as the split decides
+/// the order of the additions and so the last bits of every sum.
 static int run_threads(const NnueTrainConfig *cfg)
 {
     int t = cfg->threads < 1 ? 1 : cfg->threads;
@@ -572,8 +519,9 @@ static CkptId ckpt_id(const NnueTrainConfig *cfg)
 }
 
 /// The first difference between what a checkpoint was made from and now; false if none.
-static bool ckpt_differs(const CkptId *a, const CkptId *b, char *out, size_t len)
+static bool ckpt_differs(const void *was, const void *now, char *out, size_t len)
 {
+    const CkptId *a = was, *b = now;
     if (a->data != b->data)
         snprintf(out, len, "made from other positions (hash %016llx, now %016llx)",
                  (unsigned long long)a->data, (unsigned long long)b->data);
@@ -603,6 +551,16 @@ static bool ckpt_differs(const CkptId *a, const CkptId *b, char *out, size_t len
     return true;
 }
 
+// No fsync: checkpoints come every few hundred steps, and they guard against kills, not power
+// loss (the rename still makes each one whole).
+static const FitRunFormat CKPT_FORMAT = {.magic = "XQNNCK1",
+                                         .name = "an NNUE training checkpoint",
+                                         .unit = "parameters",
+                                         .id_size = sizeof(CkptId),
+                                         .count_bytes = 8,
+                                         .hashed = true,
+                                         .differs = ckpt_differs};
+
 /// The model, Adam's moments and the position in the run.
 typedef struct {
     CkptState st;
@@ -610,56 +568,30 @@ typedef struct {
     float *p, *m, *v;
 } TrainState;
 
-static uint64_t state_hash(const CkptId *id, const TrainState *ts)
+/// cfg's checkpoint with ts as its payload (id: ckpt_id(cfg), kept by the caller).
+static FitRunCkpt ckpt_of(const NnueTrainConfig *cfg, const CkptId *id, TrainState *ts)
 {
-    uint64_t h = files_fnv(FILES_FNV_BASIS, CKPT_MAGIC, 8);
-    h = files_fnv(h, id, sizeof *id);
-    h = files_fnv(h, &ts->st, sizeof ts->st);
-    h = files_fnv(h, ts->p, ts->size * sizeof(float));
-    h = files_fnv(h, ts->m, ts->size * sizeof(float));
-    return files_fnv(h, ts->v, ts->size * sizeof(float));
+    return (FitRunCkpt){.fmt = &CKPT_FORMAT,
+                        .path = cfg->checkpoint,
+                        .fresh = cfg->fresh,
+                        .id = id,
+                        .count = ts->size,
+                        .part = {{&ts->st, CKPT_STATE_DOUBLES, FITRUN_DOUBLE},
+                                 {ts->p, ts->size, FITRUN_FLOAT},
+                                 {ts->m, ts->size, FITRUN_FLOAT},
+                                 {ts->v, ts->size, FITRUN_FLOAT}},
+                        .parts = 4,
+                        .epoch = &ts->st.epoch,
+                        .epochs = cfg->epochs};
 }
 
-/// Reads cfg's checkpoint into ts (allocated by the caller for cfg->hidden): OK with *found,
-/// or NNUE_TRAIN_ERR_STALE with why for a file that cannot be resumed.
-static NnueTrainStatus ckpt_read(const NnueTrainConfig *cfg, bool *found, TrainState *ts, char *why,
-                                 size_t why_len)
+/// fitrun's status as the trainer's, which the callers already map to exit codes.
+static NnueTrainStatus from_fitrun(FitRunStatus st)
 {
-    *found = false;
-    if (!cfg->checkpoint || cfg->fresh)
-        return NNUE_TRAIN_OK;
-    const char *path = cfg->checkpoint;
-    FILE *f = fopen(path, "rb");
-    if (!f && errno == ENOENT)
-        return NNUE_TRAIN_OK;
-    if (!f)
-        return fail(NNUE_TRAIN_ERR_STALE, why, why_len, "checkpoint %s: %s", path, strerror(errno));
-    char magic[8] = "", diff[300] = "";
-    CkptId was, now = ckpt_id(cfg);
-    uint64_t size = 0, hash = 0;
-    NnueTrainStatus st = NNUE_TRAIN_ERR_STALE;
-    bool head = fread(magic, 1, 8, f) == 8 && !memcmp(magic, CKPT_MAGIC, 8);
-    if (!head)
-        fail(st, why, why_len, "%s is not an NNUE training checkpoint", path);
-    else if (fread(&was, sizeof was, 1, f) != 1 || fread(&size, sizeof size, 1, f) != 1)
-        fail(st, why, why_len, "checkpoint %s is cut short", path);
-    else if (ckpt_differs(&was, &now, diff, sizeof diff))
-        fail(st, why, why_len, "checkpoint %s was %s", path, diff);
-    else if (size != ts->size)
-        fail(st, why, why_len, "checkpoint %s holds %llu parameters, not %zu", path,
-             (unsigned long long)size, ts->size);
-    else if (fread(&ts->st, sizeof ts->st, 1, f) != 1 ||
-             fread(ts->p, sizeof(float), size, f) != size ||
-             fread(ts->m, sizeof(float), size, f) != size ||
-             fread(ts->v, sizeof(float), size, f) != size || fread(&hash, 8, 1, f) != 1)
-        fail(st, why, why_len, "checkpoint %s is cut short", path);
-    else if (hash != state_hash(&was, ts) || !(ts->st.epoch >= 0 && ts->st.epoch <= cfg->epochs))
-        fail(st, why, why_len, "checkpoint %s is damaged (its checksum does not match)", path);
-    else
-        st = NNUE_TRAIN_OK;
-    fclose(f);
-    *found = st == NNUE_TRAIN_OK;
-    return st;
+    static const NnueTrainStatus map[FITRUN_STATUS_NB] = {
+        NNUE_TRAIN_OK, NNUE_TRAIN_ERR_IO, NNUE_TRAIN_ERR_STALE, NNUE_TRAIN_ERR_REDUCE,
+        NNUE_TRAIN_ERR_NOMEM};
+    return (unsigned)st < FITRUN_STATUS_NB ? map[st] : NNUE_TRAIN_ERR_IO;
 }
 
 static bool state_alloc(TrainState *ts, size_t size)
@@ -682,77 +614,24 @@ static void state_free(TrainState *ts)
 NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, int *epoch,
                                       char *why, size_t why_len)
 {
+    // A bad hidden would size the state wrongly: the settings' own message comes first.
     *found = false;
     *epoch = 0;
     if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32)
         return nnue_train_check(cfg, why, why_len);
     size_t h = (size_t)cfg->hidden;
     TrainState ts;
+    CkptId id = ckpt_id(cfg);
     NnueTrainStatus st = NNUE_TRAIN_ERR_NOMEM;
-    if (state_alloc(&ts, NNUE_FEATURES * h + 3 * h + 1))
-        st = ckpt_read(cfg, found, &ts, why, why_len);
-    else
+    if (state_alloc(&ts, NNUE_FEATURES * h + 3 * h + 1)) {
+        FitRunCkpt c = ckpt_of(cfg, &id, &ts);
+        st = from_fitrun(fitrun_ckpt_read(&c, found, why, why_len));
+    } else {
         fail(st, why, why_len, "out of memory");
+    }
     *epoch = *found ? (int)ts.st.epoch : 0;
     state_free(&ts);
     return st;
-}
-
-/// Writes the checkpoint through path.tmp and a rename (a kill leaves the old one or the new
-/// one, whole; no fsync: a checkpoint guards against kills, not power loss).
-static bool ckpt_write(const NnueTrainConfig *cfg, const TrainState *ts)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", cfg->checkpoint);
-    FILE *f = fopen(tmp, "wb");
-    CkptId id = ckpt_id(cfg);
-    uint64_t size = ts->size, hash = state_hash(&id, ts);
-    bool ok = f && fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(&id, sizeof id, 1, f) == 1 &&
-              fwrite(&size, sizeof size, 1, f) == 1 && fwrite(&ts->st, sizeof ts->st, 1, f) == 1 &&
-              fwrite(ts->p, sizeof(float), size, f) == size &&
-              fwrite(ts->m, sizeof(float), size, f) == size &&
-              fwrite(ts->v, sizeof(float), size, f) == size && fwrite(&hash, 8, 1, f) == 1;
-    if (f && fclose(f) != 0)
-        ok = false;
-    return ok && rename(tmp, cfg->checkpoint) == 0;
-}
-
-NnueTrainStatus nnue_loss_csv_open(const char *path, int epoch, FILE **out, char *why,
-                                   size_t why_len)
-{
-    *out = NULL;
-    FILE *f = fopen(path, epoch >= 0 ? "r+" : "w");
-    if (!f && epoch >= 0 && errno == ENOENT)
-        f = fopen(path, "w"); // the rows are gone: the curve restarts here
-    if (!f)
-        return fail(NNUE_TRAIN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
-    // Keep the header and the complete rows 0 .. epoch, in order; cut the rest.
-    char line[256];
-    long keep = 0;
-    int next = 0;
-    bool header = false;
-    while (epoch >= 0 && fgets(line, sizeof line, f)) {
-        size_t len = strlen(line);
-        if (len == 0 || line[len - 1] != '\n')
-            break; // a row cut short by a kill
-        char *end;
-        long e = strtol(line, &end, 10);
-        if (!header && end == line)
-            header = true;
-        else if (!header || end == line || *end != ',' || e != next || e > epoch)
-            break;
-        else
-            next++;
-        keep = ftell(f);
-    }
-    if (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 || fseek(f, keep, SEEK_SET) != 0 ||
-        (keep == 0 && fprintf(f, "epoch,train,val\n") < 0) || fflush(f) != 0) {
-        NnueTrainStatus st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
-        fclose(f);
-        return st;
-    }
-    *out = f;
-    return NNUE_TRAIN_OK;
 }
 
 // ---- Training ------------------------------------------------------------------------------
@@ -787,6 +666,8 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/// The sum over ranks (one process: nothing to add). Every sum is a collective: all ranks
+/// must call it alike, so the loops below decide from summed flags, never from local ones.
 static bool reduce(const NnueTrainConfig *cfg, double *buf, int n)
 {
     return !cfg->reduce || cfg->reduce(cfg->reduce_ctx, buf, n);
@@ -805,55 +686,14 @@ static NnueTrainStatus mean_loss(const NnueTrainConfig *cfg, const NnueModel *m,
     return NNUE_TRAIN_OK;
 }
 
-/// The root's checkpoint (zeros elsewhere) summed over ranks, so every rank resumes alike;
-/// *flag 1 resumed, 0 fresh, -1 refused.
-static NnueTrainStatus train_resume(const NnueTrainConfig *cfg, TrainState *ts, double *flag,
-                                    char *why, size_t why_len)
-{
-    bool found = false;
-    NnueTrainStatus st = ckpt_read(cfg, &found, ts, why, why_len);
-    *flag = st != NNUE_TRAIN_OK ? -1 : found ? 1 : 0;
-    if (!reduce(cfg, flag, 1))
-        return NNUE_TRAIN_ERR_REDUCE;
-    if (*flag < 0) {
-        if (st == NNUE_TRAIN_OK)
-            fail(NNUE_TRAIN_ERR_STALE, why, why_len,
-                 "the checkpoint on another rank is of other inputs");
-        return NNUE_TRAIN_ERR_STALE;
-    }
-    if (*flag > 0 && cfg->reduce) {
-        size_t n = CKPT_STATE_DOUBLES + 3 * ts->size;
-        double *buf = calloc(n, sizeof *buf);
-        if (!buf)
-            return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-        if (found) {
-            memcpy(buf, &ts->st, sizeof ts->st);
-            for (size_t j = 0; j < ts->size; j++) {
-                buf[CKPT_STATE_DOUBLES + j] = ts->p[j];
-                buf[CKPT_STATE_DOUBLES + ts->size + j] = ts->m[j];
-                buf[CKPT_STATE_DOUBLES + 2 * ts->size + j] = ts->v[j];
-            }
-        }
-        bool ok = reduce(cfg, buf, (int)n);
-        memcpy(&ts->st, buf, sizeof ts->st);
-        for (size_t j = 0; j < ts->size; j++) {
-            ts->p[j] = (float)buf[CKPT_STATE_DOUBLES + j];
-            ts->m[j] = (float)buf[CKPT_STATE_DOUBLES + ts->size + j];
-            ts->v[j] = (float)buf[CKPT_STATE_DOUBLES + 2 * ts->size + j];
-        }
-        free(buf);
-        if (!ok)
-            return NNUE_TRAIN_ERR_REDUCE;
-    }
-    return NNUE_TRAIN_OK;
-}
-
 /// One Adam step of every parameter (gradient g, mean over the batch) at global step t, then
 /// the clips that keep the quantized net in range.
 static void adam_step(const NnueTrainConfig *cfg, TrainState *ts, const NnueModel *m,
                       const double *g, double t, double total)
 {
     const double b1 = 0.9, b2 = 0.999, pi = 3.14159265358979323846;
+    // Cosine decay to lr / 10 over the whole run: big steps early, fine ones at the end, and
+    // a function of the global step only, so a resumed run continues the same schedule.
     double lr = cfg->lr * (0.1 + 0.9 * 0.5 * (1 + cos(pi * t / total)));
     double c1 = 1 - pow(b1, t + 1), c2 = 1 - pow(b2, t + 1);
     size_t ft = (size_t)(m->out_w - m->p), ob = (size_t)(m->out_b - m->p);
@@ -861,9 +701,10 @@ static void adam_step(const NnueTrainConfig *cfg, TrainState *ts, const NnueMode
     for (size_t j = 0; j < ts->size; j++) {
         double mj = b1 * ts->m[j] + (1 - b1) * g[j];
         double vj = b2 * ts->v[j] + (1 - b2) * g[j] * g[j];
-        ts->m[j] = (float)mj;
+        ts->m[j] = (float)mj; // stored as floats: the checkpoint holds exactly what is used
         ts->v[j] = (float)vj;
         double p = ts->p[j] - lr * (mj / c1) / (sqrt(vj / c2) + 1e-8);
+        // The clips the int16 net needs (nnue_train.h, top); the output bias is free.
         double lim = j < ft ? NNUE_TRAIN_FT_CLIP : j < ob ? clip_out : 1000;
         ts->p[j] = (float)(p < -lim ? -lim : p > lim ? lim : p);
     }
@@ -876,7 +717,7 @@ static void shuffle(uint32_t *idx, uint64_t n, uint64_t seed, int epoch, int ran
         seed ^ ((uint64_t)(epoch + 1) * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(rank + 1) << 40);
     for (uint64_t i = 0; i < n; i++)
         idx[i] = (uint32_t)i;
-    for (uint64_t i = n; i > 1; i--) {
+    for (uint64_t i = n; i > 1; i--) { // Fisher-Yates
         uint64_t j = splitmix(&s) % i;
         uint32_t t = idx[i - 1];
         idx[i - 1] = idx[j];
@@ -902,11 +743,14 @@ static void record_epoch(const NnueTrainConfig *cfg, int epoch, double train, do
         cfg->on_epoch(cfg->ctx, epoch, train, val);
 }
 
+/// A training run in progress: the state that is checkpointed (ts) and the scratch that is not.
 typedef struct {
     const NnueTrainConfig *cfg;
     NnueModel *m;
     const NnueSet *train, *valid;
     TrainState ts;
+    CkptId id;
+    FitRunCkpt ckpt; // of ts, with id
     Work w;
     double *g; // gradient, then loss sum, count, stop
     uint32_t *idx;
@@ -921,6 +765,8 @@ static NnueTrainStatus train_step(Trainer *t, double step, bool *stop)
 {
     const NnueTrainConfig *cfg = t->cfg;
     size_t n = t->m->size;
+    // Each rank takes the same fraction of its own shard, so a batch is spread over the ranks
+    // in proportion to their shards, and all ranks agree on the number of steps.
     uint64_t local = t->train->n;
     uint64_t from = (uint64_t)((double)local * step / t->steps);
     uint64_t to = (uint64_t)((double)local * (step + 1) / t->steps);
@@ -928,6 +774,7 @@ static NnueTrainStatus train_step(Trainer *t, double step, bool *stop)
     batch_sums(t->m, t->train, t->idx, from, to, cfg->lambda, &t->w, t->g, &t->g[n]);
     t->busy += now_s() - t0;
     t->trained += to - from;
+    // The count and the stop flag ride on the gradient's sum: one collective a step.
     t->g[n + 1] = (double)(to - from);
     t->g[n + 2] = cfg->stop && atomic_load(cfg->stop) ? 1 : 0;
     if (!reduce(cfg, t->g, (int)n + 3))
@@ -954,6 +801,8 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
     bool stop = false;
     double since = 0;
     while (rc == NNUE_TRAIN_OK && st->epoch < cfg->epochs && !stop) {
+        // Shuffled anew at every epoch's start, also on resume in mid-epoch: the order is a
+        // function of (seed, epoch, rank), so the resumed steps see the same batches.
         shuffle(t->idx, t->train->n, cfg->seed, (int)st->epoch, t->rank);
         bool end = false;
         while (rc == NNUE_TRAIN_OK && !end && !stop) {
@@ -962,6 +811,8 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
             since++;
             end = st->step >= t->steps;
             if (rc == NNUE_TRAIN_OK && end) {
+                // The epoch's train loss is the mean over its steps, each taken before its own
+                // update (no second pass over the data); the validation loss is after the epoch.
                 double val, train = st->sum_n > 0 ? st->sum_loss / st->sum_n : NAN;
                 rc = mean_loss(cfg, t->m, t->valid, &t->w, &val);
                 st->epoch++;
@@ -972,11 +823,13 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
                 rep->loss_end = st->loss_last = train;
                 rep->val_end = st->val_last = val;
             }
+            // Due at the interval, at each epoch's end (a resume then starts a fresh epoch),
+            // and on stop; the same on every rank, as every input to it is summed or shared.
             bool due =
                 since >= every || end || stop ||
                 (cfg->checkpoint_seconds > 0 && now_s() - t->saved >= cfg->checkpoint_seconds);
             if (rc == NNUE_TRAIN_OK && cfg->checkpoint && due) {
-                if (!ckpt_write(cfg, &t->ts))
+                if (!fitrun_ckpt_write(&t->ckpt))
                     rc = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
                               cfg->checkpoint, strerror(errno));
                 t->saved = now_s();
@@ -1012,14 +865,18 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
         return NNUE_TRAIN_ERR_REDUCE;
     if (counts < 1)
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
+    // Steps per epoch from the positions of all ranks: every rank makes the same steps.
     t->steps = ceil(counts / cfg->batch);
     t->total_steps = t->steps * cfg->epochs;
-    double flag = 0;
-    NnueTrainStatus rc = train_resume(cfg, &t->ts, &flag, why, why_len);
+    bool resumed = false;
+    t->id = ckpt_id(cfg);
+    t->ckpt = ckpt_of(cfg, &t->id, &t->ts);
+    NnueTrainStatus rc =
+        from_fitrun(fitrun_resume(&t->ckpt, cfg->reduce, cfg->reduce_ctx, &resumed, why, why_len));
     if (rc != NNUE_TRAIN_OK)
         return rc;
     CkptState *st = &t->ts.st;
-    if (flag == 0) {
+    if (!resumed) { // row 0: the untrained model's losses, the curve's start
         rc = mean_loss(cfg, m, t->train, &t->w, &st->loss_start);
         if (rc == NNUE_TRAIN_OK)
             rc = mean_loss(cfg, m, t->valid, &t->w, &st->val_start);
@@ -1031,7 +888,7 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
         fprintf(cfg->log, "Resuming at epoch %d, step %.0f of %.0f\n", (int)st->epoch + 1, st->step,
                 t->steps);
     }
-    rep->resumed_epoch = flag > 0 ? (int)st->epoch : 0;
+    rep->resumed_epoch = resumed ? (int)st->epoch : 0;
     rep->loss_start = st->loss_start;
     rep->val_start = st->val_start;
     rep->loss_end = st->loss_last;
@@ -1050,7 +907,7 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     if (m->hidden != cfg->hidden)
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "the model has hidden %d, settings %d",
                     m->hidden, cfg->hidden);
-    NnueSet empty = {0};
+    NnueSet empty = {0}; // a rank whose shard is empty still joins every sum
     Trainer t = {.cfg = cfg,
                  .m = m,
                  .train = train ? train : &empty,
@@ -1069,111 +926,4 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     free(t.idx);
     free(t.g);
     return rc;
-}
-
-// ---- A whole run ---------------------------------------------------------------------------
-
-static void path_in(char *out, size_t len, const char *dir, const char *name)
-{
-    if (name[0] == '/')
-        snprintf(out, len, "%.4000s", name);
-    else
-        snprintf(out, len, "%.2000s/%.2000s", dir, name);
-}
-
-/// The shards of every rank loaded, or the same failure everywhere (a rank's own reason).
-static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **valid,
-                                NnueRunResult *res, char *why, size_t why_len)
-{
-    double t0 = now_s();
-    NnueTrainStatus st = nnue_set_load(run->data, run->files, run->rank, run->ranks, run->cfg.val,
-                                       train, valid, &res->total, why, why_len);
-    uint64_t h = FILES_FNV_BASIS;
-    for (int f = 0; f < run->files && st == NNUE_TRAIN_OK; f++) {
-        uint64_t fh = FILES_FNV_BASIS; // files_hash continues from it
-        if (!files_hash(run->data[f], &fh))
-            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "%s: %s", run->data[f], strerror(errno));
-        h = files_fnv(h, &fh, sizeof fh);
-    }
-    run->cfg.inputs.data = h;
-    double bad = st != NNUE_TRAIN_OK;
-    if (!reduce(&run->cfg, &bad, 1))
-        st = NNUE_TRAIN_ERR_REDUCE;
-    else if (bad > 0 && st == NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "another rank could not load its positions");
-    res->train_n = nnue_set_size(*train);
-    res->val_n = nnue_set_size(*valid);
-    res->load_s = now_s() - t0;
-    return st;
-}
-
-/// Rank 0: the quantized net checked and written.
-static NnueTrainStatus run_export(const NnueTrainRun *run, const NnueModel *m, const NnueSet *valid,
-                                  NnueRunResult *res, char *why, size_t why_len)
-{
-    NnueNet net;
-    NnueTrainStatus st = nnue_model_export(m, valid, run->description, &net, &res->quant_mean_cp,
-                                           &res->quant_max_cp, why, why_len);
-    if (st == NNUE_TRAIN_OK && nnue_save_file(&net, res->net_path) != NNUE_OK)
-        st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write %s: %s", res->net_path,
-                  strerror(errno));
-    if (st == NNUE_TRAIN_OK)
-        nnue_id(&net, res->net_id);
-    nnue_free(&net);
-    return st;
-}
-
-NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why, size_t why_len)
-{
-    memset(res, 0, sizeof *res);
-    NnueTrainConfig *cfg = &run->cfg;
-    NnueTrainStatus st = nnue_train_check(cfg, why, why_len);
-    if (st != NNUE_TRAIN_OK)
-        return st;
-    char ckpt[4200];
-    path_in(ckpt, sizeof ckpt, run->dir, "train.ckpt");
-    path_in(res->net_path, sizeof res->net_path, run->dir, run->net ? run->net : "net.nnue");
-    path_in(res->loss_path, sizeof res->loss_path, run->dir,
-            run->loss ? run->loss : "train-loss.csv");
-    cfg->checkpoint = run->rank == 0 ? ckpt : NULL;
-    cfg->inputs.ranks = run->ranks;
-    if (run->rank != 0)
-        cfg->log = NULL;
-    NnueSet *train = NULL, *valid = NULL;
-    st = run_load(run, &train, &valid, res, why, why_len);
-    bool found = false;
-    int epoch = 0;
-    if (st == NNUE_TRAIN_OK && run->rank == 0 && cfg->fresh && unlink(ckpt) != 0 && errno != ENOENT)
-        st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot remove %s: %s", ckpt, strerror(errno));
-    if (st == NNUE_TRAIN_OK && run->rank == 0)
-        st = nnue_checkpoint_check(cfg, &found, &epoch, why, why_len);
-    if (st == NNUE_TRAIN_OK && run->rank == 0)
-        st = nnue_loss_csv_open(res->loss_path, found ? epoch : -1, &cfg->loss_csv, why, why_len);
-    if (st == NNUE_TRAIN_OK && cfg->log)
-        fprintf(cfg->log,
-                "Loaded %llu positions (%llu training, %llu validation on rank 0) on %d rank%s in "
-                "%.2f s\n",
-                (unsigned long long)res->total, (unsigned long long)res->train_n,
-                (unsigned long long)res->val_n, run->ranks, run->ranks == 1 ? "" : "s",
-                res->load_s);
-    NnueModel m = {0};
-    if (st == NNUE_TRAIN_OK && nnue_model_init(&m, cfg->hidden, cfg->seed) != NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-    // Every rank reaches nnue_train (its collectives) or none: a rank 0 failure is said.
-    double bad = st != NNUE_TRAIN_OK;
-    if (!reduce(cfg, &bad, 1))
-        st = NNUE_TRAIN_ERR_REDUCE;
-    else if (bad > 0 && st == NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_STALE, why, why_len, "rank 0 refused the run");
-    if (st == NNUE_TRAIN_OK)
-        st = nnue_train(&m, train, valid, cfg, &res->train, why, why_len);
-    if (st == NNUE_TRAIN_OK && run->rank == 0)
-        st = run_export(run, &m, valid, res, why, why_len);
-    if (cfg->loss_csv)
-        fclose(cfg->loss_csv);
-    cfg->loss_csv = NULL;
-    nnue_model_free(&m);
-    nnue_set_free(train);
-    nnue_set_free(valid);
-    return st;
 }

@@ -38,6 +38,7 @@
 #define NNUE_TRAIN_K                173.717792761 // 400 / ln 10
 #define NNUE_TRAIN_FT_CLIP          1.98
 #define NNUE_TRAIN_EXPORT_TOLERANCE 3.0 // centipawns, mean |quantized - float| on validation
+#define NNUE_TRAIN_LOSS_HEADER      "epoch,train,val" // the loss CSV's first line (fitrun.h)
 
 enum {
     NNUE_TRAIN_HIDDEN = 128, // defaults
@@ -81,6 +82,8 @@ NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, in
                               char *why, size_t why_len);
 void nnue_set_free(NnueSet *s);
 uint64_t nnue_set_size(const NnueSet *s);
+/// Record i of a validation set (POSDATA_RECORD bytes); NULL for a training set or past the end.
+const uint8_t *nnue_set_record(const NnueSet *s, uint64_t i);
 
 // ---- Model ---------------------------------------------------------------------------------
 
@@ -101,13 +104,6 @@ double nnue_model_eval(const NnueModel *m, const NnueSet *s, uint64_t i);
 /// threads (this process only: no reduce).
 NnueTrainStatus nnue_model_loss(const NnueModel *m, const NnueSet *s, double lambda, int threads,
                                 double *loss, double *grad);
-
-/// Quantizes m into net (allocated here; free with nnue_free), sets its hash and description,
-/// and checks it against m on valid (may be NULL or empty: no check): *mean_cp and *max_cp the
-/// mean and largest |nnue_evaluate_full - eval_cp|; NNUE_TRAIN_ERR_EXPORT above the tolerance.
-NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, const char *description,
-                                  NnueNet *net, double *mean_cp, double *max_cp, char *why,
-                                  size_t why_len);
 
 // ---- Training ------------------------------------------------------------------------------
 
@@ -135,7 +131,8 @@ typedef struct {
     void *reduce_ctx;
     const atomic_bool *stop; // set (on any rank): checkpoint after this step, DRAINED
     FILE *log;               // progress lines (NULL: quiet)
-    FILE *loss_csv;          // "epoch,train,val" rows (nnue_loss_csv_open)
+    FILE *loss_csv;          // NNUE_TRAIN_LOSS_HEADER rows (fitrun_loss_open: the checkpoint's
+                             // epoch + 1 rows kept, row 0 being the start)
     /// Called after each epoch's row (epoch 0: the start) with its losses (NULL: none).
     void (*on_epoch)(void *ctx, int epoch, double train, double val);
     void *ctx;
@@ -150,46 +147,13 @@ typedef struct {
 
 /// Checks the settings (hidden, epochs, batch, lr, lambda, val, threads).
 NnueTrainStatus nnue_train_check(const NnueTrainConfig *cfg, char *why, size_t why_len);
-/// Whether cfg's checkpoint will be resumed: OK with *found false (none, or fresh) or true and
-/// *epoch its completed epochs; NNUE_TRAIN_ERR_STALE naming the first difference otherwise.
+/// Whether cfg's checkpoint (tuning/fitrun.h) will be resumed: OK with *found false (none, or
+/// fresh) or true and *epoch its completed epochs; NNUE_TRAIN_ERR_STALE naming the first difference
+/// otherwise.
 NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, int *epoch,
                                       char *why, size_t why_len);
-/// Opens the loss CSV for a run whose checkpoint holds `epoch` completed epochs (-1: fresh):
-/// keeps the header and rows 0..epoch, drops the rest, so a resumed run writes the file of an
-/// uninterrupted one.
-NnueTrainStatus nnue_loss_csv_open(const char *path, int epoch, FILE **out, char *why,
-                                   size_t why_len);
-
 /// Trains m (initialised by the caller from cfg->seed; replaced by the checkpoint's when it is
 /// resumed) on this rank's train set, validation loss on valid, every rank calling it alike.
 NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *valid,
                            const NnueTrainConfig *cfg, NnueTrainReport *rep, char *why,
                            size_t why_len);
-
-// ---- A whole run ---------------------------------------------------------------------------
-
-/// A run as `xqforge nnue train` and kind = train make it: every rank loads its shard of the
-/// files, trains (rank 0 checkpoints to dir/train.ckpt and writes the loss file), and rank 0
-/// exports the net (checked on its validation shard) into dir.
-typedef struct {
-    const char *data[NNUE_TRAIN_FILES_MAX];
-    int files;
-    const char *dir;         // exists
-    const char *net;         // file name in dir (or an absolute path): net.nnue
-    const char *loss;        // train-loss.csv
-    const char *description; // written into the net's header (16 bytes kept)
-    NnueTrainConfig cfg;     // the settings, reduce, stop, log, on_epoch (the rest is filled here)
-    int rank, ranks;
-} NnueTrainRun;
-
-typedef struct {
-    NnueTrainReport train;
-    uint64_t total, train_n, val_n; // the files' records; this rank's training, validation
-    double load_s, quant_mean_cp, quant_max_cp;
-    char net_id[NNUE_ID_MAX];
-    char net_path[4200], loss_path[4200];
-} NnueRunResult;
-
-/// Runs it; NNUE_TRAIN_ERR_DATA, _STALE and _CONFIG are the inputs' fault (exit 2),
-/// NNUE_TRAIN_DRAINED a stop after a checkpoint (exit 130).
-NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why, size_t why_len);

@@ -41,16 +41,20 @@ static PosdataStatus fail(PosdataStatus st, char *why, size_t why_len, const cha
     return st;
 }
 
+/// CRC-32 (zlib's): a damaged block is refused by its records' numbers, not trained on.
 static uint32_t crc(const uint8_t *p, size_t n) { return (uint32_t)crc32(0, p, (uInt)n); }
 
 void posdata_encode(const Board *b, int score, Move best, int ply, int depth, uint32_t game,
                     double red_result, uint8_t out[POSDATA_RECORD])
 {
-    memset(out, 0, POSDATA_RECORD);
+    memset(out, 0, POSDATA_RECORD); // byte 47 (flags) must be 0: posdata_decode checks it
+    // The board as nibbles (piece codes): the whole position in 45 bytes, decoded through a
+    // FEN so a record is checked as strictly as any position typed in.
     for (int s = 0; s < SQUARE_NB; s++)
         out[s / 2] |= (uint8_t)((b->squares[s] & 15) << (4 * (s & 1)));
     out[45] = b->side == RED ? 0 : 1;
     out[46] = red_result > 0.75 ? 2 : red_result < 0.25 ? 0 : 1;
+    // Mate scores are clamped to the range a trainer can use (they say "won", not how much).
     score = score > POSDATA_SCORE_MAX    ? POSDATA_SCORE_MAX
             : score < -POSDATA_SCORE_MAX ? -POSDATA_SCORE_MAX
                                          : score;
@@ -63,7 +67,7 @@ void posdata_encode(const Board *b, int score, Move best, int ply, int depth, ui
 
 void posdata_board_fen(const uint8_t nibbles[45], int side, char *fen, size_t len)
 {
-    static const char chars[] = ".KABNRCP.kabnrcp";
+    static const char chars[] = ".KABNRCP.kabnrcp"; // by piece code; 0 and 8: no piece
     char buf[BOARD_FEN_MAX + 16], *p = buf;
     for (int r = RANK_NB - 1; r >= 0; r--) {
         int empty = 0;
@@ -83,7 +87,7 @@ void posdata_board_fen(const uint8_t nibbles[45], int side, char *fen, size_t le
         if (r)
             *p++ = '/';
     }
-    snprintf(p, 16, " %c - - 0 1", side ? 'b' : 'w');
+    snprintf(p, 16, " %c - - 0 1", side ? 'b' : 'w'); // no history: a record is one position
     snprintf(fen, len, "%s", buf);
 }
 
@@ -120,6 +124,8 @@ struct PosWriter {
     bool failed;
 };
 
+/// The header with its own CRC-32: written empty at open and again with the count at close,
+/// so a file whose writer died says so (size and count disagree).
 static void header_encode(uint8_t h[POSDATA_HEADER], uint64_t count)
 {
     memset(h, 0, POSDATA_HEADER);
@@ -211,6 +217,8 @@ PosdataStatus posdata_writer_open(const char *path, bool append, PosWriter **out
     return POSDATA_OK;
 }
 
+// Records stream through stdio; each full block is closed by its CRC as it fills, so a file
+// of millions of records never sits in memory.
 PosdataStatus posdata_writer_add(PosWriter *w, const uint8_t rec[POSDATA_RECORD])
 {
     if (w->failed)
@@ -244,6 +252,7 @@ PosdataStatus posdata_writer_close(PosWriter *w, char *why, size_t why_len)
     }
     uint8_t h[POSDATA_HEADER];
     header_encode(h, w->count);
+    // The count last, synced before the rename: the file at path is whole or the old one.
     ok = ok && fseeko(w->f, 0, SEEK_SET) == 0 && fwrite(h, 1, sizeof h, w->f) == sizeof h &&
          fflush(w->f) == 0 && fsync(fileno(w->f)) == 0;
     ok = fclose(w->f) == 0 && ok;
@@ -297,6 +306,8 @@ PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t
                   (unsigned long long)file_size(n));
         goto done;
     }
+    // One read of the body; every block is checked by every rank (a damaged file is refused
+    // alike everywhere), and the rank keeps records i with i % shards == shard.
     size_t body = (size_t)(file_size(n) - POSDATA_HEADER);
     uint64_t mine = n / (uint64_t)shards + ((uint64_t)shard < n % (uint64_t)shards);
     if (!(buf = malloc(body ? body : 1)) || !(out = malloc(mine ? mine * POSDATA_RECORD : 1))) {

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// fishtest's SPSA as pure functions (the formulas are in spsa.h): every random choice of a
+// step comes from (seed, step id), so a journaled step is replayed bit for bit on resume.
 #include "spsa.h"
 
 #include <math.h>
@@ -61,8 +63,12 @@ SpsaStatus spsa_config_check(const SpsaConfig *cfg, char *why, size_t why_len)
     return SPSA_OK;
 }
 
+/// A, the stability constant: it keeps R_k from being large in the first iterations, where
+/// one noisy game pair would otherwise move theta far.
 static double big_a(const SpsaConfig *cfg) { return cfg->a_ratio * (double)cfg->iterations; }
 
+// c_end and r_end are the values at the last iteration (fishtest's parameterisation): the
+// user states how far to probe and how fast to learn at the end, and c and a follow.
 double spsa_c_k(const SpsaConfig *cfg, int i, int64_t k)
 {
     double c = cfg->params[i].c_end * pow((double)cfg->iterations, cfg->gamma);
@@ -93,6 +99,7 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/// A uniform double in [0, 1): the generator's top 53 bits, every double of the grid alike.
 static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
 
 static double clip(const SpsaParam *p, double x)
@@ -100,6 +107,8 @@ static double clip(const SpsaParam *p, double x)
     return x < p->min ? p->min : x > p->max ? p->max : x;
 }
 
+// Stochastic rounding: an integer weight moves by less than 1 on average as theta does, where
+// plain rounding would leave small c_k probes playing the very same weights on both sides.
 int32_t spsa_round_stochastic(double x, double u)
 {
     double f = floor(x);
@@ -109,6 +118,8 @@ int32_t spsa_round_stochastic(double x, double u)
 void spsa_step_make(const SpsaConfig *cfg, const double *theta, int64_t k, uint64_t seed,
                     uint64_t id, SpsaStep *out)
 {
+    // The step's own stream: ids mixed by an odd constant, one draw discarded so nearby ids
+    // do not start from nearby states.
     uint64_t s = seed ^ (id * 0xD1B54A32D192ED03ull);
     splitmix(&s);
     out->id = id;
@@ -126,6 +137,8 @@ void spsa_step_make(const SpsaConfig *cfg, const double *theta, int64_t k, uint6
     }
 }
 
+// With the step's own c_k and R_k, not the current k's: a pair finishing late updates theta as
+// the step that produced it said, in the order the journal holds the results.
 void spsa_step_apply(const SpsaConfig *cfg, const SpsaStep *step, int w_minus_l, double *theta)
 {
     for (int i = 0; i < cfg->count && i < step->count; i++)

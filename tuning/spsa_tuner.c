@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+// The coordinator's SPSA state: theta, the steps handed out and which pairs each one still
+// waits for. Steps are kept until their last pair is done, since a result applies the step's
+// own c_k, R_k and flips, however late it comes back.
 #include "spsa_tuner.h"
 
 #include <stdlib.h>
@@ -6,6 +9,7 @@
 
 enum { STEP_MAGIC = 0x41535053u }; // "SPSA"
 
+/// A step and how many of its pairs are still out: freed when none is (a step is ~20 KB).
 typedef struct {
     SpsaStep *step;
     int pending; // pairs of the step not yet done
@@ -56,6 +60,7 @@ void spsa_tuner_free(SpsaTuner *t)
     free(t);
 }
 
+/// Room for step id: ids are dense (0, 1, ...), so slots are an array grown by doubling.
 static bool slots_reserve(SpsaTuner *t, uint64_t id)
 {
     if (id < t->slot_cap)
@@ -81,7 +86,8 @@ static void slot_release(SpsaTuner *t, uint64_t id)
     }
 }
 
-/// Gives pairs to step id (taking each from the step that had it before).
+/// Gives pairs to step id (taking each from the step that had it before): a pair whose worker
+/// was lost is handed out again in a new step, and only that step's result will count.
 static void assign(SpsaTuner *t, uint64_t id, const uint64_t *pairs, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -104,6 +110,8 @@ const SpsaStep *spsa_tuner_step(SpsaTuner *t, const uint64_t *pairs, int n)
         free(s);
         return NULL;
     }
+    // Made from the current theta and k: the journal records the step itself (not theta),
+    // so replay needs no knowledge of the order in which steps were made.
     spsa_step_make(&t->cfg, t->theta, t->k, t->seed, id, s);
     t->next_id++;
     t->slots[id] = (StepSlot){s, 0};
@@ -167,6 +175,7 @@ bool spsa_tuner_replay_step(SpsaTuner *t, const void *data, size_t len, char *wh
     GETV(s->k);
     GETV(count);
     GETV(np);
+    // Bounds before any allocation or index: a damaged record is refused, never trusted.
     if (magic != STEP_MAGIC || count != (uint32_t)t->cfg.count || np > (1u << 20) ||
         s->id > (1ull << 40)) {
         snprintf(why, why_len, "not a step of this job (magic %08x, %u parameters, %u pairs)",
@@ -189,7 +198,7 @@ bool spsa_tuner_replay_step(SpsaTuner *t, const void *data, size_t len, char *wh
 #undef GETV
     if (p != end || !slots_reserve(t, s->id))
         goto truncated;
-    free(t->slots[s->id].step);
+    free(t->slots[s->id].step); // a step journaled twice: the later record wins
     t->slots[s->id] = (StepSlot){s, 0};
     for (uint32_t i = 0; i < np; i++) {
         uint64_t pair;
@@ -197,7 +206,7 @@ bool spsa_tuner_replay_step(SpsaTuner *t, const void *data, size_t len, char *wh
         assign(t, s->id, &pair, 1);
     }
     uint64_t id = s->id;
-    if (id >= t->next_id)
+    if (id >= t->next_id) // new steps after a resume never reuse a journaled id
         t->next_id = id + 1;
     if (t->slots[id].pending == 0) { // every pair was done already
         free(s);
@@ -216,7 +225,7 @@ bool spsa_tuner_pair_done(SpsaTuner *t, uint64_t pair, int w_minus_l)
         return false;
     uint64_t id = (uint64_t)t->step_of[pair];
     const SpsaStep *s = t->slots[id].step;
-    if (!s)
+    if (!s) // a pair counted already, or of an unknown step: ignored, never applied twice
         return false;
     spsa_step_apply(&t->cfg, s, w_minus_l, t->theta);
     t->k++;

@@ -136,6 +136,8 @@ typedef struct {
     int ranks;      // the shards the positions are split into (the sums' rounding follows them)
 } TexelInputs;
 
+#define TEXEL_LOSS_HEADER "epoch,loss" // the loss CSV's first line (tuning/fitrun.h)
+
 enum {
     TEXEL_L2_DEFAULT = 10,             // the L2 pull (texel.h, top; job/job.c's default too)
     TEXEL_CHECKPOINT_EVERY = 25,       // epochs between checkpoints by default
@@ -157,7 +159,8 @@ typedef struct {
     TexelInputs inputs;        // with epochs, lr, l2, k and tuned: what the checkpoint must match
     const atomic_bool *stop;   // set (on any rank): checkpoint after this epoch, TEXEL_DRAINED
     FILE *log;                 // progress lines (NULL: quiet)
-    FILE *loss_csv; // "epoch,loss" rows: the loss after `epoch` steps (texel_loss_csv_open)
+    FILE *loss_csv; // TEXEL_LOSS_HEADER rows: the loss after `epoch` steps (fitrun_loss_open,
+                    // with the checkpoint's epoch as the rows kept)
     /// Called with the loss after `epoch` steps (0: the start weights) and those weights, for
     /// epoch = the resumed epoch (or 0) .. epochs (NULL: none); the report is refreshed here.
     void (*on_epoch)(void *ctx, int epoch, double loss, const double *w);
@@ -171,26 +174,17 @@ typedef struct {
     bool drained; // stopped early by cfg->stop (checkpointed at epochs_done)
 } TexelFitReport;
 
-/// Opens the loss CSV for a fit that starts at `epoch` steps: 0 rewrites it (a header); a
-/// resumed fit keeps the header and the rows of epochs before `epoch` and drops the rest (a
-/// kill may have written rows after its last checkpoint, or cut one short), so the resumed
-/// fit writes exactly the file of an uninterrupted one. *kept: the rows kept (fewer than
-/// `epoch` when the file lost rows: the curve has a gap).
-TexelStatus texel_loss_csv_open(const char *path, int epoch, FILE **out, int *kept, char *why,
-                                size_t why_len);
-
 /// The tuned weights that the fit moved (w differs from start) onto their min or max: their
 /// ids into ids (room for PARAM_NB), the count returned.
 int texel_at_bounds(const Weights *w, const Weights *start, const bool *tuned, int *ids);
 
-/// Whether cfg's checkpoint will be resumed: TEXEL_OK with *found false (no file there, or
-/// cfg->fresh) or true (made from these very inputs and settings); TEXEL_ERR_STALE naming the
-/// first difference ("checkpoint P was made from another dataset (hash X, now Y)"), or what
-/// else is wrong with the file, for anything else.
-TexelStatus texel_checkpoint_check(const TexelFitConfig *cfg, bool *found, char *why,
+/// Whether cfg's checkpoint (tuning/fitrun.h) will be resumed: TEXEL_OK with *found false (no
+/// file there, or cfg->fresh) or true (made from these very inputs and settings) and *epoch
+/// its completed epochs (0 when none); TEXEL_ERR_STALE naming the first difference
+/// ("checkpoint P was made from another dataset (hash X, now Y)"), or what else is wrong with
+/// the file, for anything else.
+TexelStatus texel_checkpoint_check(const TexelFitConfig *cfg, bool *found, int *epoch, char *why,
                                    size_t why_len);
-/// The epoch a checkpoint that texel_checkpoint_check found holds (0 when there is none).
-int texel_checkpoint_epoch(const TexelFitConfig *cfg);
 
 /// Fits from start, resuming from cfg's checkpoint when texel_checkpoint_check finds it (on the
 /// rank whose cfg names one; a refused one makes every rank return TEXEL_ERR_STALE); out
