@@ -40,10 +40,11 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
         snprintf(block, sizeof block, "No game pair finished yet.\n");
     fprintf(out, "--------------------------------------------------\n");
     int waiting = t->games - (int)(r.wins + r.draws + r.losses);
-    fprintf(out, "Results of %s vs %s (%d games, %.1f games/min", name0, name1, t->games,
-            games_per_min);
+    fprintf(out, "Results of %s vs %s (%d game%s, %.1f games/min", name0, name1, t->games,
+            t->games == 1 ? "" : "s", games_per_min);
     if (waiting > 0)
-        fprintf(out, "; %d of unfinished pairs not yet counted", waiting);
+        fprintf(out, "; %d game%s of unfinished pairs not yet counted", waiting,
+                waiting == 1 ? "" : "s");
     fprintf(out, "):\n");
     fprintf(out, "%s", block);
     fprintf(out, "Terminations:");
