@@ -57,3 +57,22 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
     fprintf(out, "\n--------------------------------------------------\n");
     fflush(out);
 }
+
+void summary_progress_text(const SummaryProgress *p, char *buf, size_t cap)
+{
+    // No ETA without a rate of this session's own (none at 0 games, none just after a resume:
+    // the journal's games took no time now) and none after the verdict (nothing is left).
+    char eta[48] = "";
+    if (!p->verdict && p->games_per_min > 0 && p->games_left > 0) {
+        double min = p->games_left / p->games_per_min;
+        if (min < 1)
+            snprintf(eta, sizeof eta, ", ETA <1 min");
+        else if (min < 120)
+            snprintf(eta, sizeof eta, ", ETA %.0f min", min);
+        else
+            snprintf(eta, sizeof eta, ", ETA %.1f h", min / 60);
+    }
+    snprintf(buf, cap, "%d/%llu game%s, %.1f games/min%s%s, %d worker%s", p->games,
+             (unsigned long long)p->games_total, p->games_total == 1 ? "" : "s", p->games_per_min,
+             eta, p->figures ? p->figures : "", p->workers, p->workers == 1 ? "" : "s");
+}

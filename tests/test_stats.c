@@ -616,6 +616,40 @@ static void test_sprt_games_left(void **state)
     assert_near(sprt_games_left(&s, 100), 0, 0);
 }
 
+/// run's progress line: no ETA at 0 games or just after a resume (no rate of this session),
+/// none after the verdict; the ETA from the expected games left; singular for one worker and
+/// one game.
+static void test_progress_line(void **state)
+{
+    (void)state;
+    char line[256];
+    SummaryProgress p = {
+        .games = 0, .games_total = 400, .games_left = 400, .workers = 1, .figures = ""};
+    summary_progress_text(&p, line, sizeof line);
+    assert_string_equal(line, "0/400 games, 0.0 games/min, 1 worker");
+    // Resumed at 100 games: the journal's took no time now, so no rate and no ETA yet.
+    p.games = 100, p.games_left = 300;
+    summary_progress_text(&p, line, sizeof line);
+    assert_string_equal(line, "100/400 games, 0.0 games/min, 1 worker");
+    // An SPRT expected to need 50 more games at 10 a minute: 5 min, not the limit's 30.
+    p.games_per_min = 10, p.games_left = 50, p.workers = 2, p.figures = ", Elo 12.0 +/- 3.0";
+    summary_progress_text(&p, line, sizeof line);
+    assert_string_equal(line, "100/400 games, 10.0 games/min, ETA 5 min, Elo 12.0 +/- 3.0, "
+                              "2 workers");
+    p.games_left = 5;
+    summary_progress_text(&p, line, sizeof line);
+    assert_non_null(strstr(line, ", ETA <1 min,"));
+    p.games_left = 3000;
+    summary_progress_text(&p, line, sizeof line);
+    assert_non_null(strstr(line, ", ETA 5.0 h,"));
+    p.verdict = true, p.games_left = 0, p.figures = "";
+    summary_progress_text(&p, line, sizeof line);
+    assert_string_equal(line, "100/400 games, 10.0 games/min, 2 workers");
+    SummaryProgress one = {.games = 1, .games_total = 1, .games_per_min = 1, .workers = 0};
+    summary_progress_text(&one, line, sizeof line);
+    assert_string_equal(line, "1/1 game, 1.0 games/min, 0 workers");
+}
+
 /// Every status and name has a text, and an unknown status says so.
 static void test_names(void **state)
 {
@@ -655,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_edge_one_pair),
         cmocka_unit_test(test_elo_text),
         cmocka_unit_test(test_sprt_games_left),
+        cmocka_unit_test(test_progress_line),
     };
     return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
 }
