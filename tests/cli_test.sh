@@ -166,6 +166,9 @@ check "run: no error bar on 4 games" 0 "^Elo: 0.00 \(no error bar: 4 games, fewe
 check "run: report.json says so" 0 '^point null 0.0 \(no error bar: 4 games, fewer than 10\) true$' \
     jq -r '.elo | "\(.estimate) \(.elo_bound) \(.text) \(has("error"))"' "$run_dir/limit/report.json"
 check "run: the page says so" 0 "no error bar: 4 games" cat "$run_dir/limit/report.html"
+check "run: the Elo plot's band has no width without an interval" 0 "^true$" jq \
+    '[.plots[] | select(.id == "elo") | .series[0] | (.lo == .y and .hi == .y)] == [true]' \
+    "$run_dir/limit/report.json"
 check "run: no Coordinator: line without --verbose" 1 "^0$" grep -c "^Coordinator: " "$run_dir/limit.log"
 check "run: the coordinator's costs in the report" 0 "^2 true$" \
     jq -r '"\(.timings.coordinator.results) \(.timings.coordinator.wall_s > 0)"' "$run_dir/limit/report.json"
