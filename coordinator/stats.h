@@ -118,7 +118,7 @@ StatsStatus sprt_evaluate(const MatchResults *r, const SprtParams *p, SprtResult
 const char *stats_estimate_name(StatsEstimate e);
 /// The Elo as it may be read, into buf[cap]: "-9.20 +/- 20.93" with an interval (pm is the
 /// "+/-"), "120.41 (no error bar: 6 games, fewer than 10)", "no finite estimate (score 100 %;
-/// one-sided 95% bound: above +75.24)", "none (no games)". STATS_ERR_BUFFER if it was cut.
+/// one-sided 95% bound: above +75.49)", "none (no games)". STATS_ERR_BUFFER if it was cut.
 StatsStatus stats_elo_text(const EloEstimate *e, int decimals, const char *pm, char *buf,
                            size_t cap);
 /// The same for nElo: "x +/- y", "x (no error bar)", "undefined (no variance)", "no finite
@@ -131,7 +131,7 @@ StatsStatus stats_nelo_text(const EloEstimate *e, int decimals, const char *pm, 
 /// (upper - llr) / drift when the LLR rises, (lower - llr) / drift when it falls. 0 once
 /// decided; -1 when there is no drift to go by (no games, or an LLR of 0). The LLR's expected
 /// value grows linearly in the games for any fixed true strength, so the line is its
-/// expectation; early on it is as noisy as the LLR itself.
+/// expectation; early on it is as noisy as the LLR itself (the ETA is at most the limit's).
 double sprt_games_left(const SprtResult *s, uint64_t games);
 
 const char *sprt_model_name(SprtModel m);       // "normalized", "logistic"
