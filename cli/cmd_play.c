@@ -445,9 +445,10 @@ int cmd_play(int argc, char **argv)
     MatchHooks hooks = {a, on_game, on_pair};
     MatchTotals t;
     char msg[1024];
-    fprintf(a->log, "Started %s vs %s: %d %s, %d openings, concurrency %d, rules %s\n",
+    fprintf(a->log, "Started %s vs %s: %d %s%s, %d opening%s, concurrency %d, rules %s\n",
             a->m.players[0].name, a->m.players[1].name, a->m.rounds,
-            a->m.repeat ? "game pairs" : "games", a->openings.count, a->m.concurrency,
+            a->m.repeat ? "game pair" : "game", a->m.rounds == 1 ? "" : "s", a->openings.count,
+            a->openings.count == 1 ? "" : "s", a->m.concurrency,
             rules_set_name(a->m.game.rules.set));
     MatchStatus st = match_run(&a->m, &hooks, &interrupted, &t, msg, sizeof msg);
     if (t.games == 0 || a->summarised_games != t.games)

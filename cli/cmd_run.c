@@ -48,7 +48,7 @@ static void run_usage(FILE *out)
 {
     fprintf(out,
             "usage: [mpirun -np N] xqforge run JOBFILE [--set SECTION.KEY=VALUE]...\n"
-            "                                  [--resume | --resume=auto | --fresh]\n\n"
+            "                                  [--resume | --resume=auto | --fresh] [--verbose]\n\n"
             "Runs a job file (see jobs/) over MPI ranks: rank 0 coordinates, the others\n"
             "play game pairs (or generate book units, or training positions: kind =\n"
             "datagen); with one rank, rank 0 plays too. Texel and train jobs fit on every\n"
@@ -59,7 +59,10 @@ static void run_usage(FILE *out)
             "             differs: engines, rules, openings, time control, adjudication)\n"
             "  --resume=auto  continue the journal when there is one, else start (as [job]\n"
             "             resume = auto: a requeued batch job goes on by itself)\n"
-            "  --fresh    start afresh: the old run's outputs are moved aside, never deleted\n\n"
+            "  --fresh    start afresh: the old run's outputs are moved aside, never deleted\n"
+            "  --verbose  print rank 0's costs when the run ends (the \"Coordinator:\" line:\n"
+            "             results, CPU, fdatasync, journal bytes, peak memory; always in the\n"
+            "             report)\n\n"
             "SIGINT, SIGTERM and SIGUSR1 (Slurm's preemption and time-limit warnings) drain the\n"
             "run: no new games; those in progress finish within [job] drain_grace seconds or\n"
             "are dropped (played on resume); every result that arrives is journaled.\n\n"
@@ -103,7 +106,8 @@ typedef struct {
     Channel ch;
     char *identity; // rank 0: the experiment's identity, as text
     size_t identity_len;
-    int lock_fd; // rank 0: the output directory's lock, held for the whole run (-1: none)
+    int lock_fd;  // rank 0: the output directory's lock, held for the whole run (-1: none)
+    bool verbose; // --verbose: the coordinator's diagnostics line on the console
 } Run;
 
 /// Game threads per worker rank: the job's concurrency, or (0) the node's cores shared among
@@ -286,7 +290,8 @@ static int run_coordinator(Run *run)
                    {run->identity, run->identity_len},
                    run->job_id,
                    run->bench_signature,
-                   &interrupted};
+                   &interrupted,
+                   run->verbose};
     pthread_t local;
     bool plays = run->ch.size == 1 || run->job.coordinator_plays;
     bool started = plays && pthread_create(&local, NULL, local_worker, run) == 0;
@@ -305,7 +310,7 @@ int cmd_run(int argc, char **argv)
     const char *path = NULL;
     char *sets[64];
     int n_sets = 0;
-    bool resume = false, fresh = false, resume_auto = false;
+    bool resume = false, fresh = false, resume_auto = false, verbose = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             run_usage(stdout);
@@ -316,6 +321,8 @@ int cmd_run(int argc, char **argv)
             resume_auto = true;
         } else if (!strcmp(argv[i], "--fresh")) {
             fresh = true;
+        } else if (!strcmp(argv[i], "--verbose")) {
+            verbose = true;
         } else if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < 64) {
             sets[n_sets++] = argv[++i];
         } else if (argv[i][0] != '-' && !path) {
@@ -340,6 +347,7 @@ int cmd_run(int argc, char **argv)
     if (!run)
         return 1;
     run->lock_fd = -1;
+    run->verbose = verbose;
     if (link_init(&argc, &argv, WIRE_MAX_MESSAGE, &link, why, sizeof why) != LINK_OK) {
         fprintf(stderr, "xqforge run: MPI: %s\n", why);
         free(run);

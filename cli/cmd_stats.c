@@ -29,10 +29,15 @@ static void stats_usage(FILE *out)
             "  --model M               normalized (default) or logistic Elo bounds\n"
             "  --json                  one JSON object instead of text (los and draw_ratio\n"
             "                          as fractions; wins/draws/losses or ptnml null if not\n"
-            "                          given; decision: continue, H0 accepted, H1 accepted)\n"
+            "                          given; decision: continue, H0 accepted, H1 accepted;\n"
+            "                          estimate: interval, point or bound, see below)\n"
             "  -h, --help              this help\n\n"
-            "With Ptnml the statistics use the pairs (pentanomial), else W/D/L (trinomial).\n",
-            STATS_ELO_MAX, STATS_ELO_MAX);
+            "With Ptnml the statistics use the pairs (pentanomial), else W/D/L (trinomial).\n"
+            "A score of 100 %% or 0 %% has no finite Elo: the line gives the exact one-sided\n"
+            "%.0f%% bound (Clopper-Pearson, on the games). Fewer than %d games, or every game\n"
+            "(pair) scoring the same, give the Elo without an error bar. The LLR is always\n"
+            "computed (fishtest's regularisation).\n",
+            STATS_ELO_MAX, STATS_ELO_MAX, 100 * STATS_BOUND_CONFIDENCE, STATS_INTERVAL_MIN_GAMES);
 }
 
 /// Parses exactly n comma-separated decimal counts (digits only, at most STATS_COUNT_MAX).
@@ -105,6 +110,12 @@ static json_t *build_json(const MatchResults *r, const EloEstimate *e, const Spr
     err |= json_object_set_new(o, "nelo", json_number(e->nelo));
     err |= json_object_set_new(o, "nelo_error", json_number(e->nelo_error));
     err |= json_object_set_new(o, "los", json_number(e->los));
+    // Added after the figures above (whose meaning stays fishtest's): which of them mean
+    // something, and the one-sided bound when the score is 0 or 1 (stats.h, StatsEstimate).
+    err |= json_object_set_new(o, "estimate", json_string(stats_estimate_name(e->estimate)));
+    err |= json_object_set_new(o, "elo_bound",
+                               e->estimate == STATS_ESTIMATE_BOUND ? json_number(e->elo_bound)
+                                                                   : json_null());
     err |= json_object_set_new(o, "draw_ratio", json_number(e->draw_ratio));
     err |= json_object_set_new(o, "llr", json_number(s->llr));
     err |= json_object_set_new(o, "lower", json_number(s->lower));

@@ -48,6 +48,7 @@ struct Coordinator {
     int64_t drain_until_ms; // while draining: when the units still in hand are dropped
     int drain_in_hand;      // units handed out and not counted when the signal came
     uint64_t drain_done0;   // st.units_done then
+    bool verbose;           // print the "Coordinator:" line at the end
 };
 
 static int64_t drain_now_ms(void)
@@ -113,6 +114,8 @@ void coord_set_rank0_plays(Coordinator *c, bool plays)
     if (c->st.ranks > 1)
         c->st.workers_expected = plays ? c->st.ranks : c->st.ranks - 1;
 }
+
+void coord_set_verbose(Coordinator *c, bool verbose) { c->verbose = verbose; }
 
 int coord_exit_status(const CoordState *st)
 {
@@ -768,6 +771,8 @@ CoordEnd coord_run(Coordinator *c)
     }
     c->wall_s += wall_now() - wall0;
     c->cpu_s += cpu_now() - cpu0;
-    print_load(c);
+    coord_load(c, &c->st.load);
+    if (c->verbose)
+        print_load(c);
     return c->st.end;
 }

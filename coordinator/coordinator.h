@@ -74,6 +74,15 @@ typedef struct {
     char error[WIRE_MAX_TEXT + 1]; // refusal or failure reason
 } CoordRank;
 
+/// What a run cost rank 0 (the benchmark's figures): in CoordState.load once coord_run ends (the
+/// report's), and printed as the "Coordinator:" line with CoordConfig.verbose.
+typedef struct {
+    uint64_t results;        // results counted live (replayed ones excluded)
+    JournalCounters journal; // the journal's writes: records, syncs, bytes
+    double cpu_s, wall_s;    // process CPU (user + system) and time spent in coord_run
+    long peak_kib;           // the process's peak resident memory (VmHWM; 0 when unknown)
+} CoordLoad;
+
 /// What the kinds read of the run (never written by them).
 typedef struct {
     uint64_t units_total, units_done, units_at_start; // at_start: replayed from the journal
@@ -84,6 +93,7 @@ typedef struct {
     bool stopping;
     CoordEnd end;
     char reason[512]; // why it failed, or the verdict
+    CoordLoad load;   // set when coord_run ends (all 0 before)
 } CoordState;
 
 typedef struct Coordinator Coordinator;
@@ -151,6 +161,8 @@ bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size
 /// once). rank0_plays ([job] coordinator_plays): rank 0 runs a worker too, one more BYE.
 void coord_set_drain(Coordinator *c, int grace_ms);
 void coord_set_rank0_plays(Coordinator *c, bool plays);
+/// verbose (run --verbose): coord_run prints the "Coordinator:" diagnostics line when it ends.
+void coord_set_verbose(Coordinator *c, bool verbose);
 
 /// Runs the protocol until every expected worker said BYE. Returns the end state.
 CoordEnd coord_run(Coordinator *c);
@@ -160,13 +172,6 @@ void coord_fail(Coordinator *c, const char *why);
 
 const CoordState *coord_state(const Coordinator *c);
 
-/// What a run cost rank 0 (the benchmark's figures; coord_run prints them when it ends).
-typedef struct {
-    uint64_t results;        // results counted live (replayed ones excluded)
-    JournalCounters journal; // the journal's writes: records, syncs, bytes
-    double cpu_s, wall_s;    // process CPU (user + system) and time spent in coord_run
-    long peak_kib;           // the process's peak resident memory (VmHWM; 0 when unknown)
-} CoordLoad;
 void coord_load(const Coordinator *c, CoordLoad *out);
 
 /// The exit status of an ended run: 0 done, 1 failed, 130 interrupted.

@@ -65,23 +65,44 @@ void games_progress(GamesCoord *g, const CoordState *st, bool force)
         return;
     g->last_progress_ms = now;
     double rate = session_rate(g);
-    uint64_t left = (st->units_total - st->units_done) * (uint64_t)g->per_pair;
-    char extra[200] = "";
+    // The games still to play: the game limit's, or fewer for an SPRT (sprt_games_left: from the
+    // LLR's drift so far toward the bound it heads to); none once it has its verdict.
+    double left = (double)((st->units_total - st->units_done) * (uint64_t)g->per_pair);
+    bool verdict = false;
+    char extra[300] = "";
     // One Elo (and one LLR) only for a single pairing: a round robin has no single difference to
     // show on one line; its figures are in the summary and the report.
     if (g->plan->pairing_count == 1) {
         MatchResults r = summary_results(&g->tot[0], g->plan->repeat);
         EloEstimate e = {0};
         stats_elo(&r, &e);
-        int n = snprintf(extra, sizeof extra, ", Elo %.1f +/- %.1f", e.elo, e.elo_error);
+        char elo[160] = "";
+        int n = 0;
+        if (e.estimate != STATS_ESTIMATE_NONE) { // no pair finished yet: no Elo to show
+            stats_elo_text(&e, 1, "+/-", elo, sizeof elo);
+            n = snprintf(extra, sizeof extra, ", Elo %s", elo);
+        }
         SprtResult s;
-        if (games_sprt(g, &s))
-            snprintf(extra + n, sizeof extra - (size_t)n, ", LLR %.2f (%.2f, %.2f)", s.llr, s.lower,
-                     s.upper);
+        if (games_sprt(g, &s) && n >= 0 && (size_t)n < sizeof extra) {
+            snprintf(extra + n, sizeof extra - (size_t)n, ", LLR %.2f (%.2f, %.2f)%s%s", s.llr,
+                     s.lower, s.upper, s.decision != SPRT_CONTINUE ? ", " : "",
+                     s.decision != SPRT_CONTINUE ? sprt_decision_name(s.decision) : "");
+            verdict = s.decision != SPRT_CONTINUE;
+            double need = sprt_games_left(&s, r.wins + r.draws + r.losses);
+            if (need >= 0 && need < left)
+                left = need;
+        }
     }
-    printf("%s%d/%llu games, %.1f games/min, ETA %.0f min%s, %d workers%s", tty ? "\r" : "",
-           g->all.games, (unsigned long long)(st->units_total * (uint64_t)g->per_pair), rate,
-           rate > 0 ? left / rate : 0.0, extra, st->workers_live, tty ? "   " : "\n");
+    SummaryProgress p = {.games = g->all.games,
+                         .games_total = st->units_total * (uint64_t)g->per_pair,
+                         .games_per_min = rate,
+                         .games_left = left,
+                         .verdict = verdict,
+                         .workers = st->workers_live,
+                         .figures = extra};
+    char line[512];
+    summary_progress_text(&p, line, sizeof line);
+    printf("%s%s%s", tty ? "\r" : "", line, tty ? "   " : "\n");
     fflush(stdout);
 }
 
@@ -92,8 +113,9 @@ void games_print_summary(const GamesCoord *g)
         summary_print_rate(stdout, pair_name(g, k, 0), pair_name(g, k, 1), &g->tot[k],
                            g->plan->repeat, g->job->sprt.enabled ? &g->sprt : NULL, rate);
     if (g->plan->pairing_count > 1)
-        printf("Total: %d games in %d pairings (%d draws), %.1f games/min\n", g->all.games,
-               g->plan->pairing_count, g->all.draws, rate);
+        printf("Total: %d game%s in %d pairings (%d draw%s), %.1f games/min\n", g->all.games,
+               g->all.games == 1 ? "" : "s", g->plan->pairing_count, g->all.draws,
+               g->all.draws == 1 ? "" : "s", rate);
 }
 
 /// Engine indices best first by the fitted Elo.
@@ -195,10 +217,17 @@ static json_t *elo_json(const MatchTotals *t, bool pairs)
     MatchResults r = summary_results(t, pairs);
     EloEstimate e = {0};
     stats_elo(&r, &e);
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "elo", finite_or_null(e.elo), "error",
-                     finite_or_null(e.elo_error), "nelo", finite_or_null(e.nelo), "nelo_error",
-                     finite_or_null(e.nelo_error), "los", finite_or_null(e.los), "score",
-                     finite_or_null(e.score));
+    char text[200];
+    stats_elo_text(&e, 1, "+/-", text, sizeof text);
+    // The first six keep their meaning (fishtest's formulas, whatever the sample); estimate,
+    // elo_bound and text say which of them mean something (REPORT.md).
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:s}", "elo", finite_or_null(e.elo),
+                     "error", finite_or_null(e.elo_error), "nelo", finite_or_null(e.nelo),
+                     "nelo_error", finite_or_null(e.nelo_error), "los", finite_or_null(e.los),
+                     "score", finite_or_null(e.score), "estimate", stats_estimate_name(e.estimate),
+                     "elo_bound",
+                     e.estimate == STATS_ESTIMATE_BOUND ? finite_or_null(e.elo_bound) : json_null(),
+                     "text", text);
 }
 
 /// Each pairing with its totals and Elo, in the plan's order.
@@ -397,11 +426,15 @@ void games_report_history(GamesCoord *g)
     for (int k = 0; k < g->plan->pairing_count && k < REPORT_SERIES_MAX; k++) {
         MatchResults mr = summary_results(&g->tot[k], g->plan->repeat);
         EloEstimate e = {0};
-        if (g->tot[k].games == 0 || stats_elo(&mr, &e) != STATS_OK)
+        // No point without a finite Elo (a score of 0 or 1: fishtest's clamp would draw +-1200),
+        // and no band without an interval (StatsEstimate).
+        if (g->tot[k].games == 0 || stats_elo(&mr, &e) != STATS_OK ||
+            e.estimate == STATS_ESTIMATE_BOUND || e.estimate == STATS_ESTIMATE_NONE)
             continue;
+        double half = e.estimate == STATS_ESTIMATE_INTERVAL ? e.elo_error : 0;
         if (g->plan->pairing_count == 1) {
-            report_series_add_band(r, "elo", "Elo", g->tot[k].games, e.elo, e.elo - e.elo_error,
-                                   e.elo + e.elo_error);
+            report_series_add_band(r, "elo", "Elo", g->tot[k].games, e.elo, e.elo - half,
+                                   e.elo + half);
         } else {
             char name[2 * PLAYER_NAME_MAX + 8];
             snprintf(name, sizeof name, "%s vs %s", pair_name(g, k, 0), pair_name(g, k, 1));
@@ -441,8 +474,10 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
         EloEstimate e = {0};
         stats_elo(&mr, &e);
         report_fact(r, "Result", "Engines", "%s vs %s", pair_name(g, 0, 0), pair_name(g, 0, 1));
-        report_fact(r, "Result", "Elo", "%.1f \u00b1 %.1f (nElo %.1f \u00b1 %.1f)", e.elo,
-                    e.elo_error, e.nelo, e.nelo_error);
+        char elo[200], nelo[80];
+        stats_elo_text(&e, 1, "\u00b1", elo, sizeof elo);
+        stats_nelo_text(&e, 1, "\u00b1", nelo, sizeof nelo);
+        report_fact(r, "Result", "Elo", "%s; nElo %s", elo, nelo);
         report_fact(r, "Result", "LOS", "%.1f%%", 100 * e.los);
         report_fact(r, "Result", "Games (W/D/L)", "%d (%d / %d / %d)", t->games, t->wins, t->draws,
                     t->losses);
@@ -499,6 +534,14 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
     report_fact(r, "Run", "Failures", "%d crashes, %d time losses, %d illegal moves, %d stalls",
                 all->terms[TERM_CRASH], all->terms[TERM_TIME_FORFEIT],
                 all->terms[TERM_ILLEGAL_MOVE], all->terms[TERM_STALL]);
+    const CoordLoad *ld = &st->load;
+    if (ld->wall_s > 0) // coord_run has ended: the "Coordinator:" line of run --verbose
+        report_fact(r, "Run", "Coordinator",
+                    "%llu results in %.2f s, CPU %.3f s, fdatasync %.3f s, journal %llu syncs "
+                    "%llu bytes, peak memory %ld KiB",
+                    (unsigned long long)ld->results, ld->wall_s, ld->cpu_s, ld->journal.sync_s,
+                    (unsigned long long)ld->journal.syncs, (unsigned long long)ld->journal.bytes,
+                    ld->peak_kib);
     for (int w = 0; w < st->ranks; w++) {
         const CoordRank *k = &st->rank[w];
         if (k->state == COORD_RANK_UNKNOWN && !g->rank_games[w])
@@ -514,6 +557,16 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
                     (unsigned long long)g->rank_games[w], (unsigned long long)k->bench_nps, scale,
                     npm, k->error[0] ? ": " : "", k->error);
     }
+}
+
+/// What the run cost rank 0 (coord_run's figures once it ended; `run --verbose` prints them as
+/// the "Coordinator:" line).
+static json_t *load_json(const CoordLoad *ld)
+{
+    return json_pack("{s:I, s:f, s:f, s:f, s:I, s:I, s:I}", "results", (json_int_t)ld->results,
+                     "wall_s", ld->wall_s, "cpu_s", ld->cpu_s, "fdatasync_s", ld->journal.sync_s,
+                     "journal_syncs", (json_int_t)ld->journal.syncs, "journal_bytes",
+                     (json_int_t)ld->journal.bytes, "peak_memory_kib", (json_int_t)ld->peak_kib);
 }
 
 /// Every rank that said HELLO or has games in the tallies (from the journal included).
@@ -626,11 +679,12 @@ void games_report_refresh(GamesCoord *g, const CoordState *st, bool final)
     report_set(r, "workers", workers_json(g, st));
     double minutes = games_session_minutes(g);
     report_set(r, "timings",
-               json_pack("{s:f, s:i, s:f, s:I, s:f}", "duration_s", minutes * 60,
+               json_pack("{s:f, s:i, s:f, s:I, s:f, s:o}", "duration_s", minutes * 60,
                          "games_this_session", g->session.games, "games_per_minute",
                          session_rate(g), "games_from_journal",
                          (json_int_t)(g->all.games - g->session.games), "coordinator_cpu_s",
-                         games_coordinator_cpu(g)));
+                         games_coordinator_cpu(g), "coordinator",
+                         final ? load_json(&st->load) : json_null()));
     for (int i = 1; i < TERM_NB; i++)
         if (g->all.terms[i])
             report_bar_set(r, "terminations", game_termination_name((Termination)i),

@@ -657,6 +657,38 @@ static void elo_from_cells(const uint64_t *c, int k, EloEstimate *e)
     e->los = 0.5 * erfc(-(mu - 0.5) / se / sqrt(2.0));
 }
 
+/// -400 log10(1/p - 1) for p = (1 - STATS_BOUND_CONFIDENCE)^(1/n): the Elo of the exact
+/// (Clopper-Pearson) one-sided lower confidence bound on the score after n wins in n games.
+/// With every trial a success the binomial gives P(X >= n | p) = p^n, so the bound solves
+/// p^n = alpha (Clopper and Pearson 1934; for x = n the beta quantile Beta(alpha; n, 1) is
+/// alpha^(1/n)). The games are taken as the trials (as README's strength table does: 30/30
+/// gives 0.905, +391); 1/p - 1 = expm1(-ln(alpha) / n) keeps the digits when p is near 1.
+static double elo_bound_all_won(uint64_t n)
+{
+    return -400 * log10(expm1(-log(1 - STATS_BOUND_CONFIDENCE) / (double)n));
+}
+
+/// Which figures mean something (StatsEstimate): a score of 0 or 1 has no finite logistic Elo
+/// (fishtest's clamp to [1e-3, 1 - 1e-3] turns it into +-1199.83), and the normal interval
+/// needs STATS_INTERVAL_MIN_GAMES games and a non-zero sample variance (regularisation gives
+/// zero-variance samples a tiny made-up one: 4 drawn pairs read "0.00 +/- 17.00").
+static void estimate_classify(const uint64_t *c, int k, EloEstimate *e)
+{
+    int used = 0;
+    for (int i = 0; i < k; i++)
+        used += c[i] > 0;
+    e->no_variance = used == 1;
+    if (e->points == (double)e->games || e->points == 0) {
+        e->estimate = STATS_ESTIMATE_BOUND;
+        double b = elo_bound_all_won(e->games);
+        e->elo_bound = e->points > 0 ? b : -b; // the all-lost bound mirrors the all-won one
+    } else if (e->games < STATS_INTERVAL_MIN_GAMES || e->no_variance) {
+        e->estimate = STATS_ESTIMATE_POINT;
+    } else {
+        e->estimate = STATS_ESTIMATE_INTERVAL;
+    }
+}
+
 StatsStatus stats_elo(const MatchResults *r, EloEstimate *e)
 {
     StatsStatus st = stats_results_check(r);
@@ -665,6 +697,7 @@ StatsStatus stats_elo(const MatchResults *r, EloEstimate *e)
     memset(e, 0, sizeof *e);
     uint64_t c[CELLS_MAX];
     int k = result_cells(r, c);
+    e->pairs = r->has_ptnml;
     if (r->has_ptnml) {
         uint64_t pairs = 0;
         for (int i = 0; i < STATS_PENTA_NB; i++) {
@@ -688,11 +721,23 @@ StatsStatus stats_elo(const MatchResults *r, EloEstimate *e)
     }
     if (e->games == 0) {
         e->los = 0.5;
+        e->estimate = STATS_ESTIMATE_NONE;
         return STATS_OK;
     }
     e->score = e->points / (double)e->games;
     elo_from_cells(c, k, e);
+    estimate_classify(c, k, e);
     return STATS_OK;
+}
+
+double sprt_games_left(const SprtResult *s, uint64_t games)
+{
+    if (s->decision != SPRT_CONTINUE)
+        return 0;
+    if (games == 0 || s->llr == 0 || !isfinite(s->llr))
+        return -1;
+    double drift = s->llr / (double)games;
+    return ((drift > 0 ? s->upper : s->lower) - s->llr) / drift;
 }
 
 const char *sprt_model_name(SprtModel m)
@@ -740,6 +785,76 @@ static double llr_percent(const SprtResult *s)
 /// v as printed with `decimals` decimals, without the "-0.00" of tiny negative numbers.
 static double shown(double v, int decimals) { return fabs(v) < 0.5 * pow(10, -decimals) ? 0.0 : v; }
 
+const char *stats_estimate_name(StatsEstimate e)
+{
+    static const char *const NAMES[STATS_ESTIMATE_NB] = {
+        [STATS_ESTIMATE_NONE] = "none",
+        [STATS_ESTIMATE_INTERVAL] = "interval",
+        [STATS_ESTIMATE_POINT] = "point",
+        [STATS_ESTIMATE_BOUND] = "bound",
+    };
+    return e < STATS_ESTIMATE_NB ? NAMES[e] : "unknown";
+}
+
+static void elo_text(Writer *w, const EloEstimate *e, int d, const char *pm)
+{
+    switch (e->estimate) {
+    case STATS_ESTIMATE_INTERVAL:
+        writer_printf(w, "%.*f %s %.*f", d, shown(e->elo, d), pm, d, shown(e->elo_error, d));
+        break;
+    case STATS_ESTIMATE_POINT:
+        writer_printf(w, "%.*f (no error bar: ", d, shown(e->elo, d));
+        if (e->games < STATS_INTERVAL_MIN_GAMES)
+            writer_printf(w, "%llu game%s, fewer than %d)", (unsigned long long)e->games,
+                          e->games == 1 ? "" : "s", STATS_INTERVAL_MIN_GAMES);
+        else
+            writer_printf(w, "every %s scored the same)", e->pairs ? "pair" : "game");
+        break;
+    case STATS_ESTIMATE_BOUND:
+        writer_printf(w, "no finite estimate (score %s; one-sided %.0f%% bound: %s %+.*f)",
+                      e->points > 0 ? "100 %" : "0 %", 100 * STATS_BOUND_CONFIDENCE,
+                      e->points > 0 ? "above" : "below", d, e->elo_bound);
+        break;
+    default: writer_printf(w, "none (no games)");
+    }
+}
+
+static void nelo_text(Writer *w, const EloEstimate *e, int d, const char *pm)
+{
+    if (e->estimate == STATS_ESTIMATE_INTERVAL)
+        writer_printf(w, "%.*f %s %.*f", d, shown(e->nelo, d), pm, d, shown(e->nelo_error, d));
+    else if (e->estimate == STATS_ESTIMATE_BOUND)
+        writer_printf(w, "no finite estimate");
+    else if (e->estimate == STATS_ESTIMATE_POINT && e->no_variance)
+        writer_printf(w, "undefined (no variance)");
+    else if (e->estimate == STATS_ESTIMATE_POINT)
+        writer_printf(w, "%.*f (no error bar)", d, shown(e->nelo, d));
+    else
+        writer_printf(w, "none");
+}
+
+StatsStatus stats_elo_text(const EloEstimate *e, int decimals, const char *pm, char *buf,
+                           size_t cap)
+{
+    if (!buf || cap == 0)
+        return STATS_ERR_BUFFER;
+    Writer w = {buf, cap, 0, false};
+    buf[0] = '\0';
+    elo_text(&w, e, decimals, pm);
+    return w.cut ? STATS_ERR_BUFFER : STATS_OK;
+}
+
+StatsStatus stats_nelo_text(const EloEstimate *e, int decimals, const char *pm, char *buf,
+                            size_t cap)
+{
+    if (!buf || cap == 0)
+        return STATS_ERR_BUFFER;
+    Writer w = {buf, cap, 0, false};
+    buf[0] = '\0';
+    nelo_text(&w, e, decimals, pm);
+    return w.cut ? STATS_ERR_BUFFER : STATS_OK;
+}
+
 StatsStatus stats_format(const MatchResults *r, const SprtParams *sprt, char *buf, size_t cap)
 {
     if (!buf || cap == 0)
@@ -756,8 +871,13 @@ StatsStatus stats_format(const MatchResults *r, const SprtParams *sprt, char *bu
     Writer w = {buf, cap, 0, false};
     // The lines and their order are fastchess's (STATS.md, "Output that testers recognise"), so
     // tools and eyes that read fastchess's output read ours.
-    writer_printf(&w, "Elo: %.2f +/- %.2f, nElo: %.2f +/- %.2f\n", shown(e.elo, 2),
-                  shown(e.elo_error, 2), shown(e.nelo, 2), shown(e.nelo_error, 2));
+    // With an interval the line is fastchess's; otherwise it says what the sample cannot give
+    // (StatsEstimate) rather than print fishtest's clamped +-1199.83 or a made-up error bar.
+    writer_printf(&w, "Elo: ");
+    elo_text(&w, &e, 2, "+/-");
+    writer_printf(&w, ", nElo: ");
+    nelo_text(&w, &e, 2, "+/-");
+    writer_printf(&w, "\n");
     writer_printf(&w, "LOS: %.2f %%, DrawRatio: %.2f %%", shown(100 * e.los, 2),
                   shown(100 * e.draw_ratio, 2));
     if (r->has_ptnml)

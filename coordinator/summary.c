@@ -40,10 +40,11 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
         snprintf(block, sizeof block, "No game pair finished yet.\n");
     fprintf(out, "--------------------------------------------------\n");
     int waiting = t->games - (int)(r.wins + r.draws + r.losses);
-    fprintf(out, "Results of %s vs %s (%d games, %.1f games/min", name0, name1, t->games,
-            games_per_min);
+    fprintf(out, "Results of %s vs %s (%d game%s, %.1f games/min", name0, name1, t->games,
+            t->games == 1 ? "" : "s", games_per_min);
     if (waiting > 0)
-        fprintf(out, "; %d of unfinished pairs not yet counted", waiting);
+        fprintf(out, "; %d game%s of unfinished pairs not yet counted", waiting,
+                waiting == 1 ? "" : "s");
     fprintf(out, "):\n");
     fprintf(out, "%s", block);
     fprintf(out, "Terminations:");
@@ -55,4 +56,23 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
         }
     fprintf(out, "\n--------------------------------------------------\n");
     fflush(out);
+}
+
+void summary_progress_text(const SummaryProgress *p, char *buf, size_t cap)
+{
+    // No ETA without a rate of this session's own (none at 0 games, none just after a resume:
+    // the journal's games took no time now) and none after the verdict (nothing is left).
+    char eta[48] = "";
+    if (!p->verdict && p->games_per_min > 0 && p->games_left > 0) {
+        double min = p->games_left / p->games_per_min;
+        if (min < 1)
+            snprintf(eta, sizeof eta, ", ETA <1 min");
+        else if (min < 120)
+            snprintf(eta, sizeof eta, ", ETA %.0f min", min);
+        else
+            snprintf(eta, sizeof eta, ", ETA %.1f h", min / 60);
+    }
+    snprintf(buf, cap, "%d/%llu game%s, %.1f games/min%s%s, %d worker%s", p->games,
+             (unsigned long long)p->games_total, p->games_total == 1 ? "" : "s", p->games_per_min,
+             eta, p->figures ? p->figures : "", p->workers, p->workers == 1 ? "" : "s");
 }

@@ -89,7 +89,7 @@ for n in "${ranks[@]}"; do
     # shellcheck disable=SC2086 # MPI_EXTRA: options, split on purpose
     if ! timeout "$limit" mpirun --oversubscribe --bind-to none --mca btl self,vader \
         --mca mpi_yield_when_idle 1 ${MPI_EXTRA:-} \
-        -np 1 "$xq" run "$work/job.ini" --set job.rounds="$pairs" --set output.dir="$out" \
+        -np 1 "$xq" run "$work/job.ini" --verbose --set job.rounds="$pairs" --set output.dir="$out" \
         : -np "$n" "$sim" "$work/record/journal.xqj" "$sig" "$nps" 2 "$nap" >"$log" 2>&1; then
         rc=$?
         tail -n 20 "$log" >&2

@@ -66,6 +66,26 @@ check "stats bad ptnml" 2 "--ptnml must be 5 comma-separated counts.*got '43,61,
 check "stats bad alpha" 2 "--alpha must be in \(0, 1\), got '1.5'" "$xq" stats --wdl 1,2,3 --alpha 1.5
 check "stats wdl against ptnml" 2 "does not describe the pairs" \
     "$xq" stats --wdl 1,2,3 --ptnml 1,1,1,1,1
+# At the extremes and on tiny samples the Elo line says what the sample cannot give (issue 34):
+# a score of 100 % or 0 % has no finite Elo, only the exact one-sided 95% bound on the games
+# (0.05^(1/n): 600 games give +920.23, 1 lost game "below +511.50"); under 10 games, or with
+# every pair alike, no error bar. The LLR is still printed.
+check "stats all wins: no finite estimate" 0 \
+    "^Elo: no finite estimate \(score 100 %; one-sided 95% bound: above \+920.23\), nElo: no finite estimate$" \
+    "$xq" stats --ptnml 0,0,0,0,300
+check "stats all wins: the LLR stays defined" 0 "^LLR: 2.43 \(82.6%\)" "$xq" stats --ptnml 0,0,0,0,300
+check "stats all losses: an upper bound" 0 "^Elo: no finite estimate \(score 0 %; one-sided 95% bound: below -75.49\)" \
+    "$xq" stats --ptnml 3,0,0,0,0
+check "stats one game" 0 "^Elo: no finite estimate \(score 0 %; one-sided 95% bound: below \+511.50\)" \
+    "$xq" stats --wdl 0,0,1
+check "stats two drawn pairs: no error bar" 0 \
+    "^Elo: 0.00 \(no error bar: 4 games, fewer than 10\), nElo: undefined \(no variance\)$" \
+    "$xq" stats --ptnml 0,0,2,0,0
+check "stats one pair" 0 "^Elo: 0.00 \(no error bar: 2 games, fewer than 10\)" "$xq" stats --ptnml 0,0,1,0,0
+check "stats all draws: no error bar" 0 "^Elo: 0.00 \(no error bar: every game scored the same\)" \
+    "$xq" stats --wdl 0,40,0
+check "stats --json: estimate and bound" 0 '^bound 920.2' sh -c \
+    "'$xq' stats --ptnml 0,0,0,0,300 --json | jq -r '\"\\(.estimate) \\(.elo_bound)\"'"
 
 check "play --help" 0 "-engine" "$xq" play --help
 check "play needs two engines" 2 "two -engine groups" "$xq" play -engine builtin -each tc=1+0.1
@@ -82,6 +102,17 @@ check "play eval weight under the net" 2 "option.UseNNUE=false to evaluate with 
 check "play net against linear unsaid" 2 "engine 'b' evaluates with the NNUE net by default" \
     "$xq" play -engine builtin name=a option.UseNNUE=false -engine builtin name=b -each depth=1
 check "play builtin pair" 0 "Games: 2, Wins" "$xq" play -engine builtin name=a -engine builtin name=b -each depth=2 -rounds 1 -repeat -maxplies 40
+check "play: one game pair, singular" 0 "^Started a vs b: 1 game pair, " "$xq" play -engine builtin \
+    name=a -engine builtin name=b -each depth=2 -rounds 1 -repeat -maxplies 40
+check "play: one game, singular" 0 "^Results of a vs b \(1 game, " "$xq" play -engine builtin name=a \
+    -engine builtin name=b -each depth=2 -rounds 1 -maxplies 40
+# A 6-0 (depth 4 against depth 1 with halved chariot and horse values): no finite Elo, not
+# fishtest's clamped "1199.83 +/- 295.16".
+check "play 6-0: no finite estimate" 0 \
+    "^Elo: no finite estimate \(score 100 %; one-sided 95% bound: above \+75.49\), nElo: no finite estimate$" \
+    "$xq" play -engine builtin name=good depth=4 -engine builtin name=weak depth=1 \
+    option.chariot_mg=300 option.chariot_eg=300 option.horse_mg=100 option.horse_eg=100 \
+    -each option.UseNNUE=false -rounds 3 -repeat
 
 # Depth 4 against depth 1 and halved chariot and horse values: decisive within a few dozen games.
 check "play stops when the SPRT decides" 0 "SPRT: H1 accepted" "$xq" play -engine builtin name=good \
@@ -219,6 +250,22 @@ check "run: an SPRT at its game limit has no verdict" 0 "^SPRT: no verdict" cat 
 check "run: ... and records it" 0 '^"no verdict"$' jq .state "$run_dir/limit/result.json"
 check "run: a log file gets whole lines, no carriage return" 1 "^0$" grep -c $'\r' "$run_dir/limit.log"
 check "run: the summary once" 0 "^1$" grep -c "^Results of" "$run_dir/limit.log"
+# Two pairs that both scored 1: no error bar (not "0.00 +/- 17.00") on the console, in
+# report.json (fields added, the old ones kept) and on the page; rank 0's diagnostics line only
+# with --verbose, its figures always in the report.
+check "run: no error bar on 4 games" 0 "^Elo: 0.00 \(no error bar: 4 games, fewer than 10\)" \
+    cat "$run_dir/limit.log"
+check "run: report.json says so" 0 '^point null 0.0 \(no error bar: 4 games, fewer than 10\) true$' \
+    jq -r '.elo | "\(.estimate) \(.elo_bound) \(.text) \(has("error"))"' "$run_dir/limit/report.json"
+check "run: the page says so" 0 "no error bar: 4 games" cat "$run_dir/limit/report.html"
+check "run: the Elo plot's band has no width without an interval" 0 "^true$" jq \
+    '[.plots[] | select(.id == "elo") | .series[0] | (.lo == .y and .hi == .y)] == [true]' \
+    "$run_dir/limit/report.json"
+check "run: no Coordinator: line without --verbose" 1 "^0$" grep -c "^Coordinator: " "$run_dir/limit.log"
+check "run: the coordinator's costs in the report" 0 "^2 true$" \
+    jq -r '"\(.timings.coordinator.results) \(.timings.coordinator.wall_s > 0)"' "$run_dir/limit/report.json"
+check "run --verbose: the Coordinator: line" 0 "^Coordinator: 2 results in " "$xq" run \
+    "$jobs/sprt-weights.ini" --verbose --set job.rounds=2 --set output.dir="$run_dir/verbose"
 check "run: a rerun over a journal asks for --resume or --fresh" 2 "--resume, or start afresh with --fresh" \
     "$xq" run "$jobs/sprt-weights.ini" --set job.rounds=2 --set output.dir="$run_dir/limit"
 # A directory in use by another run (its lock held, as flock(1) holds it here) is left as it

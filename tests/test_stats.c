@@ -409,7 +409,7 @@ static void test_summary_counts_finished_pairs(void **state)
     summary_print_rate(out, "gen1", "linear", &t, true, &p, 3.5);
     fclose(out);
     assert_non_null(
-        strstr(text, "(205 games, 3.5 games/min; 1 of unfinished pairs not yet counted)"));
+        strstr(text, "(205 games, 3.5 games/min; 1 game of unfinished pairs not yet counted)"));
     assert_non_null(strstr(text, "Games: 204, Wins: 131, Losses: 31, Draws: 42"));
     free(text);
     // Without pairs every game counts.
@@ -428,9 +428,226 @@ static void test_summary_counts_finished_pairs(void **state)
     assert_non_null(out);
     summary_print_rate(out, "gen1", "linear", &first, true, &p, 1.0);
     fclose(out);
-    assert_non_null(
-        strstr(text, "; 1 of unfinished pairs not yet counted):\nNo game pair finished yet.\n"));
+    assert_non_null(strstr(text,
+                           "(1 game, 1.0 games/min; 1 game of unfinished pairs not yet counted):\n"
+                           "No game pair finished yet.\n"));
     free(text);
+}
+
+/// The first line of stats_format's block for r (without SPRT), into line.
+static void first_line(const MatchResults *r, char *line, size_t cap)
+{
+    char buf[1024];
+    assert_int_equal(stats_format(r, NULL, buf, sizeof buf), STATS_OK);
+    char *nl = strchr(buf, '\n');
+    assert_non_null(nl);
+    *nl = '\0';
+    assert_true((size_t)(nl - buf) < cap);
+    memcpy(line, buf, (size_t)(nl - buf) + 1);
+}
+
+/// The LLR of r under DEFAULT_SPRT is finite (fishtest's regularisation keeps it defined at
+/// every extreme) and has the sign want_sign (0: within 0.01 of 0).
+static void check_llr_defined(const MatchResults *r, int want_sign)
+{
+    SprtResult s;
+    assert_int_equal(sprt_evaluate(r, &DEFAULT_SPRT, &s), STATS_OK);
+    assert_true(isfinite(s.llr));
+    if (want_sign > 0)
+        assert_true(s.llr > 0);
+    else if (want_sign < 0)
+        assert_true(s.llr < 0);
+    else
+        assert_true(fabs(s.llr) < 0.01);
+}
+
+/// All wins: no finite Elo (not fishtest's clamped 1199.83 +/- 0.00 and nElo 49134.59), but the
+/// exact one-sided 95% bound on the games (Clopper-Pearson: 0.05^(1/n)), in Elo; README's
+/// 30/30 reads 0.905, +391. The LLR stays defined.
+static void test_edge_all_wins(void **state)
+{
+    (void)state;
+    MatchResults r = {.has_ptnml = true, .ptnml = {0, 0, 0, 0, 300}};
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_int_equal(e.estimate, STATS_ESTIMATE_BOUND);
+    assert_near(e.elo_bound, 920.225444, 1e-5);
+    char line[256];
+    first_line(&r, line, sizeof line);
+    assert_string_equal(line, "Elo: no finite estimate (score 100 %; one-sided 95% bound: above "
+                              "+920.23), nElo: no finite estimate");
+    check_llr_defined(&r, 1);
+    // 6-0 as play counts it (3 pairs scoring 2, W/D/L too) and 30-0 as W/D/L only.
+    r = (MatchResults){.has_wdl = true, .has_ptnml = true, .wins = 6, .ptnml = {0, 0, 0, 0, 3}};
+    first_line(&r, line, sizeof line);
+    assert_string_equal(line, "Elo: no finite estimate (score 100 %; one-sided 95% bound: above "
+                              "+75.49), nElo: no finite estimate");
+    r = (MatchResults){.has_wdl = true, .wins = 30};
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_int_equal(e.estimate, STATS_ESTIMATE_BOUND);
+    assert_near(e.elo_bound, 391.501599, 1e-5);
+    check_llr_defined(&r, 1);
+}
+
+/// All losses: the mirror image, an upper bound.
+static void test_edge_all_losses(void **state)
+{
+    (void)state;
+    MatchResults r = {.has_ptnml = true, .ptnml = {3, 0, 0, 0, 0}};
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_int_equal(e.estimate, STATS_ESTIMATE_BOUND);
+    assert_near(e.elo_bound, -75.490953, 1e-5);
+    char line[256];
+    first_line(&r, line, sizeof line);
+    assert_string_equal(line, "Elo: no finite estimate (score 0 %; one-sided 95% bound: below "
+                              "-75.49), nElo: no finite estimate");
+    check_llr_defined(&r, -1);
+}
+
+/// All draws: a finite Elo of 0 but no error bar, however many games (the sample has no
+/// variance; regularisation would invent one: 4 drawn pairs read "0.00 +/- 17.00"), and no
+/// nElo (it divides by that variance).
+static void test_edge_all_draws(void **state)
+{
+    (void)state;
+    MatchResults r = {.has_ptnml = true, .ptnml = {0, 0, 100, 0, 0}};
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_int_equal(e.estimate, STATS_ESTIMATE_POINT);
+    assert_true(e.no_variance);
+    char line[256];
+    first_line(&r, line, sizeof line);
+    assert_string_equal(
+        line,
+        "Elo: 0.00 (no error bar: every pair scored the same), nElo: undefined (no variance)");
+    check_llr_defined(&r, 0);
+    r = (MatchResults){.has_ptnml = true, .ptnml = {0, 0, 2, 0, 0}};
+    first_line(&r, line, sizeof line);
+    assert_string_equal(
+        line, "Elo: 0.00 (no error bar: 4 games, fewer than 10), nElo: undefined (no variance)");
+    r = (MatchResults){.has_wdl = true, .draws = 10};
+    first_line(&r, line, sizeof line);
+    assert_string_equal(
+        line,
+        "Elo: 0.00 (no error bar: every game scored the same), nElo: undefined (no variance)");
+    check_llr_defined(&r, 0);
+}
+
+/// One game: a win or a loss is a bound (0.05^(1/1): below +511.50 after a loss), a draw a
+/// point estimate too small for an interval. The LLR is defined.
+static void test_edge_one_game(void **state)
+{
+    (void)state;
+    MatchResults r = {.has_wdl = true, .losses = 1};
+    char line[256];
+    first_line(&r, line, sizeof line);
+    assert_string_equal(line, "Elo: no finite estimate (score 0 %; one-sided 95% bound: below "
+                              "+511.50), nElo: no finite estimate");
+    check_llr_defined(&r, -1);
+    r = (MatchResults){.has_wdl = true, .draws = 1};
+    first_line(&r, line, sizeof line);
+    assert_string_equal(
+        line, "Elo: 0.00 (no error bar: 1 game, fewer than 10), nElo: undefined (no variance)");
+    check_llr_defined(&r, 0);
+}
+
+/// One pair: 1.5 of 2 is a finite Elo (+189.70, fishtest's on regularised counts) but no
+/// interval. The boundary: 8 games give no error bar, 10 do.
+static void test_edge_one_pair(void **state)
+{
+    (void)state;
+    MatchResults r = {
+        .has_wdl = true, .has_ptnml = true, .wins = 1, .draws = 1, .ptnml = {0, 0, 0, 1, 0}};
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_int_equal(e.estimate, STATS_ESTIMATE_POINT);
+    char line[256];
+    first_line(&r, line, sizeof line);
+    assert_string_equal(
+        line, "Elo: 189.70 (no error bar: 2 games, fewer than 10), nElo: undefined (no variance)");
+    check_llr_defined(&r, 1);
+    r = (MatchResults){.has_ptnml = true, .ptnml = {0, 1, 2, 1, 0}};
+    first_line(&r, line, sizeof line);
+    assert_string_equal(line, "Elo: 0.00 (no error bar: 8 games, fewer than 10), nElo: 0.00 (no "
+                              "error bar)");
+    r.ptnml[2] = 3;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_int_equal(e.estimate, STATS_ESTIMATE_INTERVAL);
+    first_line(&r, line, sizeof line);
+    assert_non_null(strstr(line, "Elo: 0.00 +/- "));
+}
+
+/// The texts of stats_elo_text and stats_nelo_text with another "+/-", and a buffer too small.
+static void test_elo_text(void **state)
+{
+    (void)state;
+    MatchResults r = worked_example();
+    EloEstimate e;
+    assert_int_equal(stats_elo(&r, &e), STATS_OK);
+    assert_int_equal(e.estimate, STATS_ESTIMATE_INTERVAL);
+    char buf[64];
+    assert_int_equal(stats_elo_text(&e, 1, "\u00b1", buf, sizeof buf), STATS_OK);
+    assert_string_equal(buf, "-9.2 \u00b1 20.9");
+    assert_int_equal(stats_nelo_text(&e, 1, "+/-", buf, sizeof buf), STATS_OK);
+    assert_string_equal(buf, "-11.5 +/- 26.1");
+    EloEstimate none = {0};
+    assert_int_equal(stats_elo_text(&none, 1, "+/-", buf, sizeof buf), STATS_OK);
+    assert_string_equal(buf, "none (no games)");
+    assert_int_equal(stats_elo_text(&e, 1, "+/-", buf, 4), STATS_ERR_BUFFER);
+    assert_int_equal(strlen(buf), 3);
+}
+
+/// The SPRT's games still needed: from the LLR's drift so far toward the bound it heads to
+/// (LLR 1 after 100 games heads up at 0.01 a game: (2.944 - 1) / 0.01 = 194.4 more), 0 once
+/// decided, unknown (-1) without games or drift.
+static void test_sprt_games_left(void **state)
+{
+    (void)state;
+    SprtResult s = {.llr = 1.0, .lower = -2.9444389791664403, .upper = 2.9444389791664403};
+    assert_near(sprt_games_left(&s, 100), 194.44389791664403, 1e-9);
+    s.llr = -0.5;
+    assert_near(sprt_games_left(&s, 100), 488.88779583328806, 1e-9);
+    s.llr = 0;
+    assert_near(sprt_games_left(&s, 100), -1, 0);
+    s.llr = 1.0;
+    assert_near(sprt_games_left(&s, 0), -1, 0);
+    s.llr = 3.0, s.decision = SPRT_H1;
+    assert_near(sprt_games_left(&s, 100), 0, 0);
+}
+
+/// run's progress line: no ETA at 0 games or just after a resume (no rate of this session),
+/// none after the verdict; the ETA from the expected games left; singular for one worker and
+/// one game.
+static void test_progress_line(void **state)
+{
+    (void)state;
+    char line[256];
+    SummaryProgress p = {
+        .games = 0, .games_total = 400, .games_left = 400, .workers = 1, .figures = ""};
+    summary_progress_text(&p, line, sizeof line);
+    assert_string_equal(line, "0/400 games, 0.0 games/min, 1 worker");
+    // Resumed at 100 games: the journal's took no time now, so no rate and no ETA yet.
+    p.games = 100, p.games_left = 300;
+    summary_progress_text(&p, line, sizeof line);
+    assert_string_equal(line, "100/400 games, 0.0 games/min, 1 worker");
+    // An SPRT expected to need 50 more games at 10 a minute: 5 min, not the limit's 30.
+    p.games_per_min = 10, p.games_left = 50, p.workers = 2, p.figures = ", Elo 12.0 +/- 3.0";
+    summary_progress_text(&p, line, sizeof line);
+    assert_string_equal(line, "100/400 games, 10.0 games/min, ETA 5 min, Elo 12.0 +/- 3.0, "
+                              "2 workers");
+    p.games_left = 5;
+    summary_progress_text(&p, line, sizeof line);
+    assert_non_null(strstr(line, ", ETA <1 min,"));
+    p.games_left = 3000;
+    summary_progress_text(&p, line, sizeof line);
+    assert_non_null(strstr(line, ", ETA 5.0 h,"));
+    p.verdict = true, p.games_left = 0, p.figures = "";
+    summary_progress_text(&p, line, sizeof line);
+    assert_string_equal(line, "100/400 games, 10.0 games/min, 2 workers");
+    SummaryProgress one = {.games = 1, .games_total = 1, .games_per_min = 1, .workers = 0};
+    summary_progress_text(&one, line, sizeof line);
+    assert_string_equal(line, "1/1 game, 1.0 games/min, 0 workers");
 }
 
 /// Every status and name has a text, and an unknown status says so.
@@ -442,6 +659,8 @@ static void test_names(void **state)
     assert_string_equal(stats_strerror(STATS_STATUS_NB), "unknown statistics status");
     assert_string_equal(sprt_model_name(SPRT_LOGISTIC), "logistic");
     assert_string_equal(sprt_decision_name(SPRT_H1), "H1 accepted");
+    assert_string_equal(stats_estimate_name(STATS_ESTIMATE_BOUND), "bound");
+    assert_string_equal(stats_estimate_name(STATS_ESTIMATE_NB), "unknown");
 }
 
 int main(void)
@@ -463,6 +682,14 @@ int main(void)
         cmocka_unit_test(test_params_check),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_summary_counts_finished_pairs),
+        cmocka_unit_test(test_edge_all_wins),
+        cmocka_unit_test(test_edge_all_losses),
+        cmocka_unit_test(test_edge_all_draws),
+        cmocka_unit_test(test_edge_one_game),
+        cmocka_unit_test(test_edge_one_pair),
+        cmocka_unit_test(test_elo_text),
+        cmocka_unit_test(test_sprt_games_left),
+        cmocka_unit_test(test_progress_line),
     };
     return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
 }
