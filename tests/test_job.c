@@ -3,8 +3,10 @@
 // (or override), the line and the key; relative paths come from the job file's directory,
 // output names are distinct, sizes are bounded; engine settings mean the same in a job file
 // and on `xqforge play`'s command line (engine_spec).
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1362,6 +1364,297 @@ static void test_units_total(void **state)
     assert_int_equal(job_pairing_count(f->job), 0);
 }
 
+/// The row named NAME: in SECTION when given (NULL: not a plain key there), else the one in
+/// CONTEXT (the section the text last named), else the only row of that name (in a table,
+/// only a [job] row: tables name other sections' keys `[section] name`); *ambiguous says a
+/// name that matched several rows and none in CONTEXT.
+static const JobKeyDef *doc_key(const char *section, const char *context, const char *name,
+                                bool table, bool *ambiguous)
+{
+    int n = 0, found = 0;
+    const JobKeyDef *keys = job_keys(&n), *only = NULL, *in_context = NULL;
+    *ambiguous = false;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(keys[i].name, name) || (section && strcmp(keys[i].section, section)))
+            continue;
+        found++;
+        only = &keys[i];
+        if (context && !strcmp(keys[i].section, context))
+            in_context = &keys[i];
+    }
+    if (section || in_context || found == 0)
+        return section ? only : in_context;
+    if (found == 1)
+        return !table || !strcmp(only->section, "job") ? only : NULL;
+    *ambiguous = true;
+    return NULL;
+}
+
+/// The section jobs/README.md last names before POS, written `[section]` or `[section] key`.
+static void doc_context(const char *text, const char *pos, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (const char *p = pos; p-- > text;) {
+        size_t w = 0;
+        if (p[0] != '`' || p[1] != '[')
+            continue;
+        while (p[2 + w] >= 'a' && p[2 + w] <= 'z')
+            w++;
+        if (w && p[2 + w] == ']') {
+            snprintf(out, len, "%.*s", (int)w, p + 2);
+            return;
+        }
+    }
+}
+
+/// Whether README's default TEXT (a table cell, or a number, boolean or file name in
+/// brackets) is row K's. A number row whose text is not a number (`(required)`, `none`,
+/// `100 x positions`) must default to 0: a value the code fills in; a string row whose
+/// default is empty is written `empty`, `none` or not at all.
+static bool doc_default_agrees(const JobKeyDef *k, const char *text)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    bool number = end != text && *end == '\0';
+    switch (k->type) {
+    case KEY_BOOL:
+        return (!strcmp(text, "true") && k->def != 0) || (!strcmp(text, "false") && k->def == 0);
+    case KEY_STR:
+        if (!k->def_text[0])
+            return !text[0] || !strcmp(text, "empty") || !strcmp(text, "none");
+        return !strcmp(text, k->def_text);
+    default:
+        if (!number)
+            return k->def == 0;
+        return v == k->def || (k->def != 0 && fabs(v / k->def - 1) < 1e-9);
+    }
+}
+
+/// Row K's default as text, for a message.
+static const char *doc_code_default(const JobKeyDef *k, char *buf, size_t len)
+{
+    if (k->type == KEY_STR)
+        snprintf(buf, len, "'%s'", k->def_text);
+    else if (k->type == KEY_BOOL)
+        snprintf(buf, len, "%s", k->def != 0 ? "true" : "false");
+    else
+        snprintf(buf, len, "%.17g", k->def);
+    return buf;
+}
+
+/// Copies s[0..n) trimmed of blanks into out.
+static void doc_trim(const char *s, size_t n, char *out, size_t len)
+{
+    while (n && (*s == ' ' || *s == '\n'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+        n--;
+    snprintf(out, len, "%.*s", (int)n, s);
+}
+
+/// One row of a `| key | default | meaning |` table: the keys of the first cell (`name`,
+/// `[section] name`; a section carries on to the names after it), each paired with the
+/// default in the same place of the second cell (one default for all of them if only one is
+/// given). Returns the mismatches; *checked counts the plain keys compared.
+static int doc_table_row(const char *line, const char *context, int *checked)
+{
+    char cell[2][512], names[8][128], sections[8][128], values[8][512], section[128] = "";
+    const char *p = line + 1;
+    for (int c = 0; c < 2; c++) {
+        const char *bar = strchr(p, '|');
+        if (!bar)
+            return 0;
+        doc_trim(p, (size_t)(bar - p), cell[c], sizeof cell[c]);
+        p = bar + 1;
+    }
+    int nn = 0, nv = 0, bad = 0;
+    for (const char *q = cell[0]; (q = strchr(q, '`')) && nn < 8;) {
+        const char *close = strchr(q + 1, '`');
+        if (!close)
+            break;
+        char word[128];
+        doc_trim(q + 1, (size_t)(close - q - 1), word, sizeof word);
+        char *name = word;
+        if (word[0] == '[' && strchr(word, ']')) {
+            *strchr(word, ']') = '\0';
+            snprintf(section, sizeof section, "%s", word + 1);
+            name = word + strlen(word) + 1;
+            while (*name == ' ')
+                name++;
+        }
+        snprintf(sections[nn], sizeof sections[nn], "%s", section);
+        snprintf(names[nn++], sizeof names[0], "%s", name);
+        q = close + 1;
+    }
+    for (const char *q = cell[1]; nv < 8;) {
+        const char *comma = strstr(q, ", ");
+        size_t len = comma ? (size_t)(comma - q) : strlen(q);
+        doc_trim(q, len, values[nv++], sizeof values[0]);
+        if (!comma)
+            break;
+        q = comma + 2;
+    }
+    for (int i = 0; i < nn; i++) {
+        bool ambiguous = false;
+        const JobKeyDef *k =
+            doc_key(sections[i][0] ? sections[i] : NULL, context, names[i], true, &ambiguous);
+        if (ambiguous || (k && nv != nn && nv != 1)) {
+            print_error("jobs/README.md: cannot tell the default of `%s` in '%s'\n", names[i],
+                        line);
+            bad++;
+        } else if (k) {
+            const char *v = values[nv == 1 ? 0 : i];
+            (*checked)++;
+            if (!doc_default_agrees(k, v)) {
+                char code[600];
+                print_error("jobs/README.md: [%s] %s defaults to '%s', the code to %s\n",
+                            k->section, k->name, v, doc_code_default(k, code, sizeof code));
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+/// The defaults written in prose: `name` (VALUE, ...) where the first part in the brackets
+/// that is a number or a boolean, or the whole of them when it is a file name, is the default
+/// (`draw_movenumber` (40), `lr` (Adam step, 2), `weights` (spsa-weights.txt)).
+static int doc_prose(const char *text, int *checked)
+{
+    int bad = 0;
+    for (const char *p = text; (p = strchr(p, '`'));) {
+        const char *close = strchr(p + 1, '`');
+        if (!close)
+            break;
+        size_t w = (size_t)(close - p - 1);
+        bool word = w > 0 && w < 64 && strspn(p + 1, "abcdefghijklmnopqrstuvwxyz_0123456789") == w;
+        if (!word || strncmp(close + 1, " (", 2) || !strchr(close + 3, ')')) {
+            p = close + 1;
+            continue;
+        }
+        char name[64], inside[512], context[64], value[512] = "";
+        snprintf(name, sizeof name, "%.*s", (int)w, p + 1);
+        doc_trim(close + 3, (size_t)(strchr(close + 3, ')') - close - 3), inside, sizeof inside);
+        doc_context(text, p, context, sizeof context);
+        bool ambiguous = false;
+        const JobKeyDef *k = doc_key(NULL, context, name, false, &ambiguous);
+        p = close + 1;
+        if (!k || ambiguous)
+            continue;
+        if (k->type == KEY_STR) {
+            if (!strchr(inside, ' ') && !strchr(inside, '`'))
+                snprintf(value, sizeof value, "%s", inside);
+        } else {
+            for (const char *q = inside; *q && !value[0];) {
+                size_t len = strcspn(q, ",;");
+                char part[512];
+                doc_trim(q, len, part, sizeof part);
+                char *end = NULL;
+                (void)strtod(part, &end);
+                if (!strncmp(part, "true", 4) || !strncmp(part, "false", 5))
+                    snprintf(value, sizeof value, "%s", part[0] == 't' ? "true" : "false");
+                else if (end != part && (*end == '\0' || *end == ' ' || *end == ':'))
+                    snprintf(value, sizeof value, "%.*s", (int)(end - part), part);
+                q += len + (q[len] != '\0');
+            }
+        }
+        if (!value[0])
+            continue;
+        (*checked)++;
+        if (!doc_default_agrees(k, value)) {
+            char code[600];
+            print_error("jobs/README.md: `%s` (%s): the code's [%s] %s defaults to %s\n", name,
+                        inside, k->section, k->name, doc_code_default(k, code, sizeof code));
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/// Every default jobs/README.md names, in its `| key | default |` tables and in prose, is the
+/// code's (job_keys.def, what ctx_key_defaults sets before a file is read).
+static void test_readme_defaults(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/README.md", XQ_JOBS_DIR);
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    enum { README_MAX = 1 << 20 };
+    char *text = calloc(1, README_MAX + 1);
+    assert_non_null(text);
+    text[fread(text, 1, README_MAX, fp)] = '\0';
+    fclose(fp);
+    int bad = 0, in_table = 0, table_checked = 0, prose_checked = 0;
+    char context[64] = "";
+    for (char *line = text; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char row[1024];
+        snprintf(row, sizeof row, "%.*s", (int)len, line);
+        if (!strncmp(row, "| key | default |", 17)) {
+            in_table = 1;
+            doc_context(text, line, context, sizeof context);
+        } else if (in_table && row[0] == '|') {
+            if (strncmp(row, "|---", 4))
+                bad += doc_table_row(row, context, &table_checked);
+        } else {
+            in_table = 0;
+        }
+        line += len + (nl != NULL);
+    }
+    bad += doc_prose(text, &prose_checked);
+    free(text);
+    assert_int_equal(bad, 0);
+    assert_true(table_checked >= 60); // the tables were read, not skipped (70 rows)
+    assert_true(prose_checked >= 15);
+}
+
+/// No shipped job file uploads its reports anywhere: an example with a report URL would make
+/// every run spool an upload that cannot go; the URL and token stay commented out.
+static void test_examples_no_upload(void **state)
+{
+    Fixture *f = *state;
+    const char *names[] = {"sprt-weights.ini", "sprt-binaries.ini",   "gauntlet.ini",
+                           "book.ini",         "book-unbalanced.ini", "spsa-detuned.ini",
+                           "texel.ini",        "selfplay.ini",        "sprt-tuned.ini",
+                           "spsa-search.ini",  "datagen.ini",         "train.ini"};
+    char path[1024];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", XQ_JOBS_DIR, names[i]);
+        JobStatus st = job_load(path, NULL, 0, f->job, f->why, sizeof f->why);
+        if (st != JOB_OK)
+            fail_msg("%s: %s", path, f->why);
+        if (f->job->report.url_count != 0)
+            fail_msg("%s uploads to %s", names[i], f->job->report.urls[0]);
+    }
+}
+
+/// The main job's line in jobs/README.md states its concurrency as the file sets it, and per
+/// rank (it is per worker rank: `mpirun -np 3` plays twice as many games at once).
+static void test_readme_main_job(void **state)
+{
+    Fixture *f = *state;
+    char path[1024], want[64];
+    snprintf(path, sizeof path, "%s/sprt-weights.ini", XQ_JOBS_DIR);
+    assert_int_equal(job_load(path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+    snprintf(want, sizeof want, "`concurrency = %d`", f->job->concurrency);
+    snprintf(path, sizeof path, "%s/README.md", XQ_JOBS_DIR);
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    char line[4096];
+    bool found = false;
+    while (fgets(line, sizeof line, fp))
+        if (!strncmp(line, "| `sprt-weights.ini` |", 22)) {
+            found = true;
+            if (!strstr(line, want) || !strstr(line, "per worker rank"))
+                fail_msg("jobs/README.md's main job does not say %s per worker rank: %s", want,
+                         line);
+        }
+    fclose(fp);
+    assert_true(found);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1410,6 +1703,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_key_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kind_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_units_total, setup, teardown),
+        cmocka_unit_test(test_readme_defaults),
+        cmocka_unit_test_setup_teardown(test_examples_no_upload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readme_main_job, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
