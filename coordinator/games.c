@@ -46,8 +46,8 @@ static bool spsa_prepare(GamesCoord *g, char *why, size_t why_len)
         sp->max = jp->max;
         sp->c_end = jp->c_end;
         sp->r_end = jp->r_end;
-        // A start outside the range (an engine's configured value) begins at the nearest bound:
-        // the tuner never proposes a value the job's range excludes.
+        // A start outside the range (an engine's configured value) begins at the nearest
+        // bound, inside the range the job allows.
         if (sp->start < sp->min || sp->start > sp->max)
             sp->start = sp->start < sp->min ? sp->min : sp->max;
     }

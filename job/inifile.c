@@ -56,8 +56,8 @@ static bool header_check(Reader *r, const char *line)
         return true; // inih reports the syntax error
     char raw[INIFILE_LINE_MAX + 1];
     snprintf(raw, sizeof raw, "%.*s", (int)(end - line - 1), line + 1);
-    // The caller's handler stops the parse by returning false, its error already recorded with
-    // this line: STOPPED carries no text of ours.
+    // A handler stops the parse by returning false; the error is its own to record (with
+    // this line), so STOPPED carries no text of ours.
     if (r->h->section && !r->h->section(r->h->user, r->line, raw)) {
         r->st = INIFILE_ERR_STOPPED;
         r->err_line = r->line;

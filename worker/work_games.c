@@ -22,7 +22,7 @@ typedef struct {
 } GamesThread;
 
 /// A finished game as the wire carries it; what the wire holds in a byte (depth) is capped,
-/// not wrapped, and a time below zero (a clock step) reads as 0.
+/// not wrapped, and a time below zero reads as 0.
 static void game_to_wire(const GameRecord *r, WireGame *w)
 {
     w->red = (uint8_t)r->red;
