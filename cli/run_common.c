@@ -18,6 +18,8 @@ bool run_bench(uint64_t *signature, uint64_t *nps)
     BenchResult br = {0, 0};
     bool ok = e && bench_run(e, (int)depth, NULL, NULL, &br) == 0;
     engine_free(e);
+    // The node count is the signature (deterministic for a build); nps is this rank's speed,
+    // reported in HELLO for [time] scaling and the nps floor.
     *signature = br.nodes;
     *nps = br.time_ms > 0 ? br.nodes * 1000 / (uint64_t)br.time_ms : br.nodes;
     return ok;

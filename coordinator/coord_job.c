@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+// The loop's longest idle sleep: a run with nothing arriving notices a signal or a late
+// message within this.
 enum { POLL_MS = 20 };
 
 /// Opens the journal (its replay counts into the kind), lets the kind make its outputs whole,
@@ -13,6 +15,7 @@ static bool open_and_run(Coordinator *c, const CoordJob *cj, const CoordKind *ki
     JournalReplayStats js;
     if (!coord_open_journal(c, cj->journal_path, &cj->identity, &js, why, why_len))
         return false;
+    // A resumed run says what it took over, so the operator sees the journal was the right one.
     if (!js.created)
         printf("Resuming run %s: %llu units already done (%llu duplicate records, %llu torn "
                "bytes dropped)\n",
@@ -24,6 +27,7 @@ static bool open_and_run(Coordinator *c, const CoordJob *cj, const CoordKind *ki
     return true;
 }
 
+/// failed_kind's check: no result can count once the coordinator could not start.
 static bool refuse_all(void *ctx, uint64_t unit, const WireMessage *m, char *why, size_t len)
 {
     (void)ctx, (void)unit, (void)m;
@@ -31,6 +35,7 @@ static bool refuse_all(void *ctx, uint64_t unit, const WireMessage *m, char *why
     return false;
 }
 
+/// failed_kind's completion: the run ends only when every worker has said BYE.
 static bool never_done(void *ctx, const CoordState *st, bool *abandon, char *verdict, size_t len)
 {
     (void)ctx, (void)st, (void)abandon, (void)verdict, (void)len;
@@ -61,6 +66,8 @@ int coord_job_run(const CoordJob *cj, const CoordKindDef *def)
                        POLL_MS,
                        job->scale.nps_floor,
                        job->scale.bench ? job->scale.reference_nps : 0};
+    // The loop runs even when the kind could not start: the workers are waiting for it, and
+    // only its STOP lets them (and so mpirun) end.
     Coordinator *c = coord_new(&cfg, ctx ? &kind : &failed_kind);
     if (c) {
         coord_set_drain(c, job->drain_grace * 1000);
@@ -70,6 +77,7 @@ int coord_job_run(const CoordJob *cj, const CoordKindDef *def)
     int rc = 1;
     if (!c) {
         fprintf(stderr, "xqforge run: out of memory\n");
+        // coord_fail records why and stops every rank; coord_run then collects their BYEs.
     } else if (!ctx) {
         coord_fail(c, why); // says why
         coord_run(c);
@@ -80,6 +88,7 @@ int coord_job_run(const CoordJob *cj, const CoordKindDef *def)
         rc = kind.finish ? kind.finish(kind.ctx, coord_state(c)) : default_finish(coord_state(c));
     }
     coord_free(c);
+    // The kind outlives the coordinator's last call into it (finish), then goes.
     if (ctx)
         def->kind_free(ctx);
     return rc;

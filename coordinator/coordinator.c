@@ -78,6 +78,7 @@ Coordinator *coord_new(const CoordConfig *cfg, const CoordKind *kind)
     c->st.rank = calloc((size_t)n, sizeof *c->st.rank);
     c->inflight = calloc((size_t)n, sizeof *c->inflight);
     c->said_bye = calloc((size_t)n, 1);
+    // A build's COORD_BATCH_MAX of 0 would stage forever: one result per commit at least.
     c->batch_max = COORD_BATCH_MAX > 0 ? COORD_BATCH_MAX : 1;
     msgpack_sbuffer_init(&c->buf);
     msgpack_sbuffer_init(&c->batch_bytes);
@@ -111,6 +112,7 @@ void coord_set_drain(Coordinator *c, int grace_ms) { c->drain_grace_ms = grace_m
 
 void coord_set_rank0_plays(Coordinator *c, bool plays)
 {
+    // With one rank, rank 0 is the only worker whatever the job says (coord_new counted it).
     if (c->st.ranks > 1)
         c->st.workers_expected = plays ? c->st.ranks : c->st.ranks - 1;
 }
@@ -119,11 +121,14 @@ void coord_set_verbose(Coordinator *c, bool verbose) { c->verbose = verbose; }
 
 int coord_exit_status(const CoordState *st)
 {
+    // 130 is the shell's status for SIGINT (128 + 2): a script tells an interrupt from a failure.
     return st->end == COORD_DONE ? 0 : st->end == COORD_INTERRUPTED ? 130 : 1;
 }
 
 // ---- Units in flight ----------------------------------------------------------------------
 
+/// Adds id to a rank's units in hand; false when out of memory (give_units then takes the
+/// units back).
 static bool inflight_add(InFlight *f, uint64_t id)
 {
     if (f->n == f->cap) {
@@ -138,6 +143,8 @@ static bool inflight_add(InFlight *f, uint64_t id)
     return true;
 }
 
+/// Takes id out of a rank's units in hand (their order does not matter); false when the rank
+/// did not hold it: the test that keeps a rank from sending a unit that is not its own.
 static bool inflight_remove(InFlight *f, uint64_t id)
 {
     for (int i = 0; i < f->n; i++)
@@ -151,6 +158,7 @@ static bool inflight_remove(InFlight *f, uint64_t id)
 /// Gives the units of rank r back to the schedule; returns how many.
 static int release_rank(Coordinator *c, int r)
 {
+    // A unit already done stays done: it never goes back to the schedule to be played twice.
     InFlight *f = &c->inflight[r];
     int n = 0;
     for (int i = 0; i < f->n; i++)
@@ -164,6 +172,7 @@ static int release_rank(Coordinator *c, int r)
 
 // ---- Sending ------------------------------------------------------------------------------
 
+/// STOP goes under LINK_TAG_ORDER, so r takes every WORK sent before it first (coordinator.h).
 static void send_stop(Coordinator *c, int r, WireStopCode code, const char *text)
 {
     WireStop stop = {(uint32_t)code, ""};
@@ -171,6 +180,8 @@ static void send_stop(Coordinator *c, int r, WireStopCode code, const char *text
     channel_send(c->cfg.ch, r, LINK_TAG_ORDER, wire_pack_stop(&stop, &c->buf), &c->buf);
 }
 
+/// Stops every admitted rank. The code is kept: a rank that asks for work later hears the
+/// same one (on_request). A rank refused or gone has nothing to stop.
 static void stop_all(Coordinator *c, WireStopCode code, const char *text)
 {
     c->st.stopping = true;
@@ -182,6 +193,7 @@ static void stop_all(Coordinator *c, WireStopCode code, const char *text)
 
 void coord_fail(Coordinator *c, const char *why)
 {
+    // The first failure is the run's reason; later ones are its consequences.
     if (c->st.end == COORD_FAILED)
         return;
     fprintf(stderr, "\nxqforge run: %s; stopping\n", why);
@@ -193,6 +205,7 @@ void coord_fail(Coordinator *c, const char *why)
 /// Hands up to n units to rank r; false if none was left (or the run failed).
 static bool give_units(Coordinator *c, int r, int n)
 {
+    // One WORK message holds at most WIRE_MAX_PAIRS_PER_WORK units (the wire's bound).
     WireWork work = {.job_id = c->cfg.job_id};
     work.unit_count = schedule_take(&c->sched, work.unit_ids,
                                     n < WIRE_MAX_PAIRS_PER_WORK ? n : WIRE_MAX_PAIRS_PER_WORK);
@@ -202,6 +215,8 @@ static bool give_units(Coordinator *c, int r, int n)
     bool ok = true;
     for (int i = 0; i < work.unit_count && ok; i++)
         ok = inflight_add(&c->inflight[r], work.unit_ids[i]);
+    // attach journals what the WORK needs (an SPSA step) before the WORK exists; if anything
+    // fails the units go back untouched and the run fails, so no unit is in hand half-made.
     if (ok && c->kind.attach)
         ok = c->kind.attach(c->kind.ctx, c, &work, why, sizeof why);
     if (!ok) {
@@ -212,6 +227,7 @@ static bool give_units(Coordinator *c, int r, int n)
         coord_fail(c, why);
         return false;
     }
+    // A failed send leaves the units in r's hand: they go back when r leaves or is refused.
     if (!channel_send(c->cfg.ch, r, LINK_TAG_ORDER, wire_pack_work(&work, &c->buf), &c->buf))
         fprintf(stderr, "\nxqforge run: cannot send work to rank %d\n", r);
     return true;
@@ -236,6 +252,7 @@ static void serve_waiting(Coordinator *c)
 static void refuse_rank(Coordinator *c, int r, const char *why)
 {
     CoordRank *k = &c->st.rank[r];
+    // Only a member counts as live; a rank refused or gone already is not refused twice.
     if (k->state == COORD_RANK_MEMBER)
         c->st.workers_live--;
     if (k->state == COORD_RANK_REFUSED || k->state == COORD_RANK_LEFT)
@@ -247,6 +264,7 @@ static void refuse_rank(Coordinator *c, int r, const char *why)
     WireRefuse ref;
     snprintf(ref.reason, sizeof ref.reason, "%.*s", WIRE_MAX_TEXT, why);
     channel_send(c->cfg.ch, r, LINK_TAG_ORDER, wire_pack_refuse(&ref, &c->buf), &c->buf);
+    // Its units go to the ranks that wait now, not at their next REQUEST.
     if (release_rank(c, r))
         serve_waiting(c);
 }
@@ -260,6 +278,9 @@ static bool result_unit(const Coordinator *c, const WireMessage *m, uint64_t *un
     return m->kind == c->kind.result_kind && wire_unit_of(m, unit, job_id, rank);
 }
 
+/// The one place a unit counts: the schedule, the run's totals and the rank's figures move
+/// together, then the kind counts it. A rank beyond this run's size (a journal of a larger
+/// run, resumed on fewer ranks) is counted as earlier, not as a rank's.
 /// Counts a journaled unit for rank r (live or replayed).
 static bool count_unit(Coordinator *c, uint64_t unit, int r, const WireMessage *m, bool replay,
                        char *why, size_t why_len)
@@ -284,6 +305,9 @@ typedef struct {
     uint64_t beyond; // records of units beyond this run's total
 } Replay;
 
+/// journal_open's callback, once per record in the order written. A journaled result is
+/// trusted no more than a live one: it is unpacked, checked by the kind again and only then
+/// counted (replayed). Non-zero stops the open, with the reason in rp->why.
 static int replay_record(void *ctx, uint64_t key, const void *payload, size_t len)
 {
     Replay *rp = ctx;
@@ -336,6 +360,7 @@ bool coord_open_journal(Coordinator *c, const char *path, const JournalIdentity 
     why[0] = '\0';
     JournalStatus js =
         journal_open(&c->journal, path, identity, replay_record, &rp, stats, jwhy, sizeof jwhy);
+    // replay_record already said why.
     if (js == JOURNAL_ERR_CALLBACK)
         return false;
     if (js != JOURNAL_OK) {
@@ -352,6 +377,8 @@ bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size
 {
     if (c->st.end == COORD_FAILED)
         return false;
+    // journal_append syncs at once and would commit a staged batch with it, uncounted: hence
+    // no WORK (whose attach lands here) goes out while results are staged (serve_waiting).
     if (journal_append(c->journal, COORD_KEY_EXTRA | key, payload, len) == JOURNAL_OK)
         return true;
     char why[sizeof c->st.reason];
@@ -370,6 +397,8 @@ static void on_hello(Coordinator *c, int src, const WireHello *h)
     snprintf(k->host, sizeof k->host, "%s", h->hostname);
     k->bench_nps = h->bench_nps;
     k->threads = (int)h->concurrency;
+    // Admission: the same bench signature means the same build, so the same rules and search on
+    // every rank; a result from another build would not be comparable.
     if (h->bench_signature != c->cfg.bench_signature) {
         char why[WIRE_MAX_TEXT + 1];
         snprintf(why, sizeof why,
@@ -388,6 +417,7 @@ static void on_hello(Coordinator *c, int src, const WireHello *h)
         refuse_rank(c, src, why);
         return;
     }
+    // Admitted: from now on its requests are served and its results may count.
     k->state = COORD_RANK_MEMBER;
     c->st.workers_live++;
     c->st.workers_admitted++;
@@ -409,6 +439,7 @@ static void on_request(Coordinator *c, int src, const WireRequest *req)
                     src);
         return;
     }
+    // A rank that asks after the stop hears the same STOP as the others (stop_all's code).
     if (c->st.stopping) {
         send_stop(c, src, c->stop_code, "no more work");
         return;
@@ -455,6 +486,8 @@ static void commit_batch(Coordinator *c)
         coord_fail(c, why);
     } else if (n > 0) {
         uint64_t end = journal_staged_end(c->journal);
+        // One at a time, each followed by check_complete: a verdict sees exactly the results
+        // counted before it, and the ones after it do not count.
         for (; counted < n && !c->decided && c->st.end != COORD_FAILED; counted++) {
             Staged *b = &c->batch[counted];
             WireMessage m;
@@ -473,6 +506,7 @@ static void commit_batch(Coordinator *c)
         if (counted < n && c->decided)
             cut_batch(c, counted ? c->batch[counted - 1].end : c->batch_from, end);
     }
+    // What was not counted (a failure, a verdict part way) is not done: back to the schedule.
     for (int i = counted; i < n; i++)
         schedule_release(&c->sched, c->batch[i].unit);
     msgpack_sbuffer_clear(&c->batch_bytes);
@@ -494,6 +528,8 @@ static void stage_result(Coordinator *c, int src, const WireMessage *m)
     char why[512];
     if (c->st.end == COORD_FAILED || c->decided)
         return; // nothing more can be journaled, or the verdict stands as it was given
+    // Not admitted, refused or gone: what it sends does not count (a refused or leaving rank's
+    // units went back already).
     if (k->state != COORD_RANK_MEMBER) {
         fprintf(stderr, "\nxqforge run: a result from rank %d, which is not admitted; ignored\n",
                 src);
@@ -504,6 +540,7 @@ static void stage_result(Coordinator *c, int src, const WireMessage *m)
         refuse_rank(c, src, "sent a result that is not one unit of this job");
         return;
     }
+    // Only a unit handed to this very rank and not yet done may count (coordinator.h).
     if (unit >= c->st.units_total || schedule_is_done(&c->sched, unit) ||
         !inflight_remove(&c->inflight[src], unit)) {
         fprintf(stderr,
@@ -530,6 +567,7 @@ static void stage_result(Coordinator *c, int src, const WireMessage *m)
     size_t len = c->buf.size;
     msgpack_sbuffer_clear(&c->buf);
     if (js != JOURNAL_OK) {
+        // This result is dropped; the ones staged before it are whole and are still committed.
         c->batch_bytes.size = off;
         schedule_release(&c->sched, unit);
         commit_batch(c); // the results staged before it are whole
@@ -543,6 +581,8 @@ static void stage_result(Coordinator *c, int src, const WireMessage *m)
         commit_batch(c);
 }
 
+/// Takes one message, first's tag before second's. A message that fails validation costs
+/// its sender its admission: a rank that sends garbage may send wrong results too.
 static bool poll_one(Coordinator *c, LinkTag first, LinkTag second, int *src, WireMessage *m)
 {
     int rejected = -1;
@@ -565,6 +605,7 @@ static void on_bye(Coordinator *c, int src, const WireBye *b)
         wire_message_destroy(&m);
     }
     commit_batch(c);
+    // A repeated BYE is not another worker leaving.
     if (c->said_bye[src])
         return;
     c->said_bye[src] = 1;
@@ -574,6 +615,7 @@ static void on_bye(Coordinator *c, int src, const WireBye *b)
         snprintf(k->error, sizeof k->error, "%s", b->error);
         fprintf(stderr, "\nrank %d (%s) failed: %s\n", src, k->host[0] ? k->host : "?", b->error);
     }
+    // A refused rank's units went back when it was refused; nothing more to release.
     if (k->state != COORD_RANK_MEMBER)
         return;
     k->state = COORD_RANK_LEFT;
@@ -585,6 +627,9 @@ static void on_bye(Coordinator *c, int src, const WireBye *b)
     serve_waiting(c);
 }
 
+/// Routes one message. Results are staged, a REQUEST may wait for the batch (on_request);
+/// anything else (HELLO, BYE) first commits the batch, so state changes see every result
+/// that came before them.
 static void dispatch(Coordinator *c, int src, WireMessage *m)
 {
     if (src < 0 || src >= c->st.ranks)
@@ -604,6 +649,9 @@ static void dispatch(Coordinator *c, int src, WireMessage *m)
     }
 }
 
+/// Asks the kind whether the job is complete; all units done completes it anyway. A verdict
+/// that abandons the units in progress sets decided: from then on no result counts, and the
+/// STOP is "interrupted" so the workers drop what they hold. Once stopping, nothing to ask.
 static void check_complete(Coordinator *c)
 {
     if (c->st.stopping)
@@ -730,8 +778,11 @@ static int hold_ms(const Coordinator *c)
 CoordEnd coord_run(Coordinator *c)
 {
     double wall0 = wall_now(), cpu0 = cpu_now();
+    // A resumed run whose journal completes the job stops its workers at their first request.
     check_complete(c);
     int poll_ms = c->cfg.poll_ms > 0 ? c->cfg.poll_ms : 20, idle_ms = 1, held_ms = 0;
+    // The loop ends when every expected worker said BYE, not when the job is complete: results
+    // still on their way are taken, and a rank that leaves early gives its units to the others.
     while (c->byes < c->st.workers_expected) {
         drain(c);
         if (c->kind.tick)
@@ -760,7 +811,9 @@ CoordEnd coord_run(Coordinator *c)
         wire_message_destroy(&m);
         check_complete(c);
     }
+    // Nothing stays staged after the loop: it counts (or fails the run) before the end is read.
     commit_batch(c);
+    // Every worker left, and neither the job's end, an interrupt nor a failure was recorded.
     if (c->st.end == COORD_RUNNING)
         explain_failure(c);
     if (c->st.end == COORD_INTERRUPTED) { // no unit was handed out since: all were in hand

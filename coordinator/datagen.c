@@ -11,6 +11,7 @@
 #include "run_report.h"
 #include "timeman.h"
 
+// A directory and a file name, both job texts, with the '/' and the NUL.
 enum { PATH_MAX_LEN = 2 * JOB_TEXT_MAX + 2 };
 
 struct DatagenCoord {
@@ -30,6 +31,7 @@ struct DatagenCoord {
     RunReport rr;
 };
 
+/// The job's target counts accepted positions: deduplicated, not records nor games.
 static bool reached(const DatagenCoord *d)
 {
     return d->accepted >= (uint64_t)d->job->datagen.positions;
@@ -40,6 +42,7 @@ static bool datagen_check(void *ctx, uint64_t unit, const WireMessage *m, char *
 {
     DatagenCoord *d = ctx;
     const WireDatagenResult *r = m->datagen;
+    // A unit is a fixed number of games: that fixes the game ids a unit's records may name.
     if ((int)r->games != d->job->datagen.unit) {
         snprintf(why, len, "unit %llu has %u games, not %d", (unsigned long long)unit,
                  (unsigned)r->games, d->job->datagen.unit);
@@ -64,6 +67,9 @@ static bool datagen_check(void *ctx, uint64_t unit, const WireMessage *m, char *
 }
 
 /// Adds one record unless its position was seen in this run.
+/// Dedup by the position's Zobrist key, first come first kept: records are counted in journal
+/// order, so a replay keeps the very same ones. A write error fails the run, since the file
+/// would no longer hold what the journal says was accepted.
 static bool add_record(DatagenCoord *d, const uint8_t *raw)
 {
     PosRecord rec;
@@ -95,6 +101,7 @@ static bool datagen_count(void *ctx, uint64_t unit, const WireMessage *m, bool r
 {
     DatagenCoord *d = ctx;
     const WireDatagenResult *r = m->datagen;
+    // Live and replayed units count alike: the file is rebuilt from the journal at each start.
     (void)unit, (void)replay;
     d->units++;
     d->games += r->games;
@@ -118,6 +125,7 @@ static bool datagen_complete(void *ctx, const CoordState *st, bool *abandon, cha
         snprintf(verdict, len, "%d positions", d->job->datagen.positions);
         return true;
     }
+    // max_games spent before the target: complete (exit 0), and the file is "finished short".
     if (st->units_done == st->units_total) {
         snprintf(verdict, len, "every game played (max_games)");
         return true;
@@ -144,6 +152,8 @@ static int workers_of(const CoordState *st)
     return st->workers_admitted > 0 ? st->workers_admitted : 1;
 }
 
+/// Accepted positions a second in this session: what the journal's replay brought is not
+/// this session's work.
 static double rate(const DatagenCoord *d)
 {
     double s = (timeman_now_ms() - d->start_ms) / 1000.0;
@@ -154,6 +164,7 @@ static void progress(DatagenCoord *d, const CoordState *st, bool force)
 {
     int64_t now = timeman_now_ms();
     bool tty = run_console_is_terminal();
+    // A terminal's line is rewritten every second; a log gets a new line every 10 s at most.
     if (!d->start_ms || (!force && now - d->last_progress_ms < (tty ? 1000 : 10000)))
         return;
     d->last_progress_ms = now;
@@ -175,6 +186,7 @@ static bool checkpoint(DatagenCoord *d)
     d->w = NULL;
     if (!ps)
         ps = posdata_writer_open(d->path, true, &d->w, why, sizeof why);
+    // The run fails at the next datagen_count (d->failed), through the loop's usual path.
     if (ps) {
         snprintf(d->error, sizeof d->error, "%s", why);
         d->failed = true;
@@ -182,6 +194,8 @@ static bool checkpoint(DatagenCoord *d)
     return !ps;
 }
 
+/// The file's state for the report and the result: "finished short" is a run that ended
+/// done (max_games spent) without the target.
 static const char *state_name(const DatagenCoord *d, const CoordState *st, bool final)
 {
     if (!final)
@@ -213,6 +227,7 @@ static void refresh(DatagenCoord *d, const CoordState *st, bool final)
                          "positions_per_s_per_core", cores ? rate(d) / cores : 0.0, "workers",
                          workers, "cores", cores, "results", "red_wins", (json_int_t)d->red_wins,
                          "draws", (json_int_t)d->draws, "black_wins", (json_int_t)d->black_wins));
+    // The facts are written whole each time, so none is left from an earlier refresh.
     report_facts_clear(r);
     report_fact(r, "Positions", "State", "%s", state_name(d, st, final));
     if (final && st->end == COORD_FAILED)
@@ -234,6 +249,7 @@ static void refresh(DatagenCoord *d, const CoordState *st, bool final)
     report_fact(r, "Run", "Run id", "%s", d->run_id);
     for (int k = 0; k < st->ranks; k++) {
         const CoordRank *w = &st->rank[k];
+        // Never said HELLO and has no journaled units: not a worker of this run.
         if (w->state == COORD_RANK_UNKNOWN && !w->units)
             continue;
         char label[WIRE_MAX_TEXT + 32];
@@ -251,6 +267,7 @@ static void datagen_tick(void *ctx, const CoordState *st, bool force)
     DatagenCoord *d = ctx;
     cores_of(d, st); // keeps the most cores seen
     progress(d, st, force);
+    // The file is made whole at the report's interval, so the report's count is the file's.
     if (d->start_ms && run_report_due(&d->rr) && !d->failed) {
         checkpoint(d);
         refresh(d, st, false);
@@ -286,6 +303,8 @@ const CoordKindDef coord_datagen_def = {datagen_kind_new, datagen_kind_free};
 DatagenCoord *datagen_coord_new(const JobConfig *job, const char *dir, char *why, size_t why_len)
 {
     DatagenCoord *d = calloc(1, sizeof *d);
+    // The dedup set starts sized for the target, at most 2^20 keys (16 MiB), and grows beyond
+    // that only if the run gets there.
     size_t expected = job->datagen.positions < (1 << 20) ? (size_t)job->datagen.positions : 1 << 20;
     if (!d || keyset_init(&d->keys, expected) != 0) {
         snprintf(why, why_len, "out of memory");
@@ -327,6 +346,7 @@ void datagen_coord_free(DatagenCoord *d)
 bool datagen_coord_start(DatagenCoord *d, const CoordState *st, const char *run_id, char *why,
                          size_t why_len)
 {
+    // Nothing here can fail: the file was opened by datagen_coord_new, before the journal.
     (void)why, (void)why_len;
     snprintf(d->run_id, sizeof d->run_id, "%s", run_id);
     if (d->rr.report)
@@ -334,6 +354,7 @@ bool datagen_coord_start(DatagenCoord *d, const CoordState *st, const char *run_
     if (st->units_at_start)
         printf("Resuming: %llu units journaled, %llu positions rewritten to %s\n",
                (unsigned long long)st->units_at_start, (unsigned long long)d->accepted, d->path);
+    // The replay has counted by now: what follows is this session's.
     d->accepted_at_start = d->accepted;
     d->games_at_start = d->games;
     d->start_ms = d->last_progress_ms = timeman_now_ms();
@@ -355,6 +376,7 @@ static bool write_result(DatagenCoord *d, const CoordState *st, double seconds)
     if (!job->output.result[0])
         return true;
     int cores = cores_of(d, st);
+    // The rates are this session's, as on the progress line; the counts are the whole run's.
     double r = seconds > 0 ? (double)(d->accepted - d->accepted_at_start) / seconds : 0;
     json_t *o = json_object();
     json_object_set_new(o, "schema", json_integer(1));
@@ -396,6 +418,7 @@ int datagen_coord_finish(DatagenCoord *d, const CoordState *st)
     char why[512];
     progress(d, &end, true);
     printf("\n");
+    // The file is closed whole (count, checksum) before the result file names it.
     PosdataStatus ps = d->w ? posdata_writer_close(d->w, why, sizeof why) : POSDATA_OK;
     d->w = NULL;
     if ((ps || d->failed) && end.end != COORD_FAILED) {

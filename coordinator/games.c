@@ -14,6 +14,7 @@
 #include "pgn.h"
 #include "timeman.h"
 
+// Games between two summary blocks in the live output (games_count), fastchess's habit.
 enum { SUMMARY_EVERY = 100 };
 
 // ---- Setup ---------------------------------------------------------------------------------
@@ -45,6 +46,8 @@ static bool spsa_prepare(GamesCoord *g, char *why, size_t why_len)
         sp->max = jp->max;
         sp->c_end = jp->c_end;
         sp->r_end = jp->r_end;
+        // A start outside the range (an engine's configured value) begins at the nearest
+        // bound, inside the range the job allows.
         if (sp->start < sp->min || sp->start > sp->max)
             sp->start = sp->start < sp->min ? sp->min : sp->max;
     }
@@ -61,6 +64,7 @@ static bool spsa_prepare(GamesCoord *g, char *why, size_t why_len)
         snprintf(why, why_len, "cannot write %s: %s", path, strerror(errno));
         return false;
     }
+    // About 500 rows whatever the run's length: the trajectory stays a small file to plot.
     int64_t every = cfg->iterations / 500;
     spsa_tuner_set_csv(g->spsa, g->spsa_csv, every > 0 ? every : 1);
     return true;
@@ -85,6 +89,7 @@ GamesCoord *games_coord_new(const GamesSetup *s, char *why, size_t why_len)
     g->plan = s->plan;
     g->bench_signature = s->bench_signature;
     g->ranks = s->ranks;
+    // A unit is a pair of games with colours swapped (repeat), else one game.
     g->per_pair = s->plan->repeat ? 2 : 1;
     snprintf(g->dir, sizeof g->dir, "%s", s->dir);
     _Static_assert((int)JOB_SPRT_NORMALIZED == (int)SPRT_NORMALIZED &&
@@ -94,7 +99,10 @@ GamesCoord *games_coord_new(const GamesSetup *s, char *why, size_t why_len)
     g->sprt =
         (SprtParams){s->job->sprt.elo0, s->job->sprt.elo1, s->job->sprt.alpha, s->job->sprt.beta,
                      s->job->sprt.model == JOB_SPRT_LOGISTIC ? SPRT_LOGISTIC : SPRT_NORMALIZED};
+    // The joint ratings need two players at least.
     rating_init(&g->rating, s->plan->players < 2 ? 2 : s->plan->players);
+    // Everything that can fail is opened here, before the journal: a run that cannot write its
+    // outputs stops before any game is played.
     if (s->job->kind == JOB_SPSA && !spsa_prepare(g, why, why_len)) {
         games_coord_free(g);
         return NULL;
@@ -145,8 +153,11 @@ void games_coord_free(GamesCoord *g)
 
 // ---- Results ------------------------------------------------------------------------------
 
+/// A game as it came over the wire, as the record game_verify and pgn_write read. The names
+/// are the plan's, never the worker's: a rank cannot rename the engines in the PGN.
 static void wire_to_game(const WireGame *w, const MatchConfig *m, GameRecord *r)
 {
+    // Only the head is cleared: the moves array is large, and exactly ply_count of it is set.
     memset(r, 0, offsetof(GameRecord, moves));
     snprintf(r->names[0], PLAYER_NAME_MAX, "%s", m->players[0].name);
     snprintf(r->names[1], PLAYER_NAME_MAX, "%s", m->players[1].name);
@@ -177,6 +188,7 @@ static bool games_check(void *ctx, uint64_t unit, const WireMessage *m, char *wh
     const WirePair *p = &m->result->units[0];
     const MatchConfig *mc = &plan->pairings[plan_pairing_of(plan, unit)].m;
     uint64_t round = plan_round_of(plan, unit);
+    // The opening is derived here from the unit id, as the worker did: a rank cannot choose it.
     int want = openings_pick(mc->openings, round, mc->random_order, mc->seed, mc->start);
     if (p->game_count != g->per_pair) {
         snprintf(why, len, "an incomplete pair (%d of %d games)", p->game_count, g->per_pair);
@@ -191,6 +203,7 @@ static bool games_check(void *ctx, uint64_t unit, const WireMessage *m, char *wh
         snprintf(why, len, "both games of the pair with the same colours");
         return false;
     }
+    // Every move is replayed through the rules, and the ending must be the one the rules give.
     for (int i = 0; i < p->game_count; i++) {
         char gwhy[256];
         wire_to_game(&p->games[i], mc, g->rec);
@@ -223,6 +236,8 @@ static void add_positions(GamesCoord *g, const WirePair *p)
     }
 }
 
+/// Appends the pair's games to the PGN, flushed at once so the file follows the journal;
+/// what a crash loses, --resume rebuilds. false stops the run.
 static bool write_pgn(GamesCoord *g, uint64_t unit, const WirePair *p, char *why, size_t len)
 {
     if (!g->pgn)
@@ -267,6 +282,8 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
     int before = g->all.games;
     for (int i = 0; i < p->game_count; i++) {
         const WireGame *wg = &p->games[i];
+        // Points of the pairing's engine a (player 0): it won when the winner's colour is the one
+        // it played (red == 0: player 0 had Red).
         double pts = wg->outcome == WIRE_OUTCOME_DRAW                           ? 0.5
                      : (wg->outcome == WIRE_OUTCOME_RED_WINS) == (wg->red == 0) ? 1.0
                                                                                 : 0.0;
@@ -279,20 +296,25 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
         rating_add(&g->rating, pg->a, pg->b, pts);
         points += pts;
     }
+    // A finished pair also counts as one pentanomial outcome (summary.c reads those for SPRT).
     if (p->game_count == 2) {
         match_totals_pair(&g->tot[pi], pts_of);
         match_totals_pair(&g->all, pts_of);
     }
     uint32_t rank = m->result->rank;
+    // A rank beyond this run's size (a larger run's journal) is not in the per-rank tables.
     if ((int)rank < g->ranks)
         g->rank_games[rank] += (uint64_t)p->game_count;
     if ((int)rank < g->ranks && !replay) // nodes per move per rank ([time] scale keeps it even)
         rank_play_add(&g->rank_play[rank], m->result, p);
+    // Replayed pairs too: the positions file, like the PGN, is rebuilt from the journal.
     if (g->positions)
         add_positions(g, p);
     // SPSA: plus (player 0) scored points of game_count; W - L = 2 * points - games.
     if (g->spsa)
         spsa_tuner_pair_done(g->spsa, unit, (int)lround(2 * points) - p->game_count);
+    // The PGN last: a write error fails the run after the pair counted everywhere else, and
+    // the journal still holds it.
     games_report_history(g);
     if (!write_pgn(g, unit, p, why, len))
         return false;
@@ -308,6 +330,8 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
     return true;
 }
 
+/// A kind's own journal record: for games, only SPSA steps exist; anything else means the
+/// journal belongs to another kind of job and the resume is refused.
 static bool games_replay_extra(void *ctx, uint64_t key, const void *payload, size_t len, char *why,
                                size_t why_len)
 {
@@ -346,6 +370,7 @@ static bool games_attach(void *ctx, Coordinator *c, WireWork *work, char *why, s
         snprintf(why, len, "cannot journal an SPSA step");
         return false;
     }
+    // The step is durable: only now does the WORK carry it to the worker.
     const SpsaConfig *cfg = spsa_tuner_config(g->spsa);
     work->spsa.id = st->id;
     work->spsa.count = cfg->count;
@@ -357,6 +382,8 @@ static bool games_attach(void *ctx, Coordinator *c, WireWork *work, char *why, s
     return true;
 }
 
+/// An SPRT has exactly two engines (validate_games), so one pairing: its totals, as pairs
+/// when the games are paired.
 bool games_sprt(const GamesCoord *g, SprtResult *out)
 {
     if (!g->job->sprt.enabled)
@@ -381,6 +408,7 @@ static bool games_complete(void *ctx, const CoordState *st, bool *abandon, char 
 static void games_tick(void *ctx, const CoordState *st, bool force)
 {
     GamesCoord *g = ctx;
+    // The progress line every turn; the report file only at the [report] interval.
     games_progress(g, st, force);
     if (run_report_due(&g->rr))
         games_report_refresh(g, st, false);
@@ -423,6 +451,8 @@ const CoordKindDef coord_games_def = {games_kind_new, games_kind_free};
 
 // ---- Start and end -------------------------------------------------------------------------
 
+/// This thread's CPU time: the coordinator's own cost, without a worker thread rank 0 may
+/// run alongside (coordinator_plays).
 static double thread_cpu_seconds(void)
 {
     struct rusage ru;
@@ -438,6 +468,8 @@ bool games_coord_start(GamesCoord *g, const CoordState *st, const char *run_id, 
     snprintf(g->run_id, sizeof g->run_id, "%s", run_id);
     if (g->rr.report)
         report_set_run_id(g->rr.report, run_id);
+    // The PGN rebuilt from the journal replaces the old file only now, whole and synced: a
+    // failed start leaves the old one as it was.
     if (g->pgn) {
         char path[GAMES_PATH_MAX];
         games_path(g, g->job->output.pgn, path, sizeof path);
@@ -483,6 +515,7 @@ static bool only_failures(const GamesCoord *g)
 int games_coord_finish(GamesCoord *g, const CoordState *st)
 {
     CoordState end = *st;
+    // A run whose every game failed "completes" by its count but measured nothing: it fails.
     if (end.end == COORD_DONE && only_failures(g)) {
         end.end = COORD_FAILED;
         snprintf(end.reason, sizeof end.reason,
@@ -521,6 +554,7 @@ int games_coord_finish(GamesCoord *g, const CoordState *st)
                    (unsigned long long)g->positions_seen, g->dir, g->job->output.positions);
         g->positions = NULL;
     }
+    // The PGN's last buffered bytes: a close error is a write error like any other.
     if (g->pgn) {
         if (fclose(g->pgn) != 0 && end.end != COORD_FAILED) {
             end.end = COORD_FAILED;
@@ -533,6 +567,7 @@ int games_coord_finish(GamesCoord *g, const CoordState *st)
         snprintf(end.reason, sizeof end.reason, "cannot write %.200s/%.200s", g->dir,
                  g->job->output.result);
     }
+    // The report last, so it shows the end as decided above (a late write error included).
     games_report_refresh(g, &end, true);
     run_report_end(&g->rr, true);
     if (end.end == COORD_FAILED)

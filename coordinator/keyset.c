@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+// A power of two (slot_of masks with mask = slots - 1); 8 KiB is nothing next to a book.
 enum { MIN_SLOTS = 1024 };
 
 /// Zobrist keys are random already; the multiply spreads keys of other origins too.
@@ -14,6 +15,7 @@ static size_t slot_of(const KeySet *s, uint64_t key)
 int keyset_init(KeySet *s, size_t expected)
 {
     size_t n = MIN_SLOTS;
+    // Sized so that the expected keys stay under the 70% load at which keyset_add grows.
     while (n * 7 / 10 < expected)
         n *= 2;
     s->slots = calloc(n, sizeof *s->slots);
@@ -30,6 +32,8 @@ void keyset_destroy(KeySet *s)
     s->count = 0;
 }
 
+/// Linear probing into a table known to have a free slot (the load stays under 70%) and not
+/// to hold key: the caller checked both, so the loop ends at an empty slot.
 static void insert(KeySet *s, uint64_t key)
 {
     size_t i = slot_of(s, key);
@@ -38,6 +42,8 @@ static void insert(KeySet *s, uint64_t key)
     s->slots[i] = key;
 }
 
+/// Doubles the table and reinserts every key (their slots move with the mask). On failure
+/// the old table stays as it was, so keyset_add can leave the set unchanged.
 static int grow(KeySet *s)
 {
     size_t n = (s->mask + 1) * 2;
@@ -56,6 +62,7 @@ static int grow(KeySet *s)
 
 bool keyset_has(const KeySet *s, uint64_t key)
 {
+    // 0 marks an empty slot, so key 0 lives outside the table.
     if (key == 0)
         return s->has_zero;
     for (size_t i = slot_of(s, key); s->slots[i]; i = (i + 1) & s->mask)
@@ -73,6 +80,7 @@ int keyset_add(KeySet *s, uint64_t key)
         s->count++;
         return 1;
     }
+    // Grow before the load would pass 70%: probes stay short and an empty slot always exists.
     if ((s->count + 1) * 10 > (s->mask + 1) * 7 && grow(s) != 0)
         return -1;
     insert(s, key);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "summary.h"
 
+/// The figures a summary and the SPRT read: the games' W/D/L, or with pairs the finished
+/// pairs' W/D/L and pentanomial counts.
 MatchResults summary_results(const MatchTotals *t, bool pairs)
 {
     MatchResults r = {0};
@@ -18,6 +20,8 @@ MatchResults summary_results(const MatchTotals *t, bool pairs)
         r.wins = (uint64_t)t->pair_wins;
         r.draws = (uint64_t)t->pair_draws;
         r.losses = (uint64_t)t->pair_losses;
+        // Pentanomial only when the counts agree (two games per pair); else stats uses the
+        // trinomial.
         r.has_ptnml = n > 0 && r.wins + r.draws + r.losses == 2 * n;
     }
     return r;
@@ -39,6 +43,7 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
     else if (t->games > 0)
         snprintf(block, sizeof block, "No game pair finished yet.\n");
     fprintf(out, "--------------------------------------------------\n");
+    // Games played whose pair is not finished: shown, so the total does not look short.
     int waiting = t->games - (int)(r.wins + r.draws + r.losses);
     fprintf(out, "Results of %s vs %s (%d game%s, %.1f games/min", name0, name1, t->games,
             t->games == 1 ? "" : "s", games_per_min);
@@ -49,6 +54,7 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
     fprintf(out, "%s", block);
     fprintf(out, "Terminations:");
     const char *sep = " ";
+    // From 1: TERM_NONE is not a way a game ended.
     for (int i = 1; i < TERM_NB; i++)
         if (t->terms[i]) {
             fprintf(out, "%s%s %d", sep, game_termination_name((Termination)i), t->terms[i]);

@@ -31,6 +31,7 @@ enum { HASH_TEXT = 17, SHOWN_MAX = 60 }; // 16 hex digits and NUL; value chars i
 /// A bounded text being built: n counts every byte asked for, buf holds what fits.
 typedef struct {
     char *buf;
+    // n past cap is what identity_encode reports: the size needed, whatever fit.
     size_t cap, n;
     uint64_t hash; // FNV-1a of every byte, written or not
 } Text;
@@ -75,6 +76,8 @@ static void text_puts(Text *t, const char *s)
         text_putc(t, *s);
 }
 
+/// For short pieces (a time control's parts); one longer than 256 bytes would be dropped
+/// whole, never cut.
 __attribute__((format(printf, 2, 3))) static void text_printf(Text *t, const char *fmt, ...)
 {
     char small[256];
@@ -113,6 +116,7 @@ static IdentityStatus add_owned(Identity *id, char *key, char *value)
     IdentityStatus st = IDENTITY_OK;
     if (!key || !value) {
         st = IDENTITY_ERR_NOMEM;
+        // A bound before the text's: a runaway list fails here, before it is encoded.
     } else if (id->count >= IDENTITY_ITEMS_MAX) {
         st = IDENTITY_ERR_TOO_LARGE;
     } else if (id->count == id->cap) {
@@ -179,6 +183,8 @@ IdentityStatus identity_addf(Identity *id, const char *key, const char *fmt, ...
 }
 
 /// "engine.NAME.SUB" with '.' and '\' in the name escaped, so that the name can be read back.
+/// engine_add allows no '.' in a name, but the escape keeps engine_sub's split at the first
+/// plain '.' right whatever a name holds.
 static char *engine_key(const char *name, const char *sub)
 {
     size_t len = strlen(name), sub_len = strlen(sub);
@@ -211,6 +217,8 @@ add_engine(Identity *id, const char *name, const char *sub, const char *fmt, ...
 // ---- Resolving what a job names -----------------------------------------------------------
 
 /// The content hash of a file as 16 hex digits, or "unreadable (path: why)".
+/// A file that cannot be read is not an error here: the value names the path and why, and
+/// it differs from every hash, so a resume sees the item change.
 static char *file_hash(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -233,6 +241,7 @@ static char *file_hash(const char *path)
     return str_printf("unreadable (%s: %s)", path, strerror(errno));
 }
 
+/// What exec accepts: a regular file we may execute.
 static bool is_program(const char *path)
 {
     struct stat sb;
@@ -248,6 +257,8 @@ static void program_path(const PlayerConfig *pc, char *out, size_t len)
         snprintf(out, len, "%s/%s", pc->workdir, pc->cmd);
     else
         snprintf(out, len, "%s", pc->cmd);
+    // The file hashed must be the one the player runs: a cmd with a '/' is never searched for
+    // in PATH, as with execvp.
     if (strchr(pc->cmd, '/') || is_program(out))
         return;
     const char *path = getenv("PATH");
@@ -255,6 +266,7 @@ static void program_path(const PlayerConfig *pc, char *out, size_t len)
         path = "/usr/local/bin:/usr/bin:/bin";
     for (const char *p = path;;) {
         const char *end = strchr(p, ':');
+        // An empty PATH entry is the current directory, as for a shell.
         size_t dir_len = end ? (size_t)(end - p) : strlen(p);
         char cand[PATH_MAX];
         int n = dir_len ? snprintf(cand, sizeof cand, "%.*s/%s", (int)dir_len, p, pc->cmd)
@@ -269,6 +281,8 @@ static void program_path(const PlayerConfig *pc, char *out, size_t len)
     }
 }
 
+/// Every row's name and value, the value as 4 little-endian bytes: the same hash on any
+/// host, and a row added to params.def changes it.
 static uint64_t weights_hash(const Weights *w)
 {
     uint64_t h = FNV_OFFSET;
@@ -304,6 +318,8 @@ static bool builtin_option_ignored(const char *name)
            !strcasecmp(name, "CountingDefault") || !strcasecmp(name, "Clear Hash");
 }
 
+/// Case-insensitive first (UCI option names are), then exact: a total order, so the sorted
+/// list is the same whatever order the job gave.
 static int option_cmp(const void *a, const void *b)
 {
     const PlayerOption *x = *(const PlayerOption *const *)a, *y = *(const PlayerOption *const *)b;
@@ -322,6 +338,7 @@ static char *option_file_value(const PlayerConfig *pc, const char *v)
 {
     if (!v[0] || v[0] == '<')
         return strdup(v);
+    // A builtin engine runs in our process, so in our directory whatever its workdir.
     if (v[0] != '/' && pc->proto != PROTO_BUILTIN && pc->workdir[0]) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", pc->workdir, v);
@@ -338,6 +355,7 @@ static IdentityStatus add_options(Identity *id, const PlayerConfig *pc)
     for (int i = 0; i < pc->option_count && i < PLAYER_OPTIONS_MAX; i++) {
         const PlayerOption *o = &pc->options[i];
         bool later = false;
+        // The engine is sent every setting in order, so the last of a name is the one it uses.
         for (int k = i + 1; k < pc->option_count && !later; k++)
             later = !strcasecmp(pc->options[k].name, o->name);
         if (!later && !(pc->proto == PROTO_BUILTIN && builtin_option_ignored(o->name)))
@@ -366,6 +384,8 @@ static IdentityStatus add_args(Identity *id, const PlayerConfig *pc)
     if (!value)
         return IDENTITY_ERR_NOMEM;
     Text t = {value, cap, 0, 0};
+    // Quoted, so that arguments that differ only in how they split ("a b" against a, b) make
+    // different items, and the item reads as the command line it is.
     for (int i = 0; i < pc->argc; i++) {
         const char *a = pc->args[i];
         bool plain = *a && !a[strcspn(a, " \t'\"\\$`*?[]{}()<>|&;#~")];
@@ -462,6 +482,8 @@ static IdentityStatus add_engine_items(Identity *id, const JobPlayer *jp, uint64
         if (!st)
             st = add_engine(id, pc->name, "weights", "%016llx", (unsigned long long)wh);
         if (!st)
+            // The bench signature stands for the builtin search's code: another build is another
+            // engine.
             st = add_engine(id, pc->name, "bench", "%llu", (unsigned long long)bench);
     } else {
         char path[PATH_MAX];
@@ -469,6 +491,7 @@ static IdentityStatus add_engine_items(Identity *id, const JobPlayer *jp, uint64
         st = add_engine(id, pc->name, "protocol", "%s%s", player_proto_name(pc->proto),
                         pc->rank_base ? " ranks=1-10" : "");
         if (!st)
+            // By content: an engine rebuilt at the same path is another engine.
             st = add_owned(id, engine_key(pc->name, "binary"), file_hash(path));
         if (!st)
             st = add_args(id, pc);
@@ -495,6 +518,7 @@ static IdentityStatus add_engines(Identity *id, const JobConfig *job, uint64_t b
     if (!names)
         return IDENTITY_ERR_NOMEM;
     Text t = {names, cap, 0, 0};
+    // In the job's order: the first engine is the gauntlet's base, so the order is part of it.
     for (int i = 0; i < job->player_count; i++) {
         if (i)
             text_putc(&t, ',');
@@ -530,9 +554,11 @@ static IdentityStatus add_games(Identity *id, const JobConfig *job)
     if (!st && builtin) { // builtin:NAME: a hash of its lines
         st = identity_addf(id, "openings", "%s %016llx", job->openings_file,
                            (unsigned long long)openings_builtin_hash(builtin));
+        // A file by content: an edited openings file is another experiment, a moved one is not.
     } else if (!st && job->openings_file[0]) {
         st = add_owned(id, strdup("openings"), file_hash(job->openings_file));
     } else if (!st) {
+        // No file: the built-in default set, by the hash of its lines like the embedded sets.
         uint64_t h = FNV_OFFSET;
         for (int i = 0; i < openings_default_count; i++)
             h = fnv1a(fnv1a(h, openings_default_lines[i], strlen(openings_default_lines[i])), "\n",
@@ -540,6 +566,7 @@ static IdentityStatus add_games(Identity *id, const JobConfig *job)
         st = identity_addf(id, "openings", "default %016llx", (unsigned long long)h);
     }
     if (!st && job->openings_random)
+        // start as the job file writes it (1-based).
         st = identity_addf(id, "openings.order", "random seed=%llu start=%d",
                            (unsigned long long)job->seed, job->openings_start + 1);
     else if (!st)
@@ -620,6 +647,7 @@ IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, I
                                char *why, size_t why_len)
 {
     identity_init(out);
+    // Apart from the items: a resume may raise them (identity.h).
     out->rounds = job->rounds;
     set_why(why, why_len, "ok");
     const JobKindDef *kd = job_kind_def(job->kind); // NULL: not a kind, only "kind=?"
@@ -631,11 +659,13 @@ IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, I
     if (!st && kd)
         st = add_kind_items(out, job, kd, bench_signature);
     size_t len = st ? 0 : identity_encode(out, NULL, 0);
+    // The journal cannot store a larger text: it fails here, before anything is created.
     if (!st && len > IDENTITY_TEXT_MAX) {
         set_why(why, why_len, "identity of %zu bytes, above the %d-byte cap", len,
                 IDENTITY_TEXT_MAX);
         st = IDENTITY_ERR_TOO_LARGE;
     }
+    // Those two wrote their own why, naming the engine or the size.
     if (st && st != IDENTITY_ERR_ENGINE && st != IDENTITY_ERR_TOO_LARGE)
         set_why(why, why_len, "%s", identity_strerror(st));
     return st;
@@ -650,6 +680,7 @@ static void put_escaped(Text *t, const char *s, bool is_key)
             text_puts(t, "\\\\");
         else if (*s == '\n')
             text_puts(t, "\\n");
+        // Only a key ends at an '=': a value runs to the end of its line, so its '=' stay plain.
         else if (*s == '=' && is_key)
             text_puts(t, "\\=");
         else
@@ -676,6 +707,7 @@ size_t identity_encode(const Identity *id, char *buf, size_t len)
     return t.n;
 }
 
+/// The hash of the text identity_encode writes, computed without building it (cap 0).
 uint64_t identity_hash(const Identity *id)
 {
     Text t = {NULL, 0, 0, FNV_OFFSET};
@@ -724,6 +756,7 @@ IdentityStatus identity_decode(const char *text, size_t len, Identity *out)
         size_t n = nl ? (size_t)(nl - line) : len - pos;
         pos += n + (nl != NULL);
         size_t used = 0, ignored = 0;
+        // Items are C strings: a NUL inside a line would cut one silently.
         bool bad = memchr(line, '\0', n) != NULL;
         char *key = bad ? NULL : unescape(line, n, true, &used, &bad);
         if (!bad && key && (used == n || !key[0])) // no '=' or an empty key
@@ -748,6 +781,7 @@ IdentityStatus identity_decode(const char *text, size_t len, Identity *out)
 // ---- Differences --------------------------------------------------------------------------
 
 /// Splits an engine key into the engine's name (unescaped, into name) and what follows.
+/// The inverse of engine_key: NULL when key is not an engine's.
 static const char *engine_sub(const char *key, char *name, size_t len)
 {
     if (strncmp(key, "engine.", 7) != 0)
@@ -820,6 +854,7 @@ static void shown(const char *v, char *out, size_t len)
             *p = ' ';
 }
 
+/// Appends one difference; they are joined by "; " into the one line of the refusal.
 static void note(Text *t, int *count, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void note(Text *t, int *count, const char *fmt, ...)
 {
@@ -834,6 +869,7 @@ static void note(Text *t, int *count, const char *fmt, ...)
     ++*count;
 }
 
+/// Linear: an identity has tens of items, and a diff runs once, when a resume is refused.
 static int find(const Identity *id, const char *key)
 {
     for (int i = 0; i < id->count; i++)
@@ -901,8 +937,10 @@ int identity_diff(const Identity *journal, const Identity *now, char *why, size_
     }
     note_missing(journal, now, "removed", &t, &count);
     note_missing(now, journal, "added", &t, &count);
+    // Every item the same, yet the texts differ: only their order can have changed.
     if (!count && identity_hash(journal) != identity_hash(now))
         note(&t, &count, "the same items in another order");
+    // A message cut short ends in "...", so it is not read as the whole list.
     if (t.n >= t.cap && t.cap > 4)
         memcpy(t.buf + t.cap - 4, "...", 4);
     else

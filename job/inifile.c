@@ -56,6 +56,8 @@ static bool header_check(Reader *r, const char *line)
         return true; // inih reports the syntax error
     char raw[INIFILE_LINE_MAX + 1];
     snprintf(raw, sizeof raw, "%.*s", (int)(end - line - 1), line + 1);
+    // A handler stops the parse by returning false; the error is its own to record (with
+    // this line), so STOPPED carries no text of ours.
     if (r->h->section && !r->h->section(r->h->user, r->line, raw)) {
         r->st = INIFILE_ERR_STOPPED;
         r->err_line = r->line;
@@ -79,6 +81,8 @@ static char *line_reader(char *str, int num, void *stream)
     size_t n = nl ? (size_t)(nl - line) : r->len - r->pos;
     r->pos += n + (nl != NULL);
     r->line++;
+    // Room for the line, the '\n' and the NUL in inih's buffer; a longer line is refused whole,
+    // never cut into two.
     if (n > INIFILE_LINE_MAX || n + 2 > (size_t)num) {
         reader_fail(r, INIFILE_ERR_SYNTAX, "line too long (%zu characters, at most %d)", n,
                     INIFILE_LINE_MAX);
@@ -87,10 +91,12 @@ static char *line_reader(char *str, int num, void *stream)
     while (n && (*line == ' ' || *line == '\t'))
         line++, n--;
     memcpy(str, line, n);
+    // fgets's form, which inih expects: the newline kept.
     str[n] = '\n';
     str[n + 1] = '\0';
     if (*line == '[' && !header_check(r, str))
         return NULL;
+    // A key longer than a name may be is refused here, with its line, not cut short later.
     size_t key = strcspn(str, "=:");
     if (*line != '[' && *line != '#' && *line != ';' && str[key] && key > INIFILE_NAME_MAX) {
         reader_fail(r, INIFILE_ERR_SYNTAX, "key longer than %d characters", INIFILE_NAME_MAX);
@@ -102,6 +108,7 @@ static char *line_reader(char *str, int num, void *stream)
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
     Reader *r = user;
+    // After the first error nothing more reaches the caller.
     if (r->st != INIFILE_OK)
         return 0;
     if (!r->h->key(r->h->user, r->line, section, name, value)) {
@@ -118,6 +125,8 @@ static IniStatus read_all(Reader *r, const char *path, char **out)
     FILE *f = fopen(path, "rb");
     if (!f)
         return reader_fail(r, INIFILE_ERR_IO, "cannot open: %s", strerror(errno)), r->st;
+    // One byte past the cap: a file larger than the cap is told from one exactly at it. A NUL
+    // would end a C string early, hiding the rest of its line: such a file is not text.
     char *buf = malloc(INIFILE_SIZE_MAX + 1);
     if (!buf) {
         fclose(f);
@@ -151,6 +160,8 @@ IniStatus inifile_parse(const char *path, const IniHandlers *h, int *line, char 
     if (read_all(&r, path, &buf) == INIFILE_OK) {
         r.buf = buf;
         int bad = ini_parse_stream(line_reader, &r, on_key, &r);
+        // inih reports the first line it finds wrong; ours may be earlier or later: the earlier
+        // one is the error reported.
         if (bad > 0 && (r.st == INIFILE_OK || bad < r.err_line)) {
             // inih's own error (no '=' or no ']') came first
             r.st = INIFILE_OK;
@@ -172,6 +183,7 @@ IniStatus inifile_override(const char *text, const char *named, IniOverride *out
                            size_t why_len)
 {
     memset(out, 0, sizeof *out);
+    // The first '=' ends the key: the value may hold '=' and '.' (a URL, an option's text).
     const char *eq = strchr(text, '='), *dot = strchr(text, '.');
     if (!eq || !dot || dot > eq || strlen(text) > INIFILE_LINE_MAX) {
         snprintf(why, why_len, "expected section.key=value (at most %d characters)",
@@ -180,6 +192,7 @@ IniStatus inifile_override(const char *text, const char *named, IniOverride *out
     }
     snprintf(out->section, sizeof out->section, "%.*s", (int)(dot - text), text);
     const char *k = dot + 1;
+    // named (engine): its overrides carry a name, named.NAME.key, giving the section "named NAME".
     if (named && !strcmp(out->section, named)) {
         const char *dot2 = strchr(k, '.');
         if (!dot2 || dot2 > eq) {
@@ -211,6 +224,8 @@ IniStatus inifile_dir(const char *path, char *out, size_t cap, char *why, size_t
     char *parent = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!parent)
         return snprintf(why, why_len, "out of memory"), INIFILE_ERR_NOMEM;
+    // Resolved once: inifile_path can then pop ".." as text, and the paths stay right whatever
+    // the working directory later is.
     char *real = realpath(parent, NULL);
     IniStatus st = INIFILE_OK;
     if (!real) {
@@ -238,6 +253,7 @@ static void dir_up(char *dir)
 IniStatus inifile_path(const char *dir, const char *value, char *out, size_t cap, char *why,
                        size_t why_len)
 {
+    // Absolute, empty, or no directory to take it from: kept as written.
     if (!dir || !dir[0] || !value[0] || value[0] == '/')
         return inifile_text(out, cap, value, why, why_len) ? INIFILE_OK : INIFILE_ERR_VALUE;
     if (!inifile_text(out, cap, dir, why, why_len))
@@ -271,6 +287,8 @@ bool inifile_long(const char *v, long lo, long hi, long *out, char *why, size_t 
     char *end;
     errno = 0;
     long n = strtol(v, &end, 10);
+    // Nothing but the number: strtol would skip leading blanks, and a trailing word would be
+    // dropped silently.
     if (end == v || *end != '\0' || errno == ERANGE || isspace((unsigned char)*v)) {
         snprintf(why, why_len, "'%s' is not an integer", v);
         return false;
@@ -288,6 +306,7 @@ bool inifile_double(const char *v, double lo, double hi, double *out, char *why,
     char *end;
     errno = 0;
     double d = strtod(v, &end);
+    // As inifile_long; inf and nan are no value a job means.
     if (end == v || *end != '\0' || errno == ERANGE || !isfinite(d) || isspace((unsigned char)*v)) {
         snprintf(why, why_len, "'%s' is not a number", v);
         return false;

@@ -21,9 +21,11 @@
 #include "job_kinds.h"
 #include "match.h"
 
+// In Section's order; job_keys.def's section column is these names.
 static const char *const SECTION_NAMES[SEC_NB] = {
     "job",    "engine", "each", "time", "openings", "adjudication", "sprt",
     "output", "report", "book", "spsa", "texel",    "datagen",      "train"};
+// In the enums' order (JobSprtModel, JobReportMethod): a name's index is its value.
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
 
@@ -45,6 +47,8 @@ const char *job_strerror(JobStatus st)
 // ---- Sections -----------------------------------------------------------------------------
 
 /// "[engine NAME]" or "[engine.NAME]" (name in *name), or one of the other section names.
+/// -1 for a section we do not know; the engine's name is taken as written (engine_add judges
+/// it).
 static int section_parse(const char *raw, char *name, size_t cap)
 {
     while (isspace((unsigned char)*raw))
@@ -66,6 +70,8 @@ static int section_parse(const char *raw, char *name, size_t cap)
     return -1;
 }
 
+/// The engine's index, or -1. Its section (or override) registered it before any of its keys
+/// is set, so key_set always finds it: -1 would read as TARGET_EACH.
 static int engine_find(const JobCtx *c, const char *name)
 {
     for (int i = 0; i < c->job->player_count; i++)
@@ -111,6 +117,8 @@ static bool engine_entry(JobCtx *c, int target, const char *sec, const char *key
         return ctx_fail(c, JOB_ERR_KEY, sec, key,
                         "unknown key (tc, st, depth, nodes, timemargin, scale, reference_nps, "
                         "nps_floor)");
+    // Checked now, so an error names this line; applied only after the whole file (the order
+    // [time], [each], [engine NAME]: the header of this file).
     c->scratch.option_count = 0;
     c->scratch.env_count = 0; // one key at a time: scratch holds only this key's setting
     EngineSpecStatus es =
@@ -148,6 +156,7 @@ static bool set_rules(JobCtx *c, const char *key, const char *v)
     RuleSet set;
     if (!rules_set_parse(v, &set))
         return ctx_fail(c, JOB_ERR_VALUE, "job", key, "'%s': expected seed or asian", v);
+    // [job] counting may come before or after rules: the order of keys does not matter.
     int counting = j->rules.counting_default;
     j->rules = rules_config_default(set);
     j->rules.counting_default = counting;
@@ -228,6 +237,7 @@ static bool set_urls(JobCtx *c, const char *key, const char *v)
     char buf[JOB_TEXT_MAX];
     if (!ctx_set_text(c, "report", key, v, buf, sizeof buf))
         return false;
+    // The last urls line (or an override) replaces the list rather than adding to it.
     j->report.url_count = 0;
     for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
         if (j->report.url_count == JOB_URLS_MAX)
@@ -264,6 +274,7 @@ static bool set_method(JobCtx *c, const char *key, const char *v)
     return c->job->report.method = (JobReportMethod)i, true;
 }
 
+/// Only the variable's name is kept, never the token: the job file holds no secret.
 static bool set_token_env(JobCtx *c, const char *key, const char *v)
 {
     for (const char *p = v; *p; p++)
@@ -299,6 +310,7 @@ static bool spsa_add_one(void *ctx, int id)
             return true; // listed already
     if (j->spsa.param_count >= JOB_SPSA_PARAMS_MAX)
         return false;
+    // The row's own range and step; no start, so the engine's configured value (spsa_prepare).
     const ParamInfo *pi = &params_info[id];
     j->spsa.params[j->spsa.param_count++] =
         (JobSpsaParam){id, false, 0, pi->min, pi->max, pi->step, NAN};
@@ -345,6 +357,8 @@ static bool spsa_add_line(JobCtx *c, const char *key, const char *v)
                         "%s: need %d <= min < max <= %d, min <= start <= max, c_end > 0, r_end > 0",
                         name, pi->min, pi->max);
     int k = 0;
+    // A weight listed already (by params or an earlier param line) is replaced: the explicit
+    // line wins whatever the order.
     while (k < j->spsa.param_count && j->spsa.params[k].id != id)
         k++;
     if (k >= JOB_SPSA_PARAMS_MAX)
@@ -373,6 +387,7 @@ static bool texel_params(JobCtx *c, const char *key, const char *v)
                         "'%s' is a search row: Texel fits only what the evaluation reads (tune the "
                         "search with kind = spsa)",
                         bad);
+    // The first params line replaces the default (every evaluation weight); later ones add.
     if (!j->texel.has_params)
         memset(j->texel.tuned, 0, sizeof j->texel.tuned);
     j->texel.has_params = true;
@@ -390,6 +405,7 @@ static bool train_data(JobCtx *c, const char *key, const char *v)
     JobConfig *j = c->job;
     char buf[JOB_LINE_MAX + 1];
     snprintf(buf, sizeof buf, "%s", v);
+    // The last data line (or an override) replaces the list.
     j->train.data_count = 0;
     for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
         if (j->train.data_count == JOB_TRAIN_DATA_MAX)
@@ -439,6 +455,8 @@ static bool key_plain(JobCtx *c, Section id, const char *key, const char *v)
         if (SPECIAL_KEYS[i].sec == id && !strcmp(SPECIAL_KEYS[i].key, key))
             return SPECIAL_KEYS[i].set(c, key, v);
     const JobKeyDef *k = ctx_key_find(SECTION_NAMES[id], key);
+    // rounds has a default in its row, but a game job must write it (validate_games): that it
+    // was written is remembered here.
     if (k && id == SEC_JOB && !strcmp(key, "rounds"))
         c->has_rounds = true;
     return k ? ctx_set_key(c, k, v) : ctx_unknown(c, SECTION_NAMES[id], key);
@@ -486,6 +504,8 @@ static bool on_section(void *user, int line, const char *raw)
     int id = section_parse(raw, name, sizeof name);
     if (id < 0)
         return ctx_fail(c, JOB_ERR_KEY, raw, NULL, "unknown section");
+    // The first repetition is enough to refuse the file; it is said last
+    // (refuse_repeated). Each [engine NAME] is a section of its own (a name twice: engine_add).
     if (id != SEC_ENGINE && c->section_lines[id] && !c->repeat_lines[1]) {
         c->repeated = id;
         c->repeat_lines[0] = c->section_lines[id];
@@ -535,6 +555,7 @@ static void parse_file(JobCtx *c)
     char why[512];
     int line = 0;
     IniStatus st = inifile_parse(c->path, &h, &line, why, sizeof why);
+    // STOPPED: a handler returned false, having recorded its error with its line.
     if (st == INIFILE_OK || st == INIFILE_ERR_STOPPED)
         return;     // a handler's error is recorded already
     c->st = JOB_OK; // the file's own error (e.g. a syntax error) came before any handler's
@@ -552,6 +573,7 @@ static void apply_override(JobCtx *c, const char *text)
         ctx_fail(c, JOB_ERR_OVERRIDE, NULL, NULL, "%s", why);
         return;
     }
+    // Overrides come after the file and so win over it; one naming a new engine adds it.
     if (!strncmp(o.section, "engine ", 7) && engine_find(c, o.name) < 0 && !engine_add(c, o.name))
         return;
     key_set(c, o.section, o.key, o.value);
@@ -610,9 +632,11 @@ static bool validate(JobCtx *c)
     if (!c->has_kind)
         return ctx_fail(c, JOB_ERR_MISSING, "job", "kind",
                         "missing (sprt, match, spsa, texel, book, datagen or train)");
+    // The kind's own rules first (job_kinds.c), then what holds for every kind.
     bool ok = job_kind_def(j->kind)->validate(c);
     if (!ok || !validate_scale(c))
         return false;
+    // The kind's check may have pointed at a line: what follows is about the job as a whole.
     c->at = (Origin){0, NULL};
     int64_t total = job_pairs_total(j);
     if (total > JOB_PAIRS_MAX)
@@ -666,6 +690,8 @@ JobStatus job_load(const char *path, const char *const *overrides, int n_overrid
     parse_file(c);
     if (ds != INIFILE_OK)
         ctx_fail(c, status_of(ds), NULL, NULL, "%s", dir_why);
+    // Each stage only after a clean one before it: the error reported is the first one, in
+    // the order a user reads a job (file, overrides, then the job as a whole).
     for (int i = 0; i < n_overrides && c->st == JOB_OK; i++)
         apply_override(c, overrides[i]);
     if (c->st == JOB_OK)
@@ -681,6 +707,8 @@ double job_time_scale(uint64_t reference_nps, uint64_t bench_nps)
 {
     if (!reference_nps)
         return 1.0;
+    // The factor stays within [1/JOB_SCALE_MAX, JOB_SCALE_MAX]; a rank without a bench gets
+    // the largest, as the slowest would.
     if (!bench_nps)
         return JOB_SCALE_MAX;
     double s = (double)reference_nps / (double)bench_nps;
@@ -709,6 +737,7 @@ void job_game_config(const JobConfig *job, int a, int b, GameConfig *out)
 {
     memset(out, 0, sizeof *out);
     out->rules = job->rules;
+    // Per player, not per colour: each engine keeps its own time control on either side.
     out->tc[0] = job->players[a].tc;
     out->tc[1] = job->players[b].tc;
     out->draw = job->draw;

@@ -14,6 +14,8 @@
 __attribute__((format(printf, 5, 6))) bool ctx_fail(JobCtx *c, JobStatus st, const char *section,
                                                     const char *key, const char *fmt, ...)
 {
+    // The first error is the one to fix; later ones are often its consequences. Always false,
+    // so a setter may end with `return ctx_fail(...)`.
     if (c->st != JOB_OK)
         return false;
     c->st = st;
@@ -37,6 +39,7 @@ __attribute__((format(printf, 5, 6))) bool ctx_fail(JobCtx *c, JobStatus st, con
     return false;
 }
 
+/// The index of v among names (exact and case-sensitive), -1 if none.
 int ctx_parse_name(const char *v, const char *const *names, int n)
 {
     for (int i = 0; i < n; i++)
@@ -79,6 +82,7 @@ bool ctx_set_int(JobCtx *c, const char *sec, const char *key, const char *v, lon
     long n;
     if (!ctx_set_long(c, sec, key, v, lo, hi, &n))
         return false;
+    // An int key's lo..hi lie within int (its row says so): the value survives the cast.
     *out = (int)n;
     return true;
 }
@@ -123,6 +127,8 @@ bool ctx_set_file_name(JobCtx *c, const char *sec, const char *key, const char *
     return ctx_set_text(c, sec, key, v, dst, cap);
 }
 
+/// A misspelled key is an error, never ignored: a job must not run on a default the user
+/// meant to change.
 bool ctx_unknown(JobCtx *c, const char *sec, const char *key)
 {
     return ctx_fail(c, JOB_ERR_KEY, sec, key, "unknown key");
@@ -133,6 +139,7 @@ bool ctx_apply_entries(JobCtx *c, int i, int target)
 {
     JobPlayer *p = &c->job->players[i];
     char why[512], sec[64];
+    // In the order written: within one section (or after it, an override) the later line wins.
     for (int k = 0; k < c->entry_count; k++) {
         const Entry *e = &c->entries[k];
         if (e->target != target)
@@ -157,10 +164,13 @@ bool ctx_build_player(JobCtx *c, int i, bool tunes_eval)
     char sec[64];
     snprintf(sec, sizeof sec, "engine %s", c->engines[i]);
     snprintf(p->cfg.name, sizeof p->cfg.name, "%s", c->engines[i]);
+    // The default timemargin, which any entry below may change. Then [time], [each] and the
+    // engine's own section, most general first: the most specific wins whatever the file's order.
     p->tc.margin_ms = 100;
     if (!ctx_apply_entries(c, i, TARGET_TIME) || !ctx_apply_entries(c, i, TARGET_EACH) ||
         !ctx_apply_entries(c, i, i))
         return false;
+    // What follows is about the engine as a whole: errors name its section's line.
     c->at = (Origin){c->engine_lines[i], NULL};
     if (p->cfg.proto != PROTO_BUILTIN && !p->cfg.cmd[0])
         return ctx_fail(c, JOB_ERR_MISSING, sec, "cmd", "proto %s needs cmd = PATH",
@@ -222,6 +232,7 @@ bool ctx_set_key(JobCtx *c, const JobKeyDef *k, const char *v)
     case KEY_DBL: return ctx_set_dbl(c, s, key, v, k->lo, k->hi, p);
     case KEY_BOOL: return ctx_set_bool(c, s, key, v, p);
     case KEY_I64:
+    // Read as a long: a 64-bit key's range must fit one (its row's lo..hi).
     case KEY_U64:
         if (!ctx_set_long(c, s, key, v, (long)k->lo, (long)k->hi, &n))
             return false;
@@ -232,6 +243,7 @@ bool ctx_set_key(JobCtx *c, const JobKeyDef *k, const char *v)
         return true;
     case KEY_STR: break;
     }
+    // An empty name elsewhere means no such file (pgn =); the run cannot do without these.
     if (!v[0] && (k->flags & KEY_REQUIRED))
         return ctx_fail(c, JOB_ERR_VALUE, s, key, "empty: give %s",
                         k->flags & KEY_DIR ? "a directory" : "a file name");
@@ -242,6 +254,7 @@ bool ctx_set_key(JobCtx *c, const JobKeyDef *k, const char *v)
     return ctx_set_text(c, s, key, v, p, k->size);
 }
 
+/// Every plain key's default comes from its row: one place states it, next to its range.
 void ctx_key_defaults(JobConfig *j)
 {
     for (int i = 0; i < KEY_NB; i++) {

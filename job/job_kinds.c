@@ -53,6 +53,7 @@ static bool validate_spsa(JobCtx *c)
         tunes_eval |= !params_is_search(j->spsa.params[k].id);
     if (!ctx_build_player(c, 0, tunes_eval))
         return false;
+    // The engine's checks named its line; what follows is about the job as a whole.
     c->at = (Origin){0, NULL};
     if (j->players[0].cfg.proto != PROTO_BUILTIN)
         return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
@@ -65,6 +66,8 @@ static bool validate_spsa(JobCtx *c)
         return ctx_fail(c, JOB_ERR_MISSING, "spsa", "params",
                         "no parameters: give params = all|psq|eval|NAME... or param = NAME, "
                         "start, min, max, c_end, r_end");
+    // A parameter without its own r_end takes the section's, resolved only now that every line
+    // is read: [spsa] r_end may come after the param lines.
     for (int i = 0; i < j->spsa.param_count; i++)
         if (isnan(j->spsa.params[i].r_end))
             j->spsa.params[i].r_end = j->spsa.r_end;
@@ -101,6 +104,7 @@ static bool validate_datagen(JobCtx *c)
         return ctx_fail(c, JOB_ERR_MISSING, "time", "depth",
                         "datagen searches each move to a fixed depth or node count: give depth "
                         "= N or nodes = N (in [time], [each] or the engine's section)");
+    // rounds would be ignored: refused, so the user sees what ends the job instead.
     if (c->has_rounds)
         return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds",
                         "a datagen job ends at [datagen] positions (cap the games with "
@@ -179,6 +183,8 @@ static uint64_t units_games(const JobConfig *j)
 
 static uint64_t units_book(const JobConfig *j)
 {
+    // No cap given: 100 candidates a wanted position. The same rule as identity_book's
+    // book.max_candidates item: the two must stay in step. Units are whole, rounded up.
     int64_t max =
         j->book.max_candidates ? j->book.max_candidates : 100 * (int64_t)j->book.positions;
     return (uint64_t)((max + j->book.unit - 1) / j->book.unit);
@@ -186,12 +192,15 @@ static uint64_t units_book(const JobConfig *j)
 
 static uint64_t units_datagen(const JobConfig *j)
 {
+    // Without max_games, as many games as positions wanted: a bound the run meets only if its
+    // games give less than one new position each; it normally ends at the target first.
     int64_t games = j->datagen.max_games ? j->datagen.max_games : j->datagen.positions;
     return (uint64_t)((games + j->datagen.unit - 1) / j->datagen.unit);
 }
 
 // ---- Output files -------------------------------------------------------------------------
 
+/// Never writes past the array; job_outputs returns at most JOB_OUTPUTS_MAX.
 static void out_add(JobOutput *out, int *n, const char *sec, const char *key, const char *name,
                     const char *what)
 {
@@ -228,6 +237,7 @@ static void outputs_spsa(const JobConfig *j, JobOutput *out, int *n, char *scrat
 
 static void outputs_texel(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
+    // The derived name lives in the caller's scratch, as long as the list that points to it.
     snprintf(scratch, len, "%s.diff", j->texel.weights);
     out_add(out, n, "texel", "weights", j->texel.weights, NULL);
     out_add(out, n, "texel", "loss", j->texel.loss, NULL);
@@ -261,6 +271,8 @@ static void outputs_train(const JobConfig *j, JobOutput *out, int *n, char *scra
 
 // ---- Identity items that are not plain keys -----------------------------------------------
 
+/// The SPRT's model changes every LLR, so the verdict: a resume under another model would
+/// mix two tests. [sprt] has no KEY_HOOK row: called once, after the section's keys.
 static IdentityStatus identity_sprt(Identity *id, const JobConfig *j, uint64_t bench,
                                     const char *at)
 {
@@ -275,6 +287,7 @@ static IdentityStatus identity_spsa(Identity *id, const JobConfig *j, uint64_t b
                                     const char *at)
 {
     (void)bench;
+    // The one hook is a_ratio's row: the iterations go just before it.
     if (at)
         return identity_addf(id, "spsa.iterations", "%d", j->rounds);
     IdentityStatus st = IDENTITY_OK;
@@ -286,7 +299,9 @@ static IdentityStatus identity_spsa(Identity *id, const JobConfig *j, uint64_t b
         if (p->has_start)
             snprintf(start, sizeof start, "%.12g", p->start);
         else
+            // The engine's configured value: the engine's own items say what that is.
             snprintf(start, sizeof start, "engine");
+        // r_end as validate_spsa resolves it, so the identity does not depend on where it was set.
         st = identity_addf(id, key, "start=%s min=%.12g max=%.12g c_end=%.12g r_end=%.12g", start,
                            p->min, p->max, p->c_end, isnan(p->r_end) ? j->spsa.r_end : p->r_end);
     }
@@ -324,6 +339,7 @@ static IdentityStatus identity_texel(Identity *id, const JobConfig *j, uint64_t 
     (void)bench, (void)at;
     const __typeof__(j->texel) *x = &j->texel;
     int tuned = 0;
+    // A hash of the names, not the list: the item stays one short line whatever is tuned.
     uint64_t h = FILES_FNV_BASIS;
     for (int i = 0; i < PARAM_NB; i++)
         if (x->tuned[i]) {
@@ -348,6 +364,7 @@ static IdentityStatus identity_datagen(Identity *id, const JobConfig *j, uint64_
 {
     (void)bench;
     const __typeof__(j->datagen) *d = &j->datagen;
+    // The games' settings go before random_plies' row (its hook); nothing after the rows.
     if (!at)
         return IDENTITY_OK;
     return identity_addf(id, "datagen.games", "random_plies=%d min_ply=%d unit=%d max_games=%lld",
@@ -355,6 +372,7 @@ static IdentityStatus identity_datagen(Identity *id, const JobConfig *j, uint64_
 }
 
 /// Train: the data by content, the net's shape and every setting of the fit.
+/// [train] has no KEY_HOOK row: called once, after the section's keys.
 static IdentityStatus identity_train(Identity *id, const JobConfig *j, uint64_t bench,
                                      const char *at)
 {
@@ -379,6 +397,8 @@ static IdentityStatus identity_train(Identity *id, const JobConfig *j, uint64_t 
 
 // Fields left out are false or NULL: no section, no pairings, no units, no extra identity.
 
+// Indexed by JobKind, so job_kind_def is a lookup; a kind left without a row has no name
+// there and reads as NULL.
 static const JobKindDef KINDS[] = {
     [JOB_SPRT] = {.name = "sprt",
                   .section = "sprt",
@@ -456,6 +476,7 @@ const char *job_kind_name(JobKind k)
 const char *job_state_file(const JobConfig *j)
 {
     const JobKindDef *d = job_kind_def(j->kind);
+    // A collective kind keeps no journal: its checkpoint is the run's state.
     return d && d->collective ? d->checkpoint : j->output.journal;
 }
 
@@ -463,6 +484,7 @@ int job_outputs(const JobConfig *j, JobOutput out[JOB_OUTPUTS_MAX], char *scratc
 {
     const JobKindDef *d = job_kind_def(j->kind);
     int n = 0;
+    // Every kind's first: validate_outputs refuses a key naming one of these.
     out_add(out, &n, NULL, NULL, "report.json", "the run report");
     out_add(out, &n, NULL, NULL, "report.html", "the run report's page");
     if (d)

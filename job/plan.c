@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/// Adds the pairing of engines a and b. b beyond the job's engines means a plays itself
+/// (spsa has one engine, playing as "plus" and "minus").
 static void pairing_init(const JobConfig *job, GamePlan *p, int a, int b)
 {
     Pairing *pg = &p->pairings[p->pairing_count++];
@@ -14,6 +16,7 @@ static void pairing_init(const JobConfig *job, GamePlan *p, int a, int b)
     m->players[0] = job->players[a].cfg;
     m->players[1] = job->players[b < job->player_count ? b : a].cfg;
     job_game_config(job, a, b < job->player_count ? b : a, &m->game);
+    // Every pairing shares the plan's openings: the plan must outlive its pairings' matches.
     m->openings = &p->openings;
     m->random_order = job->openings_random;
     m->seed = job->seed;
@@ -28,6 +31,7 @@ bool plan_build(const JobConfig *job, FILE *warn, GamePlan *p, char *why, size_t
     OpeningsStatus os = job->openings_file[0]
                             ? openings_load(&p->openings, job->openings_file, warn, why, why_len)
                             : openings_load_default(&p->openings);
+    // openings_load wrote why; the built-in openings have only a status to say.
     if (os != OPENINGS_OK) {
         if (!job->openings_file[0])
             snprintf(why, why_len, "%s", openings_strerror(os));
@@ -42,12 +46,15 @@ bool plan_build(const JobConfig *job, FILE *warn, GamePlan *p, char *why, size_t
         m->repeat = true;
         p->players = 2;
     } else {
+        // A gauntlet: engine 0 against each other one; a round robin: every pair once. The order
+        // fixes the pairing index, part of every unit id (plan.h): it must not change.
         for (int a = 0; a < job->player_count; a++)
             for (int b = a + 1; b < job->player_count; b++)
                 if (a == 0 || job->round_robin)
                     pairing_init(job, p, a, b);
         p->players = job->player_count;
     }
+    // The same for every pairing (spsa forces it on its only one).
     p->repeat = p->pairings[0].m.repeat;
     p->pairs_total = (uint64_t)job->rounds * (uint64_t)p->pairing_count;
     return true;

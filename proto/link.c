@@ -37,6 +37,8 @@ const char *link_strerror(LinkStatus st)
     return (unsigned)st < LINK_STATUS_NB ? text[st] : "unknown link status";
 }
 
+/// Names the MPI call that failed and MPI's own text for its code: an operator reading a
+/// cluster's log needs both.
 static LinkStatus mpi_fail(int rc, const char *what, char *why, size_t why_len)
 {
     if (why && why_len) {
@@ -53,9 +55,12 @@ static LinkStatus mpi_fail(int rc, const char *what, char *why, size_t why_len)
 static int link_open_comm(Link *l, const char **what)
 {
     int rc;
+    // Errors as codes first: MPI's default handler aborts the whole job, and this module's
+    // callers decide what a failure means (link_abort is main's alone).
     *what = "MPI_Comm_set_errhandler(MPI_COMM_WORLD)";
     if ((rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
         return rc;
+    // A private communicator: a library that also uses MPI_COMM_WORLD cannot match our tags.
     *what = "MPI_Comm_dup";
     if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &l->comm)) != MPI_SUCCESS)
         return rc;
@@ -93,6 +98,7 @@ static int link_open_node(Link *l, const char **what)
     }
     for (int i = 0; i < l->node_size; i++)
         index[i] = i;
+    // Ascending, since the split was keyed by rank in comm (link.h: the order of link_rank).
     rc = MPI_Group_translate_ranks(node_group, l->node_size, index, group, l->node_members);
 done:
     free(index);
@@ -115,6 +121,8 @@ LinkStatus link_init(int *argc, char ***argv, size_t max_message, Link **out, ch
     int provided = 0, rc = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     if (rc != MPI_SUCCESS)
         return mpi_fail(rc, "MPI_Init_thread", why, why_len);
+    // Rank 0 may run the coordinator and a local worker thread side by side (one rank, or
+    // coordinator_plays), both calling MPI.
     if (provided < MPI_THREAD_MULTIPLE) {
         snprintf(why, why_len, "MPI provides thread level %d, %d (MULTIPLE) is needed", provided,
                  MPI_THREAD_MULTIPLE);
@@ -129,11 +137,13 @@ LinkStatus link_init(int *argc, char ***argv, size_t max_message, Link **out, ch
     const char *what = "";
     if ((rc = link_open_comm(l, &what)) != MPI_SUCCESS)
         goto fail;
+    // A collective: every rank reaches it, so a failure here is every rank's.
     if ((rc = link_open_node(l, &what)) != MPI_SUCCESS) {
         MPI_Comm_free(&l->comm);
         goto fail;
     }
     int n = 0;
+    // The host only labels a rank in messages and reports: "?" is no reason to fail.
     if (MPI_Get_processor_name(l->host, &n) != MPI_SUCCESS)
         snprintf(l->host, sizeof l->host, "?");
     l->max_message = max_message;
@@ -170,12 +180,16 @@ bool link_node_has(const Link *l, int rank)
     return false;
 }
 
+/// Without a link (it failed to open) the world's communicator still reaches every rank.
 void link_abort(Link *l, int code) { MPI_Abort(l ? l->comm : MPI_COMM_WORLD, code); }
 
 LinkStatus link_send(Link *l, int dest, LinkTag tag, const void *data, size_t len)
 {
+    // The cap is checked on the sending side too (a receiver would drop it), and MPI counts in
+    // int: no message above INT_MAX bytes.
     if (len > l->max_message || len > (size_t)0x7fffffff)
         return LINK_ERR_TOO_BIG;
+    // A standard send: a large message may wait until the receiver's poll takes it.
     int rc = MPI_Send(data, (int)len, MPI_BYTE, dest, (int)tag, l->comm);
     return rc == MPI_SUCCESS ? LINK_OK : LINK_ERR_MPI;
 }
@@ -197,6 +211,8 @@ LinkStatus link_poll(Link *l, LinkTag tag, int *source, LinkTag *got_tag, void *
     int flag = 0;
     MPI_Message msg;
     MPI_Status st;
+    // A matched probe: the message found is the one received (MPI_Mrecv), even when another
+    // thread of this rank polls the same tag meanwhile.
     int rc = MPI_Improbe(MPI_ANY_SOURCE, tag == LINK_TAG_NB ? MPI_ANY_TAG : (int)tag, l->comm,
                          &flag, &msg, &st);
     if (rc != MPI_SUCCESS)
@@ -210,6 +226,8 @@ LinkStatus link_poll(Link *l, LinkTag tag, int *source, LinkTag *got_tag, void *
     *source = st.MPI_SOURCE;
     *got_tag = (LinkTag)st.MPI_TAG;
     bool fits = bytes >= 0 && (uint64_t)bytes <= l->max_message && bytes <= INT_MAX;
+    // Only our tags are taken; anything else is drained, or every probe for any tag would
+    // find the same stray message again.
     bool known = st.MPI_TAG >= LINK_TAG_CONTROL && st.MPI_TAG < LINK_TAG_NB;
     if (!fits || !known) {
         link_drain(&msg, bytes);
@@ -248,6 +266,7 @@ bool link_sum(Link *l, double *buf, int n)
            MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, l->comm) == MPI_SUCCESS;
 }
 
+/// MPI_MIN of 1 and 0: one rank's false is every rank's. A failed collective reads as false.
 bool link_all_ok(Link *l, bool ok)
 {
     int mine = ok ? 1 : 0, all = 0;

@@ -6,6 +6,7 @@
 
 #include "timeman.h"
 
+/// One work thread's generator and scratch: a unit's candidates are built here and packed.
 typedef struct {
     BookWorker *bw;
     Bookgen *g;
@@ -26,6 +27,8 @@ static void *book_thread_new(void *ctx, char *why, size_t why_len)
 {
     BookWorker *bw = ctx;
     BookThread *t = calloc(1, sizeof *t);
+    // A generator per thread (its own hash and search); a failure to make it ends the worker
+    // (worker.h: a failing work thread).
     BookgenStatus st = BOOKGEN_ERR_NOMEM;
     if (t) {
         t->bw = bw;
@@ -49,6 +52,8 @@ static WorkerUnitStatus book_unit_run(void *arg, const WireWork *work, uint64_t 
     BookWorker *bw = t->bw;
     int64_t t0 = timeman_now_ms();
     uint64_t nodes = 0;
+    // The job's settings, its seed and the unit id fix the candidates (bookgen.h), so a unit
+    // redone on another rank, or after a resume, gives the same ones.
     BookgenStatus st = bookgen_unit(t->g, unit, abort, t->cands, &nodes);
     if (st == BOOKGEN_ABORTED)
         return WORKER_UNIT_ABORTED;
@@ -72,6 +77,8 @@ static WorkerUnitStatus book_unit_run(void *arg, const WireWork *work, uint64_t 
         k->score = c->score;
     }
     int64_t ms = timeman_now_ms() - t0;
+    // Running totals since HELLO (wire.h), shared by the rank's threads: any one message
+    // carries the rank's whole figures.
     pthread_mutex_lock(&bw->lock);
     bw->candidates += (uint64_t)n;
     bw->nodes += nodes;
@@ -89,6 +96,7 @@ static WorkerUnitStatus book_unit_run(void *arg, const WireWork *work, uint64_t 
     return WORKER_UNIT_OK;
 }
 
+/// For BYE: the candidates this rank made.
 static uint64_t book_done(void *ctx)
 {
     BookWorker *bw = ctx;
@@ -131,12 +139,14 @@ static void *book_plan_new(const JobConfig *job, FILE *warn, char *why, size_t w
         snprintf(why, why_len, "out of memory");
         return NULL;
     }
+    // No seed book: the seeds stay empty and the generator starts from the initial position.
     const __typeof__(job->book) *b = &job->book;
     if (b->seed_book[0] &&
         openings_load(&p->seeds, b->seed_book, warn, why, why_len) != OPENINGS_OK) {
         book_plan_free(p);
         return NULL;
     }
+    // The settings point into the plan (seeds): the plan outlives every thread's generator.
     p->gen = (BookgenConfig){b->plies_min, b->plies_max,   b->multipv,      b->select_depth,
                              b->margin,    b->temperature, b->verify_depth, b->hash_mb,
                              b->unit,      b->seed,        job->rules.set,  &p->seeds};

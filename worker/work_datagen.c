@@ -11,6 +11,8 @@
 #include "rng.h"
 #include "timeman.h"
 
+// The wire carries posdata's records byte for byte, and rank 0 writes them to the file as
+// they came (coordinator/datagen.c): the two sizes are one.
 _Static_assert((int)WIRE_DATAGEN_RECORD == (int)POSDATA_RECORD, "one training record");
 
 typedef struct {
@@ -31,6 +33,8 @@ static void datagen_thread_free(void *arg)
     free(t);
 }
 
+/// One engine per thread, started once and playing both sides of every game of its units;
+/// an engine that cannot start fails the worker (worker.h).
 static void *datagen_thread_new(void *ctx, char *why, size_t why_len)
 {
     DatagenWorker *dw = ctx;
@@ -66,10 +70,12 @@ static void datagen_opening(const DatagenWorker *dw, Board *b, uint64_t game, Op
     const JobConfig *job = dw->job;
     int i = openings_pick(dw->openings, game, job->openings_random, job->seed, job->openings_start);
     *out = dw->openings->items[i];
+    // Bad opening lines were skipped when the plan loaded them (openings_load).
     board_set_fen(b, out->fen, NULL, 0);
     for (int k = 0; k < out->move_count; k++)
         board_make_move(b, out->moves[k]);
     Rng r;
+    // Seeded per game, not per thread: the plies depend on the game's number alone.
     rng_seed(&r, game_seed(job->datagen.seed, game));
     MoveList list;
     for (int p = 0; p < job->datagen.random_plies && out->move_count < OPENING_MAX_MOVES; p++) {
@@ -116,9 +122,12 @@ static WorkerUnitStatus datagen_game(DatagenThread *t, uint64_t game, const atom
                                                         : 0.5;
     Board *b = t->board;
     board_set_fen(b, t->rec.start_fen, NULL, 0);
+    // The records come from replaying the finished game: a position's result is the game's,
+    // known only at its end.
     WireDatagenResult *res = t->res;
     for (int i = 0; i < t->rec.ply_count; i++) {
         const GameMove *m = &t->rec.moves[i];
+        // Past what one result message holds, later positions are dropped, not the unit.
         if (res->count < WIRE_MAX_DATAGEN_RECORDS &&
             datagen_keeps(b, m, i, t->rec.book_plies, job->datagen.min_ply))
             posdata_encode(b, m->score, m->move, i, m->depth, (uint32_t)game, red,
@@ -139,6 +148,7 @@ static WorkerUnitStatus datagen_unit_run(void *arg, const WireWork *work, uint64
     WireDatagenResult *res = t->res;
     int games = dw->job->datagen.unit;
     res->count = 0;
+    // Game ids unit * games + g: the ids rank 0's check expects in the unit's records.
     for (int g = 0; g < games; g++) {
         WorkerUnitStatus st =
             datagen_game(t, unit * (uint64_t)games + (uint64_t)g, abort, &nodes, why, why_len);
@@ -150,6 +160,7 @@ static WorkerUnitStatus datagen_unit_run(void *arg, const WireWork *work, uint64
     res->rank = dw->rank;
     res->unit_id = unit;
     res->games = (uint32_t)games;
+    // Running totals since HELLO (wire.h), shared by the rank's threads.
     pthread_mutex_lock(&dw->lock);
     dw->games += (uint64_t)games;
     dw->records += (uint64_t)res->count;
@@ -168,6 +179,7 @@ static WorkerUnitStatus datagen_unit_run(void *arg, const WireWork *work, uint64
     return WORKER_UNIT_OK;
 }
 
+/// For BYE: the games this rank played.
 static uint64_t datagen_done(void *ctx)
 {
     DatagenWorker *dw = ctx;

@@ -13,12 +13,16 @@ _Static_assert((int)PARAM_NB <= (int)WIRE_MAX_SPSA_PARAMS,
 
 typedef struct {
     GamesWorker *gw;
+    // The job's engines by index, started on first use and kept for every later unit of the
+    // thread: a pair does not pay for starting its engines.
     Player *seats[JOB_PLAYERS_MAX];
     GameRecord rec;
     WireResult *res;
     MatchConfig scaled; // a pairing's match with this worker's clocks ([time] scale = bench)
 } GamesThread;
 
+/// A finished game as the wire carries it; what the wire holds in a byte (depth) is capped,
+/// not wrapped, and a time below zero reads as 0.
 static void game_to_wire(const GameRecord *r, WireGame *w)
 {
     w->red = (uint8_t)r->red;
@@ -38,6 +42,7 @@ static void game_to_wire(const GameRecord *r, WireGame *w)
     }
 }
 
+/// No engine starts here: a thread starts only the engines its units need (games_unit_run).
 static void *games_thread_new(void *ctx, char *why, size_t why_len)
 {
     GamesThread *t = calloc(1, sizeof *t);
@@ -67,6 +72,7 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
 {
     GamesThread *t = arg;
     const GamePlan *plan = t->gw->plan;
+    // The coordinator never hands out such a unit: the ranks would disagree on the job.
     if (id >= plan->pairs_total) {
         snprintf(why, why_len, "pair %llu is beyond the job's %llu pairs", (unsigned long long)id,
                  (unsigned long long)plan->pairs_total);
@@ -75,6 +81,7 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
     const Pairing *pg = &plan->pairings[plan_pairing_of(plan, id)];
     uint64_t round = plan_round_of(plan, id);
     const MatchConfig *m = &pg->m;
+    // A copy with this rank's clocks: the plan is shared by every thread and stays as built.
     if (t->gw->scale > 0 && t->gw->scale != 1.0) {
         t->scaled = pg->m;
         for (int i = 0; i < 2; i++)
@@ -95,6 +102,7 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
     WireResult *res = t->res;
     WirePair *pair = &res->units[0];
     pair->pair_id = id;
+    // Picked from the unit id as games_check picks it on rank 0: the two must agree.
     pair->opening = (uint32_t)openings_pick(m->openings, round, m->random_order, m->seed, m->start);
     pair->game_count = m->repeat ? 2 : 1;
     uint64_t nodes = 0;
@@ -105,6 +113,7 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
         if (st == MATCH_OK)
             game_to_wire(&t->rec, &pair->games[g]);
     }
+    // Kept even after a failure: a started engine is freed with the thread.
     t->seats[pg->a] = two[0];
     t->seats[pg->b] = two[1];
     if (st == MATCH_ABORTED)
@@ -114,6 +123,7 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
     res->job_id = work->job_id;
     res->rank = t->gw->rank;
     res->unit_count = 1;
+    // Running totals since HELLO (wire.h), so any one message carries the rank's whole count.
     res->games_played =
         atomic_fetch_add(&t->gw->games, (uint64_t)pair->game_count) + (uint64_t)pair->game_count;
     res->nodes = atomic_fetch_add(&t->gw->nodes, nodes) + nodes; // a running total, as games

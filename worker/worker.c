@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+// The most work threads one rank starts (their ids live on worker_run's stack).
 enum { THREADS_MAX = 256 };
 
 /// A WORK shared by its queued units; freed by the last of them.
@@ -38,6 +39,7 @@ typedef struct {
     char error[WIRE_MAX_TEXT + 1];
 } Worker;
 
+/// Under the lock: the queue and the work threads share refs.
 static void work_unref(SharedWork *s)
 {
     if (s && --s->refs == 0)
@@ -52,6 +54,8 @@ static void queue_clear(Worker *w)
     w->qlen = 0;
 }
 
+/// Records the first failure (its reason goes into BYE) and wakes every thread; the comm
+/// loop ends at its next turn, and worker_run then stops the rest.
 static void worker_fail(Worker *w, const char *why)
 {
     pthread_mutex_lock(&w->lock);
@@ -62,6 +66,8 @@ static void worker_fail(Worker *w, const char *why)
     pthread_mutex_unlock(&w->lock);
 }
 
+/// Queues a finished unit's message for the communication thread: the work threads never
+/// touch the channel. false when out of memory.
 static bool post(Worker *w, const msgpack_sbuffer *buf)
 {
     Packet *p = malloc(sizeof *p + buf->size);
@@ -80,6 +86,8 @@ static bool post(Worker *w, const msgpack_sbuffer *buf)
     return true;
 }
 
+/// A work thread: its own kind state (its engines), then queued units oldest first until no
+/// more work comes or abort rises. A failed unit ends the thread and fails the worker.
 static void *work_thread(void *arg)
 {
     Worker *w = arg;
@@ -101,10 +109,13 @@ static void *work_thread(void *arg)
         w->qlen--;
         memmove(w->queue, w->queue + 1, sizeof *w->queue * (size_t)w->qlen);
         memmove(w->qwork, w->qwork + 1, sizeof *w->qwork * (size_t)w->qlen);
+        // The unit stays counted busy until its packet is posted (post comes before busy--), so
+        // the comm loop never sees no unit queued, none busy and no packet while a result is due.
         w->busy++;
         pthread_mutex_unlock(&w->lock);
 
         msgpack_sbuffer_clear(&buf);
+        // Without the lock: a unit takes seconds to minutes, and the comm loop must keep polling.
         st = w->kind->unit_run(t, &sw->work, unit, &w->abort, &buf, why, sizeof why);
         if (st == WORKER_UNIT_OK && !post(w, &buf)) {
             snprintf(why, sizeof why, "out of memory");
@@ -137,6 +148,7 @@ static void on_message(Worker *w, const WireMessage *msg, int rank)
             return;
         }
         *sw = (SharedWork){msg->work, 0};
+        // comm_loop asks for no more than fits; a unit beyond it would go back at BYE.
         for (int i = 0; i < msg->work.unit_count && w->qlen < w->queue_cap; i++) {
             sw->refs++;
             w->qwork[w->qlen] = sw;
@@ -145,6 +157,8 @@ static void on_message(Worker *w, const WireMessage *msg, int rank)
         if (sw->refs == 0)
             free(sw);
         w->requested = false;
+        // "done": the queue is played out. Otherwise abort rises (a running unit stops at once)
+        // and the queue is dropped; the coordinator does not count those units.
     } else if (msg->kind == WIRE_STOP) {
         w->no_more_work = true;
         if (msg->stop.code != WIRE_STOP_DONE) {
@@ -167,6 +181,7 @@ static bool send_packets(Channel *ch, Packet *p)
     bool ok = true;
     while (p) {
         Packet *next = p->next;
+        // After a failed send the rest are only freed: the worker fails, its units go back.
         ok = ok && ch->ops->send(ch->impl, 0, LINK_TAG_RESULT, p->data, p->len) == LINK_OK;
         free(p);
         p = next;
@@ -179,6 +194,8 @@ static bool send_packets(Channel *ch, Packet *p)
 static int comm_loop(Worker *w, Channel *ch, int threads, msgpack_sbuffer *buf)
 {
     for (;;) {
+        // One REQUEST at a time: the next goes out only once a WORK answered it (requested), so
+        // the coordinator's record of what this rank waits for is one request's.
         WireRequest req = {(uint32_t)ch->rank, 0};
         pthread_mutex_lock(&w->lock);
         // Two units per thread in flight, and never more than the queue holds.
@@ -191,6 +208,8 @@ static int comm_loop(Worker *w, Channel *ch, int threads, msgpack_sbuffer *buf)
         }
         Packet *out = w->out_head;
         w->out_head = w->out_tail = NULL;
+        // Finished only with nothing queued, running or unsent: after STOP "done" every unit in
+        // hand reaches the coordinator before BYE.
         bool finished = w->no_more_work && w->busy == 0 && w->qlen == 0 && !out;
         bool failed = w->failed;
         pthread_mutex_unlock(&w->lock);
@@ -207,6 +226,8 @@ static int comm_loop(Worker *w, Channel *ch, int threads, msgpack_sbuffer *buf)
         WireMessage msg;
         int src;
         if (!channel_receive(ch, LINK_TAG_ORDER, LINK_TAG_ORDER, &src, &msg, NULL)) {
+            // Nothing from the coordinator: a 2 ms nap keeps the comm thread off the cores the work
+            // threads use, and delays a busy rank's next order very little.
             struct timespec ts = {0, 2000000};
             nanosleep(&ts, NULL);
             continue;
@@ -228,6 +249,8 @@ int worker_run(const WorkerConfig *cfg, const WorkerKind *kind)
         return 1;
     }
     w->kind = kind;
+    // Room for what comm_loop asks (two units per thread) plus one WORK's most, so on_message
+    // never has to drop a unit.
     w->queue_cap = 2 * (cfg->threads > 0 ? cfg->threads : 1) + WIRE_MAX_PAIRS_PER_WORK;
     w->queue = malloc(sizeof *w->queue * (size_t)w->queue_cap);
     w->qwork = malloc(sizeof *w->qwork * (size_t)w->queue_cap);
@@ -265,6 +288,8 @@ int worker_run(const WorkerConfig *cfg, const WorkerKind *kind)
             worker_fail(w, "cannot start a work thread");
         rc = comm_loop(w, ch, threads, &buf);
     }
+    // However the loop ended, the work threads stop and are joined before BYE: after BYE the
+    // coordinator counts nothing from this rank.
     pthread_mutex_lock(&w->lock);
     w->no_more_work = true;
     atomic_store(&w->abort, true);
@@ -279,6 +304,7 @@ int worker_run(const WorkerConfig *cfg, const WorkerKind *kind)
     bool failed = w->failed;
     pthread_mutex_unlock(&w->lock);
     // Units finished while the others stopped are still results: the coordinator decides.
+    // Sent before BYE under the result tag: the coordinator takes them first (on_bye).
     send_packets(ch, left);
     WireBye bye = {(uint32_t)ch->rank, kind->done_count ? kind->done_count(kind->ctx) : 0, ""};
     if (failed) {
