@@ -41,7 +41,10 @@ grep -q "Resuming at epoch" "$W/b2.log" "$W/b3.log" || fail "no kill left a chec
 # SIGTERM: a checkpoint, exit 130.
 "$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/bt.log" 2>&1 &
 pid=$!
-sleep 0.4
+for _ in $(seq 500); do # its first checkpoint: the handler is in place (a fixed 0.4 s could
+    [ "$W/b/train.ckpt" -nt "$W/bt.log" ] && break # land before it on a loaded machine: 143)
+    sleep 0.02
+done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
