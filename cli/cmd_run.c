@@ -137,6 +137,9 @@ static int run_threads(const JobConfig *job, Link *l)
 static int run_prepare(Run *run, bool warn, char *why, size_t why_len)
 {
     const JobConfig *job = &run->job;
+    // Every rank builds the plan from its own copy of the files (openings, seed book): a node
+    // that sees another file fails here, by name, before any unit is handed out. Only rank 0
+    // warns, so a skipped opening line is said once, not once per rank.
     if (!(run->plan = run->kind->worker->plan_new(job, warn ? stderr : NULL, why, why_len)))
         return 2;
     run->units_total = job_units_total(job);
@@ -156,6 +159,8 @@ static int run_identity(Run *run, char *why, size_t why_len)
     if (st == IDENTITY_OK && !(run->identity = malloc(n + 1)))
         st = IDENTITY_ERR_NOMEM;
     if (st == IDENTITY_OK) {
+        // The text goes into the journal's header (what --resume compares); its hash is the
+        // job id every message carries, so a result of another experiment never counts.
         identity_encode(&id, run->identity, n + 1);
         run->identity_len = n;
         run->job_id = identity_hash(&id);
@@ -294,6 +299,8 @@ static int run_coordinator(Run *run)
                    run->bench_signature,
                    &interrupted,
                    run->verbose};
+    // With one rank (a laptop, no mpirun) rank 0 is also a worker, as a thread over the same
+    // Channel: the job then runs exactly as on a cluster, through the same protocol.
     pthread_t local;
     bool plays = run->ch.size == 1 || run->job.coordinator_plays;
     bool started = plays && pthread_create(&local, NULL, local_worker, run) == 0;
@@ -367,6 +374,10 @@ int cmd_run(int argc, char **argv)
     run->kind = &RUN_KINDS[run->job.kind];
     bool collective = run->kind->collective != NULL;
     snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir, job_state_file(&run->job));
+    // Set-up in the order that writes nothing until the job is known to be good: the job file
+    // and its engines (job_check starts every external engine once), the plan and bench on
+    // every rank, the identity, and only then the output directory, its lock and journal. A
+    // job that fails before run_outputs leaves no trace, so the fixed job is a plain rerun.
     if (rc == 0 && !collective)
         rc = run_prepare(run, rank == 0, why, sizeof why);
     if (rc == 0 && rank == 0)
@@ -382,6 +393,9 @@ int cmd_run(int argc, char **argv)
     if (!link_all_ok(link, rc == 0)) {
         rc = rc ? rc : EXIT_USAGE; // another rank failed and said why
     } else {
+        // Handlers only once every rank is ready: a signal during set-up ends the process the
+        // default way, and nothing was written yet that a drain would have to keep whole. The
+        // loops (and the collective fits) read the flag; only main touches signals.
         struct sigaction sa = {0};
         sa.sa_handler = on_signal;
         sigaction(SIGINT, &sa, NULL);
@@ -396,7 +410,7 @@ int cmd_run(int argc, char **argv)
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }
     free(run->identity);
-    if (run->lock_fd >= 0)
+    if (run->lock_fd >= 0) // released last: the outputs are whole before another run may start
         close(run->lock_fd);
     if (run->kind && run->kind->worker)
         run->kind->worker->plan_free(run->plan);
