@@ -118,7 +118,44 @@ void games_print_summary(const GamesCoord *g)
                g->all.draws == 1 ? "" : "s", rate);
 }
 
-/// Engine indices best first by the fitted Elo.
+/// The engine the joint rating puts at 0: [job] anchor (job_kinds.c checked that it names an
+/// engine), else the first engine (a gauntlet's base).
+static int anchor_index(const GamesCoord *g)
+{
+    for (int i = 0; g->job->anchor[0] && i < g->plan->players && i < g->job->player_count; i++)
+        if (!strcmp(g->job->anchor, g->job->players[i].cfg.name))
+            return i;
+    return 0;
+}
+
+/// Fits the joint rating around the job's anchor.
+static bool fit_ratings(const GamesCoord *g, RatingResult *rr)
+{
+    return rating_fit(&g->rating, anchor_index(g), rr);
+}
+
+/// What the rating says above its figures: the model, the anchor and the prior.
+static void rating_basis_text(const GamesCoord *g, char *buf, size_t cap)
+{
+    snprintf(buf, cap,
+             "Bradley-Terry over all games, Elo relative to the anchor %s = 0; prior: %d virtual "
+             "draw%s added to every pair that met",
+             player_name(g, anchor_index(g)), RATING_PRIOR_DRAWS,
+             RATING_PRIOR_DRAWS == 1 ? "" : "s");
+}
+
+/// Where an engine's rating sorts: out of reach above the anchor first, then the rated ones by
+/// Elo, then those without a finite estimate below, then the ones not linked to the anchor.
+static int kind_rank(RatingKind k)
+{
+    return k == RATING_ABOVE       ? 0
+           : k == RATING_FINITE    ? 1
+           : k == RATING_UNBOUNDED ? 2
+           : k == RATING_BELOW     ? 3
+                                   : 4;
+}
+
+/// Engine indices best first: by kind_rank, then by the fitted Elo.
 /// An insertion sort (a few players, RATING_MAX_PLAYERS at most); stable, so engines of equal
 /// Elo keep the job's order, in the console, result.json and the report alike.
 static void rating_order(const GamesCoord *g, const RatingResult *rr, int *order)
@@ -127,30 +164,116 @@ static void rating_order(const GamesCoord *g, const RatingResult *rr, int *order
     for (int i = 0; i < n; i++)
         order[i] = i;
     for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && rr->elo[order[j]] > rr->elo[order[j - 1]]; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
+        for (int j = i; j > 0; j--) {
+            int a = order[j], b = order[j - 1];
+            int ka = kind_rank(rr->kind[a]), kb = kind_rank(rr->kind[b]);
+            if (ka > kb || (ka == kb && rr->elo[a] <= rr->elo[b]))
+                break;
+            order[j] = b;
+            order[j - 1] = a;
         }
+}
+
+/// An engine's rating as it may be read, into buf[cap]: "55.2 +/- 80.1" (pm), "0 (anchor)", or
+/// why there is no number. An engine that met only the anchor and has no finite estimate gets
+/// its match's own text (stats_elo_text: the one-sided bound against the anchor).
+static void rating_text(const GamesCoord *g, const RatingResult *rr, int i, const char *pm,
+                        char *buf, size_t cap)
+{
+    int a = rr->anchor;
+    const RatingTable *t = &g->rating;
+    switch (rr->kind[i]) {
+    case RATING_FINITE:
+        if (i == a)
+            snprintf(buf, cap, "0 (anchor)");
+        else
+            snprintf(buf, cap, "%.1f %s %.1f", rr->elo[i], pm, rr->elo_error[i]);
+        return;
+    case RATING_UNLINKED:
+        snprintf(buf, cap, "not connected to the anchor (no games link them)");
+        return;
+    case RATING_UNBOUNDED:
+        snprintf(buf, cap,
+                 "no finite estimate (linked to the anchor only through engines without one)");
+        return;
+    default: break;
+    }
+    uint64_t with_anchor = t->wins[i][a] + t->wins[a][i] + t->draws[i][a];
+    if (with_anchor == rr->games[i]) {
+        MatchResults r = {.has_wdl = true,
+                          .wins = t->wins[i][a],
+                          .draws = t->draws[i][a],
+                          .losses = t->wins[a][i]};
+        EloEstimate e = {0};
+        if (stats_elo(&r, &e) == STATS_OK && e.estimate == STATS_ESTIMATE_BOUND) {
+            stats_elo_text(&e, 1, pm, buf, cap);
+            return;
+        }
+    }
+    snprintf(
+        buf, cap, "%s",
+        rr->kind[i] == RATING_ABOVE
+            ? "no finite estimate (above the anchor: its side never lost a point to this one's)"
+            : "no finite estimate (below the anchor: never scored a point against its side)");
+}
+
+/// One row of the cross-table: a pairing's games, its first engine's W/D/L and score, draws.
+typedef struct {
+    int a, b;
+    uint64_t games, wins, draws, losses;
+    double score, draw_ratio; // fractions in [0, 1]; 0 without games
+} CrossRow;
+
+/// The cross-table's row of pairing k, from the rating's table (every counted game is there).
+static CrossRow cross_row(const GamesCoord *g, int k)
+{
+    const Pairing *pg = &g->plan->pairings[k];
+    const RatingTable *t = &g->rating;
+    CrossRow c = {.a = pg->a,
+                  .b = pg->b,
+                  .wins = t->wins[pg->a][pg->b],
+                  .draws = t->draws[pg->a][pg->b],
+                  .losses = t->wins[pg->b][pg->a]};
+    c.games = c.wins + c.draws + c.losses;
+    if (c.games) {
+        c.score = ((double)c.wins + 0.5 * (double)c.draws) / (double)c.games;
+        c.draw_ratio = (double)c.draws / (double)c.games;
+    }
+    return c;
 }
 
 void games_print_ratings(const GamesCoord *g)
 {
     RatingResult rr;
-    // No fit while the games do not connect every engine to the others (two separate groups have
-    // no common scale): said plainly rather than printed as made-up numbers.
-    if (!rating_fit(&g->rating, &rr)) {
-        printf("Joint rating: not every engine is linked to the others by games yet\n");
+    char basis[300];
+    rating_basis_text(g, basis, sizeof basis);
+    // No fit while the anchor has no games: said plainly rather than printed as made-up numbers.
+    if (!fit_ratings(g, &rr)) {
+        printf("Joint rating: the anchor %s has no games yet\n", player_name(g, rr.anchor));
         return;
     }
     int order[RATING_MAX_PLAYERS];
     rating_order(g, &rr, order);
-    printf("Joint rating (Bradley-Terry over all games, Elo relative to the field):\n");
-    printf("Rank Name                            Elo     +/-    Games   Points\n");
+    printf("Joint rating (%s):\n", basis);
+    printf("Rank Name                          Games   Points  Elo\n");
     for (int k = 0; k < g->plan->players; k++) {
         int i = order[k];
-        printf("%4d %-28s %7.1f %7.1f %8llu %8.1f\n", k + 1, player_name(g, i), rr.elo[i],
-               rr.elo_error[i], (unsigned long long)rr.games[i], rr.points[i]);
+        char text[200];
+        rating_text(g, &rr, i, "+/-", text, sizeof text);
+        printf("%4d %-28s %6llu %8.1f  %s\n", k + 1, player_name(g, i),
+               (unsigned long long)rr.games[i], rr.points[i], text);
+    }
+    printf("Cross-table (score of the pairing's first engine):\n");
+    printf("%-40s %7s %7s %7s\n", "Pairing", "Score", "Games", "Draws");
+    for (int k = 0; k < g->plan->pairing_count; k++) {
+        CrossRow c = cross_row(g, k);
+        char label[2 * PLAYER_NAME_MAX + 8];
+        snprintf(label, sizeof label, "%s vs %s", player_name(g, c.a), player_name(g, c.b));
+        if (c.games)
+            printf("%-40s %6.1f%% %7llu %6.1f%%\n", label, 100 * c.score,
+                   (unsigned long long)c.games, 100 * c.draw_ratio);
+        else
+            printf("%-40s %7s %7d %7s\n", label, "-", 0, "-");
     }
 }
 
@@ -242,23 +365,56 @@ static json_t *pairings_json(const GamesCoord *g)
     return list;
 }
 
-/// The joint Bradley-Terry rating of every engine, best first, with its error bars.
+/// The joint Bradley-Terry rating of every engine, best first, with its error bars relative
+/// to the anchor; elo and elo_error are null where there is no finite estimate (status, text).
 static json_t *ratings_json(const GamesCoord *g)
 {
     RatingResult rr;
     json_t *list = json_array();
-    bool fitted = rating_fit(&g->rating, &rr);
+    bool fitted = fit_ratings(g, &rr);
     int order[RATING_MAX_PLAYERS];
     if (fitted)
         rating_order(g, &rr, order);
     for (int k = 0; k < g->plan->players; k++) {
         int i = fitted ? order[k] : k;
+        bool finite = fitted && rr.kind[i] == RATING_FINITE;
+        char text[200] = "not rated: the anchor has no games";
+        if (fitted)
+            rating_text(g, &rr, i, "+/-", text, sizeof text);
         json_array_append_new(
-            list, json_pack("{s:s, s:o, s:o, s:I, s:f}", "name", player_name(g, i), "elo",
-                            fitted ? finite_or_null(rr.elo[i]) : json_null(), "elo_error",
-                            fitted ? finite_or_null(rr.elo_error[i]) : json_null(), "games",
-                            (json_int_t)(fitted ? rr.games[i] : 0), "points",
-                            fitted ? rr.points[i] : 0.0));
+            list, json_pack("{s:s, s:o, s:o, s:I, s:f, s:s, s:s}", "name", player_name(g, i), "elo",
+                            finite ? finite_or_null(rr.elo[i]) : json_null(), "elo_error",
+                            finite ? finite_or_null(rr.elo_error[i]) : json_null(), "games",
+                            (json_int_t)rr.games[i], "points", rr.points[i], "status",
+                            fitted ? rating_kind_name(rr.kind[i]) : "not rated", "text", text));
+    }
+    return list;
+}
+
+/// What the ratings are relative to and the prior they assume (REPORT.md: rating).
+static json_t *rating_basis_json(const GamesCoord *g)
+{
+    char basis[300];
+    rating_basis_text(g, basis, sizeof basis);
+    return json_pack("{s:s, s:s, s:i, s:s}", "model", "Bradley-Terry", "anchor",
+                     player_name(g, anchor_index(g)), "prior_draws", RATING_PRIOR_DRAWS, "text",
+                     basis);
+}
+
+/// The cross-table: one row per pairing, its first engine's score (REPORT.md: crosstable).
+static json_t *crosstable_json(const GamesCoord *g)
+{
+    json_t *list = json_array();
+    for (int k = 0; k < g->plan->pairing_count; k++) {
+        CrossRow c = cross_row(g, k);
+        json_array_append_new(
+            list, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:o, s:o}", "engine",
+                            player_name(g, c.a), "opponent", player_name(g, c.b), "games",
+                            (json_int_t)c.games, "wins", (json_int_t)c.wins, "draws",
+                            (json_int_t)c.draws, "losses", (json_int_t)c.losses, "points",
+                            (double)c.wins + 0.5 * (double)c.draws, "score",
+                            c.games ? json_real(c.score) : json_null(), "draw_ratio",
+                            c.games ? json_real(c.draw_ratio) : json_null()));
     }
     return list;
 }
@@ -307,8 +463,11 @@ bool games_write_result(const GamesCoord *g, const CoordState *st)
     } else {
         json_object_set_new(o, "pairings", pairings_json(g));
     }
-    if (g->plan->players > 2)
+    if (g->plan->players > 2) {
         json_object_set_new(o, "ratings", ratings_json(g));
+        json_object_set_new(o, "rating", rating_basis_json(g));
+        json_object_set_new(o, "crosstable", crosstable_json(g));
+    }
     json_t *s = sprt_json(g);
     if (s) {
         json_object_set_new(o, "llr", json_incref(json_object_get(s, "llr")));
@@ -496,17 +655,34 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
         }
     }
     RatingResult rr;
-    if (g->plan->players > 2 && rating_fit(&g->rating, &rr)) {
+    if (g->plan->players > 2 && fit_ratings(g, &rr)) {
         int order[RATING_MAX_PLAYERS];
         rating_order(g, &rr, order);
+        char basis[300];
+        rating_basis_text(g, basis, sizeof basis);
+        report_fact(r, "Joint rating (Elo)", "Basis", "%s", basis);
         for (int k = 0; k < g->plan->players; k++) {
             int i = order[k];
-            char label[PLAYER_NAME_MAX + 8];
+            char label[PLAYER_NAME_MAX + 8], text[200];
             snprintf(label, sizeof label, "%d. %s", k + 1, player_name(g, i));
-            report_fact(r, "Joint rating (Bradley-Terry)", label,
-                        "%.1f \u00b1 %.1f Elo, %.1f of %llu points", rr.elo[i], rr.elo_error[i],
+            rating_text(g, &rr, i, "\u00b1", text, sizeof text);
+            report_fact(r, "Joint rating (Elo)", label, "%s; %.1f points in %llu games", text,
                         rr.points[i], (unsigned long long)rr.games[i]);
         }
+    }
+    // The cross-table: a row per pairing, as in result.json's crosstable.
+    for (int k = 0; g->plan->players > 2 && k < g->plan->pairing_count; k++) {
+        CrossRow c = cross_row(g, k);
+        char label[2 * PLAYER_NAME_MAX + 8];
+        snprintf(label, sizeof label, "%s vs %s", player_name(g, c.a), player_name(g, c.b));
+        if (c.games)
+            report_fact(r, "Cross-table (score of the first engine)", label,
+                        "%.1f%% in %llu games, %.1f%% draws (W/D/L %llu / %llu / %llu)",
+                        100 * c.score, (unsigned long long)c.games, 100 * c.draw_ratio,
+                        (unsigned long long)c.wins, (unsigned long long)c.draws,
+                        (unsigned long long)c.losses);
+        else
+            report_fact(r, "Cross-table (score of the first engine)", label, "no games yet");
     }
     SprtResult s;
     if (games_sprt(g, &s)) {
@@ -674,8 +850,11 @@ void games_report_refresh(GamesCoord *g, const CoordState *st, bool final)
         report_set(r, "sprt", s);
     if (!one)
         report_set(r, "pairings", pairings_json(g));
-    if (g->plan->players > 2)
+    if (g->plan->players > 2) {
         report_set(r, "ratings", ratings_json(g));
+        report_set(r, "rating", rating_basis_json(g));
+        report_set(r, "crosstable", crosstable_json(g));
+    }
     report_set(r, "workers", workers_json(g, st));
     double minutes = games_session_minutes(g);
     report_set(r, "timings",

@@ -26,40 +26,51 @@ void rating_add(RatingTable *t, int a, int b, double score_a)
     }
 }
 
-/// Games between i and j, and i's points against j, with the virtual draw added.
+/// Games between i and j, and i's points against j, with the prior's virtual draws added.
 /// Only for a pair that met: the virtual draw keeps an all-win pair's strength ratio finite
 /// (the MLE would otherwise be infinite), and adds nothing between players who never met.
 static void pair_totals(const RatingTable *t, int i, int j, double *n, double *s)
 {
     double g = (double)(t->wins[i][j] + t->wins[j][i] + t->draws[i][j]);
-    *n = g > 0 ? g + 1 : 0;
-    *s = g > 0 ? t->wins[i][j] + 0.5 * t->draws[i][j] + 0.5 : 0;
+    *n = g > 0 ? g + RATING_PRIOR_DRAWS : 0;
+    *s = g > 0 ? t->wins[i][j] + 0.5 * t->draws[i][j] + 0.5 * RATING_PRIOR_DRAWS : 0;
 }
 
-/// Whether every player is reached from player 0 through pairs that met (a depth-first
-/// search). Without that two groups have no common scale and the fit has no unique answer.
-static bool connected(const RatingTable *t)
+/// Marks in linked[] every player reached from `from` through pairs that met (a depth-first
+/// search). Two groups without games between them have no common scale.
+static void link_from(const RatingTable *t, int from, bool *linked)
 {
-    int k = t->players, seen[RATING_MAX_PLAYERS] = {0}, stack[RATING_MAX_PLAYERS], top = 0;
-    if (k == 0)
-        return false;
-    seen[0] = 1;
-    stack[top++] = 0;
+    int k = t->players, stack[RATING_MAX_PLAYERS], top = 0;
+    memset(linked, 0, sizeof *linked * RATING_MAX_PLAYERS);
+    linked[from] = true;
+    stack[top++] = from;
     while (top) {
         int i = stack[--top];
         for (int j = 0; j < k; j++) {
             double n, s;
             pair_totals(t, i, j, &n, &s);
-            if (j != i && n > 0 && !seen[j]) {
-                seen[j] = 1;
+            if (j != i && n > 0 && !linked[j]) {
+                linked[j] = true;
                 stack[top++] = j;
             }
         }
     }
+}
+
+/// reach[i][j]: a chain i > x > ... > j in which each scored a point (a win or a draw) against
+/// the next, in real games (the prior's draws do not count). The maximum likelihood puts i and
+/// j at a finite distance exactly when each reaches the other (Zermelo, Ford 1957); the prior
+/// then only keeps the fit's arithmetic finite.
+static void scored_closure(const RatingTable *t, bool reach[RATING_MAX_PLAYERS][RATING_MAX_PLAYERS])
+{
+    int k = t->players;
     for (int i = 0; i < k; i++)
-        if (!seen[i])
-            return false;
-    return true;
+        for (int j = 0; j < k; j++)
+            reach[i][j] = i == j || t->wins[i][j] + t->draws[i][j] > 0;
+    for (int x = 0; x < k; x++) // Warshall's transitive closure: k is 16 at most
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++)
+                reach[i][j] = reach[i][j] || (reach[i][x] && reach[x][j]);
 }
 
 /// Inverts a small symmetric positive-definite matrix in place (Gauss-Jordan with pivoting).
@@ -97,10 +108,20 @@ static bool invert(double a[RATING_MAX_PLAYERS][RATING_MAX_PLAYERS], int k)
     return true;
 }
 
-bool rating_fit(const RatingTable *t, RatingResult *out)
+const char *rating_kind_name(RatingKind k)
+{
+    static const char *const names[RATING_KIND_NB] = {"rated", "above", "below", "unbounded",
+                                                      "not connected"};
+    return k >= 0 && k < RATING_KIND_NB ? names[k] : "?";
+}
+
+bool rating_fit(const RatingTable *t, int anchor, RatingResult *out)
 {
     const int k = t->players;
     memset(out, 0, sizeof *out);
+    if (anchor < 0 || anchor >= k)
+        anchor = 0;
+    out->anchor = anchor;
     for (int i = 0; i < k; i++)
         for (int j = 0; j < k; j++) {
             uint64_t g = t->wins[i][j] + t->wins[j][i] + t->draws[i][j];
@@ -109,18 +130,31 @@ bool rating_fit(const RatingTable *t, RatingResult *out)
                 out->points[i] += t->wins[i][j] + 0.5 * t->draws[i][j];
             }
         }
-    out->connected = connected(t);
-    if (!out->connected)
+    bool linked[RATING_MAX_PLAYERS];
+    int member[RATING_MAX_PLAYERS], m = 0; // the anchor's group, in the players' order
+    if (k == 0)
         return false;
-    // MM iterations on the strengths gamma (Hunter 2004): gamma_i = W_i / sum n_ij/(g_i+g_j).
+    link_from(t, anchor, linked);
+    out->connected = true;
+    for (int i = 0; i < k; i++) {
+        out->kind[i] = linked[i] ? RATING_FINITE : RATING_UNLINKED;
+        out->connected = out->connected && linked[i];
+        if (linked[i])
+            member[m++] = i;
+    }
+    if (m < 2)
+        return false;
+    // MM iterations on the strengths gamma (Hunter 2004): gamma_i = W_i / sum n_ij/(g_i+g_j),
+    // over the anchor's group only (its members met no one outside it).
     double g[RATING_MAX_PLAYERS];
     for (int i = 0; i < k; i++)
         g[i] = 1;
     // Each MM step raises the likelihood (Hunter 2004), so on a connected table the iteration
     // converges; 10,000 steps is a bound for pathological tables, not a tuning.
     for (out->iterations = 0; out->iterations < 10000; out->iterations++) {
-        double next[RATING_MAX_PLAYERS], change = 0, logsum = 0;
-        for (int i = 0; i < k; i++) {
+        double next[RATING_MAX_PLAYERS], change = 0;
+        for (int a = 0; a < m; a++) {
+            int i = member[a];
             double w = 0, den = 0;
             for (int j = 0; j < k; j++) {
                 double n, s;
@@ -131,12 +165,13 @@ bool rating_fit(const RatingTable *t, RatingResult *out)
                 den += n / (g[i] + g[j]);
             }
             next[i] = w / den;
-            logsum += log(next[i]);
         }
-        for (int i = 0; i < k; i++) {
-            // The likelihood only sees ratios of strengths: fixing their scale each step makes the
-            // change measured next a real change, not a drift of all strengths together.
-            next[i] /= exp(logsum / k); // geometric mean 1: ratings relative to the field
+        // The likelihood only sees ratios of strengths: fixing the anchor's at 1 each step makes
+        // the change measured next a real change, not a drift of all strengths together.
+        double base = next[anchor];
+        for (int a = 0; a < m; a++) {
+            int i = member[a];
+            next[i] /= base;
             change = fmax(change, fabs(log(next[i] / g[i])));
             g[i] = next[i];
         }
@@ -145,34 +180,42 @@ bool rating_fit(const RatingTable *t, RatingResult *out)
             break;
     }
     const double scale = 400 / log(10);
-    for (int i = 0; i < k; i++)
-        out->elo[i] = scale * log(g[i]);
-    // Fisher information in log-strength: a weighted graph Laplacian L. Its pseudo-inverse
-    // (L + J/k)^-1 - J/k gives the covariance of ratings measured from the mean.
-    double m[RATING_MAX_PLAYERS][RATING_MAX_PLAYERS] = {{0}};
-    for (int i = 0; i < k; i++)
-        for (int j = 0; j < k; j++) {
+    for (int a = 0; a < m; a++)
+        out->elo[member[a]] = scale * log(g[member[a]]);
+    // Fisher information in log-strength over the group: a weighted graph Laplacian L. L has the
+    // all-ones vector as its null space (the group is connected: no other), so L + J/m is
+    // invertible, and its inverse M gives the variance of a difference of ratings:
+    // var(x_i - x_a) = M_ii + M_aa - 2 M_ia (the J/m terms cancel in a difference).
+    double mat[RATING_MAX_PLAYERS][RATING_MAX_PLAYERS] = {{0}};
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b < m; b++) {
             double n, s;
-            pair_totals(t, i, j, &n, &s);
-            if (i == j || n == 0)
+            pair_totals(t, member[a], member[b], &n, &s);
+            mat[a][b] += 1.0 / m;
+            if (a == b || n == 0)
                 continue;
-            // p: the model's chance that i beats j; each of their n games adds p (1 - p) to the
-            // information. L has the all-ones vector as its null space (connected: no other), so L
-            // + J/k is invertible, and subtracting 1/k again gives the variance of i's rating
-            // against the mean.
-            double p = g[i] / (g[i] + g[j]), v = n * p * (1 - p);
-            m[i][j] -= v;
-            m[i][i] += v;
+            // p: the model's chance that a beats b; each of their n games adds p (1 - p).
+            double p = g[member[a]] / (g[member[a]] + g[member[b]]), v = n * p * (1 - p);
+            mat[a][b] -= v;
+            mat[a][a] += v;
         }
-    for (int i = 0; i < k; i++)
-        for (int j = 0; j < k; j++)
-            m[i][j] += 1.0 / k;
-    if (!invert(m, k))
+    if (!invert(mat, m))
         return false;
-    for (int i = 0; i < k; i++) {
-        double var = m[i][i] - 1.0 / k;
+    int x = 0; // the anchor's place in member[]
+    while (member[x] != anchor)
+        x++;
+    bool reach[RATING_MAX_PLAYERS][RATING_MAX_PLAYERS];
+    scored_closure(t, reach);
+    for (int a = 0; a < m; a++) {
+        int i = member[a];
+        double var = mat[a][a] + mat[x][x] - 2 * mat[a][x];
         // Half-width of the 95% interval: z(0.975) sd, from log-strength to Elo.
-        out->elo_error[i] = var > 0 ? 1.959964 * sqrt(var) * scale : 0;
+        out->elo_error[i] = i != anchor && var > 0 ? 1.959964 * sqrt(var) * scale : 0;
+        bool up = reach[i][anchor], down = reach[anchor][i];
+        out->kind[i] = up && down ? RATING_FINITE
+                       : up       ? RATING_ABOVE
+                       : down     ? RATING_BELOW
+                                  : RATING_UNBOUNDED;
     }
     return true;
 }

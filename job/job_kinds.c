@@ -143,6 +143,18 @@ static bool validate_games(JobCtx *c, bool sprt)
                 return ctx_fail(c, JOB_ERR_VALUE, "each", "option.UseNNUE", "%s", why);
     if (!c->has_rounds)
         return ctx_fail(c, JOB_ERR_MISSING, "job", "rounds", "missing");
+    // The anchor names an engine of this job: a typo would otherwise silently rate against the
+    // first engine.
+    bool known = !j->anchor[0];
+    char names[512] = "";
+    for (int i = 0; i < j->player_count; i++) {
+        known = known || !strcmp(j->anchor, j->players[i].cfg.name);
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", j->players[i].cfg.name);
+    }
+    if (!known)
+        return ctx_fail(c, JOB_ERR_VALUE, "job", "anchor", "'%s' is not one of the engines (%s)",
+                        j->anchor, names);
     j->sprt.enabled = sprt;
     if (sprt && j->player_count != 2)
         return ctx_fail(c, JOB_ERR_VALUE, "job", "kind",

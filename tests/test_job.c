@@ -1655,6 +1655,27 @@ static void test_readme_main_job(void **state)
     assert_true(found);
 }
 
+/// [job] anchor names an engine of the job (empty: the first); an unknown name is refused with
+/// the key and the engines; it is not part of the run's identity (only how ratings read).
+static void test_anchor(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load(f, "", NULL, 0), JOB_OK);
+    assert_string_equal(f->job->anchor, "");
+    const char *ovr = "job.anchor=b";
+    assert_int_equal(load(f, "", &ovr, 1), JOB_OK);
+    assert_string_equal(f->job->anchor, "b");
+    // BASE has [job] already (a repeated section is refused): the key comes as an override.
+    ovr = "job.anchor=B"; // names are case-sensitive
+    expect(f, load(f, "", &ovr, 1), JOB_ERR_VALUE, false,
+           ": [job] anchor: 'B' is not one of the engines (a, b)");
+    // From the file, in a gauntlet of three.
+    write_text(f, "[job]\nkind = match\nrounds = 2\nanchor = d\n[engine a]\n[engine b]\n",
+               "[engine c]\n[time]\nnodes = 1000\n");
+    expect(f, job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_ERR_VALUE, false,
+           ": [job] anchor: 'd' is not one of the engines (a, b, c)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1706,6 +1727,7 @@ int main(void)
         cmocka_unit_test(test_readme_defaults),
         cmocka_unit_test_setup_teardown(test_examples_no_upload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readme_main_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_anchor, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
