@@ -166,11 +166,12 @@ static void change_unrelated(JobConfig *j)
     j->report.url_count = 1;
     j->report.interval_s = 5;
     j->players[0].tc.margin_ms = 5000; // a tolerance for slow hardware, not the experiment
+    snprintf(j->anchor, sizeof j->anchor, "%s", j->players[1].cfg.name); // how ratings read
 }
 
 /// Option order, an option set twice (its last value counts), concurrency, rounds, the job
-/// name, output and report settings and the time margin leave the identity (its text and
-/// hash) unchanged; rounds are kept apart.
+/// name, output and report settings, the time margin and the rating's anchor leave the
+/// identity (its text and hash) unchanged; rounds are kept apart.
 static void test_unrelated_changes(void **state)
 {
     Fixture *f = *state;
