@@ -93,10 +93,11 @@ typedef struct {
     // Limits
     int rounds; // rounds; with repeat each round is a game pair
     bool repeat;
-    int concurrency;           // 0: one game per core
-    bool round_robin;          // with more than two engines: every pairing; else the first engine
-                               // against each other one (a gauntlet)
-    char anchor[JOB_TEXT_MAX]; // the engine the joint rating puts at 0; empty: the first
+    int concurrency;  // 0: one game per core
+    bool round_robin; // with more than two engines: every pairing; else the first engine
+                      // against each other one (a gauntlet)
+    // The engine the joint rating puts at 0 ([job] anchor); empty: the first engine.
+    char anchor[JOB_TEXT_MAX];
     // How a run starts and stops (not part of the experiment): docs in jobs/README.md, Slurm.
     bool resume_auto;       // resume = auto: continue output.dir's journal when there is one
     int drain_grace;        // seconds a signalled run lets the games in progress finish
