@@ -36,7 +36,7 @@ typedef enum {
 
 enum {
     FITRUN_ID_MAX = 128,   // bytes of a run's id at most
-    FITRUN_PARTS_MAX = 4,  // payload parts at most
+    FITRUN_PARTS_MAX = 5,  // payload parts at most
     FITRUN_LOSS_VALUES = 4 // values after the epoch that fitrun_loss_read passes on
 };
 
