@@ -400,7 +400,7 @@ int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fi
     fj->lr = job->texel.lr;
     fj->l2 = job->texel.l2;
     fj->k = job->texel.k;
-    fj->val = TEXEL_VAL_DEFAULT; // no key yet: every job holds out the same share
+    fj->val = job->texel.val;
     fj->checkpoint_every = job->texel.checkpoint_every;
     fj->checkpoint_seconds = job->texel.checkpoint_seconds;
     // The checkpoint records the job's identity (its file, overrides, the dataset's and start

@@ -48,6 +48,10 @@ grep -qE '^Best validation at epoch [0-9]+ of 400' "$work/a.log" || fail "no bes
 grep -qE '^Validation loss [0-9.]+ -> [0-9.]+; written: epoch [0-9]+ of 400' "$work/a.log" ||
     fail "no validation summary: $(tail -8 "$work/a.log")"
 [[ $(head -1 "$work/a/texel-loss.csv") == epoch,loss,val ]] || fail "loss CSV header: $(head -1 "$work/a/texel-loss.csv")"
+# One default val: `texel fit`'s (TEXEL_VAL_DEFAULT, in its usage) is [texel] val's.
+jv=$(sed -n 's/^KEY(texel, val, KEY_DBL, texel.val, 0, 0.5, \([0-9.]*\),.*/\1/p' "$(dirname "$0")/../job/job_keys.def")
+cv=$("$xq" texel 2>&1 | sed -n 's/.*--val (default \([0-9.]*\)).*/\1/p')
+[[ -n $jv && $jv == "$cv" ]] || fail "default val: [texel] $jv, texel fit $cv"
 
 # Kill rank 0 once a few epochs are checkpointed, then run again.
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" "${ab[@]}" --set output.dir="$work/b" >"$work/b1.log" 2>&1 &
