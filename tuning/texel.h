@@ -20,19 +20,19 @@
 // Fit: minimise mean (result - sigmoid(K * eval / 400))^2 + l2 / N * sum over the tuned
 // weights of ((w - start) / 100)^2, sigmoid(x) = 1 / (1 + 10^-x), eval in centipawns for Red
 // computed from the trace (mg terms times phase/32, eg terms times (32 - phase)/32), N the
-// positions in the dataset. K is fitted once with the start weights and then held: the L2
-// pull anchors the scale (a fit may not inflate every weight to sharpen its predictions), and
-// as a prior worth l2 positions per weight it matters on small datasets and fades on large
-// ones. Then Adam on every tuned weight, full batch, so a run is deterministic. Sums over positions
-// go through a reduce callback, so ranks of a cluster each hold a shard and add their sums
-// (MPI_Allreduce lives in proto/link.c, not here).
-// Validation: the positions of the games hashed into the val fraction (texel_game_held) are
-// held out: the fit, K included, never sees them, and their loss is reported beside the
-// training loss at every epoch. A dataset records no game: a game is a run of records whose
-// ply bucket never falls and whose result stays the same (texel_writer_add_game writes a
-// game's positions so), which keeps every game's positions together (two games may merge,
-// never split). The weights written are those of the epoch of the lowest validation loss
-// (epoch 0: the start weights, when the fit never improved on them: it only overfits).
+// training positions (those not held out, below). K is fitted once with the start weights and then
+// held: the L2 pull anchors the scale (a fit may not inflate every weight to sharpen its
+// predictions), and as a prior worth l2 positions per weight it matters on small datasets and fades
+// on large ones. Then Adam on every tuned weight, full batch, so a run is deterministic. Sums over
+// positions go through a reduce callback, so ranks of a cluster each hold a shard and add their
+// sums (MPI_Allreduce lives in proto/link.c, not here). Validation: the positions of the games
+// hashed into the val fraction (texel_game_held) are held out: the fit, K included, never sees
+// them, and their loss is reported beside the training loss at every epoch. A dataset records no
+// game: a game is a run of records whose ply bucket never falls and whose result stays the same
+// (texel_writer_add_game writes a game's positions so), which keeps every game's positions together
+// (two games may merge, never split). The weights written are those of the epoch of the lowest
+// validation loss (epoch 0: the start weights, when the fit never improved on them: it only
+// overfits).
 #pragma once
 
 #include <stdatomic.h>
