@@ -25,8 +25,9 @@ static void train_usage(FILE *out)
         "(sigmoid(eval/K) - target)^2, K = 400/ln 10, target = lambda sigmoid(score/K) +\n"
         "(1 - lambda) result; Adam on mini-batches, cosine learning rate from lr to lr/10;\n"
         "the games hashed into the val fraction are held out for the validation loss.\n"
-        "Defaults: hidden %d (a multiple of 32), epochs %d, batch %d, lr 0.001, lambda 0.5,\n"
+        "Defaults: hidden %d (a multiple of 32), epochs %d, batch %d, lr 0.001, lambda %g,\n"
         "val 0.05, seed 1, threads = cores.\n"
+        "The net exported is the epoch with the lowest validation loss (the last with --val 0).\n"
         "Writes DIR/net.nnue (quantized; refused when its evaluation differs from the float\n"
         "net's by more than %.1f cp on average over the validation positions),\n"
         "DIR/train-loss.csv (epoch,train,val; row 0 the start) and DIR/train.ckpt every N\n"
@@ -36,8 +37,8 @@ static void train_usage(FILE *out)
         "over).\n"
         "Exit status: 0 done, 1 failure while training, 2 bad usage or unusable input,\n"
         "130 stopped by a signal after a checkpoint.\n",
-        NNUE_TRAIN_HIDDEN, NNUE_TRAIN_EPOCHS, NNUE_TRAIN_BATCH, NNUE_TRAIN_EXPORT_TOLERANCE,
-        NNUE_TRAIN_CHECKPOINT_STEPS, NNUE_TRAIN_CHECKPOINT_SECONDS);
+        NNUE_TRAIN_HIDDEN, NNUE_TRAIN_EPOCHS, NNUE_TRAIN_BATCH, NNUE_TRAIN_LAMBDA,
+        NNUE_TRAIN_EXPORT_TOLERANCE, NNUE_TRAIN_CHECKPOINT_STEPS, NNUE_TRAIN_CHECKPOINT_SECONDS);
 }
 
 static atomic_bool stop_flag;
@@ -130,7 +131,7 @@ int cmd_nnue_train(int argc, char **argv)
                                 .batch = NNUE_TRAIN_BATCH,
                                 .threads = cores > 0 ? (int)cores : 1,
                                 .lr = 0.001,
-                                .lambda = 0.5,
+                                .lambda = NNUE_TRAIN_LAMBDA,
                                 .val = 0.05,
                                 .seed = 1,
                                 .checkpoint_steps = NNUE_TRAIN_CHECKPOINT_STEPS,
@@ -177,13 +178,15 @@ int cmd_nnue_train(int argc, char **argv)
         fprintf(stderr, "xqforge nnue train: %s%s\n", why,
                 st == NNUE_TRAIN_ERR_STALE ? ": start afresh with --fresh" : "");
     else
-        printf("Loss %.6f -> %.6f (val %.6f -> %.6f) after %d epochs; %.0f positions/s on %d "
+        printf("Loss %.6f -> %.6f (val %.6f -> %.6f) at epoch %d of %d%s; %.0f positions/s on %d "
                "threads (%.0f per thread)\n"
                "Quantized: %.3f cp mean, %.1f cp max difference from the float net over %llu "
                "validation positions\n"
                "Net %s (id %s); loss per epoch: %s\n",
                res->train.loss_start, res->train.loss_end, res->train.val_start, res->train.val_end,
-               res->train.epochs_done, res->train.positions_per_second, run.cfg.threads,
+               res->train.best_epoch, res->train.epochs_done,
+               res->train.best_val > 0 ? " (the best validation: its net is exported)" : "",
+               res->train.positions_per_second, run.cfg.threads,
                res->train.positions_per_second / run.cfg.threads, res->quant_mean_cp,
                res->quant_max_cp, (unsigned long long)res->val_n, res->net_path, res->net_id,
                res->loss_path);

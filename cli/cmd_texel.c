@@ -30,7 +30,8 @@ static void texel_usage(FILE *out)
             "usage: xqforge texel extract [-o FILE] [--skip N] PGN...\n"
             "       xqforge texel info FILE\n"
             "       xqforge texel fit --data FILE [--start WEIGHTS] [--epochs N] [--lr X]\n"
-            "                         [--l2 X] [--k X] [--threads N] [--params LIST] [-o FILE]\n"
+            "                         [--l2 X] [--k X] [--val X] [--threads N] [--params LIST]\n"
+            "                         [-o FILE]\n"
             "                         [--checkpoint-every N] [--checkpoint-seconds S] [--fresh]\n"
             "       mpirun -np N xqforge run JOB   (kind = texel: the fit over ranks)\n\n"
             "extract: every quiet position (not in check, best move not a capture after a\n"
@@ -43,14 +44,18 @@ static void texel_usage(FILE *out)
             "  cannot inflate the scale (0: off); --params all|psq|eval|NAME,... (default all);\n"
             "  writes the tuned weights (default texel-weights.txt) and prints the changes;\n"
             "  warns below %d positions per tuned weight and when %d or more end on a bound.\n"
+            "  --val (default %g): the fraction of games held out (0 to 0.5; 0: none); their\n"
+            "  loss is reported beside the training loss, and the weights written are the\n"
+            "  epoch's of the lowest validation loss (the start weights when no epoch beat\n"
+            "  them: the fit only overfits).\n"
             "  Checkpoints (texel.ckpt) every N epochs (default %d) or S seconds (default %d),\n"
             "  at the end and on SIGINT/SIGTERM (exit 130): a rerun with the same dataset, start\n"
             "  weights and settings resumes exactly (the loss CSV cut back to the checkpoint);\n"
             "  one with others is refused (--fresh: start over).\n"
             "Exit status: 0 done, 1 failure while running, 2 bad usage or unusable input,\n"
             "130 stopped by a signal after a checkpoint.\n",
-            TEXEL_L2_DEFAULT, TEXEL_POSITIONS_PER_WEIGHT, TEXEL_BOUNDS_WARN, TEXEL_CHECKPOINT_EVERY,
-            TEXEL_CHECKPOINT_SECONDS);
+            TEXEL_L2_DEFAULT, TEXEL_POSITIONS_PER_WEIGHT, TEXEL_BOUNDS_WARN, TEXEL_VAL_DEFAULT,
+            TEXEL_CHECKPOINT_EVERY, TEXEL_CHECKPOINT_SECONDS);
 }
 
 static atomic_bool stop_flag;
@@ -279,6 +284,7 @@ static int fit(int argc, char **argv)
     *fj = (TexelFitJob){.epochs = 200,
                         .lr = 2.0,
                         .l2 = TEXEL_L2_DEFAULT,
+                        .val = TEXEL_VAL_DEFAULT,
                         .checkpoint_every = TEXEL_CHECKPOINT_EVERY,
                         .checkpoint_seconds = TEXEL_CHECKPOINT_SECONDS};
     snprintf(fj->out_dir, sizeof fj->out_dir, ".");
@@ -314,6 +320,8 @@ static int fit(int argc, char **argv)
             fj->lr = d;
         } else if (!strcmp(o, "--l2") && num && d >= 0) {
             fj->l2 = d;
+        } else if (!strcmp(o, "--val") && num && d >= 0 && d <= 0.5) {
+            fj->val = d;
         } else if (!strcmp(o, "--k") && num && d >= 0 && d <= 100) {
             fj->k = d;
         } else if (!strcmp(o, "--checkpoint-every") && cli_parse_int(v, 1, 1000000, &n)) {

@@ -78,6 +78,8 @@ static void report_result(Report *r, const NnueTrainRun *run, const NnueRunResul
                 "%.6f at the start, %.6f at the end (validation %.6f -> %.6f)", t->loss_start,
                 t->loss_end, t->val_start, t->val_end);
     report_fact(r, "Training", "epochs", "%d (resumed from %d)", t->epochs_done, t->resumed_epoch);
+    report_fact(r, "Training", "net exported", "epoch %d of %d (%s)", t->best_epoch, t->epochs_done,
+                t->best_val > 0 ? "the lowest validation loss" : "the last: no validation");
     report_fact(r, "Training", "throughput", "%.0f positions/s per rank (%.0f per thread)",
                 t->positions_per_second, t->positions_per_second / run->cfg.threads);
     report_fact(r, "Net", "file", "%s (id %s, hidden %d)", res->net_path, res->net_id,
@@ -161,12 +163,15 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
                 why[0] ? why : nnue_train_strerror(st),
                 st == NNUE_TRAIN_ERR_STALE ? ": start afresh (remove the checkpoint)" : "");
     else if (rank == 0)
-        printf("Loss %.6f -> %.6f (val %.6f -> %.6f) after %d epochs; %.0f positions/s per rank\n"
+        printf("Loss %.6f -> %.6f (val %.6f -> %.6f) at epoch %d of %d%s; %.0f positions/s per "
+               "rank\n"
                "Quantized: %.3f cp mean, %.1f cp max difference from the float net\n"
                "Net %s (id %s); loss per epoch: %s\n",
                res->train.loss_start, res->train.loss_end, res->train.val_start, res->train.val_end,
-               res->train.epochs_done, res->train.positions_per_second, res->quant_mean_cp,
-               res->quant_max_cp, res->net_path, res->net_id, res->loss_path);
+               res->train.best_epoch, res->train.epochs_done,
+               res->train.best_val > 0 ? " (the best validation: its net is exported)" : "",
+               res->train.positions_per_second, res->quant_mean_cp, res->quant_max_cp,
+               res->net_path, res->net_id, res->loss_path);
     free(res);
     return fit_exit(st);
 }

@@ -72,10 +72,12 @@ static void report_flush(FitReport *fr, bool final)
         fprintf(stderr, "xqforge texel: report: %s\n", why);
 }
 
-static void on_epoch(void *ctx, int epoch, double loss, const double *w)
+static void on_epoch(void *ctx, int epoch, double loss, double val, const double *w)
 {
     FitReport *fr = ctx;
     report_series_add(fr->r, "loss", "loss", epoch, loss);
+    if (isfinite(val))
+        report_series_add(fr->r, "loss", "validation", epoch, val);
     // Every 10 epochs, as often as [report] interval says (a job) or every 5 s: each write
     // syncs report.json and report.html, which a fast fit must not wait for every epoch.
     int64_t now = timeman_now_ms();
@@ -92,6 +94,8 @@ static void loss_row(void *ctx, int epoch, const double *v, int n)
 {
     if (n >= 1 && isfinite(v[0]))
         report_series_add(ctx, "loss", "loss", epoch, v[0]);
+    if (n >= 2 && isfinite(v[1]))
+        report_series_add(ctx, "loss", "validation", epoch, v[1]);
 }
 
 /// The weights that changed, largest change first, as "name start tuned change" lines.
@@ -241,6 +245,7 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
                           .lr = fj->lr,
                           .l2 = fj->l2,
                           .k = fj->k,
+                          .val = fj->val,
                           .checkpoint = rank == 0 ? ckpt : NULL,
                           .checkpoint_every = fj->checkpoint_every,
                           .checkpoint_seconds = fj->checkpoint_seconds,
@@ -319,6 +324,13 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
                     rep.loss_end);
         report_fact(fr.r, "Fit", "epochs", "%d (resumed from %d)", rep.epochs_done,
                     rep.resumed_from);
+        if (isfinite(rep.val_start))
+            report_fact(fr.r, "Fit", "validation",
+                        "%.6f at the start, best %.6f at epoch %d (its weights written%s)",
+                        rep.val_start, rep.best_val, rep.best_epoch,
+                        rep.best_epoch == 0 ? ": the start's, the fit only overfits" : "");
+        else
+            report_fact(fr.r, "Fit", "validation", "none: the last epoch's weights written");
         report_fact(fr.r, "Fit", "time per epoch", "%.3f s", rep.seconds_per_epoch);
         report_fact(fr.r, "Fit", "L2 pull", "%g positions per weight per (100 cp)^2", fj->l2);
     }
@@ -351,6 +363,11 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
            "core)\n",
            rep.k, rep.loss_start, rep.loss_end, rep.epochs_done, rep.seconds_per_epoch,
            rep.seconds_per_epoch > 0 ? total / rep.seconds_per_epoch / (threads * size) : 0.0);
+    if (isfinite(rep.val_start))
+        printf("Validation loss %.6f -> %.6f; written: epoch %d of %d (validation %.6f, "
+               "training %.6f)\n",
+               rep.val_start, rep.val_end, rep.best_epoch, rep.epochs_done, rep.best_val,
+               rep.best_loss);
     write_diff(stdout, &start, &out, 25); // the console: the largest changes; the file: all
     FILE *df = fopen(dpath, "w");
     if (df) {
@@ -383,6 +400,7 @@ int texel_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fi
     fj->lr = job->texel.lr;
     fj->l2 = job->texel.l2;
     fj->k = job->texel.k;
+    fj->val = job->texel.val;
     fj->checkpoint_every = job->texel.checkpoint_every;
     fj->checkpoint_seconds = job->texel.checkpoint_seconds;
     // The checkpoint records the job's identity (its file, overrides, the dataset's and start

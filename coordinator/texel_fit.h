@@ -20,6 +20,7 @@ typedef struct {
     bool tuned[PARAM_NB];
     int epochs, threads;
     double lr, l2, k;
+    double val;                // the fraction of games held out for validation (0: none)
     int checkpoint_every;      // epochs between checkpoints (0: TEXEL_CHECKPOINT_EVERY)
     double checkpoint_seconds; // and at most this long between them (0: by epochs only)
     bool fresh;           // an existing checkpoint is replaced, not resumed (texel fit --fresh)

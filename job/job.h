@@ -172,6 +172,7 @@ typedef struct {
         bool has_params;          // a `params` line was given (else every weight is fitted)
         int epochs, threads;
         double lr, l2, k;           // k 0: fitted
+        double val;                 // the fraction of games held out for validation (0: none)
         int checkpoint_every;       // epochs between checkpoints
         double checkpoint_seconds;  // at most this long between them (0: by epochs only)
         char weights[JOB_TEXT_MAX]; // output file names in the output dir

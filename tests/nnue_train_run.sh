@@ -3,7 +3,8 @@
 # xqforge nnue train killed with SIGKILL three times at random moments and resumed ends with
 # the very net file and loss CSV (bytes) of an uninterrupted run; SIGTERM stops it after a
 # checkpoint (exit 130) and it resumes too; other settings are refused naming the difference
-# (exit 2); a damaged positions file is refused (exit 2).
+# (exit 2); a damaged positions file is refused (exit 2); the net kept is the best-validation
+# epoch's (said on the console); `nnue train` and [train] share one default lambda.
 # With MPIEXEC also a kind = train job on 2 ranks, one rank killed with SIGKILL three times,
 # `xqforge run --resume` to the end: the net and CSV bytes of an uninterrupted job.
 # Usage: nnue_train_run.sh XQFORGE TEST_NNUE_TRAIN [MPIEXEC] (the test program writes the
@@ -18,11 +19,18 @@ fail() {
     exit 1
 }
 
+# One default lambda: `nnue train`'s (NNUE_TRAIN_LAMBDA, in its usage) is [train] lambda's.
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+jl=$(sed -n 's/^KEY(train, lambda, KEY_DBL, train.lambda, 0, 1, \([0-9.]*\),.*/\1/p' "$SRC/job/job_keys.def")
+cl=$("$X" nnue train --help 2>&1 | sed -n 's/.*lambda \([0-9.]*\),.*/\1/p')
+[ -n "$jl" ] && [ "$jl" = "$cl" ] || fail "default lambda: [train] $jl, nnue train $cl"
+
 "$GEN" --write 20000 "$W/d.xqp" || fail "cannot write the positions"
 ARGS=(--data "$W/d.xqp" --hidden 32 --epochs 60 --batch 1024 --threads 2 --checkpoint-steps 3)
 
 "$X" nnue train "${ARGS[@]}" --out "$W/a" >"$W/a.log" 2>&1 || fail "uninterrupted run: $(tail -3 "$W/a.log")"
 [ -s "$W/a/net.nnue" ] || fail "no net written"
+grep -q "^Best validation at epoch [0-9]* of 60" "$W/a.log" || fail "no best epoch said: $(tail -5 "$W/a.log")"
 
 for k in 1 2 3; do
     "$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/b$k.log" 2>&1 &
@@ -57,7 +65,7 @@ cmp "$W/a/train-loss.csv" "$W/b/train-loss.csv" ||
 
 # Other settings: refused, the difference named.
 out=$("$X" nnue train "${ARGS[@]}" --lambda 0.6 --out "$W/b" 2>&1)
-[ $? = 2 ] && grep -q "lambda 0.5" <<<"$out" || fail "a checkpoint of other settings was not refused: $out"
+[ $? = 2 ] && grep -q "lambda 0.75" <<<"$out" || fail "a checkpoint of other settings was not refused: $out"
 # A damaged positions file: exit 2 with posdata's reason.
 cp "$W/d.xqp" "$W/bad.xqp"
 printf '\x55' | dd of="$W/bad.xqp" bs=1 seek=5000 conv=notrunc 2>/dev/null

@@ -190,6 +190,59 @@ static void test_loss_decreases(void **state)
     nnue_set_free(valid);
 }
 
+static double epoch_val[64];
+
+static void keep_val(void *ctx, int epoch, double train, double val)
+{
+    (void)ctx, (void)train;
+    if (epoch < 64)
+        epoch_val[epoch] = val;
+}
+
+/// A net that overfits a few positions: the validation loss falls, then rises. The model the
+/// run ends with (and exports) is the epoch of the lowest validation loss, not the last; with
+/// val 0 it is the last.
+static void test_best_epoch_kept(void **state)
+{
+    (void)state;
+    NnueSet *train, *valid;
+    load(160, 0.4, &train, &valid);
+    assert_true(nnue_set_size(valid) > 0);
+    NnueModel m;
+    assert_int_equal(nnue_model_init(&m, 32, 7), NNUE_TRAIN_OK);
+    NnueTrainConfig cfg = config(32, 12);
+    cfg.batch = 32;
+    cfg.lr = 0.01;
+    cfg.on_epoch = keep_val;
+    NnueTrainReport rep;
+    char why[256] = "";
+    assert_int_equal(nnue_train(&m, train, valid, &cfg, &rep, why, sizeof why), NNUE_TRAIN_OK);
+    int best = 1;
+    for (int e = 2; e <= 12; e++)
+        if (epoch_val[e] < epoch_val[best])
+            best = e;
+    print_message("val by epoch: %.5f %.5f %.5f ... %.5f; best %d\n", epoch_val[1], epoch_val[2],
+                  epoch_val[3], epoch_val[12], best);
+    assert_int_equal(best, 1); // the case in point: validation rises after epoch 1
+    assert_int_equal(rep.best_epoch, best);
+    assert_true(rep.best_val == epoch_val[best] && rep.val_end == epoch_val[best]);
+    double val = 0;
+    assert_int_equal(nnue_model_loss(&m, valid, cfg.lambda, 2, &val, NULL), NNUE_TRAIN_OK);
+    assert_true(fabs(val - epoch_val[best]) < 1e-9); // the model is that epoch's
+    nnue_model_free(&m);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+    // No validation: the last epoch.
+    load(160, 0, &train, &valid);
+    assert_int_equal(nnue_model_init(&m, 32, 7), NNUE_TRAIN_OK);
+    cfg.val = 0;
+    assert_int_equal(nnue_train(&m, train, valid, &cfg, &rep, why, sizeof why), NNUE_TRAIN_OK);
+    assert_int_equal(rep.best_epoch, 12);
+    nnue_model_free(&m);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+}
+
 static atomic_bool stop_now;
 
 /// Sets the stop flag after epoch 2's row: the run stops at its next step.
@@ -321,10 +374,10 @@ static void write_bytes(const char *path, const unsigned char *b, size_t len)
     fclose(f);
 }
 
-/// The checkpoint keeps the layout it had before tuning/fitrun.c wrote it (files in use must
-/// resume): "XQNNCK1", the 72-byte id, u64 parameter count, the 8 state doubles, the floats
-/// p, m, v and the FNV-1a of all but the count; a flipped bit, a file cut short, or one of
-/// another program is refused saying so.
+/// The checkpoint: "XQNNCK2", the 72-byte id, u64 parameter count, the 11 state doubles, the
+/// floats p, m, v, the best epoch's p and the FNV-1a of all but the count; a flipped bit, a
+/// file cut short, one of another program, or an "XQNNCK1" of before the best epoch was kept
+/// is refused saying so.
 static void test_checkpoint_format(void **state)
 {
     (void)state;
@@ -334,11 +387,11 @@ static void test_checkpoint_format(void **state)
     run(&m, train, valid, "f", false);
     char ckpt[128], why[256] = "";
     snprintf(ckpt, sizeof ckpt, "%s/f.ckpt", dir);
-    enum { ID = 72, STATE = 8 * 8 };
+    enum { ID = 72, STATE = 11 * 8 };
     size_t len, floats = m.size;
     unsigned char *b = slurp_bytes(ckpt, &len);
-    assert_int_equal(len, 8 + ID + 8 + STATE + 3 * floats * 4 + 8);
-    assert_memory_equal(b, "XQNNCK1", 8);
+    assert_int_equal(len, 8 + ID + 8 + STATE + 4 * floats * 4 + 8);
+    assert_memory_equal(b, "XQNNCK2", 8);
     uint64_t count, hash;
     memcpy(&count, b + 8 + ID, 8);
     assert_int_equal(count, floats);
@@ -366,6 +419,10 @@ static void test_checkpoint_format(void **state)
     assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why),
                      NNUE_TRAIN_ERR_STALE);
     assert_non_null(strstr(why, "is not an NNUE training checkpoint"));
+    write_bytes(ckpt, (const unsigned char *)"XQNNCK1\0", 8);
+    assert_int_equal(nnue_checkpoint_check(&cfg, &found, &epoch, why, sizeof why),
+                     NNUE_TRAIN_ERR_STALE);
+    assert_non_null(strstr(why, "no record of its best validation epoch"));
     free(b);
     nnue_model_free(&m);
     nnue_set_free(train);
@@ -461,9 +518,13 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--write"))
         return write_file(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gradient),     cmocka_unit_test(test_loss_decreases),
-        cmocka_unit_test(test_resume_exact), cmocka_unit_test(test_bad_settings),
-        cmocka_unit_test(test_run),          cmocka_unit_test(test_checkpoint_format),
+        cmocka_unit_test(test_gradient),
+        cmocka_unit_test(test_loss_decreases),
+        cmocka_unit_test(test_resume_exact),
+        cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_run),
+        cmocka_unit_test(test_checkpoint_format),
+        cmocka_unit_test(test_best_epoch_kept),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

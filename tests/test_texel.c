@@ -472,7 +472,7 @@ static void ckpt_setup(CkptFixture *c, const char *data)
     unlink(c->path);
     assert_int_equal(texel_set_load(data, 0, 1, 2, &c->s, NULL, why, sizeof why), TEXEL_OK);
     weights_default(&c->start);
-    c->cfg = (TexelFitConfig){.epochs = 4, .lr = 2, .k = 1.1, .checkpoint = c->path};
+    c->cfg = (TexelFitConfig){.epochs = 4, .lr = 2, .k = 1.1, .val = 0.2, .checkpoint = c->path};
     c->cfg.inputs = (TexelInputs){1, 2, 3, 1};
     for (int i = 0; i < PARAM_NB; i++)
         c->cfg.tuned[i] = !params_is_psq(i);
@@ -579,7 +579,8 @@ static void test_checkpoint_unusable(void **state)
         const char *text;
     } files[] = {{"XQTXCKP\0\1\2\3\4\5\6\7\0", 16, "written by an older xqforge"},
                  {"hello, world\n", 13, "is not a Texel checkpoint"},
-                 {"XQTXCK3\0\1\2\3", 11, "is cut short"}};
+                 {"XQTXCK3\0\1\2\3", 11, "older xqforge (no validation games and no best"},
+                 {"XQTXCK4\0\1\2\3", 11, "is cut short"}};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         FILE *fp = fopen(c.path, "wb");
         assert_int_equal(fwrite(files[i].bytes, 1, files[i].len, fp), files[i].len);
@@ -604,10 +605,10 @@ static void poke(const char *path, long off, const void *bytes, size_t len)
     fclose(fp);
 }
 
-/// The checkpoint keeps the layout it had before tuning/fitrun.c wrote it (files in use must
-/// resume): "XQTXCK3", the 64-byte id, u32 PARAM_NB, the state (epoch, K, start loss, w, m, v
-/// as doubles) and nothing after it; a file cut in its payload, of another weight count, or
-/// holding an epoch outside the fit is refused saying so.
+/// The checkpoint: "XQTXCK4", the 72-byte id, u32 PARAM_NB, the state (epoch, K, start loss,
+/// start validation loss, best epoch, its validation and training loss, w, m, v, the best
+/// epoch's w, as doubles) and nothing after it; a file cut in its payload, of another weight count,
+/// or holding an epoch outside the fit is refused saying so.
 static void test_checkpoint_format(void **state)
 {
     Fixture *f = *state;
@@ -616,7 +617,7 @@ static void test_checkpoint_format(void **state)
     TexelFitReport rep;
     char why[512];
     ckpt_fit(&c, TEXEL_OK, &rep, why, sizeof why);
-    enum { ID = 64, STATE = (3 + 3 * PARAM_NB) * 8, SIZE = 8 + ID + 4 + STATE };
+    enum { ID = 72, STATE = (7 + 4 * PARAM_NB) * 8, SIZE = 8 + ID + 4 + STATE };
     struct stat sb;
     assert_int_equal(stat(c.path, &sb), 0);
     assert_int_equal(sb.st_size, SIZE);
@@ -624,7 +625,7 @@ static void test_checkpoint_format(void **state)
     FILE *fp = fopen(c.path, "rb");
     assert_int_equal(fread(head, 1, sizeof head, fp), sizeof head);
     fclose(fp);
-    assert_memory_equal(head, "XQTXCK3", 8);
+    assert_memory_equal(head, "XQTXCK4", 8);
     uint32_t n;
     double epoch;
     memcpy(&n, head + 8 + ID, 4);
@@ -740,7 +741,7 @@ static char *slurp(const char *path)
 /// A fit of the fixture's set with checkpoints every 3 epochs, its loss rows into csv (the
 /// file prepared as texel_fit_run does: cut back to the checkpoint when resuming).
 static TexelStatus csv_fit(CkptFixture *c, const char *csv, Weights *out, TexelFitReport *rep,
-                           void (*on_epoch)(void *, int, double, const double *))
+                           void (*on_epoch)(void *, int, double, double, const double *))
 {
     bool found = false;
     char why[256];
@@ -760,9 +761,9 @@ static TexelStatus csv_fit(CkptFixture *c, const char *csv, Weights *out, TexelF
 }
 
 /// Dies like kill -9 right after the row of epoch 8 is written (the last checkpoint: 6).
-static void die_at_8(void *ctx, int epoch, double loss, const double *w)
+static void die_at_8(void *ctx, int epoch, double loss, double val, const double *w)
 {
-    (void)ctx, (void)loss, (void)w;
+    (void)ctx, (void)loss, (void)val, (void)w;
     if (epoch == 8)
         _exit(9);
 }
@@ -770,9 +771,9 @@ static void die_at_8(void *ctx, int epoch, double loss, const double *w)
 static atomic_bool stop_now;
 
 /// Asks the fit to stop (as SIGTERM does) once the row of epoch 4 is written.
-static void stop_at_4(void *ctx, int epoch, double loss, const double *w)
+static void stop_at_4(void *ctx, int epoch, double loss, double val, const double *w)
 {
-    (void)ctx, (void)loss, (void)w;
+    (void)ctx, (void)loss, (void)val, (void)w;
     if (epoch == 4)
         atomic_store(&stop_now, true);
 }
@@ -795,7 +796,7 @@ static void test_resume_same_csv(void **state)
     assert_int_equal(csv_fit(&c, whole, &a, &rep, NULL), TEXEL_OK);
     unlink(c.path);
     char *want = slurp(whole);
-    assert_non_null(strstr(want, "epoch,loss\n0,"));
+    assert_non_null(strstr(want, "epoch,loss,val\n0,"));
     assert_non_null(strstr(want, "\n12,"));
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -881,6 +882,98 @@ static void test_checkpoint_interval(void **state)
     texel_set_free(c.s);
 }
 
+/// The validation loss and the weights of every row of a fit (rows 0..64).
+typedef struct {
+    double val[65];
+    double w[65][PARAM_NB];
+} Rows;
+
+static void keep_row(void *ctx, int epoch, double loss, double val, const double *w)
+{
+    Rows *r = ctx;
+    (void)loss;
+    if (epoch <= 64) {
+        r->val[epoch] = val;
+        memcpy(r->w[epoch], w, sizeof r->w[epoch]);
+    }
+}
+
+/// One fit of the set at path with the validation rows kept; returns the row of the lowest
+/// validation loss (the first of equals) and checks that the fit wrote that row's weights.
+static int best_row_fit(const char *path, double lr, double l2, int epochs, bool detune, Rows *rows,
+                        TexelFitReport *rep)
+{
+    TexelSet *s;
+    char why[256];
+    assert_int_equal(texel_set_load(path, 0, 1, 2, &s, NULL, why, sizeof why), TEXEL_OK);
+    Weights start, out;
+    weights_default(&start);
+    if (detune) // material far off: the first epochs mend it
+        start.v[P_horse_mg] = 150, start.v[P_chariot_mg] = 900;
+    TexelFitConfig cfg = {.epochs = epochs, .lr = lr, .l2 = l2, .k = 1.3, .val = 0.3};
+    cfg.on_epoch = keep_row;
+    cfg.ctx = rows;
+    for (int i = 0; i < PARAM_NB; i++)
+        cfg.tuned[i] = !detune && !params_is_psq(i);
+    for (size_t i = 0; detune && i < sizeof MATERIAL / sizeof *MATERIAL; i++)
+        cfg.tuned[MATERIAL[i]] = true;
+    TexelExec x = {NULL, NULL, 2};
+    assert_int_equal(texel_fit(s, &cfg, &start, &x, &out, rep, why, sizeof why), TEXEL_OK);
+    int best = 0;
+    for (int e = 1; e <= epochs; e++)
+        if (rows->val[e] < rows->val[best])
+            best = e;
+    assert_int_equal(rep->best_epoch, best);
+    assert_true(rep->best_val == rows->val[best]);
+    for (int i = 0; i < PARAM_NB; i++)
+        assert_int_equal(out.v[i], (int32_t)lround(rows->w[best][i]));
+    texel_set_free(s);
+    return best;
+}
+
+/// Games held out: a game's positions (a run of records whose ply bucket does not fall and whose
+/// result stays) are numbered alike on every shard, and held out together. The fit writes the
+/// weights of its lowest validation loss: a fit on random results only overfits and keeps the
+/// start weights; a fit whose validation falls then rises keeps the epoch between.
+static void test_validation_best(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/xq-test-texel-val-%d.xqd", (int)getpid());
+    int n = write_set(path, 60, 1.3);
+    TexelSet *all, *half;
+    char why[256];
+    assert_int_equal(texel_set_load(path, 0, 1, 1, &all, NULL, why, sizeof why), TEXEL_OK);
+    assert_int_equal(texel_set_load(path, 1, 2, 1, &half, NULL, why, sizeof why), TEXEL_OK);
+    uint32_t games = texel_set_game(all, (uint64_t)n - 1) + 1;
+    assert_true(games >= 60 && games < (uint32_t)n / 4); // games found, not one per position
+    int held = 0;
+    for (uint64_t i = 0; i < (uint64_t)n; i++) {
+        if (i > 0)
+            assert_true(texel_set_game(all, i) - texel_set_game(all, i - 1) <= 1);
+        if (i % 2 == 1)
+            assert_int_equal(texel_set_game(half, i / 2), texel_set_game(all, i));
+        held += texel_game_held(texel_set_game(all, i), 0.3);
+    }
+    assert_true(held > n / 10 && held < n / 2);
+    texel_set_free(all);
+    texel_set_free(half);
+    Rows *rows = calloc(1, sizeof *rows);
+    TexelFitReport rep;
+    // Detuned material, a large step: validation falls, then rises (the best is epoch 7).
+    int best = best_row_fit(path, 20, 0, 60, true, rows, &rep);
+    assert_true(best > 0 && best < 60 && rows->val[60] > rows->val[best]);
+    assert_true(rows->val[best] < rows->val[0]);
+    // The start weights are the ones the results were drawn from: every weight but the
+    // squares' tuned from them only fits noise, and the start weights are written.
+    best = best_row_fit(path, 5, 0, 30, false, rows, &rep);
+    assert_int_equal(best, 0);
+    assert_int_equal(rep.best_epoch, 0);
+    assert_true(rep.loss_end < rep.loss_start); // the training loss fell all the same
+    free(rows);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -899,6 +992,7 @@ int main(void)
         cmocka_unit_test(test_at_bounds),
         cmocka_unit_test_setup_teardown(test_resume_same_csv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_interval, setup, teardown),
+        cmocka_unit_test(test_validation_best),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,6 +42,16 @@ ab=(--set texel.epochs=400)
 line=$(grep -E '^K [0-9.]+, loss' "$work/a.log") || fail "no summary: $(tail -5 "$work/a.log")"
 read -r start end <<<"$(sed -E 's/.*loss ([0-9.]+) -> ([0-9.]+).*/\1 \2/' <<<"$line")"
 awk -v s="$start" -v e="$end" 'BEGIN { exit !(e < s) }' || fail "loss did not fall: $line"
+# The held-out games: their loss beside the training loss, and the epoch whose weights are
+# written named (a fit that only overfits keeps the start weights, and says so).
+grep -qE '^Best validation at epoch [0-9]+ of 400' "$work/a.log" || fail "no best epoch: $(tail -8 "$work/a.log")"
+grep -qE '^Validation loss [0-9.]+ -> [0-9.]+; written: epoch [0-9]+ of 400' "$work/a.log" ||
+    fail "no validation summary: $(tail -8 "$work/a.log")"
+[[ $(head -1 "$work/a/texel-loss.csv") == epoch,loss,val ]] || fail "loss CSV header: $(head -1 "$work/a/texel-loss.csv")"
+# One default val: `texel fit`'s (TEXEL_VAL_DEFAULT, in its usage) is [texel] val's.
+jv=$(sed -n 's/^KEY(texel, val, KEY_DBL, texel.val, 0, 0.5, \([0-9.]*\),.*/\1/p' "$(dirname "$0")/../job/job_keys.def")
+cv=$("$xq" texel 2>&1 | sed -n 's/.*--val (default \([0-9.]*\)).*/\1/p')
+[[ -n $jv && $jv == "$cv" ]] || fail "default val: [texel] $jv, texel fit $cv"
 
 # Kill rank 0 once a few epochs are checkpointed, then run again.
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" "${ab[@]}" --set output.dir="$work/b" >"$work/b1.log" 2>&1 &

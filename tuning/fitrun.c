@@ -77,6 +77,9 @@ static FitRunStatus ckpt_parse(FILE *f, const FitRunCkpt *c, char *why, size_t w
     if (head && fmt->old_magic && !memcmp(magic, fmt->old_magic, 8))
         return fail(st, why, why_len, "checkpoint %s was written by an older xqforge (%s)", path,
                     fmt->old_why);
+    if (head && fmt->old_magic2 && !memcmp(magic, fmt->old_magic2, 8))
+        return fail(st, why, why_len, "checkpoint %s was written by an older xqforge (%s)", path,
+                    fmt->old_why2);
     if (!head || memcmp(magic, fmt->magic, 8))
         return fail(st, why, why_len, "%s is not %s", path, fmt->name);
     if (fread(was, fmt->id_size, 1, f) != 1 || !read_count(f, fmt->count_bytes, &count))

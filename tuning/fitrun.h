@@ -36,7 +36,7 @@ typedef enum {
 
 enum {
     FITRUN_ID_MAX = 128,   // bytes of a run's id at most
-    FITRUN_PARTS_MAX = 4,  // payload parts at most
+    FITRUN_PARTS_MAX = 5,  // payload parts at most
     FITRUN_LOSS_VALUES = 4 // values after the epoch that fitrun_loss_read passes on
 };
 
@@ -47,14 +47,16 @@ typedef bool (*FitRunReduceFn)(void *ctx, double *buf, int n);
 /// layout it wrote before the scaffold existed.
 typedef struct {
     char magic[8];
-    const char *old_magic; // an earlier format's 8 bytes (NULL: none), refused as older
-    const char *old_why;   // and why it cannot be resumed: "no record of its inputs"
-    const char *name;      // "a Texel checkpoint": a file without the magic "is not" one
-    const char *unit;      // what the count counts: "weights"
-    size_t id_size;        // the id struct's bytes (at most FITRUN_ID_MAX)
-    int count_bytes;       // 4 or 8
-    bool hashed;           // the trailing FNV-1a: a damaged payload is refused, not resumed
-    bool sync;             // fsync before the rename (power loss, not just a kill)
+    const char *old_magic;  // an earlier format's 8 bytes (NULL: none), refused as older
+    const char *old_why;    // and why it cannot be resumed: "no record of its inputs"
+    const char *old_magic2; // an earlier one still (NULL: none), refused alike
+    const char *old_why2;
+    const char *name; // "a Texel checkpoint": a file without the magic "is not" one
+    const char *unit; // what the count counts: "weights"
+    size_t id_size;   // the id struct's bytes (at most FITRUN_ID_MAX)
+    int count_bytes;  // 4 or 8
+    bool hashed;      // the trailing FNV-1a: a damaged payload is refused, not resumed
+    bool sync;        // fsync before the rename (power loss, not just a kill)
     /// The first difference between the id a checkpoint was made from and now's, as "made
     /// for 400 epochs, now 50" (the text after "was"); false if there is none.
     bool (*differs)(const void *was, const void *now, char *out, size_t len);

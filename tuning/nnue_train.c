@@ -474,8 +474,10 @@ NnueTrainStatus nnue_model_loss(const NnueModel *m, const NnueSet *s, double lam
 
 // ---- Checkpoints ---------------------------------------------------------------------------
 
-// Checkpoint (tuning/fitrun.h): "XQNNCK1", CkptId, u64 model size, CkptState, floats p, m, v,
-// and the FNV-1a hash (megabytes of floats: a damaged one would resume silently otherwise).
+// Checkpoint (tuning/fitrun.h): "XQNNCK2", CkptId, u64 model size, CkptState, floats p, m, v,
+// the best-validation epoch's p, and the FNV-1a hash (megabytes of floats: a damaged one would
+// resume silently otherwise). "XQNNCK1" (no best epoch) is refused as older: resuming it could
+// not know which epoch to export.
 /// What a checkpoint was made from (no padding: written as it is).
 typedef struct {
     uint64_t data, job, seed;
@@ -487,7 +489,9 @@ typedef struct {
     double epoch, step; // completed epochs, steps into the next
     double sum_loss, sum_n;
     double loss_start, val_start;
-    double loss_last, val_last; // the last completed epoch's (the start's before any)
+    double loss_last, val_last;  // the last completed epoch's (the start's before any)
+    double best_epoch, best_val; // the lowest validation loss of epochs 1.. (0, NaN: none yet)
+    double best_train;           // and that epoch's train loss
 } CkptState;
 
 enum { CKPT_STATE_DOUBLES = sizeof(CkptState) / sizeof(double) };
@@ -553,7 +557,9 @@ static bool ckpt_differs(const void *was, const void *now, char *out, size_t len
 
 // No fsync: checkpoints come every few hundred steps, and they guard against kills, not power
 // loss (the rename still makes each one whole).
-static const FitRunFormat CKPT_FORMAT = {.magic = "XQNNCK1",
+static const FitRunFormat CKPT_FORMAT = {.magic = "XQNNCK2",
+                                         .old_magic = "XQNNCK1",
+                                         .old_why = "no record of its best validation epoch",
                                          .name = "an NNUE training checkpoint",
                                          .unit = "parameters",
                                          .id_size = sizeof(CkptId),
@@ -566,6 +572,7 @@ typedef struct {
     CkptState st;
     size_t size;
     float *p, *m, *v;
+    float *best; // the parameters after the best-validation epoch (st.best_epoch)
 } TrainState;
 
 /// cfg's checkpoint with ts as its payload (id: ckpt_id(cfg), kept by the caller).
@@ -579,8 +586,9 @@ static FitRunCkpt ckpt_of(const NnueTrainConfig *cfg, const CkptId *id, TrainSta
                         .part = {{&ts->st, CKPT_STATE_DOUBLES, FITRUN_DOUBLE},
                                  {ts->p, ts->size, FITRUN_FLOAT},
                                  {ts->m, ts->size, FITRUN_FLOAT},
-                                 {ts->v, ts->size, FITRUN_FLOAT}},
-                        .parts = 4,
+                                 {ts->v, ts->size, FITRUN_FLOAT},
+                                 {ts->best, ts->size, FITRUN_FLOAT}},
+                        .parts = 5,
                         .epoch = &ts->st.epoch,
                         .epochs = cfg->epochs};
 }
@@ -601,7 +609,8 @@ static bool state_alloc(TrainState *ts, size_t size)
     ts->p = calloc(size, sizeof(float));
     ts->m = calloc(size, sizeof(float));
     ts->v = calloc(size, sizeof(float));
-    return ts->p && ts->m && ts->v;
+    ts->best = calloc(size, sizeof(float));
+    return ts->p && ts->m && ts->v && ts->best;
 }
 
 static void state_free(TrainState *ts)
@@ -609,6 +618,7 @@ static void state_free(TrainState *ts)
     free(ts->p);
     free(ts->m);
     free(ts->v);
+    free(ts->best);
 }
 
 NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, int *epoch,
@@ -792,6 +802,36 @@ static NnueTrainStatus train_step(Trainer *t, double step, bool *stop)
     return NNUE_TRAIN_OK;
 }
 
+/// At the end: the model becomes the best-validation epoch's (said on the log), or stays the
+/// last when there was no validation.
+static void train_keep_best(Trainer *t, NnueTrainReport *rep)
+{
+    const NnueTrainConfig *cfg = t->cfg;
+    const CkptState *st = &t->ts.st;
+    rep->best_epoch = (int)st->epoch;
+    if (st->best_epoch < 1) {
+        if (cfg->log)
+            fprintf(cfg->log, "No validation positions: the last epoch (%d) is kept\n",
+                    (int)st->epoch);
+        return;
+    }
+    rep->best_epoch = (int)st->best_epoch;
+    rep->best_val = st->best_val;
+    if (st->best_epoch < st->epoch) {
+        memcpy(t->ts.p, t->ts.best, sizeof(float) * t->ts.size);
+        rep->loss_end = st->best_train;
+        rep->val_end = st->best_val;
+    }
+    if (cfg->log) {
+        fprintf(cfg->log,
+                "Best validation at epoch %d of %d: val loss %.6f; that epoch's net is kept\n",
+                (int)st->best_epoch, (int)st->epoch, st->best_val);
+        if (st->best_epoch == 1 && st->epoch > 1)
+            fprintf(cfg->log, "Validation never improved after epoch 1: the training only "
+                              "overfits (fewer epochs, a lower lr or more positions)\n");
+    }
+}
+
 static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why, size_t why_len)
 {
     const NnueTrainConfig *cfg = t->cfg;
@@ -820,6 +860,16 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
                 if (rc == NNUE_TRAIN_OK)
                     record_epoch(cfg, (int)st->epoch, train, val,
                                  t->busy > 0 ? (double)t->trained / t->busy : 0);
+                // The best validation so far is kept (in the checkpoint too): the export is
+                // that epoch's net, not an overfitted last one. Without validation (NaN) the
+                // last epoch is kept.
+                if (rc == NNUE_TRAIN_OK && !isnan(val) &&
+                    (st->best_epoch < 1 || val < st->best_val)) {
+                    st->best_epoch = st->epoch;
+                    st->best_val = val;
+                    st->best_train = train;
+                    memcpy(t->ts.best, t->ts.p, sizeof(float) * t->ts.size);
+                }
                 rep->loss_end = st->loss_last = train;
                 rep->val_end = st->val_last = val;
             }
@@ -838,6 +888,8 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
         }
     }
     rep->epochs_done = (int)st->epoch;
+    if (rc == NNUE_TRAIN_OK && st->epoch >= cfg->epochs)
+        train_keep_best(t, rep);
     if (rc == NNUE_TRAIN_OK && stop && st->epoch < cfg->epochs) {
         rep->drained = true;
         rc = fail(NNUE_TRAIN_DRAINED, why, why_len,

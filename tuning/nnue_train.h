@@ -20,7 +20,9 @@
 // order (fixed per-thread partitions, then ranks through the reduce callback), so a run killed
 // and resumed with the same inputs, settings, ranks and threads writes the same bytes.
 // Validation: the positions of games whose hash (file index, game number) falls in the val
-// fraction; their loss is reported every epoch, never trained on.
+// fraction; their loss is reported every epoch, never trained on. The model a run ends with
+// (and exports) is the epoch of the lowest validation loss, not the last: the checkpoint keeps
+// that epoch's parameters as well. With val 0 (no validation) it is the last epoch.
 // Export: weights x QA (transformer), x QB (output), bias x QA x QB, rounded to nearest; the
 // quantized net's nnue_evaluate_full (the engine's code) is compared with the float net's
 // eval_cp on the validation positions: the export fails when the mean absolute difference
@@ -39,6 +41,9 @@
 #define NNUE_TRAIN_FT_CLIP          1.98
 #define NNUE_TRAIN_EXPORT_TOLERANCE 3.0 // centipawns, mean |quantized - float| on validation
 #define NNUE_TRAIN_LOSS_HEADER      "epoch,train,val" // the loss CSV's first line (fitrun.h)
+// The default lambda of `nnue train` and of [train] lambda (job/job_keys.def spells the same
+// number: tests/test_nnue_train.c pins the two equal).
+#define NNUE_TRAIN_LAMBDA 0.75
 
 enum {
     NNUE_TRAIN_HIDDEN = 128, // defaults
@@ -139,8 +144,10 @@ typedef struct {
 } NnueTrainConfig;
 
 typedef struct {
-    double loss_start, val_start, loss_end, val_end;
+    double loss_start, val_start, loss_end, val_end; // the ends: the kept (best) epoch's
     int epochs_done, resumed_epoch;
+    int best_epoch;  // the epoch whose net the model holds at the end (the last without val)
+    double best_val; // its validation loss (0 without val)
     double seconds, positions_per_second; // this process's training steps, all threads
     bool drained;
 } NnueTrainReport;

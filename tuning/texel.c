@@ -86,6 +86,8 @@ typedef struct {
     double k;
     uint64_t from, to;
     bool want_grad;
+    const uint8_t *held; // NULL: every position; else only those with held[i] == want
+    uint8_t want;
     double sum[SUM_NB];
 } GradJob;
 
@@ -99,7 +101,11 @@ static void *grad_thread(void *arg)
     const TexelSet *s = j->s;
     const double *w = j->w, scale = j->k * M_LN10 / 400.0;
     memset(j->sum, 0, sizeof j->sum);
+    uint64_t count = 0;
     for (uint64_t i = j->from; i < j->to; i++) {
+        if (j->held && j->held[i] != j->want)
+            continue;
+        count++;
         double mg = 0, eg = 0, p = s->phase[i] / (double)EVAL_PHASE_MAX;
         const Term *t = s->terms + s->start[i], *end = s->terms + s->start[i + 1];
         for (const Term *q = t; q < end; q++)
@@ -116,15 +122,16 @@ static void *grad_thread(void *arg)
         for (const Term *q = t; q < end; q++)
             j->sum[q->id] += d * q->coef * (is_mg[q->id] ? p : 1 - p);
     }
-    j->sum[SUM_COUNT] = (double)(j->to - j->from);
+    j->sum[SUM_COUNT] = (double)count;
     return NULL;
 }
 
 /// Sums over this rank's positions on x->threads threads, then over all ranks. The slices are
 /// fixed by the thread count and added in thread order, then in rank order by the reduce: the
 /// same inputs give the same bits, which an exact resume needs.
+/// held/want: the positions summed (held NULL: all); a sum over none is TEXEL_ERR_CONFIG.
 static TexelStatus sums(const TexelSet *s, const double *w, double k, const TexelExec *x,
-                        bool want_grad, double *out)
+                        bool want_grad, const uint8_t *held, uint8_t want, double *out)
 {
     pthread_once(&mg_once, mg_init);
     int threads = x && x->threads > 0 ? (x->threads > 256 ? 256 : x->threads) : 1;
@@ -140,6 +147,8 @@ static TexelStatus sums(const TexelSet *s, const double *w, double k, const Texe
                             s->n * (uint64_t)t / (uint64_t)threads,
                             s->n * (uint64_t)(t + 1) / (uint64_t)threads,
                             want_grad,
+                            held,
+                            want,
                             {0}};
         started[t] = t > 0 && pthread_create(&tid[t], NULL, grad_thread, &jobs[t]) == 0;
     }
@@ -161,21 +170,29 @@ static TexelStatus sums(const TexelSet *s, const double *w, double k, const Texe
     return out[SUM_COUNT] > 0 ? TEXEL_OK : TEXEL_ERR_CONFIG;
 }
 
-TexelStatus texel_loss(const TexelSet *s, const double *w, double k, const TexelExec *x,
-                       double *loss)
+/// The mean loss over the positions with held[i] == want (held NULL: all).
+static TexelStatus loss_of(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                           const uint8_t *held, uint8_t want, double *loss)
 {
     double sum[SUM_NB];
-    TexelStatus st = sums(s, w, k, x, false, sum);
+    TexelStatus st = sums(s, w, k, x, false, held, want, sum);
     if (st == TEXEL_OK)
         *loss = sum[SUM_LOSS] / sum[SUM_COUNT];
     return st;
 }
 
-TexelStatus texel_gradient(const TexelSet *s, const double *w, double k, const TexelExec *x,
-                           double *loss, double *grad)
+TexelStatus texel_loss(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                       double *loss)
+{
+    return loss_of(s, w, k, x, NULL, 0, loss);
+}
+
+/// The loss and gradient over the positions with held[i] == want (held NULL: all).
+static TexelStatus gradient_of(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                               const uint8_t *held, uint8_t want, double *loss, double *grad)
 {
     double sum[SUM_NB];
-    TexelStatus st = sums(s, w, k, x, true, sum);
+    TexelStatus st = sums(s, w, k, x, true, held, want, sum);
     if (st != TEXEL_OK)
         return st;
     *loss = sum[SUM_LOSS] / sum[SUM_COUNT];
@@ -184,45 +201,61 @@ TexelStatus texel_gradient(const TexelSet *s, const double *w, double k, const T
     return TEXEL_OK;
 }
 
-TexelStatus texel_fit_k(const TexelSet *s, const double *w, const TexelExec *x, double *k)
+TexelStatus texel_gradient(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                           double *loss, double *grad)
+{
+    return gradient_of(s, w, k, x, NULL, 0, loss, grad);
+}
+
+/// K over the positions with held[i] == 0 (held NULL: all).
+static TexelStatus fit_k(const TexelSet *s, const double *w, const TexelExec *x,
+                         const uint8_t *held, double *k)
 {
     // Golden-section search: the loss is unimodal in K for a fixed evaluation.
     const double g = (sqrt(5.0) - 1) / 2;
     double a = 0.05, b = 5.0, c = b - g * (b - a), d = a + g * (b - a), fc, fd;
-    TexelStatus st = texel_loss(s, w, c, x, &fc);
+    TexelStatus st = loss_of(s, w, c, x, held, 0, &fc);
     if (st == TEXEL_OK)
-        st = texel_loss(s, w, d, x, &fd);
+        st = loss_of(s, w, d, x, held, 0, &fd);
     for (int it = 0; st == TEXEL_OK && it < 40; it++) {
         if (fc < fd) {
             b = d, d = c, fd = fc;
             c = b - g * (b - a);
-            st = texel_loss(s, w, c, x, &fc);
+            st = loss_of(s, w, c, x, held, 0, &fc);
         } else {
             a = c, c = d, fc = fd;
             d = a + g * (b - a);
-            st = texel_loss(s, w, d, x, &fd);
+            st = loss_of(s, w, d, x, held, 0, &fd);
         }
     }
     *k = (a + b) / 2;
     return st;
 }
 
+TexelStatus texel_fit_k(const TexelSet *s, const double *w, const TexelExec *x, double *k)
+{
+    return fit_k(s, w, x, NULL, k);
+}
+
 // ---- Fit -------------------------------------------------------------------------------------
 
-// Checkpoint (tuning/fitrun.h): "XQTXCK3", CkptId, u32 PARAM_NB, FitState, no checksum (the
-// format came before fitrun's hash, and checkpoints in use must still resume). "XQTXCKP" was
-// the format before it recorded its inputs.
+// Checkpoint (tuning/fitrun.h): "XQTXCK4", CkptId, u32 PARAM_NB, FitState, no checksum (as
+// the formats before it). Older ones are refused, never resumed: "XQTXCK3" kept no validation
+// (its fit trained on every game, and had no best weights), "XQTXCKP" recorded no inputs.
 /// All a fit needs to continue: all doubles, so it crosses the ranks' sum unchanged.
 typedef struct {
     double epoch, k, loss_start; // steps done, K (held), the start's loss (for the report)
+    double val_start;            // the start's validation loss (NaN: none held out)
+    double best_epoch, best_val, best_loss; // the lowest validation loss so far (-1: none yet)
     double w[PARAM_NB], m[PARAM_NB], v[PARAM_NB]; // the weights and Adam's two moments
+    double best_w[PARAM_NB];                      // the weights of best_epoch
 } FitState;
 
 /// What a checkpoint was made from (no padding: written as it is).
 typedef struct {
     uint64_t data, start, job, tuned;
     int32_t epochs, ranks;
-    double lr, l2, k;
+    double lr, l2, k, val;
 } CkptId;
 
 static CkptId ckpt_id(const TexelFitConfig *cfg)
@@ -238,6 +271,7 @@ static CkptId ckpt_id(const TexelFitConfig *cfg)
     id.lr = cfg->lr;
     id.l2 = cfg->l2;
     id.k = cfg->k;
+    id.val = cfg->val;
     return id;
 }
 
@@ -259,6 +293,9 @@ static bool ckpt_differs(const void *was_id, const void *now_id, char *out, size
     else if (was->lr != now->lr || was->l2 != now->l2 || was->k != now->k)
         snprintf(out, len, "made with lr %g, l2 %g, k %g (0: fitted), now lr %g, l2 %g, k %g",
                  was->lr, was->l2, was->k, now->lr, now->l2, now->k);
+    else if (was->val != now->val)
+        snprintf(out, len, "made holding out %g of the games for validation, now %g", was->val,
+                 now->val);
     else if (was->ranks != now->ranks)
         snprintf(out, len, "made on %d rank%s, now %d", was->ranks, was->ranks == 1 ? "" : "s",
                  now->ranks);
@@ -271,9 +308,11 @@ static bool ckpt_differs(const void *was_id, const void *now_id, char *out, size
 }
 
 // fsync: a Texel checkpoint is small and seldom written, so it may as well survive power loss.
-static const FitRunFormat CKPT_FORMAT = {.magic = "XQTXCK3",
+static const FitRunFormat CKPT_FORMAT = {.magic = "XQTXCK4",
                                          .old_magic = "XQTXCKP",
                                          .old_why = "no record of its inputs",
+                                         .old_magic2 = "XQTXCK3",
+                                         .old_why2 = "no validation games and no best weights",
                                          .name = "a Texel checkpoint",
                                          .unit = "weights",
                                          .id_size = sizeof(CkptId),
@@ -385,19 +424,81 @@ static void fit_step(const TexelFitConfig *cfg, const Weights *start, double n, 
     }
 }
 
-/// The loss after `epoch` steps is known: the CSV row, the console line, the callback.
-static void fit_record(const TexelFitConfig *cfg, int epoch, double loss, const double *w,
+/// The validation loss of weights w: the held-out positions' (NaN when no rank holds any).
+static TexelStatus fit_val(const TexelSet *s, const double *w, double k, const TexelExec *x,
+                           const uint8_t *held, double *val)
+{
+    double sum[SUM_NB];
+    TexelStatus st = sums(s, w, k, x, false, held, 1, sum);
+    *val = st == TEXEL_OK ? sum[SUM_LOSS] / sum[SUM_COUNT] : NAN;
+    return st == TEXEL_ERR_CONFIG ? TEXEL_OK : st; // none held out: no validation
+}
+
+/// The losses after `epoch` steps are known: the best weights so far, the CSV row, the console
+/// line, the callback.
+static void fit_record(const TexelFitConfig *cfg, FitState *st, int epoch, double loss, double val,
                        double per_epoch)
 {
-    if (cfg->loss_csv)
-        fprintf(cfg->loss_csv, "%d,%.8f\n", epoch, loss), fflush(cfg->loss_csv);
+    if (!isnan(val) && (st->best_epoch < 0 || val < st->best_val)) {
+        st->best_epoch = epoch;
+        st->best_val = val;
+        st->best_loss = loss;
+        memcpy(st->best_w, st->w, sizeof st->w);
+    }
+    if (cfg->loss_csv && isnan(val))
+        fprintf(cfg->loss_csv, "%d,%.8f,\n", epoch, loss), fflush(cfg->loss_csv);
+    else if (cfg->loss_csv)
+        fprintf(cfg->loss_csv, "%d,%.8f,%.8f\n", epoch, loss, val), fflush(cfg->loss_csv);
     // Every row in the file (the curve), one console line in ten (a fit runs thousands).
-    if (cfg->log && epoch > 0 && (epoch % 10 == 0 || epoch == cfg->epochs))
-        fprintf(cfg->log, "epoch %d/%d: loss %.6f after its step (%.3f s/epoch)\n", epoch,
-                cfg->epochs, loss, per_epoch),
-            fflush(cfg->log);
+    if (cfg->log && epoch > 0 && (epoch % 10 == 0 || epoch == cfg->epochs)) {
+        if (isnan(val))
+            fprintf(cfg->log, "epoch %d/%d: loss %.6f after its step (%.3f s/epoch)\n", epoch,
+                    cfg->epochs, loss, per_epoch);
+        else
+            fprintf(cfg->log,
+                    "epoch %d/%d: loss %.6f, validation %.6f after its step (best %.6f at epoch "
+                    "%d; %.3f s/epoch)\n",
+                    epoch, cfg->epochs, loss, val, st->best_val, (int)st->best_epoch, per_epoch);
+        fflush(cfg->log);
+    }
     if (cfg->on_epoch)
-        cfg->on_epoch(cfg->ctx, epoch, loss, w);
+        cfg->on_epoch(cfg->ctx, epoch, loss, val, st->w);
+}
+
+/// The positions held out for validation: held[i] = 1 for those of the games in cfg->val.
+static uint8_t *fit_held(const TexelSet *s, double val)
+{
+    uint8_t *held = malloc(s->n ? s->n : 1);
+    for (uint64_t i = 0; held && i < s->n; i++)
+        held[i] = val > 0 && texel_game_held(s->game[i], val);
+    return held;
+}
+
+/// The end of a whole fit: the best validation epoch's weights in st->w, said on the log.
+static void fit_keep_best(const TexelFitConfig *cfg, FitState *st, TexelFitReport *rep, int epochs)
+{
+    rep->best_epoch = epochs;
+    rep->best_val = rep->val_end;
+    rep->best_loss = rep->loss_end;
+    if (st->best_epoch < 0) // no validation: the last epoch's
+        return;
+    rep->best_epoch = (int)st->best_epoch;
+    rep->best_val = st->best_val;
+    rep->best_loss = st->best_loss;
+    memcpy(st->w, st->best_w, sizeof st->w);
+    if (!cfg->log)
+        return;
+    fprintf(cfg->log,
+            "Best validation at epoch %d of %d: validation loss %.6f (%.6f at the start), "
+            "training loss %.6f; its weights are written\n",
+            rep->best_epoch, epochs, st->best_val, st->val_start, st->best_loss);
+    if (rep->best_epoch == 0 && epochs > 0)
+        fprintf(cfg->log, "The fit only overfits: no epoch did better on the held-out games than "
+                          "the start weights, which are kept (more positions, a larger l2 or a "
+                          "lower lr)\n");
+    else if (rep->best_epoch == 1 && epochs > 1)
+        fprintf(cfg->log, "Validation never improved after epoch 1: the fit overfits from its "
+                          "first step (more positions, a larger l2 or a lower lr)\n");
 }
 
 TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weights *start,
@@ -405,16 +506,20 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
                       size_t why_len)
 {
     if (cfg->epochs < 1 || !(cfg->lr > 0) || !(cfg->l2 >= 0) || cfg->k < 0 ||
-        cfg->checkpoint_every < 0 || !(cfg->checkpoint_seconds >= 0))
+        cfg->checkpoint_every < 0 || !(cfg->checkpoint_seconds >= 0) ||
+        !(cfg->val >= 0 && cfg->val <= 0.5))
         return texel_fail(TEXEL_ERR_CONFIG, why, why_len,
-                          "epochs %d, lr %g, l2 %g, k %g, checkpoint every %d epochs or %g s",
-                          cfg->epochs, cfg->lr, cfg->l2, cfg->k, cfg->checkpoint_every,
+                          "epochs %d, lr %g, l2 %g, k %g, val %g (0 to 0.5), checkpoint every %d "
+                          "epochs or %g s",
+                          cfg->epochs, cfg->lr, cfg->l2, cfg->k, cfg->val, cfg->checkpoint_every,
                           cfg->checkpoint_seconds);
-    FitState *st = calloc(1, sizeof *st); // three weight tables: on the heap, not the stack
+    FitState *st = calloc(1, sizeof *st); // four weight tables: on the heap, not the stack
     double *grad = malloc(sizeof *grad * PARAM_NB);
-    if (!st || !grad) {
+    uint8_t *held = fit_held(s, cfg->val);
+    if (!st || !grad || !held) {
         free(st);
         free(grad);
+        free(held);
         return texel_fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
     }
     memset(rep, 0, sizeof *rep);
@@ -423,17 +528,22 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         st->w[i] = start->v[i];
         tuned += cfg->tuned[i];
     }
-    double n = (double)s->n;
+    double n = 0; // the training positions of all ranks: the L2 pull's scale
+    for (uint64_t i = 0; i < s->n; i++)
+        n += !held[i];
     bool resumed = false;
     TexelStatus ts = fit_resume(cfg, start, x, st, &resumed, why, why_len);
     if (ts == TEXEL_OK && x && x->reduce && !x->reduce(x->ctx, &n, 1))
-        ts = TEXEL_ERR_REDUCE; // the positions of all ranks: the L2 pull's scale
+        ts = TEXEL_ERR_REDUCE;
     if (ts == TEXEL_OK && !resumed) {
         st->k = cfg->k;
+        st->best_epoch = -1;
         if (st->k == 0) // K once, from the start weights: held for the whole fit
-            ts = texel_fit_k(s, st->w, x, &st->k);
+            ts = fit_k(s, st->w, x, held, &st->k);
         if (ts == TEXEL_OK)
-            ts = texel_loss(s, st->w, st->k, x, &st->loss_start);
+            ts = loss_of(s, st->w, st->k, x, held, 0, &st->loss_start);
+        if (ts == TEXEL_OK)
+            ts = fit_val(s, st->w, st->k, x, held, &st->val_start);
     }
     rep->resumed_from = resumed ? (int)st->epoch : 0;
     if (ts == TEXEL_OK && cfg->log && resumed)
@@ -443,18 +553,28 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         fprintf(cfg->log,
                 "Fitted K = %.4f: loss %.6f at the start, %d weights tuned, %llu positions here\n",
                 st->k, st->loss_start, tuned, (unsigned long long)s->n);
+    if (ts == TEXEL_OK && cfg->log && !isnan(st->val_start))
+        fprintf(cfg->log,
+                "Validation: %.0f%% of the games held out (never trained on), loss %.6f at the "
+                "start\n",
+                cfg->val * 100, st->val_start);
+    else if (ts == TEXEL_OK && cfg->log)
+        fprintf(cfg->log, "Validation: none (%s): the last epoch's weights are written\n",
+                cfg->val > 0 ? "no game held out" : "val 0");
     CkptId id = ckpt_id(cfg);
     FitRunCkpt ckpt = ckpt_of(cfg, &id, st); // written from st as the fit goes
-    double t0 = now_s(), saved = t0, loss = st->loss_start;
+    double t0 = now_s(), saved = t0, loss = st->loss_start, val = st->val_start;
     int epoch = (int)st->epoch;
     bool stop = false;
     // Epoch e: the gradient at the weights after e steps gives their loss (row e), then step
     // e + 1. A checkpoint holds the state after its steps: resuming recomputes row e exactly.
     for (; ts == TEXEL_OK && epoch < cfg->epochs && !stop; epoch++) {
-        ts = texel_gradient(s, st->w, st->k, x, &loss, grad);
+        ts = gradient_of(s, st->w, st->k, x, held, 0, &loss, grad);
+        if (ts == TEXEL_OK)
+            ts = fit_val(s, st->w, st->k, x, held, &val);
         if (ts != TEXEL_OK)
             break;
-        fit_record(cfg, epoch, loss, st->w, (now_s() - t0) / (epoch + 1 - rep->resumed_from));
+        fit_record(cfg, st, epoch, loss, val, (now_s() - t0) / (epoch + 1 - rep->resumed_from));
         fit_step(cfg, start, n, grad, st, epoch);
         st->epoch = epoch + 1;
         // Asked after the step, so a stop's checkpoint holds a whole epoch; every rank agrees
@@ -472,11 +592,13 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
     double t1 = now_s();
     // The last row: the loss after the final step, which no gradient of the loop computed.
     if (ts == TEXEL_OK)
-        ts = texel_loss(s, st->w, st->k, x, &loss);
+        ts = loss_of(s, st->w, st->k, x, held, 0, &loss);
+    if (ts == TEXEL_OK)
+        ts = fit_val(s, st->w, st->k, x, held, &val);
     int run = epoch - rep->resumed_from;
     bool drained = stop && epoch < cfg->epochs;
     if (ts == TEXEL_OK && !drained)
-        fit_record(cfg, epoch, loss, st->w, run > 0 ? (t1 - t0) / run : 0);
+        fit_record(cfg, st, epoch, loss, val, run > 0 ? (t1 - t0) / run : 0);
     if (ts == TEXEL_OK && drained) {
         rep->drained = true;
         ts = texel_fail(TEXEL_DRAINED, why, why_len, "stopped after epoch %d of %d (checkpointed)",
@@ -485,7 +607,11 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
     rep->k = st->k;
     rep->loss_start = st->loss_start;
     rep->loss_end = loss;
+    rep->val_start = st->val_start;
+    rep->val_end = val;
     rep->epochs_done = epoch;
+    if (ts == TEXEL_OK)
+        fit_keep_best(cfg, st, rep, epoch);
     rep->seconds_per_epoch = run > 0 ? (t1 - t0) / run : 0;
     for (int i = 0; i < PARAM_NB; i++) // the engine's weights are integers
         out->v[i] = (int32_t)lround(st->w[i]);
@@ -493,5 +619,6 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         texel_fail(ts, why, why_len, "%s", texel_strerror(ts));
     free(st);
     free(grad);
+    free(held);
     return ts;
 }

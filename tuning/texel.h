@@ -20,12 +20,19 @@
 // Fit: minimise mean (result - sigmoid(K * eval / 400))^2 + l2 / N * sum over the tuned
 // weights of ((w - start) / 100)^2, sigmoid(x) = 1 / (1 + 10^-x), eval in centipawns for Red
 // computed from the trace (mg terms times phase/32, eg terms times (32 - phase)/32), N the
-// positions in the dataset. K is fitted once with the start weights and then held: the L2
-// pull anchors the scale (a fit may not inflate every weight to sharpen its predictions), and
-// as a prior worth l2 positions per weight it matters on small datasets and fades on large
-// ones. Then Adam on every tuned weight, full batch, so a run is deterministic. Sums over positions
-// go through a reduce callback, so ranks of a cluster each hold a shard and add their sums
-// (MPI_Allreduce lives in proto/link.c, not here).
+// training positions (those not held out, below). K is fitted once with the start weights and then
+// held: the L2 pull anchors the scale (a fit may not inflate every weight to sharpen its
+// predictions), and as a prior worth l2 positions per weight it matters on small datasets and fades
+// on large ones. Then Adam on every tuned weight, full batch, so a run is deterministic. Sums over
+// positions go through a reduce callback, so ranks of a cluster each hold a shard and add their
+// sums (MPI_Allreduce lives in proto/link.c, not here). Validation: the positions of the games
+// hashed into the val fraction (texel_game_held) are held out: the fit, K included, never sees
+// them, and their loss is reported beside the training loss at every epoch. A dataset records no
+// game: a game is a run of records whose ply bucket never falls and whose result stays the same
+// (texel_writer_add_game writes a game's positions so), which keeps every game's positions together
+// (two games may merge, never split). The weights written are those of the epoch of the lowest
+// validation loss (epoch 0: the start weights, when the fit never improved on them: it only
+// overfits).
 #pragma once
 
 #include <stdatomic.h>
@@ -103,6 +110,11 @@ uint64_t texel_set_size(const TexelSet *s);
 int texel_set_eval(const TexelSet *s, uint64_t i, const Weights *w);
 /// Position i's game result for Red (0, 0.5, 1).
 double texel_set_result(const TexelSet *s, uint64_t i);
+/// The game of position i: its number in the file (texel.h, top, says how games are found).
+uint32_t texel_set_game(const TexelSet *s, uint64_t i);
+/// Whether game number `game` is held out for validation at fraction val (a hash: the same
+/// games on every rank and run).
+bool texel_game_held(uint32_t game, double val);
 
 /// Reads only the header: position count (for `texel info`).
 TexelStatus texel_file_info(const char *path, uint64_t *count, char *why, size_t why_len);
@@ -136,7 +148,10 @@ typedef struct {
     int ranks;      // the shards the positions are split into (the sums' rounding follows them)
 } TexelInputs;
 
-#define TEXEL_LOSS_HEADER "epoch,loss" // the loss CSV's first line (tuning/fitrun.h)
+// The loss CSV's first line (tuning/fitrun.h): val is the held-out games' loss (empty when
+// there are none).
+#define TEXEL_LOSS_HEADER "epoch,loss,val"
+#define TEXEL_VAL_DEFAULT 0.1 // the fraction of games held out for validation
 
 enum {
     TEXEL_L2_DEFAULT = 10,             // the L2 pull (texel.h, top; job/job.c's default too)
@@ -148,27 +163,32 @@ enum {
 
 typedef struct {
     int epochs;
-    double lr; // Adam step size, centipawns
-    double l2; // the pull towards the start: positions' worth per weight (above)
-    double k;  // 0: fit K first
+    double lr;  // Adam step size, centipawns
+    double l2;  // the pull towards the start: positions' worth per weight (above)
+    double k;   // 0: fit K first
+    double val; // the fraction of games held out for validation (0: none, 0 to 0.5)
     bool tuned[PARAM_NB];
     const char *checkpoint;    // resume state (NULL: none)
     int checkpoint_every;      // epochs between checkpoints (0: TEXEL_CHECKPOINT_EVERY); also
     double checkpoint_seconds; // when this long passed (0: never by time), at the end, on stop
     bool fresh;                // an existing checkpoint is not read (the first write replaces it)
-    TexelInputs inputs;        // with epochs, lr, l2, k and tuned: what the checkpoint must match
+    TexelInputs inputs;        // with epochs, lr, l2, k, val, tuned: what the checkpoint must match
     const atomic_bool *stop;   // set (on any rank): checkpoint after this epoch, TEXEL_DRAINED
     FILE *log;                 // progress lines (NULL: quiet)
     FILE *loss_csv; // TEXEL_LOSS_HEADER rows: the loss after `epoch` steps (fitrun_loss_open,
                     // with the checkpoint's epoch as the rows kept)
-    /// Called with the loss after `epoch` steps (0: the start weights) and those weights, for
-    /// epoch = the resumed epoch (or 0) .. epochs (NULL: none); the report is refreshed here.
-    void (*on_epoch)(void *ctx, int epoch, double loss, const double *w);
+    /// Called with the training and validation loss (NaN: none) after `epoch` steps (0: the
+    /// start weights) and those weights, for epoch = the resumed epoch (or 0) .. epochs (NULL:
+    /// none); the report is refreshed here.
+    void (*on_epoch)(void *ctx, int epoch, double loss, double val, const double *w);
     void *ctx;
 } TexelFitConfig;
 
 typedef struct {
     double k, loss_start, loss_end;
+    double val_start, val_end;  // the validation loss (NaN: none held out)
+    int best_epoch;             // the epoch whose weights are the output (the last without val)
+    double best_val, best_loss; // its validation and training loss
     int epochs_done, resumed_from;
     double seconds_per_epoch;
     bool drained; // stopped early by cfg->stop (checkpointed at epochs_done)
@@ -188,7 +208,8 @@ TexelStatus texel_checkpoint_check(const TexelFitConfig *cfg, bool *found, int *
 
 /// Fits from start, resuming from cfg's checkpoint when texel_checkpoint_check finds it (on the
 /// rank whose cfg names one; a refused one makes every rank return TEXEL_ERR_STALE); out
-/// receives the tuned weights rounded and clamped to their ranges.
+/// receives the best-validation epoch's weights (the last with val 0) rounded and clamped to
+/// their ranges.
 TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weights *start,
                       const TexelExec *x, Weights *out, TexelFitReport *rep, char *why,
                       size_t why_len);

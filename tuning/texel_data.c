@@ -395,6 +395,7 @@ void texel_set_free(TexelSet *s)
     free(s->terms);
     free(s->phase);
     free(s->result);
+    free(s->game);
     free(s);
 }
 
@@ -403,6 +404,7 @@ static TexelSet *set_alloc(uint64_t n)
 {
     TexelSet *s = calloc(1, sizeof *s);
     if (s && (!(s->phase = malloc(n + 1)) || !(s->result = malloc(n + 1)) ||
+              !(s->game = malloc(sizeof *s->game * (n + 1))) ||
               !(s->start = malloc(sizeof *s->start * (n + 1))))) {
         texel_set_free(s);
         return NULL;
@@ -557,7 +559,8 @@ static TexelStatus parse_records(const unsigned char *p, const unsigned char *en
                                  uint64_t *terms, const char *path, char *why, size_t why_len)
 {
     const unsigned char *body = p;
-    uint64_t k = 0;
+    uint64_t k = 0, game = 0;
+    int ply = -1, result = -1;
     *terms = 0;
     // Every rank checks every block, not only its shard's records: a damaged file is refused
     // by all ranks alike, with the same position named.
@@ -575,8 +578,15 @@ static TexelStatus parse_records(const unsigned char *p, const unsigned char *en
                 return texel_fail(TEXEL_ERR_FORMAT, why, why_len,
                                   "%s: position %llu: side %u, result %u, phase %u", path,
                                   (unsigned long long)i + 1, p[45], p[46], p[TEXEL_RECORD]);
+            // The records hold no game: a writer adds a game's positions in ply order with one
+            // result, so a new game starts where the ply bucket falls or the result changes
+            // (texel.h). Counted over the whole file, so every rank numbers games alike.
+            if (ply >= 0 && (p[47] < ply || p[46] != result))
+                game++;
+            ply = p[47], result = p[46];
             if (i % (uint64_t)shards == (uint64_t)shard) {
                 recs[k] = p;
+                s->game[k] = (uint32_t)game;
                 s->result[k] = p[46];
                 s->phase[k] = p[TEXEL_RECORD];
                 *terms += p[TEXEL_RECORD + 2] | (unsigned)p[TEXEL_RECORD + 3] << 8;
@@ -685,4 +695,15 @@ TexelStatus texel_set_load(const char *path, int shard, int shards, int threads,
 }
 
 uint64_t texel_set_size(const TexelSet *s) { return s->n; }
+uint32_t texel_set_game(const TexelSet *s, uint64_t i) { return s->game[i]; }
+
+bool texel_game_held(uint32_t game, double val)
+{
+    // splitmix64 of the game's number: a fixed, well-mixed choice of games, not every tenth.
+    uint64_t z = (uint64_t)game + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0 < val; // 53 bits: [0, 1)
+}
 double texel_set_result(const TexelSet *s, uint64_t i) { return s->result[i] / 2.0; }

@@ -20,6 +20,7 @@ struct TexelSet {
     uint64_t *start; // terms of position i: [start[i], start[i+1])
     Term *terms;
     uint8_t *phase, *result; // result: 0, 1, 2 (halves of a point for Red)
+    uint32_t *game;          // the game of position i (texel_set_game)
 };
 
 /// Writes the reason into why (when given) and returns st.
