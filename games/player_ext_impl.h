@@ -47,8 +47,9 @@ typedef struct {
     // xboard features and state
     bool xb_setboard, xb_ping, xb_usermove, xb_done, xb_done0, xb_claim_option;
     bool xb_variants_seen, xb_variant_ok;
-    bool xb_error_seen; // an error line arrived (checked around setboard)
-    char xb_error[160]; // the last one
+    bool xb_error_seen;        // an error line arrived (checked around setboard)
+    int64_t xb_features_until; // the handshake's end: late features are taken until then
+    char xb_error[160];        // the last one
     int ping_id;
     int fen_dialect;
     bool fen_dialect_sure;

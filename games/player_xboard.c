@@ -145,6 +145,7 @@ PlayerStatus xb_handshake(ExternalPlayer *ep, int64_t start, int timeout_ms)
         return PLAYER_ERR_START;
     int64_t hard = start + timeout_ms;
     int64_t soft = start + (timeout_ms < XB_FEATURE_WAIT_MS ? timeout_ms : XB_FEATURE_WAIT_MS);
+    ep->xb_features_until = hard;
     while (!ep->xb_done) {
         ProcessStatus ps = ext_next_line(ep, ep->xb_done0 ? hard : soft);
         if (ps == PROCESS_ERR_TIMEOUT && ep->xb_done0)
@@ -227,10 +228,27 @@ static void xb_fen_dialect(const char *fen, int dialect, char *out, size_t cap)
         snprintf(out, cap, "%s %s - - %lld %lld", board, side, half, full);
 }
 
+/// Features that come after the 2 s an engine without done=0 is given: HoiXiangqi prints
+/// them only once its tables are allocated, which a loaded machine can take past that wait.
+/// An engine is refused for want of setboard only once done=1 came or the handshake's
+/// startup time is over: the wait costs nothing to an engine with the feature (its line is
+/// on its way) and only delays the error of one without it.
+static void xb_late_features(ExternalPlayer *ep)
+{
+    while (!ep->xb_done && !ep->xb_setboard) {
+        if (ext_next_line(ep, ep->xb_features_until) != PROCESS_OK)
+            return; // the time is over, or the engine died: the next read says so
+        if (xb_common_line(ep, ext_skip_ws(ep->line)))
+            return;
+    }
+}
+
 /// setboard, in the dialect known to work, else the guess first and then the others (an
 /// engine that answers a FEN with an error line gets the next one).
 static PlayerStatus xb_setboard(ExternalPlayer *ep, int64_t deadline)
 {
+    if (!ep->xb_setboard)
+        xb_late_features(ep);
     if (!ep->xb_setboard)
         return ext_fail(ep, PLAYER_ERR_CONFIG,
                         "the engine cannot load a FEN (no feature setboard=1), so it can only play "

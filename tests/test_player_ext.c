@@ -532,6 +532,18 @@ static void test_fake_start_failures(void **state)
     assert_non_null(strstr(f->msg, "/nonexistent/engine"));
 }
 
+/// xboard: an engine whose features come after the 2 s given to one without done=0
+/// (HoiXiangqi on a loaded machine) still plays a game from a FEN: it is refused for want of
+/// setboard only once its startup time is over, not while its features are on their way.
+static void test_fake_xboard_late_features(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_XBOARD, "xboard.sh", "late");
+    start(f);
+    set_position(f, "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1", "");
+    go_legal(f, depth_limits(4), 4000);
+}
+
 /// xboard: features over two lines, usermove, result claims ignored; without setboard a
 /// FEN game is refused; a rejected move is a protocol error.
 static void test_fake_xboard(void **state)
@@ -747,6 +759,7 @@ int main(void)
         T(test_fake_flood),
         T(test_fake_start_failures),
         T(test_fake_xboard),
+        T(test_fake_xboard_late_features),
         T(test_fake_xboard_movetime),
         T(test_fake_xboard_resign),
         T(test_no_limits),
