@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -108,8 +109,8 @@ typedef struct {
     Channel ch;
     char *identity; // rank 0: the experiment's identity, as text
     size_t identity_len;
-    int lock_fd;  // rank 0: the output directory's lock, held for the whole run (-1: none)
-    bool verbose; // --verbose: the coordinator's diagnostics line on the console
+    FilesLock lock; // rank 0: the output directory's lock, held for the whole run
+    bool verbose;   // --verbose: the coordinator's diagnostics line on the console
 } Run;
 
 /// Game threads per worker rank: the job's concurrency, or (0) the node's cores shared among
@@ -209,6 +210,17 @@ static int run_same_experiment(Run *run, char *why, size_t why_len)
     return rc;
 }
 
+/// A lock's start time as the console shows it (UTC); one static buffer.
+static const char *run_clock(long long t)
+{
+    static char text[32];
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) || !strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        snprintf(text, sizeof text, "%lld", t);
+    return text;
+}
+
 /// Rank 0: the output directory, and what to do with an earlier run's journal there.
 static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_len)
 {
@@ -220,18 +232,31 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
     // Nothing in the directory is touched (moved aside, truncated, rebuilt) before the run
     // holds its lock: a second run of the same job stops here, the first one's files whole.
     char lock[2 * JOB_TEXT_MAX + 16];
-    long holder = 0;
+    FilesLockHolder holder;
     snprintf(lock, sizeof lock, "%s/.xqforge.lock", run->dir);
-    if ((run->lock_fd = files_lock(lock, &holder)) < 0) {
-        if (errno == EWOULDBLOCK && holder > 0)
+    if (files_lock(lock, &run->lock, &holder) != 0) {
+        if (errno == EWOULDBLOCK && holder.pid > 0 && holder.host[0])
+            snprintf(why, why_len,
+                     "%.700s is in use by another xqforge run (pid %ld on host %.200s, since %s)",
+                     run->dir, holder.pid, holder.host, run_clock(holder.started));
+        else if (errno == EWOULDBLOCK && holder.pid > 0)
             snprintf(why, why_len, "%.900s is in use by another xqforge run (pid %ld)", run->dir,
-                     holder);
+                     holder.pid);
         else if (errno == EWOULDBLOCK)
             snprintf(why, why_len, "%.900s is in use by another xqforge run", run->dir);
         else
             snprintf(why, why_len, "cannot lock %.900s: %s", lock, strerror(errno));
         return 1;
     }
+    // Said only for the fallback: flock is what a user expects and needs no word.
+    if (run->lock.excl)
+        printf("lock: %s (flock is not supported on this file system: an O_EXCL lock file, "
+               "removed at the end)\n",
+               run->lock.excl_path);
+    if (holder.stale)
+        printf("lock: took over the stale lock of pid %ld on %s (since %s): that process is "
+               "gone\n",
+               holder.pid, holder.host, run_clock(holder.started));
     bool exists = access(run->journal, F_OK) == 0;
     if (auto_resume && exists) {
         printf("resume = auto: continuing the journal %s\n", run->journal);
@@ -355,7 +380,7 @@ int cmd_run(int argc, char **argv)
     Link *link = NULL;
     if (!run)
         return 1;
-    run->lock_fd = -1;
+    run->lock.fd = -1;
     run->verbose = verbose;
     if (link_init(&argc, &argv, WIRE_MAX_MESSAGE, &link, why, sizeof why) != LINK_OK) {
         fprintf(stderr, "xqforge run: MPI: %s\n", why);
@@ -410,8 +435,7 @@ int cmd_run(int argc, char **argv)
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }
     free(run->identity);
-    if (run->lock_fd >= 0) // released last: the outputs are whole before another run may start
-        close(run->lock_fd);
+    files_unlock(&run->lock); // released last: the outputs are whole before another run may start
     if (run->kind && run->kind->worker)
         run->kind->worker->plan_free(run->plan);
     link_finalize(link);
