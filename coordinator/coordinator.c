@@ -110,6 +110,10 @@ const CoordState *coord_state(const Coordinator *c) { return &c->st; }
 
 void coord_set_drain(Coordinator *c, int grace_ms) { c->drain_grace_ms = grace_ms; }
 
+static atomic_bool drain_end_now; // coord_drain_end_now: set from a signal handler
+
+void coord_drain_end_now(void) { atomic_store(&drain_end_now, true); }
+
 void coord_set_rank0_plays(Coordinator *c, bool plays)
 {
     // With one rank, rank 0 is the only worker whatever the job says (coord_new counted it).
@@ -696,14 +700,24 @@ static void drain(Coordinator *c)
         for (int r = 0; r < c->st.ranks; r++)
             c->drain_in_hand += c->inflight[r].n;
         c->drain_done0 = c->st.units_done;
-        if (c->drain_grace_ms > 0) {
+        bool hurry = atomic_load(&drain_end_now);
+        if (c->drain_grace_ms > 0 && !hurry) {
             printf("\nInterrupted: no new units; those in progress may finish within %d s\n",
                    c->drain_grace_ms / 1000);
             c->drain_until_ms = drain_now_ms() + c->drain_grace_ms;
             stop_all(c, WIRE_STOP_DONE, "interrupted: finish the units in hand");
             return;
         }
-        printf("\nInterrupted: finishing, keeping every result that arrives\n");
+        if (c->drain_grace_ms > 0)
+            printf("\nInterrupted by the launcher, which kills the ranks a second later: no "
+                   "grace; keeping every result that arrives\n");
+        else
+            printf("\nInterrupted: finishing, keeping every result that arrives\n");
+        stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
+    } else if (c->drain_until_ms && atomic_load(&drain_end_now)) {
+        c->drain_until_ms = 0;
+        printf("\nThe launcher is ending the ranks: the grace ends now, the units in progress "
+               "are dropped\n");
         stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
     } else if (c->drain_until_ms && drain_now_ms() >= c->drain_until_ms) {
         c->drain_until_ms = 0;
