@@ -46,6 +46,7 @@ struct Coordinator {
     WireStopCode stop_code; // what stop_all said, repeated to a rank that asks after it
     int drain_grace_ms;     // a signal lets the units in hand finish within this
     int64_t drain_until_ms; // while draining: when the units still in hand are dropped
+    int64_t hurry_until_ms; // the launcher's kill is coming: BYEs are awaited until then
     int drain_in_hand;      // units handed out and not counted when the signal came
     uint64_t drain_done0;   // st.units_done then
     bool verbose;           // print the "Coordinator:" line at the end
@@ -693,6 +694,11 @@ static void explain_failure(Coordinator *c)
 /// A dropped unit is not journaled: a resumed run plays it.
 static void drain(Coordinator *c)
 {
+    // The launcher SIGKILLs every rank about a second after its SIGTERM: BYEs are awaited
+    // half of that, then rank 0 ends without the ranks still out (a dead one never says
+    // BYE), so result.json and the report are written before the kill.
+    if (!c->hurry_until_ms && atomic_load(&drain_end_now))
+        c->hurry_until_ms = drain_now_ms() + 500;
     if (c->cfg.interrupted && atomic_load(c->cfg.interrupted) && !c->st.stopping) {
         c->st.end = COORD_INTERRUPTED;
         snprintf(c->st.reason, sizeof c->st.reason, "interrupted");
@@ -799,6 +805,12 @@ CoordEnd coord_run(Coordinator *c)
     // still on their way are taken, and a rank that leaves early gives its units to the others.
     while (c->byes < c->st.workers_expected) {
         drain(c);
+        if (c->hurry_until_ms && c->st.stopping && drain_now_ms() >= c->hurry_until_ms) {
+            printf("\n%d worker rank(s) did not say BYE before the launcher's kill: ending "
+                   "without them\n",
+                   c->st.workers_expected - c->byes);
+            break;
+        }
         if (c->kind.tick)
             c->kind.tick(c->kind.ctx, &c->st, false);
         int src;

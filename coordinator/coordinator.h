@@ -162,7 +162,8 @@ bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size
 void coord_set_drain(Coordinator *c, int grace_ms);
 /// Ends a drain's grace at once, or skips it when the drain has not begun: the launcher is
 /// about to kill the ranks (Open MPI's mpirun SIGKILLs them about a second after its SIGTERM),
-/// and rank 0 must write result.json and the report before that. Async-signal-safe: for a
+/// and rank 0 must write result.json and the report before that: it awaits the ranks' BYEs
+/// half a second, then ends without those still out (a dead rank). Async-signal-safe: for a
 /// signal handler. Process-wide, as signals are.
 void coord_drain_end_now(void);
 void coord_set_rank0_plays(Coordinator *c, bool plays);

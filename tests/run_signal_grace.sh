@@ -4,7 +4,8 @@
 # the ranks SIGTERM and SIGKILLs them about a second later, whatever the grace. The ranks see
 # that the SIGTERM comes from the launcher and end the grace at once, so rank 0 writes
 # result.json (interrupted) and the report before the SIGKILL; the console does not promise a
-# grace it cannot have. Then the same run resumed ends with every pair played.
+# grace it cannot have. Then the same run resumed ends with every pair played. And a worker
+# killed with SIGKILL (mpirun then ends the job the same way): result.json says interrupted.
 # Usage: run_signal_grace.sh XQFORGE JOB
 set -u
 xq=$1 job=$2
@@ -45,4 +46,28 @@ grep -q 'Interrupted by the launcher' "$work/run.out" || fail "no word that the 
     fail "the resumed run failed: $(tail -3 "$work/resume.out")"
 [[ $(jq .pairs_done "$work/out/result.json") == 30 ]] || fail "the resumed run did not play every pair"
 echo "SIGTERM to mpirun with drain_grace = 30: exit $rc after $ms ms, $(grep -h '^Drained: ' "$work/run.out"); resumed to the end"
+
+# A worker killed with SIGKILL: mpirun ends the job (SIGTERM to the others, SIGKILL after).
+# Rank 0 does not wait for the dead rank's BYE past the launcher's kill: result.json says
+# interrupted.
+sets=(--set job.kind=match --set job.rounds=30 --set job.concurrency=1 --set job.drain_grace=30
+    --set output.dir="$work/kill")
+"${mpi[@]}" "$xq" run "$job" "${sets[@]}" >"$work/kill.out" 2>"$work/kill.err" &
+pid=$!
+for _ in $(seq 2400); do
+    [[ -s $work/kill/journal.xqj && $(stat -c %s "$work/kill/journal.xqj") -gt 2000 ]] && break
+    sleep 0.05
+done
+worker=
+for p in $(pgrep -f "output.dir=$work/kill\$"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && worker=$p
+done
+[[ -n $worker ]] || fail "no worker rank 1 found"
+kill -KILL "$worker"
+wait "$pid"
+rc=$? pid=
+grep -q '"interrupted": true' "$work/kill/result.json" 2>/dev/null ||
+    fail "a worker killed: no result.json saying interrupted (mpirun exit $rc): $(tail -4 "$work/kill.out")"
+grep -q 'did not say BYE before the launcher' "$work/kill.out" || fail "no word of the dead rank"
+echo "a worker killed: mpirun exit $rc, $(grep -h '^Drained: ' "$work/kill.out")"
 echo "1 passed, 0 failed"
