@@ -7,6 +7,7 @@
 // (coordinator/texel_fit.c, coordinator/nnue_fit.c).
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -38,9 +40,45 @@
 
 static atomic_bool interrupted;
 
-static void on_signal(int sig)
+/// Whether pid is an MPI launcher's process (Open MPI's mpirun/orterun or its node daemon
+/// orted, PRRTE's prterun/prted): async-signal-safe (open, read, close).
+static bool from_launcher(pid_t pid)
 {
-    (void)sig;
+    static const char *const names[] = {"mpirun",  "mpiexec", "orterun", "orted",
+                                        "prterun", "prted",   "prte"};
+    char path[40] = "/proc/", digits[16], comm[32];
+    int n = 0, len = 6;
+    for (unsigned long v = (unsigned long)pid; v || !n; v /= 10)
+        digits[n++] = (char)('0' + v % 10);
+    while (n > 0)
+        path[len++] = digits[--n];
+    memcpy(path + len, "/comm", 6);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t got = read(fd, comm, sizeof comm - 1);
+    close(fd);
+    if (got <= 0)
+        return false;
+    comm[got] = '\0';
+    if (comm[got - 1] == '\n')
+        comm[got - 1] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(comm, names[i]) == 0)
+            return true;
+    return false;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *context)
+{
+    (void)context;
+    // SIGTERM from an MPI launcher is its abort (Ctrl-C or kill to mpirun): Open MPI sends it
+    // about a second before SIGKILL, whatever drain_grace says, so the grace ends at once and
+    // rank 0 writes result.json in time. Its forwarded SIGUSR1, and Slurm's SIGTERM (from
+    // slurmstepd, KillWait later SIGKILL) keep the grace.
+    if (sig == SIGTERM && si && si->si_code == SI_USER && si->si_pid > 0 &&
+        from_launcher(si->si_pid))
+        coord_drain_end_now();
     atomic_store(&interrupted, true);
 }
 
@@ -108,8 +146,8 @@ typedef struct {
     Channel ch;
     char *identity; // rank 0: the experiment's identity, as text
     size_t identity_len;
-    int lock_fd;  // rank 0: the output directory's lock, held for the whole run (-1: none)
-    bool verbose; // --verbose: the coordinator's diagnostics line on the console
+    FilesLock lock; // rank 0: the output directory's lock, held for the whole run
+    bool verbose;   // --verbose: the coordinator's diagnostics line on the console
 } Run;
 
 /// Game threads per worker rank: the job's concurrency, or (0) the node's cores shared among
@@ -209,6 +247,17 @@ static int run_same_experiment(Run *run, char *why, size_t why_len)
     return rc;
 }
 
+/// A lock's start time as the console shows it (UTC); one static buffer.
+static const char *run_clock(long long t)
+{
+    static char text[32];
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) || !strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        snprintf(text, sizeof text, "%lld", t);
+    return text;
+}
+
 /// Rank 0: the output directory, and what to do with an earlier run's journal there.
 static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_len)
 {
@@ -220,18 +269,31 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
     // Nothing in the directory is touched (moved aside, truncated, rebuilt) before the run
     // holds its lock: a second run of the same job stops here, the first one's files whole.
     char lock[2 * JOB_TEXT_MAX + 16];
-    long holder = 0;
+    FilesLockHolder holder;
     snprintf(lock, sizeof lock, "%s/.xqforge.lock", run->dir);
-    if ((run->lock_fd = files_lock(lock, &holder)) < 0) {
-        if (errno == EWOULDBLOCK && holder > 0)
+    if (files_lock(lock, &run->lock, &holder) != 0) {
+        if (errno == EWOULDBLOCK && holder.pid > 0 && holder.host[0])
+            snprintf(why, why_len,
+                     "%.700s is in use by another xqforge run (pid %ld on host %.200s, since %s)",
+                     run->dir, holder.pid, holder.host, run_clock(holder.started));
+        else if (errno == EWOULDBLOCK && holder.pid > 0)
             snprintf(why, why_len, "%.900s is in use by another xqforge run (pid %ld)", run->dir,
-                     holder);
+                     holder.pid);
         else if (errno == EWOULDBLOCK)
             snprintf(why, why_len, "%.900s is in use by another xqforge run", run->dir);
         else
             snprintf(why, why_len, "cannot lock %.900s: %s", lock, strerror(errno));
         return 1;
     }
+    // Said only for the fallback: flock is what a user expects and needs no word.
+    if (run->lock.excl)
+        printf("lock: %s (flock is not supported on this file system: an O_EXCL lock file, "
+               "removed at the end)\n",
+               run->lock.excl_path);
+    if (holder.stale)
+        printf("lock: took over the stale lock of pid %ld on %s (since %s): that process is "
+               "gone\n",
+               holder.pid, holder.host, run_clock(holder.started));
     bool exists = access(run->journal, F_OK) == 0;
     if (auto_resume && exists) {
         printf("resume = auto: continuing the journal %s\n", run->journal);
@@ -355,7 +417,7 @@ int cmd_run(int argc, char **argv)
     Link *link = NULL;
     if (!run)
         return 1;
-    run->lock_fd = -1;
+    run->lock.fd = -1;
     run->verbose = verbose;
     if (link_init(&argc, &argv, WIRE_MAX_MESSAGE, &link, why, sizeof why) != LINK_OK) {
         fprintf(stderr, "xqforge run: MPI: %s\n", why);
@@ -397,7 +459,8 @@ int cmd_run(int argc, char **argv)
         // default way, and nothing was written yet that a drain would have to keep whole. The
         // loops (and the collective fits) read the flag; only main touches signals.
         struct sigaction sa = {0};
-        sa.sa_handler = on_signal;
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO;
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGUSR1, &sa, NULL); // Slurm's --signal=USR1@SECONDS: the time limit is near
@@ -410,8 +473,7 @@ int cmd_run(int argc, char **argv)
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
     }
     free(run->identity);
-    if (run->lock_fd >= 0) // released last: the outputs are whole before another run may start
-        close(run->lock_fd);
+    files_unlock(&run->lock); // released last: the outputs are whole before another run may start
     if (run->kind && run->kind->worker)
         run->kind->worker->plan_free(run->plan);
     link_finalize(link);

@@ -46,6 +46,7 @@ struct Coordinator {
     WireStopCode stop_code; // what stop_all said, repeated to a rank that asks after it
     int drain_grace_ms;     // a signal lets the units in hand finish within this
     int64_t drain_until_ms; // while draining: when the units still in hand are dropped
+    int64_t hurry_until_ms; // the launcher's kill is coming: BYEs are awaited until then
     int drain_in_hand;      // units handed out and not counted when the signal came
     uint64_t drain_done0;   // st.units_done then
     bool verbose;           // print the "Coordinator:" line at the end
@@ -109,6 +110,10 @@ void coord_free(Coordinator *c)
 const CoordState *coord_state(const Coordinator *c) { return &c->st; }
 
 void coord_set_drain(Coordinator *c, int grace_ms) { c->drain_grace_ms = grace_ms; }
+
+static atomic_bool drain_end_now; // coord_drain_end_now: set from a signal handler
+
+void coord_drain_end_now(void) { atomic_store(&drain_end_now, true); }
 
 void coord_set_rank0_plays(Coordinator *c, bool plays)
 {
@@ -689,6 +694,11 @@ static void explain_failure(Coordinator *c)
 /// A dropped unit is not journaled: a resumed run plays it.
 static void drain(Coordinator *c)
 {
+    // The launcher SIGKILLs every rank about a second after its SIGTERM: BYEs are awaited
+    // half of that, then rank 0 ends without the ranks still out (a dead one never says
+    // BYE), so result.json and the report are written before the kill.
+    if (!c->hurry_until_ms && atomic_load(&drain_end_now))
+        c->hurry_until_ms = drain_now_ms() + 500;
     if (c->cfg.interrupted && atomic_load(c->cfg.interrupted) && !c->st.stopping) {
         c->st.end = COORD_INTERRUPTED;
         snprintf(c->st.reason, sizeof c->st.reason, "interrupted");
@@ -696,14 +706,24 @@ static void drain(Coordinator *c)
         for (int r = 0; r < c->st.ranks; r++)
             c->drain_in_hand += c->inflight[r].n;
         c->drain_done0 = c->st.units_done;
-        if (c->drain_grace_ms > 0) {
+        bool hurry = atomic_load(&drain_end_now);
+        if (c->drain_grace_ms > 0 && !hurry) {
             printf("\nInterrupted: no new units; those in progress may finish within %d s\n",
                    c->drain_grace_ms / 1000);
             c->drain_until_ms = drain_now_ms() + c->drain_grace_ms;
             stop_all(c, WIRE_STOP_DONE, "interrupted: finish the units in hand");
             return;
         }
-        printf("\nInterrupted: finishing, keeping every result that arrives\n");
+        if (c->drain_grace_ms > 0)
+            printf("\nInterrupted by the launcher, which kills the ranks a second later: no "
+                   "grace; keeping every result that arrives\n");
+        else
+            printf("\nInterrupted: finishing, keeping every result that arrives\n");
+        stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
+    } else if (c->drain_until_ms && atomic_load(&drain_end_now)) {
+        c->drain_until_ms = 0;
+        printf("\nThe launcher is ending the ranks: the grace ends now, the units in progress "
+               "are dropped\n");
         stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
     } else if (c->drain_until_ms && drain_now_ms() >= c->drain_until_ms) {
         c->drain_until_ms = 0;
@@ -785,6 +805,12 @@ CoordEnd coord_run(Coordinator *c)
     // still on their way are taken, and a rank that leaves early gives its units to the others.
     while (c->byes < c->st.workers_expected) {
         drain(c);
+        if (c->hurry_until_ms && c->st.stopping && drain_now_ms() >= c->hurry_until_ms) {
+            printf("\n%d worker rank(s) did not say BYE before the launcher's kill: ending "
+                   "without them\n",
+                   c->st.workers_expected - c->byes);
+            break;
+        }
         if (c->kind.tick)
             c->kind.tick(c->kind.ctx, &c->st, false);
         int src;

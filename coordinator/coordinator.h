@@ -160,6 +160,12 @@ bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size
 /// hand may finish within it, no new ones are handed out; then the rest are dropped (0: at
 /// once). rank0_plays ([job] coordinator_plays): rank 0 runs a worker too, one more BYE.
 void coord_set_drain(Coordinator *c, int grace_ms);
+/// Ends a drain's grace at once, or skips it when the drain has not begun: the launcher is
+/// about to kill the ranks (Open MPI's mpirun SIGKILLs them about a second after its SIGTERM),
+/// and rank 0 must write result.json and the report before that: it awaits the ranks' BYEs
+/// half a second, then ends without those still out (a dead rank). Async-signal-safe: for a
+/// signal handler. Process-wide, as signals are.
+void coord_drain_end_now(void);
 void coord_set_rank0_plays(Coordinator *c, bool plays);
 /// verbose (run --verbose): coord_run prints the "Coordinator:" diagnostics line when it ends.
 void coord_set_verbose(Coordinator *c, bool verbose);

@@ -45,10 +45,36 @@ int files_mkdir_p(const char *path);
 /// FNV-1a of a whole file's bytes into *h; false (errno set) when it cannot be read.
 bool files_hash(const char *path, uint64_t *h);
 
-/// Takes an exclusive lock on path (created 0600 when missing) without waiting and writes
-/// this process's id into it: the open descriptor (close-on-exec) holds the lock until it is
-/// closed. -1 with errno (EWOULDBLOCK: another process holds it, its pid in *holder).
-int files_lock(const char *path, long *holder);
+/// A held lock (files_lock): the flock'ed descriptor, or the lock file made with O_EXCL.
+typedef struct {
+    int fd;    // flock: the open descriptor (close-on-exec) that holds it; -1: none
+    bool excl; // the fallback: the file excl_path, made with O_EXCL, is the lock
+    char excl_path[4200];
+} FilesLock;
+
+/// Who holds (or held) a lock: the text "HOST PID START" its holder wrote (START: seconds
+/// since the epoch at which it took the lock); pid 0 when the file says nothing readable.
+typedef struct {
+    char host[256];
+    long pid;
+    long long started;
+    bool stale; // files_lock took over this holder's lock: same host, its process gone
+} FilesLockHolder;
+
+/// Takes an exclusive lock on path without waiting and writes "HOST PID START" into it: by
+/// flock(2) on path (created 0600 when missing; it stays), or, where the file system does not
+/// support flock (Lustre or NFS mounted without it: ENOLCK, EOPNOTSUPP, ENOSYS), by creating
+/// path.excl with O_CREAT|O_EXCL, removed by files_unlock (lock->excl says which is used).
+/// An .excl file left by a process of this host that is gone (killed) is taken over
+/// (holder->stale set, its holder in *holder); one of another host is never taken over: only
+/// that host can tell whether its run is alive (remove the file by hand once it is not).
+/// A flock lock is refused too while a live .excl lock exists (a run on a mount without
+/// flock). 0, or -1 with errno (EWOULDBLOCK: another process holds it, said in *holder).
+/// Test hook: XQ_LOCK_NO_FLOCK=1 in the environment skips flock, as if it failed with ENOLCK.
+int files_lock(const char *path, FilesLock *lock, FilesLockHolder *holder);
+
+/// Releases a lock taken by files_lock (the .excl file removed); a lock not held is a no-op.
+void files_unlock(FilesLock *lock);
 
 /// Replaces path with len bytes atomically: a reader sees the old file or the new one,
 /// whole. -1 with errno on failure (path is then untouched).

@@ -180,9 +180,16 @@ got=$(totals "$work/b/result.json")
 first=$jobid
 sed 's/^rounds = 20/rounds = 1/' "$job" >"$work/one.ini"
 sed 's/^rounds = 20/rounds = 2/' "$job" >"$work/two.ini"
-arr=$(cd "$work" && XQFORGE=$xq XQ_ARRAY_DIR=$work/arr sbatch --parsable --array=0-1 \
-    --cpus-per-task=1 --time=10 --output="$work/job-%A_%a.log" "$src/jobs/slurm-array.sbatch" \
-    "$work/one.ini" "$work/two.ini") || fail "sbatch refused the array"
+# Submitted as from another directory, with no XQFORGE and no --cpus-per-task: the script
+# finds build/xqforge beside its own jobs/ (a checkout laid out here: the script copied, the
+# binary linked) and takes the CPUs from the allocation (--exclusive: the whole node).
+mkdir -p "$work/checkout/jobs" "$work/checkout/build" "$work/elsewhere"
+cp "$src/jobs/slurm-array.sbatch" "$work/checkout/jobs/"
+ln -s "$xq" "$work/checkout/build/xqforge"
+arr=$(cd "$work/elsewhere" && env -u XQFORGE XQ_ARRAY_DIR=$work/arr sbatch --parsable \
+    --array=0-1 --time=10 --output="$work/job-%A_%a.log" \
+    "$work/checkout/jobs/slurm-array.sbatch" "$work/one.ini" "$work/two.ini") ||
+    fail "sbatch refused the array"
 jobid=${arr%%;*}
 for _ in $(seq 900); do
     [[ -z $(squeue -h -j "$jobid" 2>/dev/null) ]] && break
@@ -193,5 +200,7 @@ for t in one:2 two:4; do
     n=$(jq .games "$work/arr/${t%%:*}/result.json" 2>/dev/null)
     [[ $n == "${t##*:}" ]] || fail "array task ${t%%:*}: $n games, ${t##*:} expected"
 done
+grep -q "$cpus CPUs a task, $work/checkout/jobs/../build/xqforge" "$work/job-${jobid}_0.log" ||
+    fail "the array task did not find the checkout's binary or the node's $cpus CPUs: $(head -2 "$work/job-${jobid}_0.log")"
 echo "slurm: job $first requeued twice (scontrol requeue, SIGUSR1), $(grep -h '^Drained' "$log" | tr '\n' ' ')totals $got; an array of 2"
 echo "1 passed, 0 failed"
