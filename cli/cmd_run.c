@@ -39,6 +39,7 @@
 #include "worker.h"
 
 static atomic_bool interrupted;
+static atomic_bool launcher_abort; // a SIGTERM from the MPI launcher: it kills us soon
 
 /// Whether pid is an MPI launcher's process (Open MPI's mpirun/orterun or its node daemon
 /// orted, PRRTE's prterun/prted): async-signal-safe (open, read, close).
@@ -78,7 +79,7 @@ static void on_signal(int sig, siginfo_t *si, void *context)
     // slurmstepd, KillWait later SIGKILL) keep the grace.
     if (sig == SIGTERM && si && si->si_code == SI_USER && si->si_pid > 0 &&
         from_launcher(si->si_pid))
-        coord_drain_end_now();
+        atomic_store(&launcher_abort, true);
     atomic_store(&interrupted, true);
 }
 
@@ -360,6 +361,7 @@ static int run_coordinator(Run *run)
                    run->job_id,
                    run->bench_signature,
                    &interrupted,
+                   &launcher_abort,
                    run->verbose};
     // With one rank (a laptop, no mpirun) rank 0 is also a worker, as a thread over the same
     // Channel: the job then runs exactly as on a cluster, through the same protocol.

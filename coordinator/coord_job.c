@@ -73,6 +73,7 @@ int coord_job_run(const CoordJob *cj, const CoordKindDef *def)
         coord_set_drain(c, job->drain_grace * 1000);
         coord_set_rank0_plays(c, job->coordinator_plays);
         coord_set_verbose(c, cj->verbose);
+        coord_set_hurry(c, cj->hurry);
     }
     int rc = 1;
     if (!c) {

@@ -41,7 +41,8 @@ typedef struct {
     uint64_t job_id;          // its hash: the job id on the wire
     uint64_t bench_signature;
     const atomic_bool *interrupted;
-    bool verbose; // run --verbose: the "Coordinator:" diagnostics line on the console
+    const atomic_bool *hurry; // the launcher kills the ranks soon (coord_set_hurry); may be NULL
+    bool verbose;             // run --verbose: the "Coordinator:" diagnostics line on the console
 } CoordJob;
 
 /// Runs the job's kind on rank 0 until its workers are gone; returns the exit status (0 the

@@ -40,16 +40,17 @@ struct Coordinator {
     Staged batch[COORD_BATCH_MAX]; // group commit: checked results not yet durable
     msgpack_sbuffer batch_bytes;   // their packed messages
     int staged, batch_max;
-    uint64_t batch_from;    // where the journal ended before the batch
-    bool serve_later;       // units came back while a batch was staged
-    double wall_s, cpu_s;   // spent in coord_run
-    WireStopCode stop_code; // what stop_all said, repeated to a rank that asks after it
-    int drain_grace_ms;     // a signal lets the units in hand finish within this
-    int64_t drain_until_ms; // while draining: when the units still in hand are dropped
-    int64_t hurry_until_ms; // the launcher's kill is coming: BYEs are awaited until then
-    int drain_in_hand;      // units handed out and not counted when the signal came
-    uint64_t drain_done0;   // st.units_done then
-    bool verbose;           // print the "Coordinator:" line at the end
+    uint64_t batch_from;      // where the journal ended before the batch
+    bool serve_later;         // units came back while a batch was staged
+    double wall_s, cpu_s;     // spent in coord_run
+    WireStopCode stop_code;   // what stop_all said, repeated to a rank that asks after it
+    int drain_grace_ms;       // a signal lets the units in hand finish within this
+    const atomic_bool *hurry; // the launcher kills the ranks soon: no grace (may be NULL)
+    int64_t drain_until_ms;   // while draining: when the units still in hand are dropped
+    int64_t hurry_until_ms;   // the launcher's kill is coming: BYEs are awaited until then
+    int drain_in_hand;        // units handed out and not counted when the signal came
+    uint64_t drain_done0;     // st.units_done then
+    bool verbose;             // print the "Coordinator:" line at the end
 };
 
 static int64_t drain_now_ms(void)
@@ -111,9 +112,10 @@ const CoordState *coord_state(const Coordinator *c) { return &c->st; }
 
 void coord_set_drain(Coordinator *c, int grace_ms) { c->drain_grace_ms = grace_ms; }
 
-static atomic_bool drain_end_now; // coord_drain_end_now: set from a signal handler
+void coord_set_hurry(Coordinator *c, const atomic_bool *hurry) { c->hurry = hurry; }
 
-void coord_drain_end_now(void) { atomic_store(&drain_end_now, true); }
+/// Whether the launcher is about to kill the ranks (coord_set_hurry).
+static bool hurried(const Coordinator *c) { return c->hurry && atomic_load(c->hurry); }
 
 void coord_set_rank0_plays(Coordinator *c, bool plays)
 {
@@ -697,7 +699,7 @@ static void drain(Coordinator *c)
     // The launcher SIGKILLs every rank about a second after its SIGTERM: BYEs are awaited
     // half of that, then rank 0 ends without the ranks still out (a dead one never says
     // BYE), so result.json and the report are written before the kill.
-    if (!c->hurry_until_ms && atomic_load(&drain_end_now))
+    if (!c->hurry_until_ms && hurried(c))
         c->hurry_until_ms = drain_now_ms() + 500;
     if (c->cfg.interrupted && atomic_load(c->cfg.interrupted) && !c->st.stopping) {
         c->st.end = COORD_INTERRUPTED;
@@ -706,7 +708,7 @@ static void drain(Coordinator *c)
         for (int r = 0; r < c->st.ranks; r++)
             c->drain_in_hand += c->inflight[r].n;
         c->drain_done0 = c->st.units_done;
-        bool hurry = atomic_load(&drain_end_now);
+        bool hurry = hurried(c);
         if (c->drain_grace_ms > 0 && !hurry) {
             printf("\nInterrupted: no new units; those in progress may finish within %d s\n",
                    c->drain_grace_ms / 1000);
@@ -720,7 +722,7 @@ static void drain(Coordinator *c)
         else
             printf("\nInterrupted: finishing, keeping every result that arrives\n");
         stop_all(c, WIRE_STOP_INTERRUPTED, "interrupted");
-    } else if (c->drain_until_ms && atomic_load(&drain_end_now)) {
+    } else if (c->drain_until_ms && hurried(c)) {
         c->drain_until_ms = 0;
         printf("\nThe launcher is ending the ranks: the grace ends now, the units in progress "
                "are dropped\n");

@@ -160,12 +160,12 @@ bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size
 /// hand may finish within it, no new ones are handed out; then the rest are dropped (0: at
 /// once). rank0_plays ([job] coordinator_plays): rank 0 runs a worker too, one more BYE.
 void coord_set_drain(Coordinator *c, int grace_ms);
-/// Ends a drain's grace at once, or skips it when the drain has not begun: the launcher is
-/// about to kill the ranks (Open MPI's mpirun SIGKILLs them about a second after its SIGTERM),
-/// and rank 0 must write result.json and the report before that: it awaits the ranks' BYEs
-/// half a second, then ends without those still out (a dead rank). Async-signal-safe: for a
-/// signal handler. Process-wide, as signals are.
-void coord_drain_end_now(void);
+/// The flag that says the launcher is about to kill the ranks (Open MPI's mpirun SIGKILLs
+/// them about a second after its SIGTERM; cli/cmd_run.c's handler sets it on a SIGTERM from
+/// the launcher): the drain's grace ends at once, the ranks' BYEs are awaited half a second,
+/// then rank 0 ends without those still out (a dead rank), so result.json and the report
+/// are written before the kill. NULL (the default): never.
+void coord_set_hurry(Coordinator *c, const atomic_bool *hurry);
 void coord_set_rank0_plays(Coordinator *c, bool plays);
 /// verbose (run --verbose): coord_run prints the "Coordinator:" diagnostics line when it ends.
 void coord_set_verbose(Coordinator *c, bool verbose);
