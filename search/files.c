@@ -181,7 +181,7 @@ static int lock_excl(const char *path, FilesLock *lock, FilesLockHolder *holder)
         }
         // Taken over by moving it to a name of this process's own: of two runs that found
         // the same stale file one moves it; the other finds it gone, or finds the winner's.
-        char aside[4400], host[256] = "?";
+        char aside[4500], host[256] = "?";
         gethostname(host, sizeof host);
         host[sizeof host - 1] = '\0';
         snprintf(aside, sizeof aside, "%s.%s.%ld", lock->excl_path, host, (long)getpid());
