@@ -422,9 +422,10 @@ bool books_coord_start(BooksCoord *b, const CoordState *st, const char *run_id, 
     }
     const BookstoreStats *bs = bookstore_stats(b->store);
     if (st->units_at_start)
-        printf("Resuming: %llu units journaled, %llu committed, %llu positions in the book\n",
-               (unsigned long long)st->units_at_start, (unsigned long long)b->next_commit,
-               (unsigned long long)bs->accepted);
+        printf("Resuming: %llu unit%s journaled, %llu committed, %llu position%s in the book\n",
+               (unsigned long long)st->units_at_start, st->units_at_start == 1 ? "" : "s",
+               (unsigned long long)b->next_commit, (unsigned long long)bs->accepted,
+               bs->accepted == 1 ? "" : "s");
     b->accepted_at_start = bs->accepted;
     b->candidates_at_start = bs->candidates;
     b->start_ms = b->last_progress_ms = timeman_now_ms();

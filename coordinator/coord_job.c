@@ -17,10 +17,12 @@ static bool open_and_run(Coordinator *c, const CoordJob *cj, const CoordKind *ki
         return false;
     // A resumed run says what it took over, so the operator sees the journal was the right one.
     if (!js.created)
-        printf("Resuming run %s: %llu units already done (%llu duplicate records, %llu torn "
-               "bytes dropped)\n",
+        printf("Resuming run %s: %llu unit%s already done (%llu duplicate record%s, %llu torn "
+               "byte%s dropped)\n",
                coord_run_id(c), (unsigned long long)coord_state(c)->units_done,
-               (unsigned long long)js.duplicates, (unsigned long long)js.torn_bytes);
+               coord_state(c)->units_done == 1 ? "" : "s", (unsigned long long)js.duplicates,
+               js.duplicates == 1 ? "" : "s", (unsigned long long)js.torn_bytes,
+               js.torn_bytes == 1 ? "" : "s");
     if (kind->start && !kind->start(kind->ctx, coord_state(c), coord_run_id(c), why, why_len))
         return false;
     coord_run(c);

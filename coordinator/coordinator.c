@@ -630,7 +630,8 @@ static void on_bye(Coordinator *c, int src, const WireBye *b)
     c->st.workers_live--;
     int released = release_rank(c, src);
     if (released && !c->st.stopping && c->st.workers_live > 0)
-        printf("\nrank %d left with %d units unfinished: they go to the others\n", src, released);
+        printf("\nrank %d left with %d unit%s unfinished: %s to the others\n", src, released,
+               released == 1 ? "" : "s", released == 1 ? "it goes" : "they go");
     serve_waiting(c);
 }
 
@@ -846,9 +847,10 @@ CoordEnd coord_run(Coordinator *c)
         explain_failure(c);
     if (c->st.end == COORD_INTERRUPTED) { // no unit was handed out since: all were in hand
         int finished = (int)(c->st.units_done - c->drain_done0);
-        printf("\nDrained: %d of the %d units in progress finished, %d dropped (played on "
+        printf("\nDrained: %d of the %d unit%s in progress finished, %d dropped (played on "
                "resume)\n",
-               finished, c->drain_in_hand, c->drain_in_hand - finished);
+               finished, c->drain_in_hand, c->drain_in_hand == 1 ? "" : "s",
+               c->drain_in_hand - finished);
     }
     c->wall_s += wall_now() - wall0;
     c->cpu_s += cpu_now() - cpu0;

@@ -352,8 +352,9 @@ bool datagen_coord_start(DatagenCoord *d, const CoordState *st, const char *run_
     if (d->rr.report)
         report_set_run_id(d->rr.report, run_id);
     if (st->units_at_start)
-        printf("Resuming: %llu units journaled, %llu positions rewritten to %s\n",
-               (unsigned long long)st->units_at_start, (unsigned long long)d->accepted, d->path);
+        printf("Resuming: %llu unit%s journaled, %llu position%s rewritten to %s\n",
+               (unsigned long long)st->units_at_start, st->units_at_start == 1 ? "" : "s",
+               (unsigned long long)d->accepted, d->accepted == 1 ? "" : "s", d->path);
     // The replay has counted by now: what follows is this session's.
     d->accepted_at_start = d->accepted;
     d->games_at_start = d->games;

@@ -85,7 +85,7 @@ wait $pid 2>/dev/null
 grep -q '"complete": true' "$work/e/result.json" 2>/dev/null && fail "the run finished before the kill"
 "${mpi[@]}" "$xq" run "$work/book.ini" "${big[@]}" --set output.dir="$work/e" --resume >"$work/e2.log" 2>&1 ||
     fail "resumed run failed: $(tail -5 "$work/e2.log")"
-n1=$(sed -n 's/^Resuming: \([0-9]*\) units journaled.*/\1/p' "$work/e2.log")
+n1=$(sed -n 's/^Resuming: \([0-9]*\) units\? journaled.*/\1/p' "$work/e2.log")
 [[ ${n1:-0} -gt 0 ]] || fail "the rerun did not resume: $(head -3 "$work/e2.log")"
 cmp -s "$work/d/book.epd" "$work/e/book.epd" || fail "the resumed book differs from the uninterrupted one"
 cmp -s "$work/d/book.xqb" "$work/e/book.xqb" || fail "the resumed move book differs"
