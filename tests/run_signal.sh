@@ -49,6 +49,17 @@ signal_mpirun() {
     grep -q '"interrupted": true' "$dir/result.json" 2>/dev/null ||
         fail "SIG$2 to mpirun: result.json does not say interrupted"
     grep -q '^Drained: ' "$work/$1.out" || fail "SIG$2 to mpirun: no account of the drain"
+    # Open MPI 4.1's own shutdown race: under load (1 run in about 25 here, more often under
+    # ctest -j2), libevent in mpirun or a rank's PMIx thread warns that it could not change
+    # the events of a descriptor the runtime has already closed (open-mpi/ompi#5520, closed
+    # as wontfix; a rank cannot prevent it). That line, and only that one, is noted and let
+    # through; any other "[warn]" or stderr line still fails.
+    local race='^\[warn\] Epoll (ADD|MOD|DEL)\([0-9]+\) on fd [0-9]+ failed\. .*: Bad file descriptor$'
+    if grep -qE "$race" "$work/$1.err"; then
+        echo "SIG$2 to mpirun: Open MPI's shutdown race printed: $(grep -hE "$race" "$work/$1.err" | head -1)"
+        grep -vE "$race" "$work/$1.err" >"$work/$1.err.rest"
+        mv "$work/$1.err.rest" "$work/$1.err"
+    fi
     grep -q '\[warn\]' "$work/$1.err" "$work/$1.out" &&
         fail "SIG$2 to mpirun: noise: $(grep -h '\[warn\]' "$work/$1.err" "$work/$1.out" | head -2)"
     [[ -s $work/$1.err ]] && fail "SIG$2 to mpirun: stderr not quiet: $(head -5 "$work/$1.err")"
