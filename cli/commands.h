@@ -16,6 +16,11 @@ int cmd_play(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
+/// The fleet's queue (cmd_queue.c): submit a job, list, stop or reweigh a test.
+int cmd_submit(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_set(int argc, char **argv);
 int cmd_book(int argc, char **argv);
 
 int cmd_texel(int argc, char **argv);

@@ -30,6 +30,10 @@ static const Command COMMANDS[] = {
     {"texel", "Texel datasets from games (extract) and the evaluation fit (fit, info)", cmd_texel},
     {"nnue", "NNUE: training data (export, info), training (train), nets (net)", cmd_nnue},
     {"upload", "deliver the reports waiting in a spool directory", cmd_upload},
+    {"submit", "check a job and add it to a fleet's queue as a test", cmd_submit},
+    {"queue", "list the tests of a fleet's queue (state, games, Elo, LLR, share)", cmd_queue},
+    {"stop", "stop a test of a fleet's queue", cmd_stop},
+    {"set", "change a queued or running test's priority or throughput", cmd_set},
     {"uci", "run the engine under the UCI protocol on stdin/stdout", cmd_uci},
 };
 enum { COMMAND_NB = sizeof COMMANDS / sizeof COMMANDS[0] };
