@@ -15,8 +15,10 @@
 #include "inifile.h"
 #include "job.h"
 #include "job_check.h"
+#include "job_kinds.h"
 #include "queue.h"
 #include "queue_page.h"
+#include "run_common.h"
 
 enum { SHARE_DEFAULT = 100 };
 
@@ -113,8 +115,18 @@ int cmd_submit(int argc, char **argv)
         fprintf(stderr, "xqforge submit: out of memory\n");
         rc = 1;
     } else if (job_load(path, sets, n_sets, job, why, sizeof why) != JOB_OK ||
-               job_check(job, why, sizeof why) != JOB_CHECK_OK) {
+               job_check(job, why, sizeof why) != JOB_CHECK_OK ||
+               run_plan_check(job, why, sizeof why) != 0) {
         fprintf(stderr, "xqforge submit: %s (nothing queued)\n", why);
+        rc = EXIT_USAGE;
+    }
+    // A collective fit (texel, train) holds every rank for its whole length and stops by
+    // its own checkpoints: a fleet plays the kinds that hand out units.
+    if (rc == 0 && job_kind_def(job->kind)->collective) {
+        fprintf(stderr,
+                "xqforge submit: kind = %s is a fit on every rank: run it with xqforge run, a "
+                "fleet plays sprt, match, spsa, book and datagen tests (nothing queued)\n",
+                job_kind_name(job->kind));
         rc = EXIT_USAGE;
     }
     // The record: where relative paths come from, so that the fleet reads the job exactly

@@ -38,7 +38,8 @@
 #include "work_games.h"
 #include "worker.h"
 
-static atomic_bool interrupted;
+static atomic_bool interrupted;    // drain: a signal, or a fleet stopping one test (run_stop)
+static atomic_bool signalled;      // the drain is a signal's: the process ends after it
 static atomic_bool launcher_abort; // a SIGTERM from the MPI launcher: it kills us soon
 
 /// Whether pid is an MPI launcher's process (Open MPI's mpirun/orterun or its node daemon
@@ -80,7 +81,26 @@ static void on_signal(int sig, siginfo_t *si, void *context)
     if (sig == SIGTERM && si && si->si_code == SI_USER && si->si_pid > 0 &&
         from_launcher(si->si_pid))
         atomic_store(&launcher_abort, true);
+    atomic_store(&signalled, true);
     atomic_store(&interrupted, true);
+}
+
+void run_stop(void) { atomic_store(&interrupted, true); }
+bool run_signalled(void) { return atomic_load(&signalled); }
+void run_stop_clear(void)
+{
+    if (!atomic_load(&signalled))
+        atomic_store(&interrupted, false);
+}
+
+void run_signals_install(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL); // Slurm's --signal=USR1@SECONDS: the time limit is near
 }
 
 static void run_usage(FILE *out)
@@ -186,6 +206,18 @@ static int run_prepare(Run *run, bool warn, char *why, size_t why_len)
         snprintf(why, why_len, "cannot run the bench");
         return 1;
     }
+    return 0;
+}
+
+int run_plan_check(const JobConfig *job, char *why, size_t why_len)
+{
+    const RunKind *kind = &RUN_KINDS[job->kind];
+    if (!kind->worker)
+        return 0;
+    void *plan = kind->worker->plan_new(job, NULL, why, why_len);
+    if (!plan)
+        return EXIT_USAGE;
+    kind->worker->plan_free(plan);
     return 0;
 }
 
@@ -378,6 +410,67 @@ static int run_coordinator(Run *run)
     return rc;
 }
 
+int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
+{
+    Run *run = calloc(1, sizeof *run);
+    why[0] = '\0';
+    if (!run) {
+        snprintf(why, why_len, "out of memory");
+        return 1;
+    }
+    run->lock.fd = -1;
+    run->verbose = a->verbose;
+    int rank = link_rank(link), rc = 0;
+    bool loaded = job_load_at(a->path, a->file_dir, a->set_dir, a->sets, a->n_sets, &run->job, why,
+                              why_len) == JOB_OK;
+    if (!loaded)
+        rc = EXIT_USAGE;
+    else if (rank == 0 && job_check(&run->job, why, why_len) != JOB_CHECK_OK)
+        rc = EXIT_USAGE; // the engines checked whole before anything is written
+    run->job.resume_auto |= a->resume_auto;
+    snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
+    run->kind = &RUN_KINDS[run->job.kind];
+    bool collective = run->kind->collective != NULL;
+    snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir, job_state_file(&run->job));
+    // Set-up in the order that writes nothing until the job is known to be good: the job file
+    // and its engines (job_check starts every external engine once), the plan and bench on
+    // every rank, the identity, and only then the output directory, its lock and journal. A
+    // job that fails before run_outputs leaves no trace, so the fixed job is a plain rerun.
+    if (rc == 0 && !collective)
+        rc = run_prepare(run, rank == 0, why, why_len);
+    if (rc == 0 && rank == 0)
+        rc = run_identity(run, why, why_len);
+    if (rc == 0 && rank == 0)
+        rc = run_outputs(run, a->resume, a->fresh, why, why_len);
+    // The job file is the same everywhere (rank 0 says what is wrong with it); what fails
+    // after it (an openings file missing on one node, the bench) is said by that rank.
+    if (rc != 0 && rank == 0)
+        fprintf(stderr, "xqforge run: %s\n", why);
+    else if (rc != 0 && loaded)
+        fprintf(stderr, "xqforge run (rank %d on %s): %s\n", rank, link_host(link), why);
+    if (!link_all_ok(link, rc == 0)) {
+        rc = rc ? rc : EXIT_USAGE; // another rank failed and said why
+    } else {
+        // Handlers only once every rank is ready: a signal during set-up ends the process the
+        // default way, and nothing was written yet that a drain would have to keep whole. The
+        // loops (and the collective fits) read the flag; only main touches signals.
+        run_signals_install();
+        channel_from_link(&run->ch, link);
+        run->threads = run_threads(&run->job, link);
+        if (run->kind->collective)
+            rc = run->kind->collective(link, &run->job, run->dir, run->job_id,
+                                       &interrupted); // rank 0's counts
+        else
+            rc = rank == 0 ? run_coordinator(run) : run_worker(run);
+    }
+    free(run->identity);
+    files_unlock(&run->lock); // released last: the outputs are whole before another run may start
+    if (run->kind && run->kind->worker)
+        run->kind->worker->plan_free(run->plan);
+    free(run);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *path = NULL;
@@ -414,71 +507,15 @@ int cmd_run(int argc, char **argv)
         return EXIT_USAGE;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    Run *run = calloc(1, sizeof *run);
     char why[1024] = "";
     Link *link = NULL;
-    if (!run)
-        return 1;
-    run->lock.fd = -1;
-    run->verbose = verbose;
     if (link_init(&argc, &argv, WIRE_MAX_MESSAGE, &link, why, sizeof why) != LINK_OK) {
         fprintf(stderr, "xqforge run: MPI: %s\n", why);
-        free(run);
         return 1;
     }
-    int rank = link_rank(link), rc = 0;
-    bool loaded =
-        job_load(path, (const char *const *)sets, n_sets, &run->job, why, sizeof why) == JOB_OK;
-    if (!loaded)
-        rc = EXIT_USAGE;
-    else if (rank == 0 && job_check(&run->job, why, sizeof why) != JOB_CHECK_OK)
-        rc = EXIT_USAGE; // the engines checked whole before anything is written
-    run->job.resume_auto |= resume_auto;
-    snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
-    run->kind = &RUN_KINDS[run->job.kind];
-    bool collective = run->kind->collective != NULL;
-    snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir, job_state_file(&run->job));
-    // Set-up in the order that writes nothing until the job is known to be good: the job file
-    // and its engines (job_check starts every external engine once), the plan and bench on
-    // every rank, the identity, and only then the output directory, its lock and journal. A
-    // job that fails before run_outputs leaves no trace, so the fixed job is a plain rerun.
-    if (rc == 0 && !collective)
-        rc = run_prepare(run, rank == 0, why, sizeof why);
-    if (rc == 0 && rank == 0)
-        rc = run_identity(run, why, sizeof why);
-    if (rc == 0 && rank == 0)
-        rc = run_outputs(run, resume, fresh, why, sizeof why);
-    // The job file is the same everywhere (rank 0 says what is wrong with it); what fails
-    // after it (an openings file missing on one node, the bench) is said by that rank.
-    if (rc != 0 && rank == 0)
-        fprintf(stderr, "xqforge run: %s\n", why);
-    else if (rc != 0 && loaded)
-        fprintf(stderr, "xqforge run (rank %d on %s): %s\n", rank, link_host(link), why);
-    if (!link_all_ok(link, rc == 0)) {
-        rc = rc ? rc : EXIT_USAGE; // another rank failed and said why
-    } else {
-        // Handlers only once every rank is ready: a signal during set-up ends the process the
-        // default way, and nothing was written yet that a drain would have to keep whole. The
-        // loops (and the collective fits) read the flag; only main touches signals.
-        struct sigaction sa = {0};
-        sa.sa_sigaction = on_signal;
-        sa.sa_flags = SA_SIGINFO;
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGUSR1, &sa, NULL); // Slurm's --signal=USR1@SECONDS: the time limit is near
-        channel_from_link(&run->ch, link);
-        run->threads = run_threads(&run->job, link);
-        if (run->kind->collective)
-            rc = run->kind->collective(link, &run->job, run->dir, run->job_id,
-                                       &interrupted); // rank 0's counts
-        else
-            rc = rank == 0 ? run_coordinator(run) : run_worker(run);
-    }
-    free(run->identity);
-    files_unlock(&run->lock); // released last: the outputs are whole before another run may start
-    if (run->kind && run->kind->worker)
-        run->kind->worker->plan_free(run->plan);
+    RunArgs args = {
+        path, (const char *const *)sets, n_sets, NULL, NULL, resume, fresh, resume_auto, verbose};
+    int rc = run_session(link, &args, why, sizeof why);
     link_finalize(link);
-    free(run);
     return rc;
 }

@@ -21,6 +21,8 @@ int cmd_submit(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_set(int argc, char **argv);
+/// The fleet that plays a queue's tests (cmd_fleet.c).
+int cmd_fleet(int argc, char **argv);
 int cmd_book(int argc, char **argv);
 
 int cmd_texel(int argc, char **argv);

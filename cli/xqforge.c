@@ -34,6 +34,8 @@ static const Command COMMANDS[] = {
     {"queue", "list the tests of a fleet's queue (state, games, Elo, LLR, share)", cmd_queue},
     {"stop", "stop a test of a fleet's queue", cmd_stop},
     {"set", "change a queued or running test's priority or throughput", cmd_set},
+    {"fleet", "play the tests of a queue in one MPI allocation (mpirun ... xqforge fleet)",
+     cmd_fleet},
     {"uci", "run the engine under the UCI protocol on stdin/stdout", cmd_uci},
 };
 enum { COMMAND_NB = sizeof COMMANDS / sizeof COMMANDS[0] };

@@ -667,6 +667,13 @@ static void job_defaults(JobConfig *j)
 JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,
                    char *why, size_t why_len)
 {
+    return job_load_at(path, NULL, NULL, overrides, n_overrides, out, why, why_len);
+}
+
+JobStatus job_load_at(const char *path, const char *file_dir, const char *override_dir,
+                      const char *const *overrides, int n_overrides, JobConfig *out, char *why,
+                      size_t why_len)
+{
     char spare[8];
     JobCtx *c = calloc(1, sizeof *c);
     if (!why || !why_len)
@@ -678,13 +685,18 @@ JobStatus job_load(const char *path, const char *const *overrides, int n_overrid
     }
     job_defaults(out);
     c->path = path;
+    c->override_dir = override_dir;
     c->job = out;
     c->why = why;
     c->why_len = why_len;
     // Relative paths in the file are taken from its directory (a missing directory is reported
-    // after the parse, which names a missing file more plainly).
+    // after the parse, which names a missing file more plainly), or from file_dir when given.
     char dir_why[JOB_TEXT_MAX + 128];
-    IniStatus ds = inifile_dir(path, out->file_dir, sizeof out->file_dir, dir_why, sizeof dir_why);
+    IniStatus ds = INIFILE_OK;
+    if (file_dir && strlen(file_dir) < sizeof out->file_dir)
+        snprintf(out->file_dir, sizeof out->file_dir, "%s", file_dir);
+    else
+        ds = inifile_dir(path, out->file_dir, sizeof out->file_dir, dir_why, sizeof dir_why);
     if (ds != INIFILE_OK)
         out->file_dir[0] = '\0';
     parse_file(c);

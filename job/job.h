@@ -257,6 +257,13 @@ const char *job_kind_name(JobKind k);
 JobStatus job_load(const char *path, const char *const *overrides, int n_overrides, JobConfig *out,
                    char *why, size_t why_len);
 
+/// job_load as if the file were in file_dir (its relative paths taken from there) and the
+/// overrides typed in override_dir (theirs from there); NULL: the file's own directory, and
+/// overrides' paths as typed. A fleet reads a submitted copy of a job this way.
+JobStatus job_load_at(const char *path, const char *file_dir, const char *override_dir,
+                      const char *const *overrides, int n_overrides, JobConfig *out, char *why,
+                      size_t why_len);
+
 /// The pairings a job plays each round: 1 for two engines and for spsa (the engine against
 /// itself), N-1 for a gauntlet of N engines, N(N-1)/2 for a round robin; 0 for book, texel,
 /// datagen and train.

@@ -50,7 +50,10 @@ int ctx_parse_name(const char *v, const char *const *names, int n)
 
 /// Where a relative path written at c->at comes from: the job file's directory, or, for an
 /// override, the current directory (NULL: kept as typed).
-const char *ctx_path_base(const JobCtx *c) { return c->at.override ? NULL : c->job->file_dir; }
+const char *ctx_path_base(const JobCtx *c)
+{
+    return c->at.override ? c->override_dir : c->job->file_dir;
+}
 
 /// A key whose value is one of names; sets *out to its index.
 bool ctx_set_enum(JobCtx *c, const char *sec, const char *key, const char *v,
@@ -144,7 +147,7 @@ bool ctx_apply_entries(JobCtx *c, int i, int target)
         const Entry *e = &c->entries[k];
         if (e->target != target)
             continue;
-        const char *base = e->at.override ? NULL : c->job->file_dir;
+        const char *base = e->at.override ? c->override_dir : c->job->file_dir;
         if (engine_spec_set(&p->cfg, &p->tc, e->key, e->value, base, why, sizeof why) !=
             ENGINE_SPEC_OK) {
             c->at = e->at;

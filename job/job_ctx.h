@@ -51,6 +51,7 @@ typedef struct {
 
 typedef struct JobCtx {
     const char *path;
+    const char *override_dir; // where an override's relative path is taken from (NULL: as typed)
     Origin at;
     JobConfig *job;
     JobStatus st;

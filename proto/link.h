@@ -12,6 +12,7 @@ typedef enum {
     LINK_TAG_ORDER,       // coordinator -> worker: WORK, STOP, REFUSE (one tag: MPI keeps
                           // their order only within a tag)
     LINK_TAG_RESULT,      // worker -> coordinator: a finished unit
+    LINK_TAG_FLEET,       // fleet, rank 0 -> worker, between tests only: the next test, or end
     LINK_TAG_NB
 } LinkTag;
 

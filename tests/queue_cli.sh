@@ -29,16 +29,20 @@ q=$work/q
 check "submit a good job" 0 "^0001$" "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.rounds=4
 check "the queue is private" 0 "^drwx------" ls -ld "$q"
 check "submit a second with a name and priority" 0 "^0002$" \
-    "$xq" submit "$q" "$jobs/selfplay.ini" --name "self play" --priority 3 --throughput 300
+    "$xq" submit "$q" "$jobs/gauntlet.ini" --name "self play" --priority 3 --throughput 300
 check "a bad value is refused, nothing queued" 2 "job.rounds=abc.*not an integer.*nothing queued" \
     "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.rounds=abc
 check "a missing job file is refused" 2 "nope.ini.*nothing queued" "$xq" submit "$q" nope.ini
 printf '[job]\nkind = match\nrounds = 1\n[each]\nnodes = 1000\n[engine a]\ncmd = /nonexistent/engine\n[engine b]\n' >bad.ini
 check "an engine that does not start is refused as run refuses it" 2 "nonexistent/engine.*nothing queued" \
     "$xq" submit "$q" bad.ini
+check "a missing openings file is refused as run refuses it" 2 "nope.epd: No such file.*nothing queued" \
+    "$xq" submit "$q" "$jobs/sprt-weights.ini" --set openings.file=nope.epd
+check "a Texel fit is not a fleet's test" 2 "kind = texel is a fit on every rank" \
+    "$xq" submit "$q" "$jobs/texel.ini"
 check "nothing was queued by the refusals" 0 "^2$" bash -c "ls '$q/tests' | wc -l"
-check "bad priority" 2 "--priority 'x'" "$xq" submit "$q" "$jobs/selfplay.ini" --priority x
-check "bad throughput" 2 "--throughput '0'" "$xq" submit "$q" "$jobs/selfplay.ini" --throughput 0
+check "bad priority" 2 "--priority 'x'" "$xq" submit "$q" "$jobs/gauntlet.ini" --priority x
+check "bad throughput" 2 "--throughput '0'" "$xq" submit "$q" "$jobs/gauntlet.ini" --throughput 0
 check "queue lists both" 0 "^0002 +self play +match +queued .* 3 +300%" "$xq" queue "$q"
 check "queue --json" 0 "^2 queued null$" \
     bash -c "'$xq' queue '$q' --json | jq -r '[(.tests|length), .tests[1].state, .tests[1].result] | join(\" \")' | sed 's/ $/ null/'"
@@ -57,7 +61,7 @@ check "queue: not a queue" 2 "is not a queue" "$xq" queue "$work"
 check "queue: missing" 2 "No such file" "$xq" queue "$work/none"
 chmod o+w "$q"
 check "a queue others can write is refused" 2 "refused: owner .*mode 0702" "$xq" queue "$q"
-check "submit to it is refused" 2 "refused.*nothing queued" "$xq" submit "$q" "$jobs/selfplay.ini"
+check "submit to it is refused" 2 "refused.*nothing queued" "$xq" submit "$q" "$jobs/gauntlet.ini"
 chmod o-w "$q"
 if [[ $(id -u) -eq 0 ]]; then
     chown -R nobody "$q"
