@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A fleet on 3 ranks plays a queue: a long SPRT stopped part way (recorded stopped, its
+# result.json interrupted), two fixed-node SPRTs and a fixed-node match, and a fourth test
+# submitted while the fleet runs (it goes before the older ones by priority). Rank 0 is then
+# killed with SIGKILL in the middle of a test, and a new fleet resumes that test from its
+# journal. Every finished test's result.json totals, and its PGN's results, equal those of a
+# solo `xqforge run` of the same job; `xqforge queue --json` and index.json agree with the
+# tests' files.
+set -u
+xq=$1 jobs=$2
+work=$(mktemp -d)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cleanup() {
+    for p in $(pgrep -f "fleet $work/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*"
+    echo "0 passed, 1 failed"
+    exit 1
+}
+q=$work/q
+base=(--set job.concurrency=1)
+job=$jobs/sprt-weights.ini
+submit() { "$xq" submit "$q" "$job" "${base[@]}" "$@" || fail "submit $*"; }
+state() { jq -r .state "$q/tests/$1/test.json"; }
+fleet() { # fleet LOG: a 3-rank fleet until the queue is empty
+    timeout 300 mpirun --oversubscribe --bind-to none -np 3 "$xq" fleet "$q" --until-empty >"$1" 2>&1
+}
+journal_size() { stat -c %s "$q/tests/$1/journal.xqj" 2>/dev/null || echo 0; }
+
+submit --set job.rounds=400 --priority 10 --name long >/dev/null # 0001: stopped part way
+submit --set job.rounds=5 --name sprt-a >/dev/null                 # 0002
+submit --set job.rounds=4 --set sprt.elo1=20 --name sprt-b >/dev/null # 0003
+submit --set job.rounds=20 --set job.kind=match --name match >/dev/null # 0004: killed in it
+fleet "$work/f1.log" &
+pid=$!
+for _ in $(seq 1200); do
+    (($(journal_size 0001) > 3000)) && break
+    sleep 0.05
+done
+(($(journal_size 0001) > 3000)) || fail "the first test did not start: $(tail -5 "$work/f1.log")"
+"$xq" stop "$q" 0001 >/dev/null || fail "stop 0001"
+id=$(submit --set job.rounds=3 --priority 5 --name late) # 0005: submitted part way
+[[ $id == 0005 ]] || fail "the late test got id '$id'"
+for _ in $(seq 1200); do
+    [[ $(state 0001) == stopped ]] && break
+    sleep 0.05
+done
+[[ $(state 0001) == stopped ]] || fail "0001 is $(state 0001), not stopped"
+grep -q '"interrupted": true' "$q/tests/0001/result.json" || fail "0001's result.json: not interrupted"
+# The match (last by priority and id) is killed part way: SIGKILL to rank 0.
+for _ in $(seq 2400); do
+    (($(journal_size 0004) > 3000)) && break
+    sleep 0.05
+done
+(($(journal_size 0004) > 3000)) || fail "the match did not start: $(tail -5 "$work/f1.log")"
+for p in $(pgrep -f "fleet $q"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=0' && kill -KILL "$p"
+done
+wait $pid
+[[ $(state 0004) == running ]] || fail "the killed test is $(state 0004), not running"
+order=$(grep -oE '^xqforge fleet: test 000[0-9] \(' "$work/f1.log" | awk '{print $4}' | tr '\n' ' ')
+[[ $order == "0001 0005 0002 0003 0004 " ]] || fail "the fleet's order: $order"
+fleet "$work/f2.log" || fail "the second fleet: exit $?: $(tail -5 "$work/f2.log")"
+grep -q '^xqforge fleet: test 0004 (match, match): resuming it' "$work/f2.log" ||
+    fail "the second fleet did not resume 0004 first: $(head -5 "$work/f2.log")"
+for t in 0002 0003 0004 0005; do
+    [[ $(state "$t") == finished ]] || fail "$t is $(state "$t")"
+done
+
+# Each finished test against a solo run of its job.
+totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml, .pairs_done]' "$1"; }
+results() { grep -o '^\[Result "[^"]*"\]' "$1" | sort | uniq -c | tr -s ' ' | tr '\n' ' '; }
+solo() { # solo NAME SET...
+    local name=$1
+    shift
+    timeout 300 mpirun --oversubscribe --bind-to none -np 3 "$xq" run "$job" "${base[@]}" "$@" \
+        --set output.dir="$work/solo-$name" >"$work/solo-$name.log" 2>&1 ||
+        fail "solo $name: $(tail -3 "$work/solo-$name.log")"
+}
+solo 0002 --set job.rounds=5
+solo 0003 --set job.rounds=4 --set sprt.elo1=20
+solo 0004 --set job.rounds=20 --set job.kind=match
+solo 0005 --set job.rounds=3
+for t in 0002 0003 0004 0005; do
+    [[ $(totals "$q/tests/$t/result.json") == "$(totals "$work/solo-$t/result.json")" ]] ||
+        fail "$t: $(totals "$q/tests/$t/result.json") against solo $(totals "$work/solo-$t/result.json")"
+    [[ $(results "$q/tests/$t/games.pgn") == "$(results "$work/solo-$t/games.pgn")" ]] ||
+        fail "$t's PGN results differ from the solo run's"
+done
+# The listing and the page agree with the tests' own files.
+listed=$("$xq" queue "$q" --json | jq -r '[.tests[] | "\(.id) \(.state) \(.result.games)"] | join(",")')
+filed=$(for t in 0001 0002 0003 0004 0005; do
+    echo "$t $(state $t) $(jq .games "$q/tests/$t/result.json")"
+done | paste -sd, -)
+[[ $listed == "$filed" ]] || fail "queue --json: $listed, the files: $filed"
+paged=$(jq -r '[.tests[] | "\(.id) \(.state) \(.result.games)"] | sort | join(",")' "$q/index.json")
+[[ $paged == "$filed" ]] || fail "index.json: $paged, the files: $filed"
+echo "fleet: order $order; 0001 stopped at $(jq .games "$q/tests/0001/result.json") games;" \
+    "0004 resumed after SIGKILL; 4 tests equal their solo runs"
+echo "1 passed, 0 failed"
