@@ -227,6 +227,11 @@ static int fleet_coordinate(Link *link, const char *dir, bool until_empty, bool 
             continue;
         }
         said_waiting = false;
+        if (queue_test_allowed(dir, t.id, why, sizeof why) != QUEUE_OK) {
+            fprintf(stderr, "xqforge fleet: %s\n", why);
+            fleet_mark(dir, t.id, TEST_FAILED, why, false);
+            continue;
+        }
         printf("\nxqforge fleet: test %s (%s, %s)%s\n", t.id, t.name, t.kind,
                t.state == TEST_RUNNING ? ": resuming it" : "");
         fleet_mark(dir, t.id, TEST_RUNNING, NULL, true);

@@ -546,3 +546,34 @@ QueueStatus queue_update(const char *dir, const char *id, QueueChange change, vo
     files_unlock(&lock);
     return st;
 }
+
+QueueStatus queue_test_allowed(const char *dir, const char *id, char *why, size_t why_len)
+{
+    char path[QUEUE_PATH_MAX + 64];
+    struct stat qs, js;
+    if (!id_valid(id) || !queue_test_path(dir, id, "job.ini", path, sizeof path) ||
+        stat(dir, &qs) != 0 || stat(path, &js) != 0) {
+        snprintf(why, why_len, "test %s: its job.ini cannot be read", id);
+        return QUEUE_ERR_NO_TEST;
+    }
+    if (js.st_uid == qs.st_uid)
+        return QUEUE_OK;
+    // Another user's test: only a member of the group the owner's fleet.ini names.
+    char group[64], gwhy[256], user[64];
+    gid_t gid;
+    owner_name(js.st_uid, user, sizeof user);
+    if (fleet_group(dir, qs.st_uid, group, sizeof group, &gid, gwhy, sizeof gwhy)) {
+        struct passwd *pw = getpwuid(js.st_uid);
+        gid_t groups[256];
+        int n = 256;
+        if (pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) >= 0)
+            for (int i = 0; i < n; i++)
+                if (groups[i] == gid)
+                    return QUEUE_OK;
+    }
+    snprintf(why, why_len,
+             "test %s was submitted by %s, who is neither the queue's owner nor in the group "
+             "its fleet.ini names: it is not run (a job file starts programs)",
+             id, user);
+    return QUEUE_ERR_UNSAFE;
+}

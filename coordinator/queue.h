@@ -94,5 +94,9 @@ typedef bool (*QueueChange)(QueueTest *t, void *user, char *why, size_t why_len)
 QueueStatus queue_update(const char *dir, const char *id, QueueChange change, void *user, char *why,
                          size_t why_len);
 
+/// Whether the fleet may run a test: its job.ini is the queue owner's, or a member's of the
+/// group QUEUE/fleet.ini names. QUEUE_ERR_UNSAFE with why naming the submitter otherwise.
+QueueStatus queue_test_allowed(const char *dir, const char *id, char *why, size_t why_len);
+
 /// The path of a file of a test: QUEUE/tests/ID/NAME; false when it does not fit cap.
 bool queue_test_path(const char *dir, const char *id, const char *name, char *out, size_t cap);

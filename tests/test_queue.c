@@ -214,6 +214,15 @@ static void test_update(void **state)
     assert_string_equal(why, "ended");
     assert_int_equal(queue_update(p->queue, "0002", change_stop, NULL, why, sizeof why),
                      QUEUE_ERR_NO_TEST);
+    // The owner's test runs; one whose job.ini another user owns does not.
+    assert_int_equal(queue_test_allowed(p->queue, "0001", why, sizeof why), QUEUE_OK);
+    if (geteuid() == 0) {
+        char path[200];
+        assert_true(queue_test_path(p->queue, "0001", "job.ini", path, sizeof path));
+        assert_int_equal(chown(path, 65534, (gid_t)-1), 0);
+        assert_int_equal(queue_test_allowed(p->queue, "0001", why, sizeof why), QUEUE_ERR_UNSAFE);
+        assert_non_null(strstr(why, "neither the queue's owner nor in the group"));
+    }
     free(a);
     free(r);
 }
