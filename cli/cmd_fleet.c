@@ -30,21 +30,24 @@ enum {
 
 static void fleet_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mpirun -np N xqforge fleet QUEUE [--until-empty] [--verbose]\n\n"
-            "Plays the tests of a queue made by `xqforge submit`, in one MPI allocation:\n"
-            "rank 0 coordinates, the others play. A test left running by an earlier fleet\n"
-            "(killed, requeued) goes first and resumes from its journal; then the queued tests,\n"
-            "higher priority first, older first. Each test is run exactly as `xqforge run` runs\n"
-            "its job, with its outputs (journal, PGN, result.json, report) in QUEUE/tests/ID/.\n"
-            "Tests run one at a time on every rank. `xqforge stop QUEUE ID` ends the running\n"
-            "test within a few seconds (its games kept, recorded stopped); QUEUE/index.html\n"
-            "shows the queue and refreshes itself.\n\n"
-            "  --until-empty  end when no test is left (default: wait for new tests)\n"
-            "  --verbose      the coordinator's diagnostics line after each test\n\n"
-            "SIGINT, SIGTERM and SIGUSR1 drain the running test (it stays running, and a new\n"
-            "fleet resumes it) and end the fleet. Exit status: 0 ended with --until-empty, 1 the\n"
-            "queue cannot be used, 2 bad usage, 130 drained by a signal.\n");
+    fprintf(
+        out,
+        "usage: mpirun -np N xqforge fleet QUEUE [--until-empty] [--set S.K=V]... [--verbose]\n\n"
+        "Plays the tests of a queue made by `xqforge submit`, in one MPI allocation:\n"
+        "rank 0 coordinates, the others play. A test left running by an earlier fleet\n"
+        "(killed, requeued) goes first and resumes from its journal; then the queued tests,\n"
+        "higher priority first, older first. Each test is run exactly as `xqforge run` runs\n"
+        "its job, with its outputs (journal, PGN, result.json, report) in QUEUE/tests/ID/.\n"
+        "Tests run one at a time on every rank. `xqforge stop QUEUE ID` ends the running\n"
+        "test within a few seconds (its games kept, recorded stopped); QUEUE/index.html\n"
+        "shows the queue and refreshes itself.\n\n"
+        "  --until-empty  end when no test is left (default: wait for new tests)\n"
+        "  --set S.K=V    a job key for every test, after the test's own (the allocation's\n"
+        "                 layout: job.concurrency, job.coordinator_plays, job.drain_grace)\n"
+        "  --verbose      the coordinator's diagnostics line after each test\n\n"
+        "SIGINT, SIGTERM and SIGUSR1 drain the running test (it stays running, and a new\n"
+        "fleet resumes it) and end the fleet. Exit status: 0 ended with --until-empty, 1 the\n"
+        "queue cannot be used, 2 bad usage, 130 drained by a signal.\n");
 }
 
 /// Rank 0: the test to run next, or false when none is waiting. A test still marked running
@@ -141,9 +144,15 @@ static void fleet_mark(const char *dir, const char *id, TestState state, const c
         fprintf(stderr, "xqforge fleet: the queue page: %s\n", why);
 }
 
+/// The fleet's own overrides (--set), applied to every test after the test's.
+typedef struct {
+    const char *const *sets;
+    int n;
+} FleetSets;
+
 /// Every rank: runs test id of the queue as `xqforge run` would, outputs in its directory.
-static int fleet_run_test(Link *link, const char *dir, const char *id, bool verbose, char *why,
-                          size_t why_len)
+static int fleet_run_test(Link *link, const char *dir, const char *id, const FleetSets *fs,
+                          bool verbose, char *why, size_t why_len)
 {
     QueueTest *t = calloc(1, sizeof *t);
     char *path = malloc(QUEUE_PATH_MAX + 64), *out = malloc(QUEUE_PATH_MAX + 64),
@@ -156,14 +165,17 @@ static int fleet_run_test(Link *link, const char *dir, const char *id, bool verb
     } else if (queue_read(dir, id, t, why, why_len) == QUEUE_OK) {
         queue_test_path(abs_dir, id, "job.ini", path, QUEUE_PATH_MAX + 64);
         queue_test_path(abs_dir, id, NULL, out, QUEUE_PATH_MAX + 64);
-        // The test's overrides, then its outputs' place (last: it wins over the job's).
-        const char *sets[QUEUE_SETS_MAX + 1];
+        // The test's overrides, the fleet's (the allocation's layout: concurrency, the drain's
+        // grace), then its outputs' place (last: it wins over the job's).
+        const char *sets[2 * QUEUE_SETS_MAX + 1];
+        int n = 0;
         for (int i = 0; i < t->n_sets; i++)
-            sets[i] = t->sets[i];
+            sets[n++] = t->sets[i];
+        for (int i = 0; i < fs->n; i++)
+            sets[n++] = fs->sets[i];
         snprintf(set_out, QUEUE_PATH_MAX + 80, "output.dir=%s", out);
-        sets[t->n_sets] = set_out;
-        RunArgs a = {path,  sets,  t->n_sets + 1, t->job_dir, t->set_dir,
-                     false, false, true,          verbose};
+        sets[n++] = set_out;
+        RunArgs a = {path, sets, n, t->job_dir, t->set_dir, false, false, true, verbose};
         rc = run_session(link, &a, why, why_len);
     }
     free(t);
@@ -207,7 +219,8 @@ static long fleet_hear(Link *link)
     }
 }
 
-static int fleet_coordinate(Link *link, const char *dir, bool until_empty, bool verbose)
+static int fleet_coordinate(Link *link, const char *dir, const FleetSets *fs, bool until_empty,
+                            bool verbose)
 {
     int rc = 0;
     bool said_waiting = false;
@@ -243,7 +256,7 @@ static int fleet_coordinate(Link *link, const char *dir, bool until_empty, bool 
         Watch w = {dir, t.id, false, false};
         pthread_t watcher;
         bool watching = pthread_create(&watcher, NULL, fleet_watch, &w) == 0;
-        int trc = fleet_run_test(link, dir, t.id, verbose, why, sizeof why);
+        int trc = fleet_run_test(link, dir, t.id, fs, verbose, why, sizeof why);
         atomic_store(&w.done, true);
         if (watching)
             pthread_join(watcher, NULL);
@@ -272,8 +285,9 @@ static int fleet_coordinate(Link *link, const char *dir, bool until_empty, bool 
 
 int cmd_fleet(int argc, char **argv)
 {
-    const char *dir = NULL;
+    const char *dir = NULL, *sets[QUEUE_SETS_MAX];
     bool until_empty = false, verbose = false;
+    FleetSets fs = {sets, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fleet_usage(stdout);
@@ -282,6 +296,8 @@ int cmd_fleet(int argc, char **argv)
             until_empty = true;
         } else if (!strcmp(argv[i], "--verbose")) {
             verbose = true;
+        } else if (!strcmp(argv[i], "--set") && i + 1 < argc && fs.n < QUEUE_SETS_MAX) {
+            sets[fs.n++] = argv[++i];
         } else if (argv[i][0] != '-' && !dir) {
             dir = argv[i];
         } else {
@@ -314,12 +330,12 @@ int cmd_fleet(int argc, char **argv)
     if (rank == 0) {
         printf("xqforge fleet: queue %s, %d rank%s\n", dir, link_size(link),
                link_size(link) == 1 ? "" : "s");
-        rc = fleet_coordinate(link, dir, until_empty, verbose);
+        rc = fleet_coordinate(link, dir, &fs, until_empty, verbose);
     } else {
         for (long id; (id = fleet_hear(link)) != FLEET_END;) {
             char text[QUEUE_ID_MAX + 1];
             snprintf(text, sizeof text, "%04ld", id);
-            fleet_run_test(link, dir, text, verbose, why, sizeof why);
+            fleet_run_test(link, dir, text, &fs, verbose, why, sizeof why);
             run_stop_clear();
         }
         rc = run_signalled() ? 130 : 0;

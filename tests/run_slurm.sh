@@ -202,5 +202,31 @@ for t in one:2 two:4; do
 done
 grep -q "$cpus CPUs a task, $work/checkout/jobs/../build/xqforge" "$work/job-${jobid}_0.log" ||
     fail "the array task did not find the checkout's binary or the node's $cpus CPUs: $(head -2 "$work/job-${jobid}_0.log")"
-echo "slurm: job $first requeued twice (scontrol requeue, SIGUSR1), $(grep -h '^Drained' "$log" | tr '\n' ' ')totals $got; an array of 2"
+
+# A fleet: jobs/slurm-fleet.sbatch plays a queue's test, requeued once part way (the test
+# stays running, the requeued fleet resumes it) and ends when the queue is empty.
+"$xq" submit "$work/fq" "$job" >/dev/null || fail "submit to the fleet's queue"
+fjob=$(cd "$work" && XQFORGE=$xq sbatch --parsable --nodes=1 --ntasks-per-node=2 \
+    --cpus-per-task=1 --time=10 --output="$work/job-%j.log" \
+    "$src/jobs/slurm-fleet.sbatch" "$work/fq" --until-empty) || fail "sbatch refused the fleet"
+jobid=${fjob%%;*}
+journal() { stat -c %s "$work/fq/tests/0001/journal.xqj" 2>/dev/null || echo 0; }
+for _ in $(seq 1500); do
+    [[ $(state) == RUNNING && $(journal) -gt 2000 ]] && break
+    sleep 0.1
+done
+[[ $(journal) -gt 2000 ]] || fail "the fleet is not playing: $(state), $(tail -3 "$work/job-$jobid.log")"
+scontrol requeue "$jobid" || fail "scontrol requeue of the fleet refused"
+requeued 1 || fail "the fleet did not go back in the queue: $(state)"
+for _ in $(seq 900); do
+    [[ $(state) =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)$ ]] && break
+    sleep 0.2
+done
+[[ $(state) == COMPLETED ]] || fail "the fleet did not complete: $(state), $(tail -5 "$work/job-$jobid.log")"
+flog=$work/job-$jobid.log
+grep -q "test 0001 (slurm, match): resuming it" "$flog" || fail "the requeued fleet did not resume the test"
+[[ $(jq -r .state "$work/fq/tests/0001/test.json") == finished ]] || fail "the fleet's test is not finished"
+fgot=$(totals "$work/fq/tests/0001/result.json")
+[[ $fgot == "$want" ]] || fail "the fleet's test after a requeue: want $want, got $fgot"
+echo "slurm: job $first requeued twice (scontrol requeue, SIGUSR1), $(grep -h '^Drained' "$log" | tr '\n' ' ')totals $got; an array of 2; a fleet requeued once, totals $fgot"
 echo "1 passed, 0 failed"
