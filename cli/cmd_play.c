@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "engine_spec.h"
+#include "englog.h"
 #include "job_check.h"
 #include "match.h"
 #include "stats.h"
@@ -26,6 +27,9 @@ typedef struct {
     int summarised_games; // games covered by the last summary printed
     int64_t start_ms;
     FILE *log;
+    const char *englog_path; // -log file=F: the engines' protocol lines (games/englog.h)
+    uint64_t englog_size;
+    EngineLog *englogs[2];
 } PlayArgs;
 
 static void play_usage(FILE *out)
@@ -66,6 +70,9 @@ static void play_usage(FILE *out)
             "  -resign movecount=N score=CP [twosided=true]\n"
             "  -maxplies N             draw as 'ply limit' after N plies\n"
             "  -pgnout file=F          append every game to F\n"
+            "  -log file=F [size=BYTES]  each external engine's protocol lines, timestamped,\n"
+            "                          in F with the engine's name (games.log: games.NAME.log);\n"
+            "                          past BYTES (default 16777216) F becomes F.1\n"
             "  -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]\n"
             "  -ratinginterval N       print the summary every N games (default 10)\n"
             "  -event NAME             PGN Event tag\n\n"
@@ -195,6 +202,22 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
                     fprintf(stderr, "xqforge play: -pgnout: unknown setting '%s'\n", kv[k]);
                     return false;
                 }
+            }
+        } else if (strcmp(flag, "-log") == 0 && n >= 1) {
+            for (int k = 0; k < n; k++) {
+                m = false;
+                if (strncmp(kv[k], "file=", 5) == 0 && kv[k][5])
+                    a->englog_path = kv[k] + 5;
+                else if (!kv_int(kv[k], "size", ENGLOG_SIZE_MIN, 1000000000000L, &v, &m) || !m) {
+                    if (!m)
+                        fprintf(stderr, "xqforge play: -log: unknown setting '%s'\n", kv[k]);
+                    return false;
+                } else
+                    a->englog_size = (uint64_t)v;
+            }
+            if (!a->englog_path) {
+                fprintf(stderr, "xqforge play: -log: give the file: -log file=F\n");
+                return false;
             }
         } else if (strcmp(flag, "-openings") == 0 && n >= 1) {
             for (int k = 0; k < n; k++) {
@@ -347,6 +370,35 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
     return true;
 }
 
+/// -log: a log per external engine, opened now (after the engines' check, as the PGN); the
+/// builtin engine speaks no protocol, so it has none, and the line says so.
+static bool play_open_logs(PlayArgs *a)
+{
+    for (int e = 0; e < 2; e++) {
+        PlayerConfig *pc = &a->m.players[e];
+        char path[ENGLOG_PATH_MAX], why[ENGLOG_PATH_MAX + 256];
+        if (pc->proto == PROTO_BUILTIN) {
+            fprintf(a->log, "Engine log: %s is builtin (in-process, no protocol): none\n",
+                    pc->name);
+            continue;
+        }
+        if (!englog_file_name(path, sizeof path, a->englog_path, pc->name, -1)) {
+            fprintf(stderr, "xqforge play: -log: file name too long: %s\n", a->englog_path);
+            return false;
+        }
+        if (!(pc->log = a->englogs[e] = englog_new(path, pc->name, a->englog_size))) {
+            fprintf(stderr, "xqforge play: out of memory\n");
+            return false;
+        }
+        if (!englog_open(pc->log, why, sizeof why)) {
+            fprintf(stderr, "xqforge play: -log: %s\n", why);
+            return false;
+        }
+        fprintf(a->log, "Engine log: %s in %s\n", pc->name, path);
+    }
+    return true;
+}
+
 static atomic_bool interrupted;
 
 static void on_sigint(int sig)
@@ -430,6 +482,8 @@ int cmd_play(int argc, char **argv)
         fprintf(stderr, "xqforge play: %s\n", check_why);
         goto done;
     }
+    if (a->englog_path && !play_open_logs(a))
+        goto done;
     if (a->pgn_path && !(a->m.pgn = fopen(a->pgn_path, "a"))) {
         fprintf(stderr, "xqforge play: cannot open %s for appending\n", a->pgn_path);
         goto done;
@@ -462,6 +516,8 @@ int cmd_play(int argc, char **argv)
 done:
     if (a->m.pgn)
         fclose(a->m.pgn);
+    englog_free(a->englogs[0]);
+    englog_free(a->englogs[1]);
     openings_free(&a->openings);
     free(a);
     return rc;
