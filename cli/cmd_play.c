@@ -70,10 +70,11 @@ static void play_usage(FILE *out)
             "  -resign movecount=N score=CP [twosided=true]\n"
             "  -maxplies N             draw as 'ply limit' after N plies\n"
             "  -pgnout file=F          append every game to F\n"
-            "  -log file=F [size=BYTES]  each external engine's protocol lines, timestamped,\n"
-            "                          in F with the engine's name (games.log: games.NAME.log);\n"
-            "                          past BYTES (default 16777216) F becomes F.1\n"
             "  -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]\n"
+            "  -log file=F [size=BYTES]\n"
+            "                          each external engine's protocol lines, timestamped, in\n"
+            "                          F with its name (games.log: games.NAME.log); past BYTES\n"
+            "                          (default 16777216) F becomes F.1; builtin: no log\n"
             "  -ratinginterval N       print the summary every N games (default 10)\n"
             "  -event NAME             PGN Event tag\n\n"
             "Ctrl-C stops the match; every finished game is kept.\n",
@@ -186,6 +187,22 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
             if (!set_int(flag, kv[0], 0, 2000000000L, &v))
                 return false;
             a->m.seed = (uint64_t)v;
+        } else if (strcmp(flag, "-log") == 0 && n >= 1) {
+            for (int k = 0; k < n; k++) {
+                m = false;
+                if (strncmp(kv[k], "file=", 5) == 0 && kv[k][5])
+                    a->englog_path = kv[k] + 5;
+                else if (!kv_int(kv[k], "size", ENGLOG_SIZE_MIN, 1000000000000L, &v, &m) || !m) {
+                    if (!m)
+                        fprintf(stderr, "xqforge play: -log: unknown setting '%s'\n", kv[k]);
+                    return false;
+                } else
+                    a->englog_size = (uint64_t)v;
+            }
+            if (!a->englog_path) {
+                fprintf(stderr, "xqforge play: -log: give the file: -log file=F\n");
+                return false;
+            }
         } else if (strcmp(flag, "-ratinginterval") == 0 && n == 1) {
             if (!set_int(flag, kv[0], 1, 100000000, &v))
                 return false;
@@ -202,22 +219,6 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
                     fprintf(stderr, "xqforge play: -pgnout: unknown setting '%s'\n", kv[k]);
                     return false;
                 }
-            }
-        } else if (strcmp(flag, "-log") == 0 && n >= 1) {
-            for (int k = 0; k < n; k++) {
-                m = false;
-                if (strncmp(kv[k], "file=", 5) == 0 && kv[k][5])
-                    a->englog_path = kv[k] + 5;
-                else if (!kv_int(kv[k], "size", ENGLOG_SIZE_MIN, 1000000000000L, &v, &m) || !m) {
-                    if (!m)
-                        fprintf(stderr, "xqforge play: -log: unknown setting '%s'\n", kv[k]);
-                    return false;
-                } else
-                    a->englog_size = (uint64_t)v;
-            }
-            if (!a->englog_path) {
-                fprintf(stderr, "xqforge play: -log: give the file: -log file=F\n");
-                return false;
             }
         } else if (strcmp(flag, "-openings") == 0 && n >= 1) {
             for (int k = 0; k < n; k++) {
@@ -482,8 +483,6 @@ int cmd_play(int argc, char **argv)
         fprintf(stderr, "xqforge play: %s\n", check_why);
         goto done;
     }
-    if (a->englog_path && !play_open_logs(a))
-        goto done;
     if (a->pgn_path && !(a->m.pgn = fopen(a->pgn_path, "a"))) {
         fprintf(stderr, "xqforge play: cannot open %s for appending\n", a->pgn_path);
         goto done;
@@ -491,6 +490,8 @@ int cmd_play(int argc, char **argv)
     char host[128] = "?";
     gethostname(host, sizeof host - 1);
     a->m.site = host;
+    if (a->englog_path && !play_open_logs(a))
+        goto done;
     struct sigaction sa = {0};
     sa.sa_handler = on_sigint;
     sigaction(SIGINT, &sa, NULL);
@@ -514,10 +515,10 @@ int cmd_play(int argc, char **argv)
         rc = atomic_load(&interrupted) ? 130 : 0;
     }
 done:
-    if (a->m.pgn)
-        fclose(a->m.pgn);
     englog_free(a->englogs[0]);
     englog_free(a->englogs[1]);
+    if (a->m.pgn)
+        fclose(a->m.pgn);
     openings_free(&a->openings);
     free(a);
     return rc;
