@@ -192,7 +192,7 @@ static bool games_logs_new(GamesWorker *gw, const JobConfig *job, uint32_t rank)
         if (pc->proto == PROTO_BUILTIN) // in-process: no protocol to log
             continue;
         if (!englog_file_name(path, sizeof path, base, pc->name, (int)rank))
-            continue; // a path too long for the system anyway: englog_open would refuse it
+            continue; // never: dir is below JOB_TEXT_MAX bytes and a name below 64
         if (!(gw->logs[i] = englog_new(path, pc->name, job->output.engine_log_size)))
             return false;
     }
