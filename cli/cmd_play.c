@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "engine_spec.h"
+#include "englog.h"
 #include "job_check.h"
 #include "match.h"
 #include "stats.h"
@@ -26,6 +27,9 @@ typedef struct {
     int summarised_games; // games covered by the last summary printed
     int64_t start_ms;
     FILE *log;
+    const char *englog_path; // -log file=F: the engines' protocol lines (games/englog.h)
+    uint64_t englog_size;
+    EngineLog *englogs[2];
 } PlayArgs;
 
 static void play_usage(FILE *out)
@@ -67,6 +71,10 @@ static void play_usage(FILE *out)
             "  -maxplies N             draw as 'ply limit' after N plies\n"
             "  -pgnout file=F          append every game to F\n"
             "  -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]\n"
+            "  -log file=F [size=BYTES]\n"
+            "                          each external engine's protocol lines, timestamped, in\n"
+            "                          F with its name (games.log: games.NAME.log); past BYTES\n"
+            "                          (default 16777216) F becomes F.1; builtin: no log\n"
             "  -ratinginterval N       print the summary every N games (default 10)\n"
             "  -event NAME             PGN Event tag\n\n"
             "Ctrl-C stops the match; every finished game is kept.\n",
@@ -179,6 +187,22 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
             if (!set_int(flag, kv[0], 0, 2000000000L, &v))
                 return false;
             a->m.seed = (uint64_t)v;
+        } else if (strcmp(flag, "-log") == 0 && n >= 1) {
+            for (int k = 0; k < n; k++) {
+                m = false;
+                if (strncmp(kv[k], "file=", 5) == 0 && kv[k][5])
+                    a->englog_path = kv[k] + 5;
+                else if (!kv_int(kv[k], "size", ENGLOG_SIZE_MIN, 1000000000000L, &v, &m) || !m) {
+                    if (!m)
+                        fprintf(stderr, "xqforge play: -log: unknown setting '%s'\n", kv[k]);
+                    return false;
+                } else
+                    a->englog_size = (uint64_t)v;
+            }
+            if (!a->englog_path) {
+                fprintf(stderr, "xqforge play: -log: give the file: -log file=F\n");
+                return false;
+            }
         } else if (strcmp(flag, "-ratinginterval") == 0 && n == 1) {
             if (!set_int(flag, kv[0], 1, 100000000, &v))
                 return false;
@@ -347,6 +371,35 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
     return true;
 }
 
+/// -log: a log per external engine, opened now (after the engines' check, as the PGN); the
+/// builtin engine speaks no protocol, so it has none, and the line says so.
+static bool play_open_logs(PlayArgs *a)
+{
+    for (int e = 0; e < 2; e++) {
+        PlayerConfig *pc = &a->m.players[e];
+        char path[ENGLOG_PATH_MAX], why[ENGLOG_PATH_MAX + 256];
+        if (pc->proto == PROTO_BUILTIN) {
+            fprintf(a->log, "Engine log: %s is builtin (in-process, no protocol): none\n",
+                    pc->name);
+            continue;
+        }
+        if (!englog_file_name(path, sizeof path, a->englog_path, pc->name, -1)) {
+            fprintf(stderr, "xqforge play: -log: file name too long: %s\n", a->englog_path);
+            return false;
+        }
+        if (!(pc->log = a->englogs[e] = englog_new(path, pc->name, a->englog_size))) {
+            fprintf(stderr, "xqforge play: out of memory\n");
+            return false;
+        }
+        if (!englog_open(pc->log, why, sizeof why)) {
+            fprintf(stderr, "xqforge play: -log: %s\n", why);
+            return false;
+        }
+        fprintf(a->log, "Engine log: %s in %s\n", pc->name, path);
+    }
+    return true;
+}
+
 static atomic_bool interrupted;
 
 static void on_sigint(int sig)
@@ -437,6 +490,8 @@ int cmd_play(int argc, char **argv)
     char host[128] = "?";
     gethostname(host, sizeof host - 1);
     a->m.site = host;
+    if (a->englog_path && !play_open_logs(a))
+        goto done;
     struct sigaction sa = {0};
     sa.sa_handler = on_sigint;
     sigaction(SIGINT, &sa, NULL);
@@ -460,6 +515,8 @@ int cmd_play(int argc, char **argv)
         rc = atomic_load(&interrupted) ? 130 : 0;
     }
 done:
+    englog_free(a->englogs[0]);
+    englog_free(a->englogs[1]);
     if (a->m.pgn)
         fclose(a->m.pgn);
     openings_free(&a->openings);

@@ -54,6 +54,10 @@ typedef struct {
     bool skip_option_check;
     // Builtin only
     char weights_file[PLAYER_TEXT_MAX]; // empty: default weights
+    // External engines: where the protocol lines are logged (games/englog.h), shared by every
+    // process of this engine on this rank; NULL: nowhere. Not part of the engine: a run's
+    // identity and the checks ignore it.
+    struct EngineLog *log;
 } PlayerConfig;
 
 typedef enum {

@@ -54,6 +54,8 @@ __attribute__((format(printf, 3, 4))) PlayerStatus ext_fail(ExternalPlayer *ep, 
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     snprintf(ep->err, sizeof ep->err, "%s: %s", ep->label, text);
+    if (ep->log)
+        englog_note(ep->log, ep->log_session, "%s: %s", player_strerror(st), text);
     return st;
 }
 
@@ -73,10 +75,23 @@ PlayerStatus ext_crashed(ExternalPlayer *ep, ProcessStatus ps, const char *doing
                     ps == PROCESS_ERR_EXITED ? "; a process it started held its output open" : "");
 }
 
+/// Each line of text (which ends with a newline) into the log, as sent.
+static void log_sent(ExternalPlayer *ep, const char *text)
+{
+    for (const char *nl; *text; text = nl + 1) {
+        nl = strchr(text, '\n');
+        if (!nl)
+            nl = text + strlen(text) - 1; // a last line without its newline
+        englog_line(ep->log, ep->log_session, '>', text, (size_t)(nl - text) + (*nl != '\n'));
+    }
+}
+
 PlayerStatus ext_send_text(ExternalPlayer *ep, const char *text)
 {
     if (ep->dead)
         return ext_fail(ep, PLAYER_ERR_CRASH, "the engine has exited");
+    if (ep->log)
+        log_sent(ep, text);
     ProcessStatus ps = process_write(&ep->proc, text);
     return ps == PROCESS_OK ? PLAYER_OK : ext_crashed(ep, ps, "writing to the engine");
 }
@@ -108,6 +123,10 @@ ProcessStatus ext_next_line(ExternalPlayer *ep, int64_t deadline)
         if (left > INT_MAX)
             left = INT_MAX;
         ProcessStatus ps = process_read_line(&ep->proc, ep->line, sizeof ep->line, (int)left);
+        if (ep->log && ps == PROCESS_OK)
+            englog_line(ep->log, ep->log_session, '<', ep->line, strlen(ep->line));
+        else if (ep->log && ps != PROCESS_ERR_TIMEOUT)
+            englog_note(ep->log, ep->log_session, "reading: %s", process_strerror(ps));
         if (ps != PROCESS_ERR_LINE_LONG)
             return ps;
     }
@@ -203,6 +222,30 @@ PlayerStatus ext_take_move(ExternalPlayer *ep, const Board *game, const char *te
     return PLAYER_OK;
 }
 
+void ext_log_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *l, int64_t deadline)
+{
+    if (!ep->log)
+        return;
+    char what[256] = "";
+    size_t n = 0;
+    if (l->time_ms[game->side] >= 0)
+        n += (size_t)snprintf(what + n, sizeof what - n,
+                              "; clocks red %lld+%lld ms, black %lld+%lld ms, movestogo %d",
+                              (long long)l->time_ms[RED], (long long)l->inc_ms[RED],
+                              (long long)l->time_ms[BLACK], (long long)l->inc_ms[BLACK],
+                              l->movestogo);
+    if (l->movetime_ms > 0 && n < sizeof what)
+        n += (size_t)snprintf(what + n, sizeof what - n, "; movetime %lld ms",
+                              (long long)l->movetime_ms);
+    if (l->depth > 0 && n < sizeof what)
+        n += (size_t)snprintf(what + n, sizeof what - n, "; depth %d", l->depth);
+    if (l->nodes > 0 && n < sizeof what)
+        snprintf(what + n, sizeof what - n, "; nodes %llu", (unsigned long long)l->nodes);
+    englog_note(ep->log, ep->log_session, "go: %s to move, ply %d%s; deadline in %lld ms",
+                game->side == RED ? "red" : "black", game->hist_len, what,
+                (long long)(deadline - timeman_now_ms()));
+}
+
 // ---------------------------------------------------------------------------------------
 // Common
 
@@ -274,6 +317,9 @@ static PlayerStatus start_engine(ExternalPlayer *ep, const PlayerConfig *cfg)
     int64_t start = timeman_now_ms();
     int timeout = cfg->startup_timeout_ms > 0 ? cfg->startup_timeout_ms : DEFAULT_STARTUP_MS;
     ProcessStatus ps = process_spawn(&ep->proc, argv, &opt);
+    if (ep->log && ps == PROCESS_OK) // the pid only: its arguments and environment stay out
+        englog_note(ep->log, ep->log_session, "started %s, pid %d", player_proto_name(ep->proto),
+                    (int)ep->proc.pid);
     if (ps != PROCESS_OK) {
         int err = errno;
         ep->dead = true;
@@ -323,6 +369,8 @@ PlayerStatus external_player_new(const PlayerConfig *cfg, void **impl, char *msg
     snprintf(ep->label, sizeof ep->label, "%s", cfg->name[0] ? cfg->name : "engine");
     ep->proc.pid = -1;
     ep->proc.in_fd = ep->proc.out_fd = ep->proc.pidfd = -1;
+    if ((ep->log = cfg->log))
+        ep->log_session = englog_session(ep->log);
     PlayerStatus st = start_engine(ep, cfg);
     if (st) {
         put_msg(msg, msg_len, ep->err);
@@ -347,6 +395,8 @@ void external_player_free(void *impl)
             ;
     }
     process_close(&ep->proc);
+    if (ep->log)
+        englog_note(ep->log, ep->log_session, "closed");
     free(ep->scratch);
     free(ep);
 }

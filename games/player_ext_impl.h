@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "englog.h"
 #include "move.h"
 #include "player_impl.h"
 #include "process.h"
@@ -63,6 +64,8 @@ typedef struct {
     char start_fen[BOARD_FEN_MAX];
     Board *scratch;
     Process proc;
+    EngineLog *log;  // NULL: not logged (the cost of logging off is this test)
+    int log_session; // this process's number in the log
     char line[PROCESS_LINE_MAX];
     char cmd[CMD_MAX];
 } ExternalPlayer;
@@ -91,6 +94,9 @@ bool ext_fen_is_start(const char *fen);
 /// Keeps an advertised option (name: n bytes at name); false when there is no room left.
 bool ext_advertise(ExternalPlayer *ep, const char *name, size_t n, PlayerOptionType type,
                    bool has_range, long long min, long long max);
+/// A note in the engine log at a `go`: the side to move, both clocks (or the fixed limit) and
+/// the time left to the deadline; nothing when the log is off.
+void ext_log_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *l, int64_t deadline);
 /// Checks the engine's move text against the game position.
 PlayerStatus ext_take_move(ExternalPlayer *ep, const Board *game, const char *text,
                            PlayerMove *out);

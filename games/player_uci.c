@@ -202,8 +202,10 @@ PlayerStatus uci_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *l
                     int64_t deadline, PlayerMove *out)
 {
     PlayerStatus st = uci_send_position(ep, game);
-    if (!st)
+    if (!st) {
+        ext_log_go(ep, game, limits, deadline);
         st = uci_send_go(ep, game->side, limits);
+    }
     if (st)
         return st;
     ep->searching = true;

@@ -433,8 +433,10 @@ PlayerStatus xb_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *li
     PlayerStatus st = xb_sync(ep, game, deadline);
     if (!st)
         st = xb_send_limits(ep, game->side, limits);
-    if (!st)
+    if (!st) {
+        ext_log_go(ep, game, limits, deadline);
         st = ext_send_line(ep, "go");
+    }
     if (st)
         return st;
     ep->searching = true;

@@ -116,6 +116,9 @@ typedef struct {
         char journal[JOB_TEXT_MAX];   // file name in dir
         char result[JOB_TEXT_MAX];    // file name in dir (JSON)
         char positions[JOB_TEXT_MAX]; // Texel dataset of the games' quiet positions (empty: none)
+        // The external engines' protocol lines, per rank and engine (games/englog.h), in dir
+        bool engine_log;
+        uint64_t engine_log_size; // bytes a log file holds before it rotates
     } output;
     struct {
         char urls[JOB_URLS_MAX][JOB_TEXT_MAX];

@@ -244,6 +244,37 @@ nodes = 1000" >"$run_dir/sjaak.ini"
     check "check: ... the fixed Sjaak II job runs with a plain rerun" 0 "^Results of" \
         "$xq" run "$run_dir/sjaak.ini" --set output.dir="$run_dir/sjaak"
 fi
+# The engine log: play -log names each engine's file (the builtin has none); its settings are
+# checked; a job's log is per rank and engine in the output dir and holds the protocol lines
+# (here a fake engine's whole environment) but never the report token.
+check "play -log: each external engine's file" 0 "^Engine log: ext in $run_dir/play\\.ext\\.log$" \
+    "$xq" play -engine cmd=/bin/sh args="$fakes/uci.sh good" name=ext -engine builtin name=base \
+    -each depth=1 -rounds 1 -maxplies 10 -log file="$run_dir/play.log"
+check "play -log: ... its lines" 0 " ext#1 > go depth 1$" cat "$run_dir/play.ext.log"
+check "play -log: the builtin engine has none" 0 "^Engine log: base is builtin \\(in-process, no protocol\\): none$" \
+    "$xq" play -engine builtin name=base -engine builtin name=b -each depth=1 -rounds 1 -maxplies 4 \
+    -log file="$run_dir/builtin.log"
+check "play -log: a size below the floor" 2 "size: '100' is not an integer in 4096\\.\\." \
+    "$xq" play -engine builtin -engine builtin -each depth=1 -log file=x size=100
+check "play -log: no file" 2 "^xqforge play: -log: give the file: -log file=F$" \
+    "$xq" play -engine builtin -engine builtin -each depth=1 -log size=5000
+check "play -log: an unknown setting" 2 "^xqforge play: -log: unknown setting 'level=3'$" \
+    "$xq" play -engine builtin -engine builtin -each depth=1 -log file=x level=3
+check "play -log: a file that cannot be made" 2 \
+    "^xqforge play: -log: engine log /nonexistent/e\\.ext\\.log: No such file or directory$" \
+    "$xq" play -engine cmd=/bin/sh args="$fakes/uci.sh good" name=ext -engine builtin \
+    -each depth=1 -rounds 1 -log file=/nonexistent/e.log
+ext_job "cmd = /bin/sh
+args = $fakes/uci.sh env" >"$run_dir/elog.ini"
+printf '[output]\nengine_log = true\n[report]\nurls = http://127.0.0.1:9/jobs\ntoken_env = XQ_ELOG_TOKEN\nattempts = 1\nfinal_wait = 0\n' \
+    >>"$run_dir/elog.ini"
+XQ_ELOG_TOKEN=tok-5e1f0a93 "$xq" run "$run_dir/elog.ini" --set output.dir="$run_dir/elog" \
+    >"$run_dir/elog.out" 2>&1
+check "run engine_log: rank 0's log of engine ext" 0 " ext#1 < info string env PATH=" \
+    cat "$run_dir/elog/engine.r0.ext.log"
+check "run engine_log: ... none for the builtin engine" 0 "^engine\\.r0\\.ext\\.log$" \
+    ls "$run_dir/elog" -I '*.pgn' -I '*.json' -I '*.xqj' -I '*.html' -I '*.lock' -I spool
+check "run engine_log: ... never the report token" 1 "^$" grep -r tok-5e1f0a93 "$run_dir/elog"
 "$xq" run "$jobs/sprt-weights.ini" --set job.rounds=2 --set output.dir="$run_dir/limit" \
     >"$run_dir/limit.log" 2>&1
 check "run: an SPRT at its game limit has no verdict" 0 "^SPRT: no verdict" cat "$run_dir/limit.log"

@@ -3,7 +3,8 @@
 # Every figure counts every game: a round robin and a gauntlet of three builtin engines, on
 # one rank and on 3 ranks, report in result.json, report.json and the page exactly the games
 # the PGN holds (totals, terminations, per-pairing sums), and report.json holds the joint
-# Bradley-Terry rating of all three with error bars.
+# Bradley-Terry rating of all three with error bars. With [output] engine_log each worker rank
+# writes its own engine log.
 set -u
 xq=$1 job=$2
 work=$(mktemp -d)
@@ -53,4 +54,17 @@ for scheme in roundrobin gauntlet; do
     cmp -s <(jq -S '.pairings' "$work/$scheme.1/result.json") <(jq -S '.pairings' "$work/$scheme.3/result.json") ||
         fail "$scheme: 1 rank and 3 ranks differ"
 done
+# [output] engine_log under mpirun: each worker rank writes its own log of the external engine
+# (engine.rRANK.NAME.log in the output dir), none for the builtin one; rank 0 does not play.
+fakes=$(cd "$(dirname "$0")/data/fake-engines" && pwd)
+printf '[job]\nkind = match\nrounds = 8\nconcurrency = 1\n[engine ext]\ncmd = /bin/sh\nargs = %s/uci.sh good\n[engine base]\nproto = builtin\n[time]\ndepth = 1\n[output]\nengine_log = true\n' \
+    "$fakes" >"$work/elog.ini"
+mpirun --oversubscribe --bind-to none -np 3 "$xq" run "$work/elog.ini" --set output.dir="$work/elog" \
+    >"$work/elog.log" 2>&1 || fail "engine_log on 3 ranks: $(tail -3 "$work/elog.log")"
+logs=$(cd "$work/elog" && echo engine*)
+[[ $logs == "engine.r1.ext.log engine.r2.ext.log" ]] || fail "engine_log on 3 ranks wrote: $logs"
+for r in 1 2; do
+    grep -q " ext#1 > go depth 1$" "$work/elog/engine.r$r.ext.log" || fail "engine.r$r.ext.log has no go"
+done
+echo "engine_log, 3 ranks: $logs"
 echo "1 passed, 0 failed"

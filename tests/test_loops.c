@@ -1488,7 +1488,7 @@ static void test_real_games(void **state)
     JournalIdentity id = {IDENTITY, strlen(IDENTITY)};
     assert_true(coord_open_journal(c, path, &id, NULL, why, sizeof why));
     assert_true(games_coord_start(g, coord_state(c), coord_run_id(c), why, sizeof why));
-    GamesWorker gw = {plan, 1, 0, 1.0, 0};
+    GamesWorker gw = {.plan = plan, .rank = 1, .scale = 1.0};
     WorkerThread *w = calloc(1, sizeof *w);
     assert_non_null(w);
     w->cfg = (WorkerConfig){channel_hub_rank(h, 1), 2, SIGNATURE, 1000, "test"};

@@ -6,8 +6,11 @@
 // each give their status in bounded time; that an engine sees none of our secrets (token
 // variables, descriptors), that its exit is a crash at once even while a process it started
 // holds its pipe and that nothing it started survives, that rlimit_cpu names itself, and that
-// an xboard `resign` is a loss at once.
+// an xboard `resign` is a loss at once; the engine log (games/englog.h): its lines, their
+// timestamps, the clocks at each go, rotation, threads sharing one log, and no secret in it.
 #define _GNU_SOURCE // setenv
+#include <pthread.h>
+#include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "engine_spec.h"
+#include "englog.h"
 #include "job_check.h"
 #include "move.h"
 #include "movegen.h"
@@ -42,6 +47,8 @@ typedef struct {
     Board *board;
     Player *player;
     char msg[512];
+    EngineLog *log; // with_log: the engine log in log_dir/engine.log
+    char log_dir[64], log_path[128];
 } Fixture;
 
 static int setup(void **state)
@@ -59,7 +66,15 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     Fixture *f = *state;
-    player_free(f->player);
+    player_free(f->player); // before the log: its last note goes there
+    englog_free(f->log);
+    if (f->log_dir[0]) {
+        char path[160];
+        unlink(f->log_path);
+        snprintf(path, sizeof path, "%s.1", f->log_path);
+        unlink(path);
+        rmdir(f->log_dir);
+    }
     free(f->board);
     free(f);
     return 0;
@@ -736,6 +751,245 @@ static void test_check_options_key(void **state)
     spec_bad(f, "check_options=maybe");
 }
 
+// ---------------------------------------------------------------------------------------
+// The engine log
+
+/// The fixture's engine gets a log of at most cap bytes a file, in a fresh directory.
+static void with_log(Fixture *f, uint64_t cap)
+{
+    snprintf(f->log_dir, sizeof f->log_dir, "/tmp/xq-englog-XXXXXX");
+    assert_non_null(mkdtemp(f->log_dir));
+    snprintf(f->log_path, sizeof f->log_path, "%s/engine.log", f->log_dir);
+    f->log = englog_new(f->log_path, f->cfg.name, cap);
+    assert_non_null(f->log);
+    char why[256];
+    assert_true(englog_open(f->log, why, sizeof why));
+    f->cfg.log = f->log;
+}
+
+/// The whole of a file (NULL when there is none).
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    char *text = calloc(1, 1 << 20);
+    assert_non_null(text);
+    text[fread(text, 1, (1 << 20) - 1, fp)] = '\0';
+    fclose(fp);
+    return text;
+}
+
+static bool has(const char *text, const char *what)
+{
+    if (strstr(text, what))
+        return true;
+    print_message("the log lacks '%s'\n", what);
+    return false;
+}
+
+/// Every line of a log file: the header first, then `TIME ENGINE#N D TEXT` with a UTC time to
+/// the millisecond that never goes back and D one of '>', '<', '!'. Returns the lines.
+static int check_log_lines(const char *text, const char *engine)
+{
+    char head[128], pattern[256];
+    snprintf(head, sizeof head, "# xqforge engine log of %s, from ", engine);
+    assert_int_equal(strncmp(text, head, strlen(head)), 0);
+    snprintf(pattern, sizeof pattern,
+             "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z %s#[0-9]+ [<>!] ",
+             engine);
+    regex_t re;
+    assert_int_equal(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB), 0);
+    int lines = 0;
+    char last[32] = "";
+    for (const char *p = strchr(text, '\n') + 1; *p;) {
+        const char *nl = strchr(p, '\n');
+        assert_non_null(nl); // whole lines only
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(nl - p < 511 ? nl - p : 511), p);
+        if (regexec(&re, line, 0, NULL, 0) != 0)
+            print_message("a malformed log line: '%s'\n", line);
+        assert_int_equal(regexec(&re, line, 0, NULL, 0), 0);
+        assert_true(strncmp(last, line, 24) <= 0);
+        snprintf(last, sizeof last, "%.24s", line);
+        lines++;
+        p = nl + 1;
+    }
+    regfree(&re);
+    return lines;
+}
+
+/// Fairy-Stockfish over UCI with the log on: the handshake both ways, each go's note with
+/// the clocks given and the deadline, before the go line that carries them, the answer, and
+/// a timeout named as such; every line timestamped.
+static void test_englog_fsf(void **state)
+{
+    Fixture *f = *state;
+    skip_unless_installed(FSF);
+    configure(f, "fsf", PROTO_UCI, FSF, 1);
+    with_log(f, 0);
+    start(f);
+    go_legal(f, clock_limits(5000, 4000, 100), 6000);
+    go_fails(f, depth_limits(60), 300, PLAYER_ERR_TIMEOUT);
+    player_free(f->player);
+    f->player = NULL;
+    char *text = slurp(f->log_path);
+    assert_non_null(text);
+    assert_true(check_log_lines(text, "fsf") > 20);
+    assert_true(has(text, " fsf#1 ! started uci, pid "));
+    assert_true(has(text, " fsf#1 > uci\n"));
+    assert_true(has(text, " fsf#1 < uciok\n"));
+    assert_true(has(text, " fsf#1 > setoption name UCI_Variant value xiangqi\n"));
+    const char *note = strstr(text, " fsf#1 ! go: red to move, ply 0; clocks red 5000+100 ms, "
+                                    "black 4000+100 ms, movestogo 0; deadline in ");
+    assert_non_null(note);
+    const char *go = strstr(note, " fsf#1 > go wtime 5000 winc 100 btime 4000 binc 100\n");
+    assert_non_null(go);
+    assert_non_null(strstr(go, " fsf#1 < bestmove "));
+    assert_true(has(text, " fsf#1 ! go: red to move, ply 0; depth 60; deadline in "));
+    assert_true(has(text, " fsf#1 ! engine lost on time: no bestmove by the deadline\n"));
+    assert_true(has(text, " fsf#1 > stop\n"));
+    assert_true(has(text, " fsf#1 > quit\n"));
+    assert_true(has(text, " fsf#1 ! closed\n"));
+    free(text);
+}
+
+/// xboard (a fake): the clocks as CECP sends them (`time`/`otim` in centiseconds) after the
+/// note that gives them in ms, then `go` and the engine's `move`.
+static void test_englog_xboard(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_XBOARD, "xboard.sh", "plain");
+    with_log(f, 0);
+    start(f);
+    set_position(f, BOARD_START_FEN, "h2e2");
+    go_legal(f, clock_limits(5000, 4000, 100), 3000);
+    char *text = slurp(f->log_path);
+    assert_non_null(text);
+    check_log_lines(text, "plain");
+    assert_true(has(text, " plain#1 > protover 2\n"));
+    assert_true(has(text, " plain#1 < feature "));
+    const char *t = strstr(text, " plain#1 > time 400\n");
+    assert_non_null(t);
+    assert_non_null(strstr(t, " plain#1 > otim 500\n"));
+    const char *note = strstr(t, " plain#1 ! go: black to move, ply 1; clocks red 5000+100 ms, "
+                                 "black 4000+100 ms, movestogo 0; deadline in ");
+    assert_non_null(note);
+    assert_non_null(strstr(note, " plain#1 > go\n"));
+    assert_non_null(strstr(note, " plain#1 < move h9g7\n"));
+    free(text);
+}
+
+/// A log at its size cap becomes NAME.1 (the older .1 replaced) and NAME starts afresh with
+/// its header: never more than the two files, neither over the cap.
+static void test_englog_rotation(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_UCI, "uci.sh", "good");
+    with_log(f, ENGLOG_SIZE_MIN);
+    start(f);
+    for (int i = 0; i < 40; i++)
+        go_legal(f, clock_limits(5000, 4000, 100), 3000);
+    char old[160], older[160];
+    snprintf(old, sizeof old, "%s.1", f->log_path);
+    snprintf(older, sizeof older, "%s.2", f->log_path);
+    struct stat a, b;
+    assert_int_equal(stat(f->log_path, &a), 0);
+    assert_int_equal(stat(old, &b), 0);
+    assert_int_not_equal(access(older, F_OK), 0);
+    assert_true(a.st_size <= ENGLOG_SIZE_MIN && b.st_size <= ENGLOG_SIZE_MIN);
+    assert_true(b.st_size > ENGLOG_SIZE_MIN / 2); // it was full
+    char *now = slurp(f->log_path), *then = slurp(old);
+    check_log_lines(now, "good");
+    check_log_lines(then, "good");
+    // The first 40 goes' lines do not fit in two files: the start is gone, the end is there.
+    assert_null(strstr(then, "> uci\n"));
+    assert_true(has(now, "< bestmove h2e2 ponder h9g7\n") ||
+                has(then, "< bestmove h2e2 ponder h9g7\n"));
+    free(now);
+    free(then);
+}
+
+typedef struct {
+    PlayerConfig *cfg;
+    int moves; // legal moves it got
+} LogThread;
+
+static void *log_thread(void *arg)
+{
+    LogThread *lt = arg;
+    Player *p = NULL;
+    Board *b = malloc(sizeof *b);
+    char msg[256];
+    if (b && board_set_fen(b, BOARD_START_FEN, NULL, 0) == FEN_OK &&
+        player_new(lt->cfg, &p, msg, sizeof msg) == PLAYER_OK) {
+        PlayerLimits lim = clock_limits(5000, 4000, 100);
+        for (int i = 0; i < 25; i++) {
+            PlayerMove pm;
+            if (player_go(p, b, &lim, timeman_now_ms() + 5000, &pm, msg, sizeof msg) == PLAYER_OK)
+                lt->moves++;
+        }
+    }
+    player_free(p);
+    free(b);
+    return NULL;
+}
+
+/// Four game threads, each with its own engine process, share one engine's log: every line
+/// whole, each process a session of its own, every answer there.
+static void test_englog_threads(void **state)
+{
+    Fixture *f = *state;
+    configure_fake(f, PROTO_UCI, "uci.sh", "good");
+    with_log(f, 0);
+    enum { THREADS = 4 };
+    pthread_t tid[THREADS];
+    LogThread lt[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        lt[i] = (LogThread){&f->cfg, 0};
+        assert_int_equal(pthread_create(&tid[i], NULL, log_thread, &lt[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(tid[i], NULL);
+        assert_int_equal(lt[i].moves, 25);
+    }
+    char *text = slurp(f->log_path);
+    assert_non_null(text);
+    check_log_lines(text, "good");
+    int answers = 0;
+    for (const char *p = text; (p = strstr(p, "< bestmove h2e2 ponder h9g7\n")); p++)
+        answers++;
+    assert_int_equal(answers, THREADS * 25);
+    for (int i = 1; i <= THREADS; i++) {
+        char session[64];
+        snprintf(session, sizeof session, " good#%d ! closed\n", i);
+        assert_true(has(text, session));
+    }
+    free(text);
+}
+
+/// The log holds the protocol only: the lines the engine wrote (here its whole environment,
+/// which holds what env.NAME set) but not our report token (the engine never sees it), nor
+/// the engine's command line.
+static void test_englog_no_secrets(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(setenv("XQ_REPORT_TOKEN", "tok-3f9a1c77", 1), 0);
+    configure_fake(f, PROTO_UCI, "uci.sh", "env");
+    spec(f, "env.XQ_TEST_SET=engine-visible");
+    with_log(f, 0);
+    start(f);
+    go_legal(f, depth_limits(3), 3000);
+    char *text = slurp(f->log_path);
+    assert_non_null(text);
+    check_log_lines(text, "env");
+    assert_true(has(text, " env#1 < info string env XQ_TEST_SET=engine-visible\n"));
+    assert_null(strstr(text, "tok-3f9a1c77"));
+    assert_null(strstr(text, "fake-engines"));
+    free(text);
+    unsetenv("XQ_REPORT_TOKEN");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -766,6 +1020,11 @@ int main(void)
         T(test_fake_advertised_options),
         T(test_job_check_players),
         T(test_check_options_key),
+        T(test_englog_fsf),
+        T(test_englog_xboard),
+        T(test_englog_rotation),
+        T(test_englog_threads),
+        T(test_englog_no_secrets),
     };
     // clang-format on
 #undef T

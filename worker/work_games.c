@@ -19,6 +19,7 @@ typedef struct {
     GameRecord rec;
     WireResult *res;
     MatchConfig scaled; // a pairing's match with this worker's clocks ([time] scale = bench)
+                        // and engine logs
 } GamesThread;
 
 /// A finished game as the wire carries it; what the wire holds in a byte (depth) is capped,
@@ -81,18 +82,26 @@ static WorkerUnitStatus games_unit_run(void *arg, const WireWork *work, uint64_t
     const Pairing *pg = &plan->pairings[plan_pairing_of(plan, id)];
     uint64_t round = plan_round_of(plan, id);
     const MatchConfig *m = &pg->m;
-    // A copy with this rank's clocks: the plan is shared by every thread and stays as built.
-    if (t->gw->scale > 0 && t->gw->scale != 1.0) {
+    bool scale = t->gw->scale > 0 && t->gw->scale != 1.0;
+    EngineLog *logs[2] = {t->gw->logs[pg->a], t->gw->logs[pg->b]};
+    // A copy with this rank's clocks and logs: the plan is shared by every thread and stays as
+    // built.
+    if (scale || logs[0] || logs[1]) {
         t->scaled = pg->m;
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 2 && scale; i++)
             t->scaled.game.tc[i] = job_scale_time_control(&pg->m.game.tc[i], t->gw->scale);
+        for (int i = 0; i < 2; i++)
+            t->scaled.players[i].log = logs[i];
         m = &t->scaled;
     }
     Player *two[2] = {t->seats[pg->a], t->seats[pg->b]};
     MatchStatus st = MATCH_OK;
-    for (int i = 0; i < 2 && st == MATCH_OK; i++)
-        if (!two[i])
+    for (int i = 0; i < 2 && st == MATCH_OK; i++) {
+        if (!two[i] && logs[i] && !englog_open(logs[i], why, why_len))
+            st = MATCH_ERR_IO;
+        if (!two[i] && st == MATCH_OK)
             st = match_seat_start(m, i, &two[i], why, why_len);
+    }
     // SPSA: plus and minus are the same engine with the step's two weight sets.
     const WireSpsaStep *step = &work->spsa;
     for (int i = 0; step->count > 0 && i < 2 && st == MATCH_OK; i++)
@@ -164,6 +173,32 @@ static void games_plan_free(void *plan)
     free(plan);
 }
 
+static void games_kind_free(void *k)
+{
+    GamesWorker *gw = k;
+    for (int i = 0; gw && i < JOB_PLAYERS_MAX; i++)
+        englog_free(gw->logs[i]);
+    free(gw);
+}
+
+/// [output] engine_log: a log per external engine, in dir as engine.rRANK.NAME.log (nothing
+/// is opened yet: rank 0 may not have made the directory). False when out of memory.
+static bool games_logs_new(GamesWorker *gw, const JobConfig *job, uint32_t rank)
+{
+    char base[JOB_TEXT_MAX + 16], path[ENGLOG_PATH_MAX];
+    snprintf(base, sizeof base, "%s/engine.log", job->output.dir);
+    for (int i = 0; i < job->player_count; i++) {
+        const PlayerConfig *pc = &job->players[i].cfg;
+        if (pc->proto == PROTO_BUILTIN) // in-process: no protocol to log
+            continue;
+        if (!englog_file_name(path, sizeof path, base, pc->name, (int)rank))
+            continue; // never: dir is below JOB_TEXT_MAX bytes and a name below 64
+        if (!(gw->logs[i] = englog_new(path, pc->name, job->output.engine_log_size)))
+            return false;
+    }
+    return true;
+}
+
 /// [time] scale = bench: this rank's clocks, by the same factor the coordinator reports.
 static void *games_kind_new(const WorkerSetup *s, WorkerKind *out)
 {
@@ -171,6 +206,10 @@ static void *games_kind_new(const WorkerSetup *s, WorkerKind *out)
     if (!gw)
         return NULL;
     const JobConfig *job = s->job;
+    if (job->output.engine_log && !games_logs_new(gw, job, s->rank)) {
+        games_kind_free(gw);
+        return NULL;
+    }
     gw->plan = s->plan;
     gw->rank = s->rank;
     gw->scale = job_time_scale(job->scale.bench ? job->scale.reference_nps : 0, s->bench_nps);
@@ -178,4 +217,5 @@ static void *games_kind_new(const WorkerSetup *s, WorkerKind *out)
     return gw;
 }
 
-const WorkerKindDef work_games_def = {games_plan_new, games_plan_free, games_kind_new, free};
+const WorkerKindDef work_games_def = {games_plan_new, games_plan_free, games_kind_new,
+                                      games_kind_free};

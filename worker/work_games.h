@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 
+#include "englog.h"
 #include "plan.h"
 #include "worker.h"
 
@@ -16,6 +17,9 @@ typedef struct {
     atomic_uint_fast64_t games; // played by this worker, for RESULT and BYE
     double scale;               // [time] scale: clocks x this (job_time_scale); 0 or 1: as written
     atomic_uint_fast64_t nodes; // searched in this worker's counted pairs, for RESULT
+    // [output] engine_log: each external engine's log on this rank, by job engine index (NULL:
+    // none), shared by the rank's threads; opened on the engine's first start
+    EngineLog *logs[JOB_PLAYERS_MAX];
 } GamesWorker;
 
 /// The WorkerKind over gw (which must outlive the worker run).

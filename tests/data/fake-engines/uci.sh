@@ -6,7 +6,8 @@
 # variables XQ_REPORT_TOKEN, AWS_SECRET_ACCESS_KEY; a descriptor above 2 other than the one
 # the shell reads this script from) and sees XQ_TEST_SET=yes and XQ_TEST_PASSED=passed, else
 # `bestmove leak`. forkexit: starts `sleep` (holding our output open), writes its pid to
-# $XQ_TEST_PIDFILE and exits 3. burn: spins (for rlimit_cpu).
+# $XQ_TEST_PIDFILE and exits 3. burn: spins (for rlimit_cpu). env: prints its environment
+# (`info string env NAME=VALUE` lines, for the engine log's check), then moves h2e2.
 mode=$1
 big=$(printf '%070000d' 0) # longer than PROCESS_LINE_MAX
 [ "$mode" = exit ] && exit 1
@@ -59,6 +60,10 @@ while read -r cmd rest; do
             exit 3
             ;;
         burn) while :; do :; done ;;
+        env)
+            env | while read -r line; do echo "info string env $line"; done
+            echo "bestmove h2e2"
+            ;;
         silent) ;;
         illegal) echo "bestmove a0a5" ;;
         garbage) echo "bestmove hello" ;;
