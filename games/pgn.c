@@ -440,7 +440,11 @@ static void comment_end(PgnGame *g)
     }
 }
 
-/// A move in coordinates, made on the game's board.
+static bool decode_notation(const Board *b, const char *tok, Move *out);
+static bool wxf_shaped(const char *s);
+
+/// A move in coordinates (or, as pgn_write may write them, ICCS or WXF), made on the game's
+/// board.
 static void move_token(PgnGame *g, const char *tok)
 {
     GameRecord *rec = g->rec;
@@ -448,6 +452,8 @@ static void move_token(PgnGame *g, const char *tok)
         return;
     Move m;
     MoveTextStatus st = move_parse_legal(g->b, tok, 0, &m);
+    if (st != MOVE_TEXT_OK && decode_notation(g->b, tok, &m))
+        st = MOVE_TEXT_OK;
     if (st != MOVE_TEXT_OK || rec->ply_count >= GAME_MAX_PLIES ||
         g->b->hist_len >= BOARD_HISTORY_MAX) {
         game_fault(g, "move %d '%s': %s", rec->ply_count + 1, tok,
@@ -468,7 +474,8 @@ static void token(PgnGame *g, const char *tok)
         g->done = true;
         return;
     }
-    if (!isdigit((unsigned char)tok[0])) {
+    // A WXF move may begin with a digit (3+.4): a move, not a move number.
+    if (!isdigit((unsigned char)tok[0]) || wxf_shaped(tok)) {
         move_token(g, tok);
         return;
     }
@@ -1009,6 +1016,16 @@ static Decode decode_move(const Board *b, const char *tok, int base, Move *out)
         found++;
     }
     return found == 1 ? DECODE_OK : found ? DECODE_AMBIGUOUS : DECODE_ILLEGAL;
+}
+
+/// An ICCS (H2-E2) or WXF (C2.5) move, the notations pgn_write writes besides coordinates;
+/// false for any other text (SAN, coordinates in other ranks) and for a move not legal in b.
+static bool decode_notation(const Board *b, const char *tok, Move *out)
+{
+    size_t n = strlen(tok);
+    bool iccs = n == 5 && tok[0] >= 'A' && tok[0] <= 'I' && isdigit((unsigned char)tok[1]) &&
+                tok[2] == '-' && tok[3] >= 'A' && tok[3] <= 'I' && isdigit((unsigned char)tok[4]);
+    return (iccs || wxf_shaped(tok)) && decode_move(b, tok, 0, out) == DECODE_OK;
 }
 
 /// Which ranks the moves name outright: 1 if one names rank 10, else 0 if one names rank 0,

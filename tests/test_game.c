@@ -917,13 +917,13 @@ static void test_pgn_wxf_texts(void **state)
 /// Random games from the start and from positions with pieces in tandem: every legal move has
 /// its own WXF text, and each game written in every notation (coordinates in ranks 0-9 and
 /// 1-10, ICCS, WXF) by pgn_write reads back through the referee's reader (pgn_read_text,
-/// pgn_text_replay) as the same moves, with its ending: Termination the PGN standard's value,
-/// TerminationDetails ours.
+/// pgn_text_replay) as the same moves, and all but ranks 1-10 through the strict reader
+/// (pgn_read), with its ending: Termination the PGN standard's value, TerminationDetails ours.
 static void test_pgn_notations_round_trip(void **state)
 {
     (void)state;
     Board *b = malloc(sizeof *b), *c = malloc(sizeof *c);
-    GameRecord *rec = calloc(1, sizeof *rec);
+    GameRecord *rec = calloc(1, sizeof *rec), *back = calloc(1, sizeof *back);
     PgnText *g = malloc(sizeof *g);
     Rng rng;
     rng_seed(&rng, 34);
@@ -986,10 +986,24 @@ static void test_pgn_notations_round_trip(void **state)
             assert_int_equal(e.kind, PGN_END_RULE);
             assert_int_equal(e.rule, END_PERPETUAL_CHASE);
             fclose(f);
+            // The strict reader (texel, nnue extract) takes all but ranks 1-10 back too.
+            if (n != 1) {
+                f = fmemopen(text, len, "r");
+                lineno = 0;
+                if (pgn_read(f, back, &lineno, why, sizeof why) != 1)
+                    fail_msg("game %d notation %d: %s", game, n, why);
+                assert_int_equal(back->ply_count, rec->ply_count);
+                for (int i = 0; i < rec->ply_count; i++)
+                    assert_int_equal(back->moves[i].move, rec->moves[i].move);
+                assert_int_equal(back->term, TERM_PERPETUAL_CHASE);
+                assert_string_equal(back->detail, "by Red");
+                fclose(f);
+            }
             free(text);
         }
     }
     free(g);
+    free(back);
     free(rec);
     free(c);
     free(b);
