@@ -660,6 +660,8 @@ static void text_tag(TextReader *t, const char *name, const char *value)
         copy_cut(g->variant, sizeof g->variant, value);
     else if (!strcmp(name, "Rules"))
         copy_cut(g->rules, sizeof g->rules, value);
+    else if (!strcmp(name, "Format"))
+        copy_cut(g->format, sizeof g->format, value);
     else if (!strcmp(name, "Result"))
         copy_cut(g->result_tag, sizeof g->result_tag, value);
     else if (!strcmp(name, "Termination"))
@@ -1087,7 +1089,9 @@ bool pgn_text_replay_moves(const PgnText *g, int rank_base, Board *b, PgnReplay 
         snprintf(r->why, sizeof r->why, "bad FEN: %s", why);
         return false;
     }
-    int base = rank_base >= 0 ? rank_base : ranks_named(g);
+    // ICCS is in ranks 0-9 by definition (WXF names none): no guessing for XQBase's games.
+    bool xqbase = !strcasecmp(g->format, "ICCS") || !strcasecmp(g->format, "WXF");
+    int base = rank_base >= 0 ? rank_base : xqbase ? 0 : ranks_named(g);
     replay_with(g, base > 0, b, r, moves, max);
     if (base >= 0 || !r->why[0])
         return true;

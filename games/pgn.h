@@ -64,8 +64,9 @@ typedef struct {
     char white[PLAYER_NAME_MAX], black[PLAYER_NAME_MAX]; // White is Red
     char fen[BOARD_FEN_INPUT_MAX];                       // "" : the start position
     char variant[32], rules[32];                         // "" when the tag is absent
-    char result_tag[16];                                 // the Result tag, "" if absent
-    char termination[PGN_TEXT_MAX];                      // the Termination tag, "" if absent
+    char format[16];                        // XQBase's Format tag ("ICCS", "WXF"), "" when absent
+    char result_tag[16];                    // the Result tag, "" if absent
+    char termination[PGN_TEXT_MAX];         // the Termination tag, "" if absent
     char termination_details[PGN_TEXT_MAX]; // TerminationDetails (ours: the specific reason)
     char end_comment[PGN_TEXT_MAX]; // the comments after the last move (cutechess and fastchess
                                     // end them with how the game ended: "White mates")
@@ -100,8 +101,9 @@ typedef struct {
 /// PGN_RANKS_AUTO the game's moves decide as a whole: ranks 1-10 if a move names rank 10,
 /// else ranks 0-9 if one names rank 0, else ranks 0-9 unless some move is illegal that way
 /// and every move is legal read in ranks 1-10 (when neither reading is legal throughout, the
-/// one that goes further, ranks 0-9 on a tie, names the refused move). Returns false if the
-/// start position is refused (why), true otherwise, with b after r->plies moves.
+/// one that goes further, ranks 0-9 on a tie, names the refused move); a game with
+/// [Format "ICCS"] or [Format "WXF"] is read in ranks 0-9, as those notations are. Returns false if
+/// the start position is refused (why), true otherwise, with b after r->plies moves.
 bool pgn_text_replay(const PgnText *g, int rank_base, Board *b, PgnReplay *r);
 
 /// pgn_text_replay that also keeps the first max moves made in moves[].

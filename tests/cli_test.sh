@@ -512,6 +512,8 @@ check "play -pgnout ranks=1 is for coordinates" 2 "ranks=1 is for notation=coord
     "$xq" play -engine name=a -engine name=b -pgnout file="$jd/x.pgn" notation=wxf ranks=1
 # -openings format=pgn: the first plies of each game of a PGN (XQBase's WXF and ICCS, cutechess's).
 check "judge XQBase WXF PGN" 0 "^games 2, agree 2, disagree 0, illegal 0$" "$xq" judge --rules asian "$pgns/xqbase-wxf.pgn"
+check "judge [Format \"ICCS\"]: ranks 0-9, never guessed" 1 "'H3-E3' \(ranks 0-9\): illegal" \
+    bash -c "printf '[Format \"ICCS\"]\n\n1. H3-E3 *\n' | '$xq' judge -"
 check "judge XQBase ICCS PGN" 0 "^games 2, agree 2, disagree 0, illegal 0$" "$xq" judge --rules asian "$pgns/xqbase-iccs.pgn"
 "$xq" play -engine name=a depth=1 -engine name=b depth=1 -openings file="$pgns/xqbase-wxf.pgn" format=pgn \
     plies=8 -rounds 1 -maxplies 10 -pgnout file="$jd/book.pgn" >/dev/null 2>&1
