@@ -56,11 +56,12 @@ static void play_usage(FILE *out)
             "  -rules seed|asian       rule set (default seed)\n"
             "  -counting N             rule 6 default count (default 60)\n"
             "  -openings file=F [format=epd|pgn] [plies=N] [order=sequential|random] [start=N]\n"
-            "                          EPD/FEN file (format=epd, the default), PGN games\n"
-            "                          (format=pgn: the first N plies of each; N 1-64, all\n"
-            "                          by default), or an embedded set: builtin:balanced\n"
-            "                          (%d openings, the default) or builtin:unbalanced (%d,\n"
-            "                          side to move ahead)\n"
+            "                          EPD/FEN file (format=epd, the default) or PGN games\n"
+            "                          (format=pgn: each game's FEN and moves); plies=N\n"
+            "                          (1-64) keeps each opening's first N moves (default:\n"
+            "                          all, at most 64). Or an embedded set:\n"
+            "                          builtin:balanced (%d openings, the default) or\n"
+            "                          builtin:unbalanced (%d, side to move ahead)\n"
             "  -srand N                seed for random opening order (default 1)\n"
             "  -rounds N               rounds (default 2); -repeat makes each a game pair\n"
             "  -repeat | -games 2      play each opening twice, colours swapped\n"
@@ -214,6 +215,10 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
                     fprintf(stderr, "xqforge play: -pgnout: unknown setting '%s'\n", kv[k]);
                     return false;
                 }
+            }
+            if (!a->pgn_path) {
+                fprintf(stderr, "xqforge play: -pgnout: give file=F\n");
+                return false;
             }
             // ICCS and WXF have their own ranks: 0-9, and none.
             if (a->m.pgn_rank_base && a->m.notation != PGN_NOTATION_COORDINATE) {

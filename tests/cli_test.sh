@@ -508,6 +508,8 @@ check "PGN notation=iccs: ICCS moves" 0 '^1\. H2-E2 \{book\} H9-G7 \{book\}' cat
 check "PGN ranks=1: ranks 1-10" 0 '^1\. h3e3 \{book\} h10g8 \{book\}' cat "$jd/ranks=1.pgn"
 check "play -pgnout notation=san refused" 2 "notation=san: expected coordinate, iccs or wxf" \
     "$xq" play -engine name=a -engine name=b -pgnout file="$jd/x.pgn" notation=san
+check "play -pgnout without a file refused" 2 "-pgnout: give file=F" \
+    "$xq" play -engine name=a -engine name=b -pgnout notation=wxf
 check "play -pgnout ranks=1 is for coordinates" 2 "ranks=1 is for notation=coordinate" \
     "$xq" play -engine name=a -engine name=b -pgnout file="$jd/x.pgn" notation=wxf ranks=1
 # -openings format=pgn: the first plies of each game of a PGN (XQBase's WXF and ICCS, cutechess's).
