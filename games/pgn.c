@@ -93,13 +93,13 @@ static int wxf_depth(Color c, int rank) { return c == RED ? rank : RANK_NB - 1 -
 /// The letter WXF gives a piece type.
 static char wxf_letter(PieceType t) { return "?KAEHRCP"[t]; }
 
-/// Whether side c has two soldiers or more on a file other than file.
+/// Whether two or more of piece p (a soldier) stand on a file other than file.
 static bool wxf_other_tandem(const Board *b, Piece p, int file)
 {
     for (int f = 0; f < FILE_NB; f++) {
         int n = 0;
-        for (int r = 0; r < RANK_NB && f != file; r++)
-            n += board_piece(b, sq_make(f, r)) == p;
+        for (int r = 0; r < RANK_NB; r++)
+            n += f != file && board_piece(b, sq_make(f, r)) == p;
         if (n >= 2)
             return true;
     }
@@ -109,7 +109,9 @@ static bool wxf_other_tandem(const Board *b, Piece p, int file)
 /// The WXF text that names the moving piece: letter and file (C2), or for pieces of a kind
 /// on one file their place, front (+) to rear (-): R+ R-; P+ P3 P- for three; ++ P+ P- -- for
 /// four (P3 in the middle of five); a file digit for the letter when soldiers stand in tandem
-/// on two files (3+). plain: always letter and file.
+/// on two files (3+). Advisors and elephants keep letter and file (A6+5, A6-5): the direction
+/// tells two on a file apart, and Chinese notation (and XQBase) writes them so. plain: always
+/// letter and file.
 static void wxf_piece(const Board *b, Square from, bool plain, char out[4])
 {
     Piece p = board_piece(b, from);
@@ -124,7 +126,7 @@ static void wxf_piece(const Board *b, Square from, bool plain, char out[4])
     }
     int behind = n - 1 - ahead, digit = wxf_file(c, file), edge = n >= 4 ? 1 : 0;
     char lead = t == SOLDIER && wxf_other_tandem(b, p, file) ? (char)('0' + digit) : wxf_letter(t);
-    if (plain || n < 2)
+    if (plain || n < 2 || t == ADVISOR || t == ELEPHANT)
         snprintf(out, 4, "%c%d", wxf_letter(t), digit);
     else if (n >= 4 && (ahead == 0 || behind == 0))
         snprintf(out, 4, "%s", ahead == 0 ? "++" : "--");

@@ -863,9 +863,11 @@ static const char *wxf_of(const char *fen, const char *coord)
 }
 
 // Positions with pieces in tandem: chariots and cannons two on a file, soldiers two on file c
-// and three on file e (Red), the same for Black, five soldiers on one file.
+// and three on file e (Red); advisors and elephants two on a file; chariots, cannons and
+// soldiers in tandem for Black; five soldiers on one file.
 static const char *const TANDEM_FENS[] = {
     "3k5/9/9/2P1P4/2P1P4/4P4/9/R1C6/R1C6/4K4 w - - 0 1",
+    "3k5/9/9/9/9/2B6/9/3A5/9/2BAK4 w - - 0 1",
     "4k4/r1c6/r1c6/9/4p4/2p1p4/2p1p4/9/9/3K5 b - - 0 1",
     "4k4/9/4P4/4P4/4P4/4P4/4P4/9/9/3K5 w - - 0 1",
 };
@@ -900,11 +902,18 @@ static void test_pgn_wxf_texts(void **state)
     assert_string_equal(wxf_of(t, "c6b6"), "7+.8");
     assert_string_equal(wxf_of(t, "c5b5"), "7-.8");
     assert_string_equal(wxf_of(t, "e6e7"), "5++1");
-    const char *tb = TANDEM_FENS[1];
+    const char *tb = TANDEM_FENS[2];
     assert_string_equal(wxf_of(tb, "a7b7"), "R+.2");
     assert_string_equal(wxf_of(tb, "c3d3"), "3+.4");
     assert_string_equal(wxf_of(tb, "e4f4"), "55.6");
-    const char *five = TANDEM_FENS[2];
+    // Two advisors (and elephants) on a file keep their file: the direction tells them apart.
+    const char *adv = "3k5/9/9/9/9/2B6/9/3A5/9/2BAK4 w - - 0 1";
+    assert_string_equal(wxf_of(adv, "d2e1"), "A6-5");
+    assert_string_equal(wxf_of(adv, "d0e1"), "A6+5");
+    assert_string_equal(wxf_of(adv, "c0e2"), "E7+5");
+    assert_string_equal(wxf_of(adv, "c4e2"), "E7-5");
+    assert_string_equal(wxf_of(adv, "c4a2"), "E7-9");
+    const char *five = TANDEM_FENS[3];
     assert_string_equal(wxf_of(five, "e7d7"), "++.6");
     assert_string_equal(wxf_of(five, "e6d6"), "P+.6");
     assert_string_equal(wxf_of(five, "e5d5"), "P5.6");
@@ -927,9 +936,10 @@ static void test_pgn_notations_round_trip(void **state)
     PgnText *g = malloc(sizeof *g);
     Rng rng;
     rng_seed(&rng, 34);
-    const char *fens[] = {BOARD_START_FEN, TANDEM_FENS[0], TANDEM_FENS[1], TANDEM_FENS[2]};
-    for (int game = 0; game < 24; game++) {
-        const char *fen = fens[game % 4];
+    const char *fens[] = {BOARD_START_FEN, TANDEM_FENS[0], TANDEM_FENS[1], TANDEM_FENS[2],
+                          TANDEM_FENS[3]};
+    for (int game = 0; game < 25; game++) {
+        const char *fen = fens[game % 5];
         assert_int_equal(board_set_fen(b, fen, NULL, 0), FEN_OK);
         memset(rec, 0, offsetof(GameRecord, moves));
         snprintf(rec->start_fen, sizeof rec->start_fen, "%s", fen);
