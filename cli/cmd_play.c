@@ -59,9 +59,13 @@ static void play_usage(FILE *out)
             "Match:\n"
             "  -rules seed|asian       rule set (default seed)\n"
             "  -counting N             rule 6 default count (default 60)\n"
-            "  -openings file=F [order=sequential|random] [start=N]   EPD/FEN file, or an\n"
-            "                          embedded set: builtin:balanced (%d openings, the\n"
-            "                          default) or builtin:unbalanced (%d, side to move ahead)\n"
+            "  -openings file=F [format=epd|pgn] [plies=N] [order=sequential|random] [start=N]\n"
+            "                          EPD/FEN file (format=epd, the default) or PGN games\n"
+            "                          (format=pgn: each game's FEN and moves); plies=N\n"
+            "                          (1-64) keeps each opening's first N moves (default:\n"
+            "                          all, at most 64). Or an embedded set:\n"
+            "                          builtin:balanced (%d openings, the default) or\n"
+            "                          builtin:unbalanced (%d, side to move ahead)\n"
             "  -srand N                seed for random opening order (default 1)\n"
             "  -rounds N               rounds (default 2); -repeat makes each a game pair\n"
             "  -repeat | -games 2      play each opening twice, colours swapped\n"
@@ -69,7 +73,9 @@ static void play_usage(FILE *out)
             "  -draw movenumber=N movecount=N score=CP\n"
             "  -resign movecount=N score=CP [twosided=true]\n"
             "  -maxplies N             draw as 'ply limit' after N plies\n"
-            "  -pgnout file=F          append every game to F\n"
+            "  -pgnout file=F [notation=coordinate|iccs|wxf] [ranks=0|1]\n"
+            "                          append every game to F; moves as h2e2 (ranks=1:\n"
+            "                          h3e3), H2-E2 (ICCS) or C2.5 (WXF)\n"
             "  -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]\n"
             "  -log file=F [size=BYTES]\n"
             "                          each external engine's protocol lines, timestamped, in\n"
@@ -138,6 +144,8 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
     const char *per[2][64];
     int per_n[2] = {0, 0};
     const char *openings_file = NULL;
+    OpeningsFormat openings_format = OPENINGS_FORMAT_EPD;
+    int openings_plies = 0;
     for (int i = 1; i < argc;) {
         const char *flag = argv[i];
         long v;
@@ -211,14 +219,35 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
             a->m.event = kv[0];
         } else if (strcmp(flag, "-pgnout") == 0 && n >= 1) {
             for (int k = 0; k < n; k++) {
+                m = false;
                 if (strncmp(kv[k], "file=", 5) == 0)
                     a->pgn_path = kv[k] + 5;
+                else if (strncmp(kv[k], "notation=", 9) == 0) {
+                    if (!pgn_notation_parse(kv[k] + 9, &a->m.notation)) {
+                        fprintf(stderr,
+                                "xqforge play: -pgnout: %s: expected coordinate, iccs or wxf\n",
+                                kv[k]);
+                        return false;
+                    }
+                } else if (!kv_int(kv[k], "ranks", 0, 1, &v, &m))
+                    return false;
+                else if (m)
+                    a->m.pgn_rank_base = (int)v;
                 else if (n == 1 && !strchr(kv[k], '='))
                     a->pgn_path = kv[k];
                 else {
                     fprintf(stderr, "xqforge play: -pgnout: unknown setting '%s'\n", kv[k]);
                     return false;
                 }
+            }
+            if (!a->pgn_path) {
+                fprintf(stderr, "xqforge play: -pgnout: give file=F\n");
+                return false;
+            }
+            // ICCS and WXF have their own ranks: 0-9, and none.
+            if (a->m.pgn_rank_base && a->m.notation != PGN_NOTATION_COORDINATE) {
+                fprintf(stderr, "xqforge play: -pgnout: ranks=1 is for notation=coordinate\n");
+                return false;
             }
         } else if (strcmp(flag, "-openings") == 0 && n >= 1) {
             for (int k = 0; k < n; k++) {
@@ -229,8 +258,17 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
                     a->m.random_order = true;
                 else if (strcmp(kv[k], "order=sequential") == 0)
                     a->m.random_order = false;
-                else if (strncmp(kv[k], "format=", 7) == 0)
-                    ; // EPD and FEN lines are both understood
+                else if (strncmp(kv[k], "format=", 7) == 0) {
+                    // epd also covers FEN lines
+                    if (!openings_format_parse(kv[k] + 7, &openings_format)) {
+                        fprintf(stderr, "xqforge play: -openings: %s: expected epd or pgn\n",
+                                kv[k]);
+                        return false;
+                    }
+                } else if (!kv_int(kv[k], "plies", 1, OPENING_MAX_MOVES, &v, &m))
+                    return false;
+                else if (m)
+                    openings_plies = (int)v;
                 else if (!kv_int(kv[k], "start", 1, 100000000, &v, &m) || !m) {
                     if (!m)
                         fprintf(stderr, "xqforge play: -openings: unknown setting '%s'\n", kv[k]);
@@ -360,7 +398,8 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
     }
     char why[512];
     OpeningsStatus os = openings_file
-                            ? openings_load(&a->openings, openings_file, stderr, why, sizeof why)
+                            ? openings_load_as(&a->openings, openings_file, openings_format,
+                                               openings_plies, stderr, why, sizeof why)
                             : openings_load_default(&a->openings);
     if (os != OPENINGS_OK) {
         fprintf(stderr, "xqforge play: openings: %s\n",

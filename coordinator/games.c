@@ -245,8 +245,13 @@ static bool write_pgn(GamesCoord *g, uint64_t unit, const WirePair *p, char *why
     const MatchConfig *mc = &g->plan->pairings[plan_pairing_of(g->plan, unit)].m;
     char tc[64];
     game_format_tc(&mc->game.tc[0], tc, sizeof tc);
-    PgnTags tags = {g->job->name, "xqforge cluster", (int)(unit + 1), tc,
-                    rules_set_name(mc->game.rules.set)};
+    PgnTags tags = {g->job->name,
+                    "xqforge cluster",
+                    (int)(unit + 1),
+                    tc,
+                    rules_set_name(mc->game.rules.set),
+                    (PgnNotation)g->job->output.pgn_notation,
+                    g->job->output.pgn_ranks};
     int rc = 0;
     for (int i = 0; i < p->game_count && rc == 0; i++) {
         wire_to_game(&p->games[i], mc, g->rec);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Openings/EPD files (games/openings.c): any file loads or is refused; every opening kept has
-// a FEN that reads back and moves that are legal from it, and each line parses on its own.
+// a FEN that reads back and moves that are legal from it, and each line parses on its own;
+// read as a PGN book (format=pgn plies=5), the same of each game's opening.
 #include "fuzz_util.h"
 
 #include "movegen.h"
@@ -34,6 +35,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int i = 0; i < o.count; i++)
             check_opening(&o.items[i]);
         openings_pick(&o, 12345, true, 99, 0);
+        openings_free(&o);
+    }
+    // The same bytes as a PGN book: every opening kept is legal and cut to its plies.
+    if (openings_load_as(&o, path, OPENINGS_FORMAT_PGN, 5, NULL, why, sizeof why) == OPENINGS_OK) {
+        for (int i = 0; i < o.count; i++) {
+            if (o.items[i].move_count > 5)
+                abort();
+            check_opening(&o.items[i]);
+        }
         openings_free(&o);
     }
     close(fd);

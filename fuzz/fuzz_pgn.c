@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         if (r == 1) {
             check_game(&rec);
-            PgnTags tags = {"fuzz", "here", 1, "10+0.1", "asian"};
+            PgnTags tags = {"fuzz", "here", 1, "10+0.1", "asian", PGN_NOTATION_COORDINATE, 0};
             pgn_write(out, &rec, &tags);
         } else if (r != -1 || !*why) {
             abort();

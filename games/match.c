@@ -94,7 +94,9 @@ static void record(MatchState *s, GameRecord *rec, int round, double pair_points
     if (cfg->pgn) {
         char tc[64];
         game_format_tc(&cfg->game.tc[0], tc, sizeof tc);
-        PgnTags tags = {cfg->event, cfg->site, round, tc, rules_set_name(cfg->game.rules.set)};
+        PgnTags tags = {
+            cfg->event,    cfg->site,         round, tc, rules_set_name(cfg->game.rules.set),
+            cfg->notation, cfg->pgn_rank_base};
         if (pgn_write(cfg->pgn, rec, &tags) != 0 || fflush(cfg->pgn) != 0) {
             s->error = MATCH_ERR_IO;
             snprintf(s->error_msg, sizeof s->error_msg, "writing the PGN file failed");

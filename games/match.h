@@ -10,6 +10,7 @@
 
 #include "game.h"
 #include "openings.h"
+#include "pgn.h"
 
 enum { MATCH_MAX_CONCURRENCY = 256 };
 
@@ -42,11 +43,13 @@ typedef struct {
     const Openings *openings;
     bool random_order;
     uint64_t seed;
-    int start;       // first opening index
-    int rounds;      // rounds to play; with repeat each round is a game pair
-    bool repeat;     // play each opening twice with colours swapped
-    int concurrency; // games at once
-    FILE *pgn;       // NULL: no PGN
+    int start;            // first opening index
+    int rounds;           // rounds to play; with repeat each round is a game pair
+    bool repeat;          // play each opening twice with colours swapped
+    int concurrency;      // games at once
+    FILE *pgn;            // NULL: no PGN
+    PgnNotation notation; // the PGN's moves: coordinates (0, the default), ICCS or WXF
+    int pgn_rank_base;    // coordinates in the PGN: ranks 0-9 (0) or 1-10 (1)
     const char *event, *site;
 } MatchConfig;
 

@@ -7,7 +7,22 @@
 #include <string.h>
 
 #include "move.h"
+#include "pgn.h"
 #include "rng.h"
+
+const char *openings_format_name(OpeningsFormat f)
+{
+    static const char *const names[OPENINGS_FORMAT_NB] = {"epd", "pgn"};
+    return (unsigned)f < OPENINGS_FORMAT_NB ? names[f] : "unknown";
+}
+
+bool openings_format_parse(const char *name, OpeningsFormat *out)
+{
+    for (int f = 0; f < OPENINGS_FORMAT_NB; f++)
+        if (!strcmp(name, openings_format_name((OpeningsFormat)f)))
+            return *out = (OpeningsFormat)f, true;
+    return false;
+}
 
 const char *openings_strerror(OpeningsStatus st)
 {
@@ -16,6 +31,7 @@ const char *openings_strerror(OpeningsStatus st)
     case OPENINGS_ERR_IO: return "cannot read the openings file";
     case OPENINGS_ERR_EMPTY: return "no valid opening position";
     case OPENINGS_ERR_NOMEM: return "out of memory";
+    case OPENINGS_ERR_PGN: return "a PGN file read as EPD (give format=pgn)";
     default: return "unknown openings status";
     }
 }
@@ -180,7 +196,99 @@ uint64_t openings_builtin_hash(const OpeningsBuiltin *b)
     return h;
 }
 
+/// The openings of a PGN file: each game's start position and first plies moves.
+static OpeningsStatus load_pgn(Openings *o, FILE *f, const char *path, int plies, FILE *warn,
+                               int *bad)
+{
+    PgnText *g = malloc(sizeof *g);
+    Board *b = malloc(sizeof *b);
+    int cap = 0, lineno = 0, got;
+    char gwhy[256];
+    OpeningsStatus st = g && b ? OPENINGS_OK : OPENINGS_ERR_NOMEM;
+    while (st == OPENINGS_OK && o->count < OPENINGS_MAX &&
+           (got = pgn_read_text(f, g, &lineno, gwhy, sizeof gwhy)) != 0) {
+        Opening op = {.move_count = 0};
+        PgnReplay r;
+        if (got > 0 && pgn_text_replay_moves(g, PGN_RANKS_AUTO, b, &r, op.moves, plies)) {
+            // The moves past the opening's may be wrong: only the first plies must be legal.
+            op.move_count = r.plies < plies ? r.plies : plies;
+            if (r.why[0] && r.plies < plies && r.plies < g->ply_count)
+                snprintf(gwhy, sizeof gwhy, "line %d: move %d %s", g->move_line[r.plies],
+                         r.plies + 1, r.why);
+            else
+                got = 2; // read, and its opening is legal
+        } else if (got > 0) {
+            snprintf(gwhy, sizeof gwhy, "line %d: %s", g->first_line, r.why);
+        }
+        if (got != 2) {
+            if (warn)
+                fprintf(warn, "%s: %s, skipped\n", path, gwhy);
+            (*bad)++;
+            continue;
+        }
+        // The start position as the board writes it: one spelling per position.
+        board_set_fen(b, g->fen[0] ? g->fen : BOARD_START_FEN, NULL, 0);
+        board_fen(b, op.fen, sizeof op.fen);
+        st = push(o, &cap, &op);
+    }
+    free(g);
+    free(b);
+    return st;
+}
+
+/// The EPD/FEN lines of a file.
+static OpeningsStatus load_lines(Openings *o, FILE *f, const char *path, FILE *warn, int *bad)
+{
+    char line[OPENINGS_LINE_MAX];
+    int lineno = 0, cap = 0;
+    OpeningsStatus st = OPENINGS_OK;
+    while (st == OPENINGS_OK && fgets(line, sizeof line, f)) {
+        lineno++;
+        // A line longer than the buffer is skipped as a whole (the rest of it read over), never
+        // parsed in pieces as if it were several lines.
+        if (!strchr(line, '\n') && !feof(f)) {
+            int c;
+            while ((c = fgetc(f)) != EOF && c != '\n')
+                ;
+            if (warn)
+                fprintf(warn, "%s:%d: line longer than %d bytes, skipped\n", path, lineno,
+                        OPENINGS_LINE_MAX);
+            (*bad)++;
+            continue;
+        }
+        const char *p = line + strspn(line, " \t\r\n");
+        if (!*p || *p == '#')
+            continue;
+        Opening op;
+        char detail[160];
+        if (!openings_parse_line(p, &op, detail, sizeof detail)) {
+            // A PGN read as EPD would give a warning for each of its lines: one says why.
+            if (*p == '[' && o->count == 0) {
+                if (warn)
+                    fprintf(warn, "%s:%d: a PGN tag: give format=pgn for a PGN file\n", path,
+                            lineno);
+                return OPENINGS_ERR_PGN;
+            }
+            if (warn)
+                fprintf(warn, "%s:%d: %s, skipped\n", path, lineno, detail);
+            (*bad)++;
+            continue;
+        }
+        // OPENINGS_MAX bounds the memory a huge file can take; the lines past it are not read.
+        if (o->count >= OPENINGS_MAX)
+            break;
+        st = push(o, &cap, &op);
+    }
+    return st;
+}
+
 OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *why, size_t why_len)
+{
+    return openings_load_as(o, path, OPENINGS_FORMAT_EPD, 0, warn, why, why_len);
+}
+
+OpeningsStatus openings_load_as(Openings *o, const char *path, OpeningsFormat fmt, int plies,
+                                FILE *warn, char *why, size_t why_len)
 {
     o->items = NULL;
     o->count = 0;
@@ -198,39 +306,11 @@ OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *wh
         snprintf(why, why_len, "%s: %s", path, strerror(errno));
         return OPENINGS_ERR_IO;
     }
-    char line[OPENINGS_LINE_MAX];
-    int lineno = 0, cap = 0, bad = 0;
-    OpeningsStatus st = OPENINGS_OK;
-    while (st == OPENINGS_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        // A line longer than the buffer is skipped as a whole (the rest of it read over), never
-        // parsed in pieces as if it were several lines.
-        if (!strchr(line, '\n') && !feof(f)) {
-            int c;
-            while ((c = fgetc(f)) != EOF && c != '\n')
-                ;
-            if (warn)
-                fprintf(warn, "%s:%d: line longer than %d bytes, skipped\n", path, lineno,
-                        OPENINGS_LINE_MAX);
-            bad++;
-            continue;
-        }
-        const char *p = line + strspn(line, " \t\r\n");
-        if (!*p || *p == '#')
-            continue;
-        Opening op;
-        char detail[160];
-        if (!openings_parse_line(p, &op, detail, sizeof detail)) {
-            if (warn)
-                fprintf(warn, "%s:%d: %s, skipped\n", path, lineno, detail);
-            bad++;
-            continue;
-        }
-        // OPENINGS_MAX bounds the memory a huge file can take; the lines past it are not read.
-        if (o->count >= OPENINGS_MAX)
-            break;
-        st = push(o, &cap, &op);
-    }
+    int bad = 0;
+    if (plies <= 0 || plies > OPENING_MAX_MOVES)
+        plies = OPENING_MAX_MOVES;
+    OpeningsStatus st = fmt == OPENINGS_FORMAT_PGN ? load_pgn(o, f, path, plies, warn, &bad)
+                                                   : load_lines(o, f, path, warn, &bad);
     bool io_error = ferror(f);
     fclose(f);
     if (st == OPENINGS_OK && io_error)
@@ -238,9 +318,14 @@ OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *wh
     if (st == OPENINGS_OK && o->count == 0)
         st = OPENINGS_ERR_EMPTY;
     if (st != OPENINGS_OK) {
-        snprintf(why, why_len, "%s: %s (%d bad lines)", path, openings_strerror(st), bad);
+        snprintf(why, why_len, "%s: %s (%d bad %s)", path, openings_strerror(st), bad,
+                 fmt == OPENINGS_FORMAT_PGN ? "games" : "lines");
         openings_free(o);
     }
+    // An EPD line's moves past plies are left out (a PGN's were never taken).
+    for (int i = 0; i < o->count; i++)
+        if (o->items[i].move_count > plies)
+            o->items[i].move_count = plies;
     return st;
 }
 

@@ -26,11 +26,21 @@ typedef struct {
     int count;
 } Openings;
 
+/// What an openings file holds: EPD or FEN lines (with `moves ...`), or PGN games whose first
+/// plies are the openings.
+typedef enum { OPENINGS_FORMAT_EPD, OPENINGS_FORMAT_PGN, OPENINGS_FORMAT_NB } OpeningsFormat;
+
+/// The name of a format ("epd", "pgn").
+const char *openings_format_name(OpeningsFormat f);
+/// The format a name gives; false for an unknown name.
+bool openings_format_parse(const char *name, OpeningsFormat *out);
+
 typedef enum {
     OPENINGS_OK,
     OPENINGS_ERR_IO,
     OPENINGS_ERR_EMPTY,
-    OPENINGS_ERR_NOMEM
+    OPENINGS_ERR_NOMEM,
+    OPENINGS_ERR_PGN, // the file's first line is a PGN tag, and it was read as EPD
 } OpeningsStatus;
 
 extern const char *const openings_default_lines[];
@@ -59,6 +69,13 @@ const char *openings_strerror(OpeningsStatus st);
 /// Loads a file, or an embedded set when path is "builtin:NAME"; bad lines are reported on
 /// warn (if not NULL) as "path:line: why" and skipped.
 OpeningsStatus openings_load(Openings *o, const char *path, FILE *warn, char *why, size_t why_len);
+/// openings_load for a file of format fmt, each opening cut to its first plies moves (0: all;
+/// at most OPENING_MAX_MOVES). A PGN game is read by the tolerant reader of `xqforge judge`
+/// (pgn_read_text: ours, cutechess's, fastchess's, XQBase's ICCS and WXF): its FEN tag (or the
+/// start position) and its first plies moves, all legal; a game that cannot be read is
+/// reported on warn as "path:line: why" and skipped.
+OpeningsStatus openings_load_as(Openings *o, const char *path, OpeningsFormat fmt, int plies,
+                                FILE *warn, char *why, size_t why_len);
 /// The embedded balanced set (builtin:balanced).
 OpeningsStatus openings_load_default(Openings *o);
 OpeningsStatus openings_load_builtin(Openings *o, const OpeningsBuiltin *b);

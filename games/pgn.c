@@ -54,6 +54,127 @@ static void put_comment(FILE *out, const GameMove *m, bool book)
     fprintf(out, " {%s/%d %.3fs}", score, m->depth, m->time_ms / 1000.0);
 }
 
+const char *pgn_notation_name(PgnNotation n)
+{
+    static const char *const names[PGN_NOTATION_NB] = {"coordinate", "iccs", "wxf"};
+    return (unsigned)n < PGN_NOTATION_NB ? names[n] : "unknown";
+}
+
+bool pgn_notation_parse(const char *name, PgnNotation *out)
+{
+    for (int n = 0; n < PGN_NOTATION_NB; n++)
+        if (!strcmp(name, pgn_notation_name((PgnNotation)n)))
+            return *out = (PgnNotation)n, true;
+    return false;
+}
+
+const char *pgn_termination_standard(Termination t)
+{
+    switch (t) {
+    case TERM_RESIGN_ADJ:
+    case TERM_DRAW_ADJ:
+    case TERM_PLY_LIMIT: return "adjudication";
+    case TERM_TIME_FORFEIT: return "time forfeit";
+    case TERM_ILLEGAL_MOVE: return "rules infraction";
+    case TERM_CRASH:
+    case TERM_STALL: return "abandoned";
+    case TERM_NONE:
+    case TERM_ABORTED: return "unterminated";
+    default: return "normal"; // the rules ended it, or the engine resigned
+    }
+}
+
+/// The mover's WXF file number: files 1-9 counted from the mover's right.
+static int wxf_file(Color c, int file) { return c == RED ? FILE_NB - file : file + 1; }
+
+/// How far rank r lies from side c's own back rank.
+static int wxf_depth(Color c, int rank) { return c == RED ? rank : RANK_NB - 1 - rank; }
+
+/// The letter WXF gives a piece type.
+static char wxf_letter(PieceType t) { return "?KAEHRCP"[t]; }
+
+/// Whether two or more of piece p (a soldier) stand on a file other than file.
+static bool wxf_other_tandem(const Board *b, Piece p, int file)
+{
+    for (int f = 0; f < FILE_NB; f++) {
+        int n = 0;
+        for (int r = 0; r < RANK_NB; r++)
+            n += f != file && board_piece(b, sq_make(f, r)) == p;
+        if (n >= 2)
+            return true;
+    }
+    return false;
+}
+
+/// The WXF text that names the moving piece: letter and file (C2), or for pieces of a kind
+/// on one file their place, front (+) to rear (-): R+ R-; P+ P3 P- for three; ++ P+ P- -- for
+/// four (P3 in the middle of five); a file digit for the letter when soldiers stand in tandem
+/// on two files (3+). Advisors and elephants keep letter and file (A6+5, A6-5): the direction
+/// tells two on a file apart, and Chinese notation (and XQBase) writes them so. plain: always
+/// letter and file.
+static void wxf_piece(const Board *b, Square from, bool plain, char out[4])
+{
+    Piece p = board_piece(b, from);
+    Color c = piece_color(p);
+    PieceType t = piece_type(p);
+    int file = sq_file(from), depth = wxf_depth(c, sq_rank(from)), n = 0, ahead = 0;
+    for (int r = 0; r < RANK_NB; r++) {
+        if (board_piece(b, sq_make(file, r)) == p) {
+            n++;
+            ahead += wxf_depth(c, r) > depth;
+        }
+    }
+    int behind = n - 1 - ahead, digit = wxf_file(c, file), edge = n >= 4 ? 1 : 0;
+    char lead = t == SOLDIER && wxf_other_tandem(b, p, file) ? (char)('0' + digit) : wxf_letter(t);
+    if (plain || n < 2 || t == ADVISOR || t == ELEPHANT)
+        snprintf(out, 4, "%c%d", wxf_letter(t), digit);
+    else if (n >= 4 && (ahead == 0 || behind == 0))
+        snprintf(out, 4, "%s", ahead == 0 ? "++" : "--");
+    else if (ahead == edge || behind == edge)
+        snprintf(out, 4, "%c%c", lead, ahead == edge ? '+' : '-');
+    else
+        snprintf(out, 4, "%c%d", lead, digit); // the middle one of three or five
+}
+
+/// The WXF text of m with the piece named as wxf_piece names it.
+static void wxf_text(const Board *b, Move m, bool plain, char out[PGN_TOKEN_MAX])
+{
+    Square from = move_from(m), to = move_to(m);
+    Piece p = board_piece(b, from);
+    Color c = piece_color(p);
+    PieceType t = piece_type(p);
+    int d0 = wxf_depth(c, sq_rank(from)), d1 = wxf_depth(c, sq_rank(to));
+    char op = d1 == d0 ? '.' : d1 > d0 ? '+' : '-';
+    // The last digit: the file reached for a move along a rank and for the pieces that move
+    // diagonally (advisor, elephant, horse), else the number of ranks moved.
+    bool to_file = op == '.' || t == ADVISOR || t == ELEPHANT || t == HORSE;
+    int last = to_file ? wxf_file(c, sq_file(to)) : abs(d1 - d0);
+    char who[4];
+    wxf_piece(b, from, plain, who);
+    snprintf(out, PGN_TOKEN_MAX, "%s%c%d", who, op, last);
+}
+
+void pgn_move_wxf(const Board *b, Move m, char out[PGN_TOKEN_MAX]) { wxf_text(b, m, false, out); }
+
+/// A move in the notation asked for, in position b (before the move).
+static void notation_text(const Board *b, Move m, const PgnTags *tags, char out[PGN_TOKEN_MAX])
+{
+    char mv[MOVE_TEXT_MAX];
+    if (tags->notation == PGN_NOTATION_WXF) {
+        wxf_text(b, m, false, out);
+        return;
+    }
+    bool iccs = tags->notation == PGN_NOTATION_ICCS;
+    move_text(m, iccs ? 0 : tags->rank_base, mv);
+    if (!iccs) {
+        snprintf(out, PGN_TOKEN_MAX, "%s", mv);
+        return;
+    }
+    // ICCS: H2-E2, capital files, ranks 0-9.
+    snprintf(out, PGN_TOKEN_MAX, "%c%c-%c%c", toupper((unsigned char)mv[0]), mv[1],
+             toupper((unsigned char)mv[2]), mv[3]);
+}
+
 int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
 {
     char date[16] = "????.??.??";
@@ -70,8 +191,9 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
     put_tag(out, "Date", date);
     put_tag(out, "Round", round);
     // White and Black for PGN tools that know no xiangqi (Red moves first, as White does), Red to
-    // say it plainly; FEN with SetUp always, so a game from any opening replays anywhere; the
-    // Termination text is our name with its detail, which apply_tag reads back.
+    // say it plainly; FEN with SetUp always, so a game from any opening replays anywhere;
+    // Termination is the PGN standard's value, TerminationDetails our name with its detail
+    // (apply_tag reads both, and the older form with our name in Termination).
     put_tag(out, "White", red);
     put_tag(out, "Black", black);
     put_tag(out, "Red", red);
@@ -79,27 +201,34 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
     put_tag(out, "FEN", rec->start_fen);
     put_tag(out, "SetUp", "1");
     put_tag(out, "Variant", "xiangqi");
+    // XQBase's tag for ICCS and WXF games; coordinates need none.
+    if (tags->notation == PGN_NOTATION_ICCS)
+        put_tag(out, "Format", "ICCS");
+    else if (tags->notation == PGN_NOTATION_WXF)
+        put_tag(out, "Format", "WXF");
     put_tag(out, "TimeControl", tags->time_control ? tags->time_control : "-");
     if (tags->rules)
         put_tag(out, "Rules", tags->rules);
     char term[GAME_DETAIL_MAX + 64];
     snprintf(term, sizeof term, "%s%s%s", game_termination_name(rec->term),
              rec->detail[0] ? ": " : "", rec->detail);
-    put_tag(out, "Termination", term);
+    put_tag(out, "Termination", pgn_termination_standard(rec->term));
+    put_tag(out, "TerminationDetails", term);
     char plies[16];
     snprintf(plies, sizeof plies, "%d", rec->ply_count);
     put_tag(out, "PlyCount", plies);
     fputc('\n', out);
 
-    // Move numbers follow the FEN's: its side to move and full-move counter.
+    // Move numbers follow the FEN's: its side to move and full-move counter. The board follows
+    // the game for WXF, whose text depends on the position.
     Board *b = malloc(sizeof *b);
     int fullmove = 1;
-    bool black_first = false;
+    bool black_first = false, have_board = false;
     if (b && board_set_fen(b, rec->start_fen, NULL, 0) == FEN_OK) {
         fullmove = b->fullmove;
         black_first = b->side == BLACK;
+        have_board = true;
     }
-    free(b);
     int col = 0;
     for (int i = 0; i < rec->ply_count; i++) {
         bool red_moves = (i % 2 == 0) != black_first;
@@ -107,8 +236,18 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
             col += fprintf(out, "%d. ", fullmove);
         else if (i == 0)
             col += fprintf(out, "%d... ", fullmove);
-        char mv[MOVE_TEXT_MAX];
-        move_text(rec->moves[i].move, 0, mv);
+        char mv[PGN_TOKEN_MAX];
+        Move m = rec->moves[i].move;
+        // WXF needs the position: without it (no memory, or a record whose FEN or moves are
+        // wrong) the move is written in coordinates, which every reader takes.
+        bool wxf = tags->notation == PGN_NOTATION_WXF;
+        have_board = have_board && wxf && b->hist_len < BOARD_HISTORY_MAX && movegen_is_legal(b, m);
+        if (wxf && !have_board)
+            move_text(m, 0, mv);
+        else
+            notation_text(b, m, tags, mv);
+        if (have_board)
+            board_make_move(b, m);
         col += fprintf(out, "%s", mv);
         put_comment(out, &rec->moves[i], i < rec->book_plies);
         // A comment's width is estimated, not measured: lines stay near PGN's 80 columns.
@@ -122,6 +261,7 @@ int pgn_write(FILE *out, const GameRecord *rec, const PgnTags *tags)
             fputc(' ', out);
         }
     }
+    free(b);
     fprintf(out, "%s\n\n", pgn_result(rec->outcome));
     return ferror(out) ? -1 : 0;
 }
@@ -182,7 +322,11 @@ static void apply_tag(GameRecord *rec, const char *name, const char *value, Outc
         copy_cut(rec->start_fen, sizeof rec->start_fen, value);
     else if (!strcmp(name, "Result"))
         *result = pgn_outcome(value);
-    else if (!strcmp(name, "Termination")) {
+    else if (!strcmp(name, "TerminationDetails") ||
+             (!strcmp(name, "Termination") && rec->term == TERM_NONE)) {
+        // Our name in TerminationDetails, or in Termination as we wrote it before; a standard
+        // value in Termination ("normal", "adjudication") is no name of ours and changes nothing
+        // ("time forfeit" is both, and the same termination).
         for (int t = 0; t < TERM_NB; t++) {
             const char *tn = game_termination_name((Termination)t);
             // A name must be followed by the end or ':' (our "name: detail"), so that one name that
@@ -298,7 +442,11 @@ static void comment_end(PgnGame *g)
     }
 }
 
-/// A move in coordinates, made on the game's board.
+static bool decode_notation(const Board *b, const char *tok, Move *out);
+static bool wxf_shaped(const char *s);
+
+/// A move in coordinates (or, as pgn_write may write them, ICCS or WXF), made on the game's
+/// board.
 static void move_token(PgnGame *g, const char *tok)
 {
     GameRecord *rec = g->rec;
@@ -306,6 +454,8 @@ static void move_token(PgnGame *g, const char *tok)
         return;
     Move m;
     MoveTextStatus st = move_parse_legal(g->b, tok, 0, &m);
+    if (st != MOVE_TEXT_OK && decode_notation(g->b, tok, &m))
+        st = MOVE_TEXT_OK;
     if (st != MOVE_TEXT_OK || rec->ply_count >= GAME_MAX_PLIES ||
         g->b->hist_len >= BOARD_HISTORY_MAX) {
         game_fault(g, "move %d '%s': %s", rec->ply_count + 1, tok,
@@ -326,7 +476,8 @@ static void token(PgnGame *g, const char *tok)
         g->done = true;
         return;
     }
-    if (!isdigit((unsigned char)tok[0])) {
+    // A WXF move may begin with a digit (3+.4): a move, not a move number.
+    if (!isdigit((unsigned char)tok[0]) || wxf_shaped(tok)) {
         move_token(g, tok);
         return;
     }
@@ -489,6 +640,15 @@ static bool blank(const char *s)
     return *s == '\0';
 }
 
+/// Whether a token has the shape of a WXF move: piece (a letter, a file digit, + or -), its
+/// file (a digit, + or -), the direction (+ - . or =) and a digit 1-9. No coordinate, ICCS or
+/// SAN move has a direction sign third.
+static bool wxf_shaped(const char *s)
+{
+    return strlen(s) == 4 && strchr("KAEBHNRCPkaebhnrcp+-123456789", s[0]) &&
+           strchr("+-123456789", s[1]) && strchr("+-.=", s[2]) && s[3] >= '1' && s[3] <= '9';
+}
+
 static void text_tag(TextReader *t, const char *name, const char *value)
 {
     PgnText *g = t->g;
@@ -502,10 +662,14 @@ static void text_tag(TextReader *t, const char *name, const char *value)
         copy_cut(g->variant, sizeof g->variant, value);
     else if (!strcmp(name, "Rules"))
         copy_cut(g->rules, sizeof g->rules, value);
+    else if (!strcmp(name, "Format"))
+        copy_cut(g->format, sizeof g->format, value);
     else if (!strcmp(name, "Result"))
         copy_cut(g->result_tag, sizeof g->result_tag, value);
     else if (!strcmp(name, "Termination"))
         copy_cut(g->termination, sizeof g->termination, value);
+    else if (!strcmp(name, "TerminationDetails"))
+        copy_cut(g->termination_details, sizeof g->termination_details, value);
     if (!strcmp(name, "Variant") && strcasecmp(value, "xiangqi") != 0)
         text_fault(t, "variant '%s' is not xiangqi", value);
 }
@@ -557,6 +721,12 @@ static void text_token(TextReader *t, const char *tok, size_t len)
     if (is_result(s)) {
         t->g->outcome = pgn_outcome(s);
         t->done = true;
+        return;
+    }
+    // A WXF move can begin with a digit (3+.4, a soldier of two tandem files; 33.4): it is a
+    // move, not a move number.
+    if (wxf_shaped(s)) {
+        text_move(t, s);
         return;
     }
     const char *p = s;
@@ -696,7 +866,7 @@ typedef enum { DECODE_OK, DECODE_SYNTAX, DECODE_ILLEGAL, DECODE_AMBIGUOUS } Deco
 static const char *decode_strerror(Decode d)
 {
     switch (d) {
-    case DECODE_SYNTAX: return "not a move (coordinates like h2e2, or SAN like Che3)";
+    case DECODE_SYNTAX: return "not a move (coordinates like h2e2, SAN like Che3, WXF like C2.5)";
     case DECODE_ILLEGAL: return "illegal in this position";
     case DECODE_AMBIGUOUS: return "ambiguous: more than one legal move fits";
     default: return "no error";
@@ -754,6 +924,50 @@ static void move_core(const char *tok, char out[PGN_TOKEN_MAX])
         out[i] = (char)tolower((unsigned char)out[i]);
 }
 
+/// Whether one text names m in WXF: as pgn_move_wxf writes it, else (when canonical is false)
+/// with the piece named by letter and file also for pieces in tandem (A6+5, which some
+/// writers keep for advisors and elephants) or by letter and place for tandem soldiers of two
+/// files (P+.4 for 3+.4).
+static bool wxf_names(const Board *b, Move m, const char *text, bool canonical)
+{
+    char w[PGN_TOKEN_MAX];
+    wxf_text(b, m, false, w);
+    if (canonical)
+        return !strcmp(w, text);
+    if (isdigit((unsigned char)w[0]) && (w[1] == '+' || w[1] == '-')) {
+        w[0] = 'P';
+        if (!strcmp(w, text))
+            return true;
+    }
+    wxf_text(b, m, true, w);
+    return !strcmp(w, text);
+}
+
+/// A WXF move (wxf_shaped): the legal move whose WXF text it is; failing that, the only one it
+/// names in a looser spelling. Piece letters in either case, B and N for E and H, = for '.'.
+static Decode decode_wxf(const Board *b, const char *tok, Move *out)
+{
+    char s[PGN_TOKEN_MAX];
+    copy_cut(s, sizeof s, tok);
+    s[0] = (char)toupper((unsigned char)s[0]);
+    s[0] = s[0] == 'B' ? 'E' : s[0] == 'N' ? 'H' : s[0];
+    s[2] = s[2] == '=' ? '.' : s[2];
+    MoveList list;
+    movegen_legal(b, &list);
+    for (int pass = 0; pass < 2; pass++) {
+        int found = 0;
+        for (int k = 0; k < list.count; k++) {
+            if (wxf_names(b, list.moves[k], s, pass == 0)) {
+                *out = list.moves[k];
+                found++;
+            }
+        }
+        if (found)
+            return found == 1 ? DECODE_OK : DECODE_AMBIGUOUS;
+    }
+    return DECODE_ILLEGAL;
+}
+
 /// One move as text: [piece letter][from file][from rank][x or -]<to point>. Without a piece
 /// letter a whole from-point makes a coordinate move (any piece), anything less a soldier's
 /// SAN move. The move must be the only legal one that fits.
@@ -761,6 +975,8 @@ static Decode decode_move(const Board *b, const char *tok, int base, Move *out)
 {
     char s[PGN_TOKEN_MAX];
     move_core(tok, s);
+    if (wxf_shaped(s))
+        return decode_wxf(b, s, out);
     size_t i = 0, end = strlen(s);
     PieceType type = letter_type(s[0]);
     i += type != NO_PIECE_TYPE;
@@ -806,6 +1022,16 @@ static Decode decode_move(const Board *b, const char *tok, int base, Move *out)
     return found == 1 ? DECODE_OK : found ? DECODE_AMBIGUOUS : DECODE_ILLEGAL;
 }
 
+/// An ICCS (H2-E2) or WXF (C2.5) move, the notations pgn_write writes besides coordinates;
+/// false for any other text (SAN, coordinates in other ranks) and for a move not legal in b.
+static bool decode_notation(const Board *b, const char *tok, Move *out)
+{
+    size_t n = strlen(tok);
+    bool iccs = n == 5 && tok[0] >= 'A' && tok[0] <= 'I' && isdigit((unsigned char)tok[1]) &&
+                tok[2] == '-' && tok[3] >= 'A' && tok[3] <= 'I' && isdigit((unsigned char)tok[4]);
+    return (iccs || wxf_shaped(tok)) && decode_move(b, tok, 0, out) == DECODE_OK;
+}
+
 /// Which ranks the moves name outright: 1 if one names rank 10, else 0 if one names rank 0,
 /// else -1.
 /// A file letter then "10" exists only in ranks 1-10, then "0" only in ranks 0-9.
@@ -815,6 +1041,8 @@ static int ranks_named(const PgnText *g)
     for (int k = 0; k < g->ply_count; k++) {
         char s[PGN_TOKEN_MAX];
         move_core(g->moves[k], s);
+        if (wxf_shaped(s))
+            continue; // WXF names no rank
         for (const char *p = s; *p; p++) {
             if (*p < 'a' || *p > 'i' || !isdigit((unsigned char)p[1]))
                 continue;
@@ -826,8 +1054,9 @@ static int ranks_named(const PgnText *g)
     return zero ? 0 : -1;
 }
 
-/// Makes the game's moves from its start position read in ranks base (0 or 1).
-static void replay_with(const PgnText *g, int base, Board *b, PgnReplay *r)
+/// Makes the game's moves from its start position read in ranks base (0 or 1), keeping the
+/// first max in moves (when not NULL).
+static void replay_with(const PgnText *g, int base, Board *b, PgnReplay *r, Move *moves, int max)
 {
     board_set_fen(b, g->fen[0] ? g->fen : BOARD_START_FEN, NULL, 0); // checked by the caller
     r->plies = 0;
@@ -841,11 +1070,19 @@ static void replay_with(const PgnText *g, int base, Board *b, PgnReplay *r)
                      base ? "1-10" : "0-9", decode_strerror(d));
             return;
         }
+        if (moves && r->plies < max)
+            moves[r->plies] = m;
         board_make_move(b, m);
     }
 }
 
 bool pgn_text_replay(const PgnText *g, int rank_base, Board *b, PgnReplay *r)
+{
+    return pgn_text_replay_moves(g, rank_base, b, r, NULL, 0);
+}
+
+bool pgn_text_replay_moves(const PgnText *g, int rank_base, Board *b, PgnReplay *r, Move *moves,
+                           int max)
 {
     char why[160];
     if (board_set_fen(b, g->fen[0] ? g->fen : BOARD_START_FEN, why, sizeof why) != FEN_OK) {
@@ -854,17 +1091,19 @@ bool pgn_text_replay(const PgnText *g, int rank_base, Board *b, PgnReplay *r)
         snprintf(r->why, sizeof r->why, "bad FEN: %s", why);
         return false;
     }
-    int base = rank_base >= 0 ? rank_base : ranks_named(g);
-    replay_with(g, base > 0, b, r);
+    // ICCS is in ranks 0-9 by definition (WXF names none): no guessing for XQBase's games.
+    bool xqbase = !strcasecmp(g->format, "ICCS") || !strcasecmp(g->format, "WXF");
+    int base = rank_base >= 0 ? rank_base : xqbase ? 0 : ranks_named(g);
+    replay_with(g, base > 0, b, r, moves, max);
     if (base >= 0 || !r->why[0])
         return true;
     // Nothing names the ranks and ranks 0-9 fail: ranks 1-10 if they go further.
     PgnReplay one;
-    replay_with(g, 1, b, &one);
+    replay_with(g, 1, b, &one, moves, max);
     if (!one.why[0] || one.plies > r->plies)
         *r = one;
     else
-        replay_with(g, 0, b, r);
+        replay_with(g, 0, b, r, moves, max);
     return true;
 }
 
@@ -937,6 +1176,12 @@ static void classify_end(PgnEnd *e, const char *text)
 PgnEnd pgn_text_end(const PgnText *g)
 {
     PgnEnd e;
+    // Ours since the standard's value went to Termination: the specific reason, beside it.
+    if (g->termination_details[0]) {
+        classify_end(&e, g->termination_details);
+        copy_cut(e.text, sizeof e.text, g->termination_details);
+        return e;
+    }
     // "normal" (the PGN standard's value for a game ended by the rules) says nothing of which rule:
     // the comment after the last move is read then, as for a game without the tag.
     if (g->termination[0] && strcasecmp(g->termination, "normal") != 0) {

@@ -9,12 +9,37 @@
 
 #include "game.h"
 
+/// How moves are written: coordinates (h2e2, ranks 0-9 or, with rank_base 1, 1-10), ICCS
+/// (H2-E2, XQBase's [Format "ICCS"]) or WXF (C2.5, H2+3, XQBase's [Format "WXF"]).
+typedef enum {
+    PGN_NOTATION_COORDINATE,
+    PGN_NOTATION_ICCS,
+    PGN_NOTATION_WXF,
+    PGN_NOTATION_NB
+} PgnNotation;
+
+/// The name of a notation ("coordinate", "iccs", "wxf").
+const char *pgn_notation_name(PgnNotation n);
+/// The notation a name gives; false for an unknown name.
+bool pgn_notation_parse(const char *name, PgnNotation *out);
+
 typedef struct {
     const char *event, *site;
     int round;
     const char *time_control; // e.g. "10+0.1"
     const char *rules;        // rule set name
+    PgnNotation notation;     // 0: coordinates, as before
+    int rank_base;            // coordinates only: 0 (h2e2) or 1 (h3e3, ranks 1-10)
 } PgnTags;
+
+/// The PGN standard's Termination value for t ("normal", "adjudication", "time forfeit",
+/// "rules infraction", "abandoned", "unterminated"); our own name (game_termination_name)
+/// goes to the TerminationDetails tag beside it.
+const char *pgn_termination_standard(Termination t);
+
+/// Writes legal move m of b in WXF (C2.5, H2+3, R+.3 for the front one of two chariots on a
+/// file, ++.4 and 3+.4 for tandem soldiers): files 1-9 from the mover's right.
+void pgn_move_wxf(const Board *b, Move m, char out[16]);
 
 const char *pgn_result(Outcome o);
 /// The outcome a result text names ("1-0", "0-1", "1/2-1/2"); OUTCOME_NONE for anything else.
@@ -39,8 +64,10 @@ typedef struct {
     char white[PLAYER_NAME_MAX], black[PLAYER_NAME_MAX]; // White is Red
     char fen[BOARD_FEN_INPUT_MAX];                       // "" : the start position
     char variant[32], rules[32];                         // "" when the tag is absent
-    char result_tag[16];                                 // the Result tag, "" if absent
-    char termination[PGN_TEXT_MAX];                      // the Termination tag, "" if absent
+    char format[16];                        // XQBase's Format tag ("ICCS", "WXF"), "" when absent
+    char result_tag[16];                    // the Result tag, "" if absent
+    char termination[PGN_TEXT_MAX];         // the Termination tag, "" if absent
+    char termination_details[PGN_TEXT_MAX]; // TerminationDetails (ours: the specific reason)
     char end_comment[PGN_TEXT_MAX]; // the comments after the last move (cutechess and fastchess
                                     // end them with how the game ended: "White mates")
     Outcome outcome;                // the movetext's result (* is OUTCOME_NONE)
@@ -67,15 +94,21 @@ typedef struct {
 } PgnReplay;
 
 /// Sets b to the game's start position (its FEN, or the start) and makes its moves. A move is
-/// a coordinate move (h2e2; also H2-E2, h2-e2, h2xe2, Ch2e2) or SAN as cutechess writes it
-/// (Che3, Nc3, e5, Rxa10+), with check and annotation marks ignored. rank_base 0 or 1 fixes
+/// a coordinate move (h2e2; also H2-E2, h2-e2, h2xe2, Ch2e2), SAN as cutechess writes it
+/// (Che3, Nc3, e5, Rxa10+) or WXF (C2.5, H2+3, R+.3, C2=5), with check and annotation marks
+/// ignored. rank_base 0 or 1 fixes
 /// the ranks (0-9 ours and Pikafish's, 1-10 Fairy-Stockfish's and cutechess's); with
 /// PGN_RANKS_AUTO the game's moves decide as a whole: ranks 1-10 if a move names rank 10,
 /// else ranks 0-9 if one names rank 0, else ranks 0-9 unless some move is illegal that way
 /// and every move is legal read in ranks 1-10 (when neither reading is legal throughout, the
-/// one that goes further, ranks 0-9 on a tie, names the refused move). Returns false if the
-/// start position is refused (why), true otherwise, with b after r->plies moves.
+/// one that goes further, ranks 0-9 on a tie, names the refused move); a game with
+/// [Format "ICCS"] or [Format "WXF"] is read in ranks 0-9, as those notations are. Returns false if
+/// the start position is refused (why), true otherwise, with b after r->plies moves.
 bool pgn_text_replay(const PgnText *g, int rank_base, Board *b, PgnReplay *r);
+
+/// pgn_text_replay that also keeps the first max moves made in moves[].
+bool pgn_text_replay_moves(const PgnText *g, int rank_base, Board *b, PgnReplay *r, Move *moves,
+                           int max);
 
 typedef enum {
     PGN_END_UNKNOWN,    // no Termination, "normal", or a text we do not know
@@ -94,7 +127,9 @@ typedef struct {
                              // end of the last comment
 } PgnEnd;
 
-/// How a game says it ended: its Termination tag (ours: game_termination_name, then ": detail";
+/// How a game says it ended: its TerminationDetails tag when there is one (ours since the
+/// Termination tag holds the PGN standard's value: game_termination_name, then ": detail"),
+/// else its Termination tag (ours before: game_termination_name, then ": detail";
 /// cutechess and fastchess: adjudication, time forfeit, illegal move, abandoned, stalled
 /// connection, unterminated, normal) or, when there is none or it says "normal", the
 /// description cutechess and fastchess add to the last move's comment ("White mates", "Draw by

@@ -565,6 +565,12 @@ static IdentityStatus add_games(Identity *id, const JobConfig *job)
                       1);
         st = identity_addf(id, "openings", "default %016llx", (unsigned long long)h);
     }
+    // How the file is read: nothing at the defaults (EPD, every move), so that the identity of
+    // a job written before these keys stays what it was.
+    if (!st && (job->openings_format != OPENINGS_FORMAT_EPD || job->openings_plies != 0))
+        st = identity_addf(id, "openings.read", "format=%s plies=%d",
+                           openings_format_name((OpeningsFormat)job->openings_format),
+                           job->openings_plies);
     if (!st && job->openings_random)
         // start as the job file writes it (1-based).
         st = identity_addf(id, "openings.order", "random seed=%llu start=%d",

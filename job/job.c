@@ -224,6 +224,20 @@ static bool set_openings_start(JobCtx *c, const char *key, const char *v)
            (c->job->openings_start = (int)n - 1, true);
 }
 
+/// [openings] format = epd | pgn (OpeningsFormat's order).
+static bool set_openings_format(JobCtx *c, const char *key, const char *v)
+{
+    static const char *const formats[] = {"epd", "pgn"};
+    return ctx_set_enum(c, "openings", key, v, formats, 2, &c->job->openings_format);
+}
+
+/// [output] pgn_notation = coordinate | iccs | wxf (PgnNotation's order).
+static bool set_pgn_notation(JobCtx *c, const char *key, const char *v)
+{
+    static const char *const names[] = {"coordinate", "iccs", "wxf"};
+    return ctx_set_enum(c, "output", key, v, names, 3, &c->job->output.pgn_notation);
+}
+
 static bool set_openings_seed(JobCtx *c, const char *key, const char *v)
 {
     long n;
@@ -437,6 +451,8 @@ static const struct {
     {SEC_OPENINGS, "order", set_openings_order},
     {SEC_OPENINGS, "start", set_openings_start},
     {SEC_OPENINGS, "seed", set_openings_seed},
+    {SEC_OPENINGS, "format", set_openings_format},
+    {SEC_OUTPUT, "pgn_notation", set_pgn_notation},
     {SEC_SPRT, "model", set_model},
     {SEC_REPORT, "urls", set_urls},
     {SEC_REPORT, "method", set_method},

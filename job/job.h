@@ -88,7 +88,9 @@ typedef struct {
     // Openings
     char openings_file[JOB_TEXT_MAX]; // a path or builtin:NAME; empty: builtin:balanced
     bool openings_random;
-    int openings_start; // 0-based (the file says 1-based, as play's start=)
+    int openings_start;  // 0-based (the file says 1-based, as play's start=)
+    int openings_format; // an OpeningsFormat: EPD/FEN lines (0, the default) or PGN games
+    int openings_plies;  // at most this many moves of each opening; 0: all of them
     uint64_t seed;
     // Limits
     int rounds; // rounds; with repeat each round is a game pair
@@ -119,6 +121,8 @@ typedef struct {
         // The external engines' protocol lines, per rank and engine (games/englog.h), in dir
         bool engine_log;
         uint64_t engine_log_size; // bytes a log file holds before it rotates
+        int pgn_notation;         // a PgnNotation: coordinate (0, the default), iccs, wxf
+        int pgn_ranks;            // coordinates in the PGN: ranks 0-9 (0) or 1-10 (1)
     } output;
     struct {
         char urls[JOB_URLS_MAX][JOB_TEXT_MAX];

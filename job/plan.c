@@ -29,7 +29,9 @@ bool plan_build(const JobConfig *job, FILE *warn, GamePlan *p, char *why, size_t
 {
     memset(p, 0, sizeof *p);
     OpeningsStatus os = job->openings_file[0]
-                            ? openings_load(&p->openings, job->openings_file, warn, why, why_len)
+                            ? openings_load_as(&p->openings, job->openings_file,
+                                               (OpeningsFormat)job->openings_format,
+                                               job->openings_plies, warn, why, why_len)
                             : openings_load_default(&p->openings);
     // openings_load wrote why; the built-in openings have only a status to say.
     if (os != OPENINGS_OK) {

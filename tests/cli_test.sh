@@ -523,6 +523,42 @@ jd=$(mktemp -d)
     -maxplies 120 -pgnout file="$jd/games.pgn" >/dev/null 2>&1
 check "judge agrees with every game play wrote" 0 "^games 4, agree 4, disagree 0, illegal 0$" \
     "$xq" judge "$jd/games.pgn"
+check "PGN Termination: the standard's value" 0 '^\[Termination "(normal|adjudication)"\]$' cat "$jd/games.pgn"
+check "PGN TerminationDetails: ours" 0 '^\[TerminationDetails "[a-z]' cat "$jd/games.pgn"
+# -pgnout notation: every notation judge reads back, the same games (asian rules, depth 2,
+# real games: soldiers and horses in tandem come up).
+for nt in "notation=wxf" "notation=iccs" "ranks=1"; do
+    "$xq" play -engine builtin name=a -engine builtin name=b -each depth=2 -rounds 2 -repeat -rules asian \
+        -maxplies 120 -pgnout file="$jd/$nt.pgn" $nt >/dev/null 2>&1
+    check "judge agrees with every game play wrote in $nt" 0 "^games 4, agree 4, disagree 0, illegal 0$" \
+        "$xq" judge "$jd/$nt.pgn"
+done
+check "PGN notation=wxf: WXF moves" 0 '^1\. C2\.5 \{book\} H8\+7 \{book\}' cat "$jd/notation=wxf.pgn"
+check "PGN notation=wxf: its Format tag" 0 '^\[Format "WXF"\]$' cat "$jd/notation=wxf.pgn"
+check "PGN notation=iccs: ICCS moves" 0 '^1\. H2-E2 \{book\} H9-G7 \{book\}' cat "$jd/notation=iccs.pgn"
+check "PGN ranks=1: ranks 1-10" 0 '^1\. h3e3 \{book\} h10g8 \{book\}' cat "$jd/ranks=1.pgn"
+check "play -pgnout notation=san refused" 2 "notation=san: expected coordinate, iccs or wxf" \
+    "$xq" play -engine name=a -engine name=b -pgnout file="$jd/x.pgn" notation=san
+check "play -pgnout without a file refused" 2 "-pgnout: give file=F" \
+    "$xq" play -engine name=a -engine name=b -pgnout notation=wxf
+check "play -pgnout ranks=1 is for coordinates" 2 "ranks=1 is for notation=coordinate" \
+    "$xq" play -engine name=a -engine name=b -pgnout file="$jd/x.pgn" notation=wxf ranks=1
+# -openings format=pgn: the first plies of each game of a PGN (XQBase's WXF and ICCS, cutechess's).
+check "judge XQBase WXF PGN" 0 "^games 2, agree 2, disagree 0, illegal 0$" "$xq" judge --rules asian "$pgns/xqbase-wxf.pgn"
+check "judge [Format \"ICCS\"]: ranks 0-9, never guessed" 1 "'H3-E3' \(ranks 0-9\): illegal" \
+    bash -c "printf '[Format \"ICCS\"]\n\n1. H3-E3 *\n' | '$xq' judge -"
+check "judge XQBase ICCS PGN" 0 "^games 2, agree 2, disagree 0, illegal 0$" "$xq" judge --rules asian "$pgns/xqbase-iccs.pgn"
+"$xq" play -engine name=a depth=1 -engine name=b depth=1 -openings file="$pgns/xqbase-wxf.pgn" format=pgn \
+    plies=8 -rounds 1 -maxplies 10 -pgnout file="$jd/book.pgn" >/dev/null 2>&1
+check "play -openings format=pgn plies=8: the game's first 8 plies as the book" 0 \
+    '^4\. b2b7 \{book\} b9c7 \{book\}' cat "$jd/book.pgn"
+check "play -openings format=pgn: cutechess's games" 0 "2 games, 3 openings" \
+    "$xq" play -engine name=a depth=1 -engine name=b depth=1 -openings file="$pgns/cutechess.pgn" \
+    format=pgn plies=2 -rounds 2 -maxplies 4
+check "play -openings format=foo refused" 2 "format=foo: expected epd or pgn" \
+    "$xq" play -engine name=a -engine name=b -each depth=1 -openings file="$pgns/ours.pgn" format=foo
+check "play -openings: a PGN read as EPD names format=pgn" 2 "a PGN file read as EPD \(give format=pgn\)" \
+    "$xq" play -engine name=a -engine name=b -each depth=1 -openings file="$pgns/ours.pgn"
 rm -rf "$jd"
 
 echo "$passes passed, $fails failed"

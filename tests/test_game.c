@@ -20,6 +20,7 @@
 #include "movegen.h"
 #include "openings.h"
 #include "pgn.h"
+#include "rng.h"
 
 /// Time controls parse as testers write them; malformed ones are refused.
 static void test_parse_tc(void **state)
@@ -271,7 +272,7 @@ static void test_builtin_game_and_pgn(void **state)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    PgnTags tags = {"test", "here", 3, "depth=2", "asian"};
+    PgnTags tags = {"test", "here", 3, "depth=2", "asian", PGN_NOTATION_COORDINATE, 0};
     assert_int_equal(pgn_write(f, rec, &tags), 0);
     fclose(f);
     assert_non_null(strstr(text, "[Event \"test\"]"));
@@ -702,7 +703,7 @@ static void test_pgn_text_reads_ours(void **state)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    PgnTags tags = {"t", "s", 1, "10+0.1", "asian"};
+    PgnTags tags = {"t", "s", 1, "10+0.1", "asian", PGN_NOTATION_COORDINATE, 0};
     assert_int_equal(pgn_write(f, rec, &tags), 0);
     fclose(f);
     f = fmemopen(text, len, "r");
@@ -848,6 +849,267 @@ static void test_game_ends_by_mate(void **state)
     player_free(p[1]);
 }
 
+/// The WXF text of a move given in coordinates, in position fen.
+static const char *wxf_of(const char *fen, const char *coord)
+{
+    static char out[PGN_TOKEN_MAX];
+    Board *b = malloc(sizeof *b);
+    assert_int_equal(board_set_fen(b, fen, NULL, 0), FEN_OK);
+    Move m = mv(coord);
+    assert_true(movegen_is_legal(b, m));
+    pgn_move_wxf(b, m, out);
+    free(b);
+    return out;
+}
+
+// Positions with pieces in tandem: chariots and cannons two on a file, soldiers two on file c
+// and three on file e (Red); advisors and elephants two on a file; chariots, cannons and
+// soldiers in tandem for Black; five soldiers on one file.
+static const char *const TANDEM_FENS[] = {
+    "3k5/9/9/2P1P4/2P1P4/4P4/9/R1C6/R1C6/4K4 w - - 0 1",
+    "3k5/9/9/9/9/2B6/9/3A5/9/2BAK4 w - - 0 1",
+    "4k4/r1c6/r1c6/9/4p4/2p1p4/2p1p4/9/9/3K5 b - - 0 1",
+    "4k4/9/4P4/4P4/4P4/4P4/4P4/9/9/3K5 w - - 0 1",
+};
+
+/// WXF as the World Xiangqi Federation writes it: files from the mover's right, + - . for
+/// forward, backward and along the rank, the file reached by the diagonal movers, + and - for
+/// the front and rear of two pieces on a file, a file digit for the letter when soldiers stand
+/// in tandem on two files, ++ and -- at the ends of four or five.
+static void test_pgn_wxf_texts(void **state)
+{
+    (void)state;
+    const char *start = BOARD_START_FEN;
+    assert_string_equal(wxf_of(start, "h2e2"), "C2.5");
+    assert_string_equal(wxf_of(start, "b0c2"), "H8+7");
+    assert_string_equal(wxf_of(start, "h0g2"), "H2+3");
+    assert_string_equal(wxf_of(start, "a0a1"), "R9+1");
+    assert_string_equal(wxf_of(start, "d0e1"), "A6+5");
+    assert_string_equal(wxf_of(start, "c0e2"), "E7+5");
+    assert_string_equal(wxf_of(start, "e3e4"), "P5+1");
+    assert_string_equal(wxf_of(start, "h2h9"), "C2+7");
+    const char *black = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1";
+    assert_string_equal(wxf_of(black, "b9c7"), "H2+3");
+    assert_string_equal(wxf_of(black, "h7e7"), "C8.5");
+    assert_string_equal(wxf_of(black, "a9a8"), "R1+1");
+    const char *t = TANDEM_FENS[0];
+    assert_string_equal(wxf_of(t, "a2b2"), "R+.8");
+    assert_string_equal(wxf_of(t, "a1a0"), "R--1");
+    assert_string_equal(wxf_of(t, "c2c3"), "C++1");
+    assert_string_equal(wxf_of(t, "c1b1"), "C-.8");
+    assert_string_equal(wxf_of(t, "e6d6"), "5+.6");
+    assert_string_equal(wxf_of(t, "e5d5"), "55.6");
+    assert_string_equal(wxf_of(t, "c6b6"), "7+.8");
+    assert_string_equal(wxf_of(t, "c5b5"), "7-.8");
+    assert_string_equal(wxf_of(t, "e6e7"), "5++1");
+    const char *tb = TANDEM_FENS[2];
+    assert_string_equal(wxf_of(tb, "a7b7"), "R+.2");
+    assert_string_equal(wxf_of(tb, "c3d3"), "3+.4");
+    assert_string_equal(wxf_of(tb, "e4f4"), "55.6");
+    // Two advisors (and elephants) on a file keep their file: the direction tells them apart.
+    const char *adv = "3k5/9/9/9/9/2B6/9/3A5/9/2BAK4 w - - 0 1";
+    assert_string_equal(wxf_of(adv, "d2e1"), "A6-5");
+    assert_string_equal(wxf_of(adv, "d0e1"), "A6+5");
+    assert_string_equal(wxf_of(adv, "c0e2"), "E7+5");
+    assert_string_equal(wxf_of(adv, "c4e2"), "E7-5");
+    assert_string_equal(wxf_of(adv, "c4a2"), "E7-9");
+    const char *five = TANDEM_FENS[3];
+    assert_string_equal(wxf_of(five, "e7d7"), "++.6");
+    assert_string_equal(wxf_of(five, "e6d6"), "P+.6");
+    assert_string_equal(wxf_of(five, "e5d5"), "P5.6");
+    const char *four = "4k4/9/4P4/4P4/4P4/4P4/9/9/9/3K5 w - - 0 1";
+    assert_string_equal(wxf_of(four, "e7d7"), "++.6");
+    assert_string_equal(wxf_of(four, "e6d6"), "P+.6");
+    assert_string_equal(wxf_of(four, "e5d5"), "P-.6");
+}
+
+/// Random games from the start and from positions with pieces in tandem: every legal move has
+/// its own WXF text, and each game written in every notation (coordinates in ranks 0-9 and
+/// 1-10, ICCS, WXF) by pgn_write reads back through the referee's reader (pgn_read_text,
+/// pgn_text_replay) as the same moves, and all but ranks 1-10 through the strict reader
+/// (pgn_read), with its ending: Termination the PGN standard's value, TerminationDetails ours.
+static void test_pgn_notations_round_trip(void **state)
+{
+    (void)state;
+    Board *b = malloc(sizeof *b), *c = malloc(sizeof *c);
+    GameRecord *rec = calloc(1, sizeof *rec), *back = calloc(1, sizeof *back);
+    PgnText *g = malloc(sizeof *g);
+    Rng rng;
+    rng_seed(&rng, 34);
+    const char *fens[] = {BOARD_START_FEN, TANDEM_FENS[0], TANDEM_FENS[1], TANDEM_FENS[2],
+                          TANDEM_FENS[3]};
+    for (int game = 0; game < 25; game++) {
+        const char *fen = fens[game % 5];
+        assert_int_equal(board_set_fen(b, fen, NULL, 0), FEN_OK);
+        memset(rec, 0, offsetof(GameRecord, moves));
+        snprintf(rec->start_fen, sizeof rec->start_fen, "%s", fen);
+        snprintf(rec->names[0], PLAYER_NAME_MAX, "r");
+        snprintf(rec->names[1], PLAYER_NAME_MAX, "b");
+        for (int ply = 0; ply < 160; ply++) {
+            MoveList list;
+            movegen_legal(b, &list);
+            if (list.count == 0)
+                break;
+            char texts[MAX_MOVES][PGN_TOKEN_MAX];
+            for (int k = 0; k < list.count; k++) {
+                pgn_move_wxf(b, list.moves[k], texts[k]);
+                for (int j = 0; j < k; j++)
+                    if (!strcmp(texts[j], texts[k]))
+                        fail_msg("%s: two moves written %s", fen, texts[k]);
+            }
+            Move m = list.moves[rng_below(&rng, (uint32_t)list.count)];
+            rec->moves[rec->ply_count++] = (GameMove){m, 0, false, false, 0, 0};
+            board_make_move(b, m);
+        }
+        rec->outcome = OUTCOME_BLACK_WINS;
+        rec->term = TERM_PERPETUAL_CHASE;
+        snprintf(rec->detail, sizeof rec->detail, "by Red");
+        for (int n = 0; n < 4; n++) {
+            PgnTags tags = {
+                "t",
+                "s",
+                1,
+                "-",
+                "asian",
+                n == 3 ? PGN_NOTATION_WXF : n == 2 ? PGN_NOTATION_ICCS : PGN_NOTATION_COORDINATE,
+                n == 1};
+            char *text = NULL;
+            size_t len = 0;
+            FILE *f = open_memstream(&text, &len);
+            assert_int_equal(pgn_write(f, rec, &tags), 0);
+            fclose(f);
+            assert_non_null(strstr(text, "[Termination \"normal\"]"));
+            assert_non_null(strstr(text, "[TerminationDetails \"perpetual chase: by Red\"]"));
+            if (n >= 2)
+                assert_non_null(strstr(text, n == 3 ? "[Format \"WXF\"]" : "[Format \"ICCS\"]"));
+            f = fmemopen(text, len, "r");
+            int lineno = 0;
+            char why[256] = "";
+            assert_int_equal(pgn_read_text(f, g, &lineno, why, sizeof why), 1);
+            PgnReplay r;
+            assert_true(pgn_text_replay(g, PGN_RANKS_AUTO, c, &r));
+            if (r.why[0] || r.plies != rec->ply_count)
+                fail_msg("game %d notation %d: %s", game, n, r.why);
+            for (int i = 0; i < rec->ply_count; i++)
+                assert_int_equal(c->hist[i].move, rec->moves[i].move);
+            PgnEnd e = pgn_text_end(g);
+            assert_int_equal(e.kind, PGN_END_RULE);
+            assert_int_equal(e.rule, END_PERPETUAL_CHASE);
+            fclose(f);
+            // The strict reader (texel, nnue extract) takes all but ranks 1-10 back too.
+            if (n != 1) {
+                f = fmemopen(text, len, "r");
+                lineno = 0;
+                if (pgn_read(f, back, &lineno, why, sizeof why) != 1)
+                    fail_msg("game %d notation %d: %s", game, n, why);
+                assert_int_equal(back->ply_count, rec->ply_count);
+                for (int i = 0; i < rec->ply_count; i++)
+                    assert_int_equal(back->moves[i].move, rec->moves[i].move);
+                assert_int_equal(back->term, TERM_PERPETUAL_CHASE);
+                assert_string_equal(back->detail, "by Red");
+                fclose(f);
+            }
+            free(text);
+        }
+    }
+    free(g);
+    free(back);
+    free(rec);
+    free(c);
+    free(b);
+}
+
+/// The strict reader (texel, nnue extract) takes the ending in both forms: our name in
+/// Termination (PGNs written before) and the standard's value with TerminationDetails.
+static void test_pgn_termination_forms(void **state)
+{
+    (void)state;
+    static const char *const text[] = {
+        "[Result \"0-1\"]\n[Termination \"perpetual chase: by Red\"]\n\n1. h2e2 h9g7 0-1\n\n",
+        "[Result \"0-1\"]\n[Termination \"normal\"]\n[TerminationDetails \"perpetual chase: by "
+        "Red\"]\n\n1. h2e2 h9g7 0-1\n\n",
+        "[Result \"1-0\"]\n[Termination \"adjudication\"]\n[TerminationDetails \"resign "
+        "adjudication\"]\n\n1. h2e2 h9g7 1-0\n\n",
+        "[Result \"1-0\"]\n[Termination \"time forfeit\"]\n[TerminationDetails \"time forfeit: "
+        "late\"]\n\n1. h2e2 h9g7 1-0\n\n",
+    };
+    static const Termination want[] = {TERM_PERPETUAL_CHASE, TERM_PERPETUAL_CHASE, TERM_RESIGN_ADJ,
+                                       TERM_TIME_FORFEIT};
+    static const char *const detail[] = {"by Red", "by Red", "", "late"};
+    GameRecord *rec = calloc(1, sizeof *rec);
+    for (int i = 0; i < 4; i++) {
+        FILE *f = fmemopen((void *)text[i], strlen(text[i]), "r");
+        int lineno = 0;
+        char why[256] = "";
+        assert_int_equal(pgn_read(f, rec, &lineno, why, sizeof why), 1);
+        assert_int_equal(rec->term, want[i]);
+        assert_string_equal(rec->detail, detail[i]);
+        fclose(f);
+    }
+    free(rec);
+    assert_string_equal(pgn_termination_standard(TERM_REPETITION), "normal");
+    assert_string_equal(pgn_termination_standard(TERM_DRAW_ADJ), "adjudication");
+    assert_string_equal(pgn_termination_standard(TERM_ILLEGAL_MOVE), "rules infraction");
+    assert_string_equal(pgn_termination_standard(TERM_CRASH), "abandoned");
+}
+
+/// A PGN opening book: the first plies of each game of ours, cutechess's (SAN, ranks 1-10),
+/// XQBase's ICCS and WXF, from the game's FEN; a game whose opening holds an illegal move is
+/// named by line and skipped; moves after the opening's plies may be wrong.
+static void test_openings_pgn(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/xq-openings-pgn-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text =
+        "[Event \"ours\"]\n[FEN \"rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - "
+        "- 0 1\"]\n\n"
+        "1. h2e2 {book} h9g7 {book} 2. h0g2 {+0.1/2 0.1s} i9h9 1/2-1/2\n\n"
+        "[Event \"cutechess\"]\n[Variant \"xiangqi\"]\n\n1. Che3 Hg8 2. Hg3 zz 1/2-1/2\n\n"
+        "[Event \"iccs\"]\n[Format \"ICCS\"]\n\n1. H2-E2 H9-G7 2. H0-G2 1-0\n\n"
+        "[Event \"wxf\"]\n[Format \"WXF\"]\n\n1. C2.5 H8+7 2. H2+3 R9.8 1-0\n\n"
+        "[Event \"bad\"]\n\n1. h2e2 h2e3 1-0\n\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char log_path[] = "/tmp/xq-openings-pgnlog-XXXXXX";
+    int lfd = mkstemp(log_path);
+    assert_true(lfd >= 0);
+    FILE *log = fdopen(lfd, "w+");
+    Openings o;
+    char why[256];
+    assert_int_equal(openings_load_as(&o, path, OPENINGS_FORMAT_PGN, 3, log, why, sizeof why),
+                     OPENINGS_OK);
+    assert_int_equal(o.count, 4);
+    const char *line3[] = {"h2e2", "h9g7", "h0g2"};
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(o.items[i].fen, BOARD_START_FEN);
+        assert_int_equal(o.items[i].move_count, 3);
+        for (int k = 0; k < 3; k++)
+            assert_int_equal(o.items[i].moves[k], mv(line3[k]));
+    }
+    rewind(log);
+    char buf[1024] = "";
+    size_t n = fread(buf, 1, sizeof buf - 1, log);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, ": line 23: move 2 'h2e3'"));
+    fclose(log);
+    unlink(log_path);
+    openings_free(&o);
+    // Read as EPD, a PGN is refused at its first tag, not line by line.
+    assert_int_equal(openings_load(&o, path, NULL, why, sizeof why), OPENINGS_ERR_PGN);
+    assert_non_null(strstr(why, "format=pgn"));
+    // plies cuts the moves of an EPD line too.
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_int_equal(write(fd, "startpos moves h2e2 h9g7 h0g2\n", 30), 30);
+    close(fd);
+    assert_int_equal(openings_load_as(&o, path, OPENINGS_FORMAT_EPD, 2, NULL, why, sizeof why),
+                     OPENINGS_OK);
+    assert_int_equal(o.items[0].move_count, 2);
+    openings_free(&o);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -867,6 +1129,10 @@ int main(void)
         cmocka_unit_test(test_pgn_text_tolerant),
         cmocka_unit_test(test_pgn_text_end_names),
         cmocka_unit_test(test_pgn_text_reads_ours),
+        cmocka_unit_test(test_pgn_wxf_texts),
+        cmocka_unit_test(test_pgn_notations_round_trip),
+        cmocka_unit_test(test_pgn_termination_forms),
+        cmocka_unit_test(test_openings_pgn),
         cmocka_unit_test(test_openings_long_fields),
         cmocka_unit_test(test_match_with_failing_engines),
         cmocka_unit_test(test_match_restart_retried),

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "identity.h"
+#include "openings.h"
 
 static const uint64_t BENCH = 755015;
 
@@ -167,6 +168,8 @@ static void change_unrelated(JobConfig *j)
     j->report.interval_s = 5;
     j->players[0].tc.margin_ms = 5000; // a tolerance for slow hardware, not the experiment
     snprintf(j->anchor, sizeof j->anchor, "%s", j->players[1].cfg.name); // how ratings read
+    j->output.pgn_notation = 2; // WXF in the PGN: how games are written, not which are played
+    j->output.pgn_ranks = 1;
 }
 
 /// Option order, an option set twice (its last value counts), concurrency, rounds, the job
@@ -332,6 +335,22 @@ static void change_scale(JobConfig *j)
 }
 
 static void change_nps_floor(JobConfig *j) { j->scale.nps_floor = 400000; }
+
+static void change_openings_read(JobConfig *j)
+{
+    j->openings_format = OPENINGS_FORMAT_PGN;
+    j->openings_plies = 8;
+}
+
+/// How the openings file is read ([openings] format, plies) is part of the experiment; at
+/// the defaults it adds nothing, so identities from before the keys stay the same.
+static void test_openings_read(void **state)
+{
+    Fixture *f = *state;
+    char why[512];
+    assert_int_equal(diff_after(f, change_openings_read, why, sizeof why), 1);
+    assert_string_equal(why, "openings.read added (format=pgn plies=8)");
+}
 
 /// [time] scale = bench and its reference are part of the experiment (each rank's clock
 /// follows them); nps_floor, which only admits ranks, is not.
@@ -515,6 +534,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_engine_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_control, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_scale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_openings_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_game_settings, setup, teardown),
         cmocka_unit_test(test_text_roundtrip),
         cmocka_unit_test(test_order_counts),

@@ -20,6 +20,7 @@
 #include "engine_spec.h"
 #include "job.h"
 #include "job_kinds.h"
+#include "match.h"
 #include "nnue.h"
 
 // A valid SPRT job; its lines are numbered 1..7, so appended text starts at line 8.
@@ -1033,6 +1034,31 @@ static void test_time_scale_keys(void **state)
 /// scale = bench without reference_nps, an unknown scale, a reference of 0, a negative
 /// floor, a non-number, and scale = bench in a job without games are refused, each naming
 /// its key.
+/// [openings] format and [output] pgn_notation take their names only (an unknown value is
+/// refused, naming it and the choices); [openings] plies is 0..64.
+static void test_openings_pgn_keys(void **state)
+{
+    Fixture *f = *state;
+    expect_override_error(state, "openings.format=foo", JOB_ERR_VALUE,
+                          "override 'openings.format=foo': [openings] format: 'foo': expected one "
+                          "of epd, pgn");
+    expect_override_error(state, "output.pgn_notation=san", JOB_ERR_VALUE,
+                          "override 'output.pgn_notation=san': [output] pgn_notation: 'san': "
+                          "expected one of coordinate, iccs, wxf");
+    expect_override_error(state, "openings.plies=65", JOB_ERR_VALUE,
+                          "override 'openings.plies=65': [openings] plies: 65 is out of range "
+                          "0..64");
+    const char *ovr[] = {"openings.format=pgn", "openings.plies=6", "output.pgn_notation=wxf"};
+    assert_int_equal(load(f, "", ovr, 3), JOB_OK);
+    assert_int_equal(f->job->openings_format, OPENINGS_FORMAT_PGN);
+    assert_int_equal(f->job->openings_plies, 6);
+    assert_int_equal(f->job->output.pgn_notation, PGN_NOTATION_WXF);
+    assert_int_equal(load(f, "", NULL, 0), JOB_OK);
+    assert_int_equal(f->job->openings_format, OPENINGS_FORMAT_EPD);
+    assert_int_equal(f->job->openings_plies, 0);
+    assert_int_equal(f->job->output.pgn_notation, PGN_NOTATION_COORDINATE);
+}
+
 static void test_time_scale_errors(void **state)
 {
     Fixture *f = *state;
@@ -1714,6 +1740,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_openings_builtin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_scale_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_scale_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_openings_pgn_keys, setup, teardown),
         cmocka_unit_test(test_time_scale_math),
         cmocka_unit_test_setup_teardown(test_run_control_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datagen_section, setup, teardown),
