@@ -62,6 +62,14 @@ for name in ("result.json", "report.json"):
     assert v["elo0"] == 0 and v["elo1"] == 10 and v["max_games"] == 80, v
     assert v["time_control"] == "300 nodes" and "elo" in v and "error" in v, v
 assert sub["new"] == "tuned" and sub["base"] == "start", sub
+# Both engines are the tuning's without its weight option (option.horse_mg = 200): the files
+# hold every weight, the start file SPSA's starts (the param lines' 250 and 500).
+eng = {e["name"]: e for e in json.load(open(out + "/verify/report.json"))["job"]["engines"]}
+assert eng["tuned"]["options"] == {"UseNNUE": "false"} == eng["start"]["options"], eng
+start = dict(l.split() for l in open(out + "/verify/start-weights.txt") if l[0] != "#" and l.strip())
+tuned = dict(l.split() for l in open(out + "/spsa-weights.txt") if l[0] != "#" and l.strip())
+assert start["horse_mg"] == "250" and start["chariot_mg"] == "500", start
+assert {k for k in start if start[k] != tuned[k]} <= {"horse_mg", "chariot_mg"}, (start, tuned)
 PY
 grep -q "Verify (tuned vs start)</h2>" "$out/report.html" || fail "the page has no verdict"
 echo "killed after $before SPRT games; $line"
