@@ -4,7 +4,8 @@
 // signal handlers and picks each rank's role: rank 0 coordinates (coordinator/coord_job),
 // the others work (worker/worker). With one rank (no mpirun) rank 0 also runs a worker
 // thread, so the same job runs on a laptop. Texel and train jobs are collective
-// (coordinator/texel_fit.c, coordinator/nnue_fit.c).
+// (coordinator/texel_fit.c, coordinator/nnue_fit.c). A tuning job with [verify] then runs a
+// second job on the same ranks, the SPRT of its tuned weights (run_verify).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -28,11 +29,13 @@
 #include "identity.h"
 #include "job_check.h"
 #include "job_kinds.h"
+#include "job_verify.h"
 #include "journal.h"
 #include "link.h"
 #include "nnue_fit.h"
 #include "run_common.h"
 #include "texel_fit.h"
+#include "verify.h"
 #include "work_book.h"
 #include "work_datagen.h"
 #include "work_games.h"
@@ -169,6 +172,7 @@ typedef struct {
     size_t identity_len;
     FilesLock lock; // rank 0: the output directory's lock, held for the whole run
     bool verbose;   // --verbose: the coordinator's diagnostics line on the console
+    bool resumed;   // rank 0: the run went on from its journal or checkpoint
 } Run;
 
 /// Game threads per worker rank: the job's concurrency, or (0) the node's cores shared among
@@ -202,7 +206,8 @@ static int run_prepare(Run *run, bool warn, char *why, size_t why_len)
     if (!(run->plan = run->kind->worker->plan_new(job, warn ? stderr : NULL, why, why_len)))
         return 2;
     run->units_total = job_units_total(job);
-    if (!run_bench(&run->bench_signature, &run->bench_nps)) {
+    // [verify]'s SPRT after an SPSA job: the bench of the tuning stands.
+    if (!run->bench_signature && !run_bench(&run->bench_signature, &run->bench_nps)) {
         snprintf(why, why_len, "cannot run the bench");
         return 1;
     }
@@ -336,6 +341,7 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
         snprintf(why, why_len, "--resume: no journal at %.900s", run->journal);
         return 2;
     }
+    run->resumed = resume;
     // Collective runs (Texel, train) check their checkpoint's fingerprint themselves.
     if (exists && resume && !run->kind->collective)
         return run_same_experiment(run, why, why_len);
@@ -410,6 +416,101 @@ static int run_coordinator(Run *run)
     return rc;
 }
 
+/// Every rank: the [verify] weights files read the same as on rank 0 (a node that does not
+/// share output.dir's file system would play other weights).
+static int verify_same_files(Run *v, Link *link, char *why, size_t why_len)
+{
+    uint64_t h = 0;
+    bool ok = verify_weights_hash(&v->job, &h, why, why_len);
+    // link_sum as a broadcast: rank 0's hash in 16-bit pieces (exact as doubles), 0 elsewhere.
+    double piece[4];
+    for (int i = 0; i < 4; i++)
+        piece[i] = link_rank(link) == 0 ? (double)((h >> (16 * i)) & 0xffff) : 0;
+    if (!link_sum(link, piece, 4)) {
+        snprintf(why, why_len, "[verify]: MPI: cannot share rank 0's weights hash");
+        return 1;
+    }
+    uint64_t h0 = 0;
+    for (int i = 0; i < 4; i++)
+        h0 |= (uint64_t)piece[i] << (16 * i);
+    if (ok && h != h0)
+        snprintf(why, why_len,
+                 "[verify]: the weights files %.300s and %.300s differ from rank 0's: output.dir "
+                 "must be on a file system every rank sees",
+                 v->job.players[0].cfg.weights_file, v->job.players[1].cfg.weights_file);
+    return ok && h == h0 ? 0 : 1;
+}
+
+/// [verify]: once the tuning is complete on every rank, the SPRT of the tuned weights against
+/// the start weights, as a sprt job in output.dir/verify on the same ranks (job_verify.h). Its
+/// own journal resumes it: a run killed during the SPRT, resumed, replays the finished tuning
+/// (the same weights, bit for bit; the SPRT's identity would refuse others) and goes on with
+/// the SPRT. Every call on the link below is made by every rank, in the same order.
+static int run_verify(Run *run, Link *link, int rc)
+{
+    int rank = link_rank(link);
+    if (!link_all_ok(link, rc == 0))
+        return rc ? rc : 1; // the tuning did not finish: nothing to verify
+    char why[1024] = "";
+    Run *v = calloc(1, sizeof *v);
+    int vrc = 0;
+    if (!v) {
+        snprintf(why, sizeof why, "out of memory");
+        vrc = 1;
+    } else {
+        v->lock.fd = -1;
+        v->verbose = run->verbose;
+        v->kind = &RUN_KINDS[JOB_SPRT];
+        v->bench_signature = run->bench_signature;
+        v->bench_nps = run->bench_nps;
+        if (!job_verify_make(&run->job, &v->job, why, sizeof why))
+            vrc = 2;
+        snprintf(v->dir, sizeof v->dir, "%s", v->job.output.dir);
+        snprintf(v->journal, sizeof v->journal, "%s/%s", v->dir, v->job.output.journal);
+    }
+    // Rank 0 writes the start weights before any rank reads them.
+    if (vrc == 0 && rank == 0 && !verify_write_start(&run->job, why, sizeof why))
+        vrc = 1;
+    bool all = link_all_ok(link, vrc == 0);
+    if (all) {
+        vrc = verify_same_files(v, link, why, sizeof why);
+        if (vrc == 0)
+            vrc = run_prepare(v, rank == 0, why, sizeof why);
+        if (vrc == 0 && rank == 0)
+            vrc = run_identity(v, why, sizeof why);
+        // The SPRT goes on from its journal exactly when the tuning did.
+        bool resume = run->resumed && access(v->journal, F_OK) == 0;
+        if (vrc == 0 && rank == 0)
+            vrc = run_outputs(v, resume, false, why, sizeof why);
+    }
+    if (vrc != 0 && rank == 0)
+        fprintf(stderr, "xqforge run: %s\n", why);
+    else if (vrc != 0)
+        fprintf(stderr, "xqforge run (rank %d on %s): %s\n", rank, link_host(link), why);
+    if (all && link_all_ok(link, vrc == 0)) {
+        if (rank == 0)
+            printf("\nVerify: an SPRT of the tuned weights (%s) against the start weights (%s)\n",
+                   v->job.players[0].cfg.weights_file,
+                   v->job.players[1].cfg.weights_file[0] ? v->job.players[1].cfg.weights_file
+                                                         : "the defaults");
+        channel_from_link(&v->ch, link);
+        v->threads = run->threads;
+        vrc = rank == 0 ? run_coordinator(v) : run_worker(v);
+        if (rank == 0)
+            vrc = verify_record(&run->job, &v->job, vrc);
+    } else if (vrc == 0) {
+        vrc = 2; // another rank failed and said why
+    }
+    if (v) {
+        free(v->identity);
+        files_unlock(&v->lock);
+        if (v->plan)
+            v->kind->worker->plan_free(v->plan);
+        free(v);
+    }
+    return vrc;
+}
+
 int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
 {
     Run *run = calloc(1, sizeof *run);
@@ -462,6 +563,8 @@ int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
                                        &interrupted); // rank 0's counts
         else
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
+        if (run->job.verify.enabled)
+            rc = run_verify(run, link, rc);
     }
     free(run->identity);
     files_unlock(&run->lock); // released last: the outputs are whole before another run may start

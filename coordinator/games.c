@@ -324,7 +324,10 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
     if (!write_pgn(g, unit, p, why, len))
         return false;
     // The summary block now and then (every SUMMARY_EVERY games), as fastchess does; not for
-    // the last pair (the end prints it) nor when the SPRT has just decided.
+    // the last pair (the end prints it) nor when the SPRT has just decided. SPSA has none: plus
+    // and minus change every pair, so their Elo says nothing (the progress line counts steps).
+    if (g->spsa)
+        return true;
     SprtResult s;
     bool last = (uint64_t)g->all.games >= g->plan->pairs_total * (uint64_t)g->per_pair ||
                 (games_sprt(g, &s) && s.decision != SPRT_CONTINUE);
@@ -528,7 +531,9 @@ int games_coord_finish(GamesCoord *g, const CoordState *st)
     }
     games_progress(g, &end, true);
     printf("\n");
-    if (g->all.games > 0) {
+    if (g->spsa)
+        games_spsa_games_line(g);
+    else if (g->all.games > 0) {
         games_print_summary(g);
         if (g->plan->players > 2)
             games_print_ratings(g);

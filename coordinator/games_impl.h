@@ -68,3 +68,5 @@ void games_print_summary(const GamesCoord *g);
 void games_print_ratings(const GamesCoord *g);
 bool games_write_result(const GamesCoord *g, const CoordState *st);
 void games_spsa_finish(GamesCoord *g);
+/// SPSA's end of games: the count, draws and terminations, without plus's Elo.
+void games_spsa_games_line(const GamesCoord *g);

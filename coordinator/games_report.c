@@ -72,7 +72,11 @@ void games_progress(GamesCoord *g, const CoordState *st, bool force)
     char extra[300] = "";
     // One Elo (and one LLR) only for a single pairing: a round robin has no single difference to
     // show on one line; its figures are in the summary and the report.
-    if (g->plan->pairing_count == 1) {
+    if (g->spsa) {
+        // SPSA: the steps applied; plus and minus differ every pair, so no Elo between them.
+        snprintf(extra, sizeof extra, ", iteration %lld of %lld",
+                 (long long)spsa_tuner_iterations(g->spsa), (long long)g->spsa_cfg.iterations);
+    } else if (g->plan->pairing_count == 1) {
         MatchResults r = summary_results(&g->tot[0], g->plan->repeat);
         EloEstimate e = {0};
         stats_elo(&r, &e);
@@ -275,6 +279,21 @@ void games_print_ratings(const GamesCoord *g)
         else
             printf("%-40s %7s %7d %7s\n", label, "-", 0, "-");
     }
+}
+
+void games_spsa_games_line(const GamesCoord *g)
+{
+    const MatchTotals *t = &g->all;
+    printf("Games: %d (%d draw%s), %.1f games/min; terminations:", t->games, t->draws,
+           t->draws == 1 ? "" : "s", session_rate(g));
+    const char *sep = " ";
+    // From 1: TERM_NONE is not a way a game ended.
+    for (int i = 1; i < TERM_NB; i++)
+        if (t->terms[i]) {
+            printf("%s%s %d", sep, game_termination_name((Termination)i), t->terms[i]);
+            sep = ", ";
+        }
+    printf("%s\n", t->games ? "" : " none");
 }
 
 void games_spsa_finish(GamesCoord *g)
@@ -773,6 +792,65 @@ static json_t *workers_json(const GamesCoord *g, const CoordState *st)
     return workers;
 }
 
+/// The iteration whose c_k and a_k the report shows: the next step's (iterations applied),
+/// the last one's once every iteration is applied, where c_k = c_end and R_k = r_end.
+static int64_t spsa_shown_k(const GamesCoord *g)
+{
+    int64_t k = spsa_tuner_iterations(g->spsa), last = g->spsa_cfg.iterations - 1;
+    return k < last ? k : last;
+}
+
+/// Each parameter as STATS.md defines it: start, value (theta now), range, c_k, a_k and
+/// R_k at spsa_shown_k, and the c_end and r_end they end at.
+static json_t *spsa_json(const GamesCoord *g)
+{
+    const SpsaConfig *cfg = &g->spsa_cfg;
+    const double *theta = spsa_tuner_theta(g->spsa);
+    int64_t k = spsa_shown_k(g);
+    json_t *params = json_array();
+    for (int i = 0; i < cfg->count; i++) {
+        const SpsaParam *p = &cfg->params[i];
+        json_array_append_new(
+            params, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "name", p->name,
+                              "start", p->start, "value", theta[i], "min", p->min, "max", p->max,
+                              "c", spsa_c_k(cfg, i, k), "a", spsa_a_k(cfg, i, k), "r",
+                              spsa_r_k(cfg, i, k), "c_end", p->c_end, "r_end", p->r_end));
+    }
+    return json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:o}", "iterations",
+                     (json_int_t)spsa_tuner_iterations(g->spsa), "iterations_total",
+                     (json_int_t)cfg->iterations, "k", (json_int_t)k, "A",
+                     cfg->a_ratio * (double)cfg->iterations, "alpha", cfg->alpha, "gamma",
+                     cfg->gamma, "params", params);
+}
+
+static json_t *spsa_columns(void)
+{
+    return json_pack("[s, s, s, s, s, s, s]", "parameter", "start", "current", "min", "max", "c",
+                     "a");
+}
+
+/// The page's parameter table: the figures of spsa_json, as text.
+static json_t *spsa_rows(const GamesCoord *g)
+{
+    const SpsaConfig *cfg = &g->spsa_cfg;
+    const double *theta = spsa_tuner_theta(g->spsa);
+    int64_t k = spsa_shown_k(g);
+    json_t *rows = json_array();
+    for (int i = 0; i < cfg->count; i++) {
+        const SpsaParam *p = &cfg->params[i];
+        char v[6][32];
+        snprintf(v[0], sizeof v[0], "%.2f", p->start);
+        snprintf(v[1], sizeof v[1], "%.2f", theta[i]);
+        snprintf(v[2], sizeof v[2], "%g", p->min);
+        snprintf(v[3], sizeof v[3], "%g", p->max);
+        snprintf(v[4], sizeof v[4], "%.3g", spsa_c_k(cfg, i, k));
+        snprintf(v[5], sizeof v[5], "%.4g", spsa_a_k(cfg, i, k));
+        json_array_append_new(
+            rows, json_pack("[s, s, s, s, s, s, s]", p->name, v[0], v[1], v[2], v[3], v[4], v[5]));
+    }
+    return rows;
+}
+
 /// The SPSA state and one plot per parameter (the first PLOTS of them), read back from the
 /// trajectory CSV, which holds the history this process would otherwise have to keep.
 static void report_spsa(GamesCoord *g, Report *r)
@@ -802,17 +880,8 @@ static void report_spsa(GamesCoord *g, Report *r)
     }
     if (f)
         fclose(f);
-    const double *theta = spsa_tuner_theta(g->spsa);
-    json_t *params = json_array();
-    for (int i = 0; i < cfg->count; i++)
-        json_array_append_new(params, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f}", "name",
-                                                cfg->params[i].name, "start", cfg->params[i].start,
-                                                "value", theta[i], "min", cfg->params[i].min, "max",
-                                                cfg->params[i].max, "c_end", cfg->params[i].c_end));
-    report_set(r, "spsa",
-               json_pack("{s:I, s:I, s:o}", "iterations",
-                         (json_int_t)spsa_tuner_iterations(g->spsa), "iterations_total",
-                         (json_int_t)cfg->iterations, "params", params));
+    report_set(r, "spsa", spsa_json(g));
+    report_table(r, "spsa", "SPSA parameters", spsa_columns(), spsa_rows(g));
     for (int i = 0; pts && i < n; i++) {
         char id[80];
         snprintf(id, sizeof id, "spsa.%s", cfg->params[i].name);

@@ -191,6 +191,29 @@ ReportStatus report_fact(Report *r, const char *group, const char *label, const 
 
 void report_facts_clear(Report *r) { r->fact_count = 0; }
 
+ReportStatus report_table(Report *r, const char *id, const char *title, json_t *columns,
+                          json_t *rows)
+{
+    if (!r || !id || !title || !json_is_array(columns) || !json_is_array(rows)) {
+        json_decref(columns);
+        json_decref(rows);
+        return REPORT_ERR_ARG;
+    }
+    // s:o takes the references, also when the pack fails.
+    json_t *t = json_pack("{s:s, s:o, s:o}", "title", title, "columns", columns, "rows", rows);
+    json_t *tables = json_object_get(r->fields, "tables");
+    if (t && !json_is_object(tables)) {
+        tables = json_object();
+        if (!tables || json_object_set_new(r->fields, "tables", tables))
+            tables = NULL;
+    }
+    if (!t || !tables) {
+        json_decref(t);
+        return REPORT_ERR_NOMEM;
+    }
+    return json_object_set_new(tables, id, t) ? REPORT_ERR_NOMEM : REPORT_OK;
+}
+
 /// The plot with this id, or NULL; a NULL id finds none.
 static Plot *find_plot(const Report *r, const char *id)
 {
@@ -669,6 +692,7 @@ static const char CSS[] =
     ".plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:12px}"
     "figure{margin:8px 0;break-inside:avoid;page-break-inside:avoid}"
     "svg.plot{width:100%;height:auto;display:block;border:1px solid #eee}"
+    ".grid th{width:auto}.grid td{font-variant-numeric:tabular-nums}"
     "footer{margin-top:16px;color:#666;font-size:.85em}"
     "@media (max-width:480px){.plots{grid-template-columns:1fr}body{padding:6px}}"
     "@media print{body{max-width:none;padding:0}.plots{grid-template-columns:1fr 1fr}"
@@ -700,6 +724,53 @@ static void html_facts(const Report *r, SvgBuf *o)
         svg_buf_printf(o, "</table></div>");
     }
     svg_buf_printf(o, "</section>");
+}
+
+/// A cell of a table: a string as it is, a number as the shortest text that reads it back
+/// closely, anything else empty.
+static void html_cell(const json_t *v, SvgBuf *o)
+{
+    if (json_is_string(v))
+        svg_buf_escaped(o, json_string_value(v));
+    else if (json_is_number(v))
+        svg_buf_printf(o, "%.6g", json_number_value(v));
+}
+
+/// The tables of the record's "tables" field (report_table), each under its title.
+static void html_tables(const Report *r, SvgBuf *o)
+{
+    const char *id;
+    json_t *t;
+    json_object_foreach(json_object_get(r->fields, "tables"), id, t)
+    {
+        const json_t *title = json_object_get(t, "title"), *cols = json_object_get(t, "columns"),
+                     *rows = json_object_get(t, "rows"), *row, *v;
+        size_t i, k;
+        svg_buf_printf(o, "\n<section id=\"table-");
+        svg_buf_escaped(o, id);
+        svg_buf_printf(o, "\"><h2>");
+        svg_buf_escaped(o, json_is_string(title) ? json_string_value(title) : id);
+        svg_buf_printf(o, "</h2><table class=\"grid\"><tr>");
+        json_array_foreach(cols, i, v)
+        {
+            svg_buf_printf(o, "<th>");
+            html_cell(v, o);
+            svg_buf_printf(o, "</th>");
+        }
+        svg_buf_printf(o, "</tr>");
+        json_array_foreach(rows, i, row)
+        {
+            svg_buf_printf(o, "<tr>");
+            json_array_foreach(row, k, v)
+            {
+                svg_buf_printf(o, "<td>");
+                html_cell(v, o);
+                svg_buf_printf(o, "</td>");
+            }
+            svg_buf_printf(o, "</tr>");
+        }
+        svg_buf_printf(o, "</table></section>");
+    }
 }
 
 /// One plot as an inline SVG figure, id "plot-ID" so that a link can point at it. The
@@ -747,6 +818,7 @@ ReportStatus report_html(const Report *r, SvgBuf *o)
     svg_buf_printf(o, ", report %llu, %s</p></header>\n", (unsigned long long)r->version,
                    r->generated_at);
     html_facts(r, o);
+    html_tables(r, o);
     svg_buf_printf(o, "\n<section class=\"plots\">");
     for (int i = 0; i < r->plot_count; i++)
         html_plot(r->plots[i], o);

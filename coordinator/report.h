@@ -71,6 +71,13 @@ ReportStatus report_set(Report *r, const char *key, json_t *value);
 /// The record field set under key (borrowed), or NULL.
 json_t *report_get(const Report *r, const char *key);
 
+/// A table of the page (after the facts, in the order of first setting): columns is an array
+/// of header strings, rows an array of arrays of cell strings. Kept in the record as the
+/// field "tables" (an object by id: title, columns, rows); the same id replaces the table.
+/// Takes the references to columns and rows (also on failure).
+ReportStatus report_table(Report *r, const char *id, const char *title, json_t *columns,
+                          json_t *rows);
+
 /// A line of the page's summary: label and text under a group heading; a fact with the
 /// same group and label is replaced in place. report_facts_clear drops every fact.
 ReportStatus report_fact(Report *r, const char *group, const char *label, const char *fmt, ...)

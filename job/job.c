@@ -23,8 +23,8 @@
 
 // In Section's order; job_keys.def's section column is these names.
 static const char *const SECTION_NAMES[SEC_NB] = {
-    "job",    "engine", "each", "time", "openings", "adjudication", "sprt",
-    "output", "report", "book", "spsa", "texel",    "datagen",      "train"};
+    "job",    "engine", "each", "time",  "openings", "adjudication", "sprt",  "output",
+    "report", "book",   "spsa", "texel", "datagen",  "train",        "verify"};
 // In the enums' order (JobSprtModel, JobReportMethod): a name's index is its value.
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
@@ -471,6 +471,8 @@ static bool key_plain(JobCtx *c, Section id, const char *key, const char *v)
         if (SPECIAL_KEYS[i].sec == id && !strcmp(SPECIAL_KEYS[i].key, key))
             return SPECIAL_KEYS[i].set(c, key, v);
     const JobKeyDef *k = ctx_key_find(SECTION_NAMES[id], key);
+    if (id == SEC_VERIFY)
+        c->job->verify.enabled = true; // a verify.* override asks for it as the section does
     // rounds has a default in its row, but a game job must write it (validate_games): that it
     // was written is remembered here.
     if (k && id == SEC_JOB && !strcmp(key, "rounds"))
@@ -529,6 +531,8 @@ static bool on_section(void *user, int line, const char *raw)
     } else if (id != SEC_ENGINE && !c->section_lines[id]) {
         c->section_lines[id] = line;
     }
+    if (id == SEC_VERIFY)
+        c->job->verify.enabled = true; // an empty [verify] takes every default
     return id != SEC_ENGINE || engine_add(c, name);
 }
 
@@ -641,6 +645,38 @@ static bool validate_scale(JobCtx *c)
     return true;
 }
 
+/// [verify] follows a tuning (spsa, texel): bounds as [sprt]'s, and a clock or nodes that the
+/// engines' parser takes.
+static bool validate_verify(JobCtx *c)
+{
+    const JobConfig *j = c->job;
+    c->at = (Origin){c->section_lines[SEC_VERIFY], NULL};
+    if (!j->verify.enabled)
+        return true;
+    if (j->kind != JOB_SPSA && j->kind != JOB_TEXEL)
+        return ctx_fail(c, JOB_ERR_VALUE, "verify", NULL,
+                        "verifies a tuning: only spsa and texel jobs have it (a %s job: remove "
+                        "the section)",
+                        job_kind_name(j->kind));
+    if (!(j->verify.elo0 < j->verify.elo1))
+        return ctx_fail(c, JOB_ERR_VALUE, "verify", "elo1", "elo0 (%g) must be below elo1 (%g)",
+                        j->verify.elo0, j->verify.elo1);
+    if (!(j->verify.alpha + j->verify.beta < 1))
+        return ctx_fail(c, JOB_ERR_VALUE, "verify", "beta", "alpha + beta must be below 1");
+    if (j->verify.nodes > 0)
+        return true;
+    if (!j->verify.tc[0])
+        return ctx_fail(c, JOB_ERR_MISSING, "verify", "tc",
+                        "empty: give a time control (10+0.1) or nodes = N");
+    PlayerConfig *pc = calloc(1, sizeof *pc); // large: not on the stack
+    TimeControl tc = {0};
+    char why[256] = "out of memory";
+    bool ok =
+        pc && engine_spec_set(pc, &tc, "tc", j->verify.tc, NULL, why, sizeof why) == ENGINE_SPEC_OK;
+    free(pc);
+    return ok || ctx_fail(c, JOB_ERR_VALUE, "verify", "tc", "%s", why);
+}
+
 static bool validate(JobCtx *c)
 {
     JobConfig *j = c->job;
@@ -650,7 +686,7 @@ static bool validate(JobCtx *c)
                         "missing (sprt, match, spsa, texel, book, datagen or train)");
     // The kind's own rules first (job_kinds.c), then what holds for every kind.
     bool ok = job_kind_def(j->kind)->validate(c);
-    if (!ok || !validate_scale(c))
+    if (!ok || !validate_scale(c) || !validate_verify(c))
         return false;
     // The kind's check may have pointed at a line: what follows is about the job as a whole.
     c->at = (Origin){0, NULL};

@@ -185,6 +185,17 @@ typedef struct {
         char weights[JOB_TEXT_MAX]; // output file names in the output dir
         char loss[JOB_TEXT_MAX];
     } texel;
+    // [verify] (spsa and texel jobs, optional): once the tuning is complete, an SPRT of the
+    // tuned weights against the start weights on the same ranks, a sprt job of its own in
+    // output.dir/verify (job_verify_make builds it).
+    struct {
+        bool enabled;          // the section was written (or a verify.* override given)
+        char tc[JOB_TEXT_MAX]; // the clock, as [time] tc; not used with nodes
+        int64_t nodes;         // a node limit a move instead of the clock (0: the clock)
+        double elo0, elo1, alpha, beta;
+        int max_games;           // the game limit (game pairs: max_games / 2, rounded up)
+        char book[JOB_TEXT_MAX]; // openings (empty: spsa the job's [openings], texel builtin)
+    } verify;
     // NNUE training positions (kind = datagen): the [datagen] section. One builtin engine
     // plays itself; its limit per move is the engine's depth or nodes ([time], [each]).
     struct {

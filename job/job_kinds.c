@@ -11,6 +11,7 @@
 #include "engine_spec.h"
 #include "files.h"
 #include "job_ctx.h"
+#include "job_verify.h"
 #include "params.h"
 
 // ---- Validation ---------------------------------------------------------------------------
@@ -240,11 +241,20 @@ static void outputs_games(const JobConfig *j, JobOutput *out, int *n, char *scra
     out_journal(j, out, n);
 }
 
+/// [verify]'s SPRT keeps its files in a directory of its own (job_verify.h): --fresh moves
+/// it aside with the tuning's files.
+static void out_verify(const JobConfig *j, JobOutput *out, int *n)
+{
+    if (j->verify.enabled)
+        out_add(out, n, NULL, NULL, JOB_VERIFY_DIR, "the [verify] SPRT's directory");
+}
+
 static void outputs_spsa(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
     outputs_games(j, out, n, scratch, len);
     out_add(out, n, "spsa", "weights", j->spsa.weights, NULL);
     out_add(out, n, "spsa", "trajectory", j->spsa.trajectory, NULL);
+    out_verify(j, out, n);
 }
 
 static void outputs_texel(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
@@ -255,6 +265,7 @@ static void outputs_texel(const JobConfig *j, JobOutput *out, int *n, char *scra
     out_add(out, n, "texel", "loss", j->texel.loss, NULL);
     out_add(out, n, NULL, NULL, scratch, "the weights' difference file");
     out_add(out, n, NULL, NULL, "texel.ckpt", "the Texel checkpoint");
+    out_verify(j, out, n);
 }
 
 static void outputs_book(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)

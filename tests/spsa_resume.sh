@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# SPSA resumes exactly: an SPSA job on 3 MPI ranks is killed part-way (SIGKILL to worker rank
+# SPSA resumes with theta exact: an SPSA job on 3 MPI ranks is killed part-way (SIGKILL to worker rank
 # 1), run again, and must (1) apply every game pair's result exactly once (iterations applied
 # = rounds), (2) rebuild theta bit for bit: every trajectory row written before the kill is
 # written again, identical, by the replay; (3) write a tuned weights file that the engine
@@ -54,5 +54,21 @@ loaded=$(printf 'setoption name UseNNUE value false\nsetoption name WeightsFile 
     "$out/spsa-weights.txt" | "$xq" uci 2>&1)
 grep -q "^bestmove" <<<"$loaded" || fail "engine did not play with the tuned file: $loaded"
 grep -q "WeightsFile:" <<<"$loaded" && fail "engine refused the tuned file: $loaded"
+# The console has no plus-vs-minus Elo block (plus and minus change every pair), only the
+# progress line's step count; report.json and the page carry the parameter table (c and a at
+# the last iteration: c_end, and r_end c_end^2).
+grep -q "Results of plus vs minus" "$work/2.log" && fail "the console prints plus vs minus's Elo"
+grep -q "80/80 games.*iteration 40 of 40" "$work/2.log" || fail "no progress line with the step count"
+python3 - "$out/report.json" <<'PY' || fail "report.json's SPSA parameter table is wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = {x["name"]: x for x in r["spsa"]["params"]}["chariot_mg"]
+assert p["start"] == 500 and p["min"] == 300 and p["max"] == 1200, p
+assert abs(p["c"] - 20) < 1e-9 and abs(p["a"] - 0.01 * 20 * 20) < 1e-9, p
+t = r["tables"]["spsa"]
+assert t["columns"] == ["parameter", "start", "current", "min", "max", "c", "a"], t
+assert [row[0] for row in t["rows"]] == ["horse_mg", "cannon_mg", "chariot_mg"], t
+PY
+grep -q '<section id="table-spsa">' "$out/report.html" || fail "the page has no SPSA table"
 echo "kill after $rows trajectory rows; $(grep Resuming "$work/2.log")"
 echo "1 passed, 0 failed"

@@ -20,6 +20,7 @@
 #include "engine_spec.h"
 #include "job.h"
 #include "job_kinds.h"
+#include "job_verify.h"
 #include "match.h"
 #include "nnue.h"
 
@@ -568,6 +569,73 @@ static void test_spsa_search_rows(void **state)
 
 /// An SPSA job: table groups and names add each weight once with the table's range and step,
 /// fishtest lines set everything, r_end defaults to the section's; faults are named.
+/// [verify]: an empty section takes fishtest's defaults; an unknown key, bounds out of order,
+/// alpha + beta of 1 or more, a bad clock and the section in a job that tunes nothing are
+/// refused by name; job_verify_make turns the tuning into the SPRT of "tuned" (the tuning's
+/// weights file) against "start" (verify/start-weights.txt), weight options left out, at
+/// [verify]'s limit, in output.dir/verify.
+static void test_verify_section(void **state)
+{
+    Fixture *f = *state;
+    static const char *const head =
+        "[job]\nkind = spsa\nrounds = 50\n[engine e]\noption.UseNNUE = false\n"
+        "option.horse_mg = 200\noption.Hash = 8\n[time]\nnodes = 500\n[spsa]\n"
+        "params = horse_mg\n[output]\ndir = out\n[verify]\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%s", head);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    const JobConfig *j = f->job;
+    assert_true(j->verify.enabled);
+    assert_string_equal(j->verify.tc, "10+0.1");
+    assert_true(j->verify.elo0 == 0 && j->verify.elo1 == 2 && j->verify.alpha == 0.05 &&
+                j->verify.beta == 0.05 && j->verify.max_games == 20000 && !j->verify.nodes);
+    JobConfig *v = malloc(sizeof *v);
+    assert_non_null(v);
+    char why[256];
+    assert_true(job_verify_make(j, v, why, sizeof why));
+    assert_int_equal(v->kind, JOB_SPRT);
+    assert_true(v->sprt.enabled && !v->verify.enabled && v->player_count == 2);
+    assert_int_equal(v->rounds, 10000);
+    assert_string_equal(v->players[0].cfg.name, "tuned");
+    assert_string_equal(v->players[1].cfg.name, "start");
+    char want[2 * JOB_TEXT_MAX];
+    snprintf(want, sizeof want, "%s/spsa-weights.txt", j->output.dir);
+    assert_string_equal(v->players[0].cfg.weights_file, want);
+    snprintf(want, sizeof want, "%s/verify/start-weights.txt", j->output.dir);
+    assert_string_equal(v->players[1].cfg.weights_file, want);
+    snprintf(want, sizeof want, "%s/verify", j->output.dir);
+    assert_string_equal(v->output.dir, want);
+    // UseNNUE and Hash stay; horse_mg is in the files, not an option.
+    assert_int_equal(v->players[1].cfg.option_count, 2);
+    assert_int_equal(v->players[0].tc.base_ms, 10000);
+    assert_int_equal(v->players[0].tc.inc_ms, 100);
+    snprintf(text, sizeof text, "%snodes = 300\nmax_games = 7\nelo1 = 5\n", head);
+    assert_int_equal(load_text(f, text), JOB_OK);
+    assert_true(job_verify_make(f->job, v, why, sizeof why));
+    assert_true(v->players[0].tc.nodes == 300 && !v->players[0].tc.base_ms);
+    assert_true(v->rounds == 4 && v->sprt.elo1 == 5);
+    free(v);
+    static const struct {
+        const char *lines, *error;
+    } bad[] = {
+        {"tcc = 10+0.1\n", "[verify] tcc: unknown"},
+        {"elo0 = 3\nelo1 = 1\n", "[verify] elo1: elo0 (3) must be below elo1 (1)"},
+        {"alpha = 0.5\nbeta = 0.5\n", "[verify] beta: alpha + beta must be below 1"},
+        {"tc = fast\n", "[verify] tc: "},
+        {"max_games = 1\n", "[verify] max_games"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "%s%s", head, bad[i].lines);
+        assert_int_not_equal(load_text(f, text), JOB_OK);
+        if (!strstr(f->why, bad[i].error))
+            fail_msg("'%s' gave '%s'", bad[i].lines, f->why);
+    }
+    assert_int_not_equal(load_text(f, "[job]\nkind = match\nrounds = 2\n[engine a]\n[engine b]\n"
+                                      "[time]\nnodes = 100\n[verify]\n"),
+                         JOB_OK);
+    assert_non_null(strstr(f->why, "[verify] verifies a tuning: only spsa and texel jobs"));
+}
+
 static void test_spsa_section(void **state)
 {
     Fixture *f = *state;
@@ -1732,6 +1800,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_names_distinct, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spsa_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verify_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spsa_search_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_names_confined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_texel_section, setup, teardown),

@@ -173,6 +173,38 @@ static void test_html(void **state)
     report_free(r);
 }
 
+/// A table is a record field ("tables") that survives the round trip, and the page shows it
+/// with its header and escaped cells; the same id replaces it.
+static void test_table(void **state)
+{
+    (void)state;
+    Report *r = report_new("run-t", "tables", "0.1");
+    assert_int_equal(report_table(r, "p", "Params", json_pack("[s, s]", "name", "value"),
+                                  json_pack("[[s, s]]", "old", "1")),
+                     REPORT_OK);
+    assert_int_equal(report_table(r, "p", "Params", json_pack("[s, s]", "name", "value"),
+                                  json_pack("[[s, s], [s, s]]", "x<y>", "2.50", "z", "3")),
+                     REPORT_OK);
+    assert_int_equal(report_table(r, "q", "Bad", json_string("no"), json_array()), REPORT_ERR_ARG);
+    json_t *j = report_to_json(r);
+    Report *back = NULL;
+    char why[256];
+    assert_int_equal(report_from_json(j, &back, why, sizeof why), REPORT_OK);
+    json_t *rows = json_object_get(json_object_get(report_get(back, "tables"), "p"), "rows");
+    assert_int_equal(json_array_size(rows), 2);
+    assert_null(json_object_get(report_get(back, "tables"), "q"));
+    SvgBuf o;
+    svg_buf_init(&o, 0);
+    assert_int_equal(report_html(back, &o), REPORT_OK);
+    assert_non_null(strstr(o.data, "<h2>Params</h2><table class=\"grid\"><tr><th>name</th>"
+                                   "<th>value</th></tr><tr><td>x&lt;y&gt;</td><td>2.50</td>"));
+    assert_null(strstr(o.data, ">old<"));
+    svg_buf_destroy(&o);
+    json_decref(j);
+    report_free(back);
+    report_free(r);
+}
+
 /// report_write leaves exactly report.json and report.html (no temporary files), and the
 /// JSON file parses back to the same record.
 static void test_write_files(void **state)
@@ -211,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_reserved_and_kinds),
         cmocka_unit_test(test_series_bounded),
         cmocka_unit_test(test_html),
+        cmocka_unit_test(test_table),
         cmocka_unit_test(test_write_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

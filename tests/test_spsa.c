@@ -49,6 +49,21 @@ static void test_schedule(void **state)
     assert_near(spsa_r_k(cfg, 0, 99), 0.002, 1e-12);
 }
 
+/// a_k = a / (A + k + 1)^alpha, the gain the report shows: a_0 = 0.2 (110/11)^0.602, a_9 =
+/// 0.2 (110/20)^0.602, r_end c_end^2 at the last iteration; R_k = a_k / c_k^2 throughout.
+static void test_gain(void **state)
+{
+    (void)state;
+    const SpsaConfig *cfg = one_param();
+    assert_near(spsa_a_k(cfg, 0, 0), 0.799889499522195, 1e-12);
+    assert_near(spsa_a_k(cfg, 0, 9), 0.5581209627866086, 1e-12);
+    assert_near(spsa_a_k(cfg, 0, 99), 0.2, 1e-12);
+    for (int64_t k = 0; k < 100; k += 11) {
+        double c = spsa_c_k(cfg, 0, k);
+        assert_true(spsa_r_k(cfg, 0, k) == spsa_a_k(cfg, 0, k) / (c * c));
+    }
+}
+
 /// One update: theta + R_0 c_0 (W-L) phi, with W-L = 2 and phi = +1 moves 50 by 0.10047545...
 static void test_update(void **state)
 {
@@ -258,10 +273,15 @@ static void test_csv_no_repeat(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schedule),         cmocka_unit_test(test_update),
-        cmocka_unit_test(test_clipping),         cmocka_unit_test(test_stochastic_rounding),
-        cmocka_unit_test(test_step_determinism), cmocka_unit_test(test_config_check),
-        cmocka_unit_test(test_tuner_replay),     cmocka_unit_test(test_csv_no_repeat),
+        cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_gain),
+        cmocka_unit_test(test_update),
+        cmocka_unit_test(test_clipping),
+        cmocka_unit_test(test_stochastic_rounding),
+        cmocka_unit_test(test_step_determinism),
+        cmocka_unit_test(test_config_check),
+        cmocka_unit_test(test_tuner_replay),
+        cmocka_unit_test(test_csv_no_repeat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,13 +75,20 @@ double spsa_c_k(const SpsaConfig *cfg, int i, int64_t k)
     return c / pow((double)(k + 1), cfg->gamma);
 }
 
-double spsa_r_k(const SpsaConfig *cfg, int i, int64_t k)
+double spsa_a_k(const SpsaConfig *cfg, int i, int64_t k)
 {
     const SpsaParam *p = &cfg->params[i];
     double A = big_a(cfg), n = (double)cfg->iterations;
     double a = p->r_end * p->c_end * p->c_end * pow(A + n, cfg->alpha);
+    return a / pow(A + (double)k + 1, cfg->alpha);
+}
+
+// The same operations in the same order as before a_k had its own function: R_k, and so every
+// step, stays bit for bit what it was.
+double spsa_r_k(const SpsaConfig *cfg, int i, int64_t k)
+{
     double ck = spsa_c_k(cfg, i, k);
-    return a / pow(A + (double)k + 1, cfg->alpha) / (ck * ck);
+    return spsa_a_k(cfg, i, k) / (ck * ck);
 }
 
 void spsa_theta_init(const SpsaConfig *cfg, double *theta)

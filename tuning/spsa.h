@@ -57,8 +57,10 @@ void spsa_config_init(SpsaConfig *cfg, int64_t iterations);
 /// Checks every parameter and the schedule; why names the first fault.
 SpsaStatus spsa_config_check(const SpsaConfig *cfg, char *why, size_t why_len);
 
-/// c_k and R_k of parameter i at iteration k (k may exceed N_it - 1; it is not clamped).
+/// c_k, a_k = a / (A + k + 1)^alpha and R_k = a_k / c_k^2 of parameter i at iteration k (k may
+/// exceed N_it - 1; it is not clamped).
 double spsa_c_k(const SpsaConfig *cfg, int i, int64_t k);
+double spsa_a_k(const SpsaConfig *cfg, int i, int64_t k);
 double spsa_r_k(const SpsaConfig *cfg, int i, int64_t k);
 
 /// theta[i] = start of each parameter.
