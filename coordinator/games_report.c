@@ -566,6 +566,7 @@ void games_report_init(GamesCoord *g)
                                             : "Elo of each pairing's first engine",
                 "games", "Elo");
     report_plot_bound(r, "elo", "0", 0);
+    report_plot_settle(r, "elo", true); // the first games' Elo of +-1500 would squash the rest
     report_plot(r, "terminations", REPORT_PLOT_BARS, "Results by termination (all games)", "games",
                 "");
 }
