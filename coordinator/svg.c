@@ -311,8 +311,8 @@ static void band(SvgBuf *o, const Frame *f, const SvgSeries *s, const char *colo
     svg_buf_printf(o, "\"/>");
 }
 
-/// Series k's marker, centred on (x, y): an outline (no fill), so markers of two series on the
-/// same spot both show. The eight shapes match the eight dash patterns.
+/// Series k's marker, centred on (x, y) (its bounding box too): an outline (no fill), so markers
+/// of two series on the same spot both show. The eight shapes match the eight dash patterns.
 static void marker(SvgBuf *o, const char *cls, int k, double x, double y, const char *colour)
 {
     const double r = 3.5;
@@ -326,16 +326,14 @@ static void marker(SvgBuf *o, const char *cls, int k, double x, double y, const 
         svg_buf_printf(o, "M%.1f,%.1fh%.1fv%.1fh%.1fz", x - r, y - r, 2 * r, 2 * r, -2 * r);
         break;
     case 2: // triangle, point up
-        svg_buf_printf(o, "M%.1f,%.1fL%.1f,%.1fL%.1f,%.1fz", x, y - 1.2 * r, x + r, y + 0.8 * r,
-                       x - r, y + 0.8 * r);
+        svg_buf_printf(o, "M%.1f,%.1fL%.1f,%.1fL%.1f,%.1fz", x, y - r, x + r, y + r, x - r, y + r);
         break;
     case 3: // diamond
         svg_buf_printf(o, "M%.1f,%.1fL%.1f,%.1fL%.1f,%.1fL%.1f,%.1fz", x, y - 1.3 * r, x + 1.3 * r,
                        y, x, y + 1.3 * r, x - 1.3 * r, y);
         break;
     case 4: // triangle, point down
-        svg_buf_printf(o, "M%.1f,%.1fL%.1f,%.1fL%.1f,%.1fz", x, y + 1.2 * r, x + r, y - 0.8 * r,
-                       x - r, y - 0.8 * r);
+        svg_buf_printf(o, "M%.1f,%.1fL%.1f,%.1fL%.1f,%.1fz", x, y + r, x + r, y - r, x - r, y - r);
         break;
     case 5: // plus
         svg_buf_printf(o, "M%.1f,%.1fH%.1fM%.1f,%.1fV%.1f", x - r, y, x + r, x, y - r, y + r);
@@ -345,8 +343,7 @@ static void marker(SvgBuf *o, const char *cls, int k, double x, double y, const 
                        x - r, y + r, x + r, y - r);
         break;
     default: // triangle, point right
-        svg_buf_printf(o, "M%.1f,%.1fL%.1f,%.1fL%.1f,%.1fz", x + 1.2 * r, y, x - 0.8 * r, y - r,
-                       x - 0.8 * r, y + r);
+        svg_buf_printf(o, "M%.1f,%.1fL%.1f,%.1fL%.1f,%.1fz", x + r, y, x - r, y - r, x - r, y + r);
         break;
     }
     svg_buf_printf(o, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>", colour);

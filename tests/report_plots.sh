@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The report's plots as a reader sees them, in a real headless Chromium, with 1, 3 and 8
+# series per line plot (tests/report_pages.c writes the pages: a gauntlet's Elo with long
+# pairing names and two pairings on one curve, an LLR with bounds, a Texel loss whose first
+# epochs are its highest points, a datagen plot of one point, a bar chart of counts).
+# Chromium measures what it drew (getBBox) and the test fails when a legend overlaps the
+# title, the plot area or another legend item or leaves the chart, when a drawn point lies
+# outside the plot area, when x tick labels overlap or a count axis has a fractional tick;
+# and, from report.json, when a value of a plot that shows every point (y_range "all") lies
+# outside its axis. Screenshots of the three pages are kept in WORKDIR (plots-N.png).
+# usage: report_plots.sh REPORT_PAGES WORKDIR. Exit 77 (skip) only when chromium is missing.
+set -euo pipefail
+gen=$1
+work=$2
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [[ -z $browser ]]; then
+    echo "SKIP: chromium is not installed (scripts/install-deps.sh installs it)"
+    exit 77
+fi
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+rm -rf "$work"
+mkdir -p "$work/home"
+chrome() {
+    HOME="$work/home" timeout 60 "$browser" --headless --no-sandbox --disable-gpu \
+        --disable-dev-shm-usage --no-first-run --user-data-dir="$work/home/profile" \
+        --proxy-server=127.0.0.1:9 --proxy-bypass-list='<-loopback>' \
+        --virtual-time-budget=1000 "$@" 2>>"$work/chromium.log"
+}
+
+# Run in the page: one line per problem ("BAD plot-ID: what"), then "CHECKED n plots m points".
+# A box is getBBox() in the SVG's own units (its viewBox), so the numbers do not depend on the
+# window's width.
+read -r -d '' measure <<'JS' || true
+(function () {
+  var out = [], plots = 0, points = 0;
+  function bad(fig, what) { out.push('BAD ' + fig.id + ': ' + what); }
+  function meet(a, b) {
+    return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  }
+  function inside(a, b) {
+    return a.x >= b.x - 0.5 && a.y >= b.y - 0.5 && a.x + a.width <= b.x + b.width + 0.5 &&
+           a.y + a.height <= b.y + b.height + 0.5;
+  }
+  function txt(b) { return [b.x, b.y, b.width, b.height].map(function (v) { return v.toFixed(1); }).join(','); }
+  document.querySelectorAll('figure').forEach(function (fig) {
+    var svg = fig.querySelector('svg.plot');
+    if (!svg) return;
+    plots++;
+    var vb = svg.viewBox.baseVal, view = {x: 0, y: 0, width: vb.width, height: vb.height};
+    var title = svg.querySelector('text.title').getBBox();
+    if (!inside(title, view)) bad(fig, 'the title leaves the chart ' + txt(title));
+    var frameEl = svg.querySelector('rect.frame') || svg.querySelector('rect[stroke="#444"]');
+    var frame = frameEl ? frameEl.getBBox() : null;
+    var legend = svg.querySelector('g.legend');
+    if (legend && legend.getBBox().width > 0) {
+      var lb = legend.getBBox();
+      if (meet(lb, title)) bad(fig, 'the legend ' + txt(lb) + ' overlaps the title ' + txt(title));
+      if (frame && meet(lb, frame)) bad(fig, 'the legend ' + txt(lb) + ' overlaps the plot area ' + txt(frame));
+      if (!inside(lb, view)) bad(fig, 'the legend ' + txt(lb) + ' leaves the chart ' + txt(view));
+      var items = legend.querySelectorAll(':scope > g, :scope > text');
+      for (var i = 0; i < items.length; i++)
+        for (var k = i + 1; k < items.length; k++)
+          if (meet(items[i].getBBox(), items[k].getBBox()))
+            bad(fig, 'legend items ' + i + ' and ' + k + ' overlap');
+    }
+    if (frame) {
+      svg.querySelectorAll('polyline.series, polygon.band').forEach(function (line) {
+        var pts = line.points;
+        for (var i = 0; i < pts.numberOfItems; i++) {
+          var p = pts.getItem(i);
+          points++;
+          if (p.x < frame.x - 0.5 || p.x > frame.x + frame.width + 0.5 ||
+              p.y < frame.y - 0.5 || p.y > frame.y + frame.height + 0.5)
+            bad(fig, 'point ' + p.x + ',' + p.y + ' outside the plot area ' + txt(frame));
+        }
+      });
+      svg.querySelectorAll('circle.point, path.point, path.marker').forEach(function (m) {
+        var b = m.getBBox(), cx = b.x + b.width / 2, cy = b.y + b.height / 2;
+        points++;
+        if (cx < frame.x - 0.5 || cx > frame.x + frame.width + 0.5 ||
+            cy < frame.y - 0.5 || cy > frame.y + frame.height + 0.5)
+          bad(fig, 'marker at ' + cx + ',' + cy + ' outside the plot area ' + txt(frame));
+      });
+    }
+    // Curves drawn on each other stay apart: other dash patterns, and a legend note that says so.
+    var lines = svg.querySelectorAll('polyline.series');
+    for (var i = 0; i < lines.length; i++)
+      for (var k = i + 1; k < lines.length; k++)
+        if (lines[i].getAttribute('points') == lines[k].getAttribute('points')) {
+          if (lines[i].getAttribute('stroke-dasharray') == lines[k].getAttribute('stroke-dasharray'))
+            bad(fig, 'series ' + i + ' and ' + k + ' draw the same curve in the same dash pattern');
+          if (!svg.querySelector('g.legend text.same'))
+            bad(fig, 'series ' + i + ' and ' + k + ' draw the same curve and the legend does not say so');
+        }
+    var xaxis = svg.querySelector('g.axis.x');
+    if (xaxis) {
+      var ticks = xaxis.querySelectorAll('text.tick'), label = xaxis.querySelector('text.label');
+      var counts = /^(games|epoch|iteration)$/.test(label ? label.textContent : '');
+      for (var i = 0; i < ticks.length; i++) {
+        if (counts && ticks[i].textContent.indexOf('.') >= 0)
+          bad(fig, 'a count axis has the tick ' + ticks[i].textContent);
+        if (i > 0 && meet(ticks[i - 1].getBBox(), ticks[i].getBBox()))
+          bad(fig, 'x ticks ' + ticks[i - 1].textContent + ' and ' + ticks[i].textContent + ' overlap');
+      }
+    }
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'geometry';
+  pre.textContent = out.concat(['CHECKED ' + plots + ' plots ' + points + ' points']).join('\n');
+  document.body.appendChild(pre);
+})();
+JS
+
+broken=0
+for n in 1 3 8; do
+    dir="$work/$n"
+    mkdir -p "$dir"
+    "$gen" "$n" "$dir" || fail "report_pages $n could not write the page"
+    # The page itself has no script: the measuring copy gets one after it (an HTML parser puts
+    # content after </html> into the body, and runs it once the page is laid out).
+    { cat "$dir/report.html"; printf '<script>%s</script>\n' "$measure"; } >"$dir/measure.html"
+    chrome --dump-dom "file://$dir/measure.html" >"$dir/dom.html" || fail "chromium could not load the $n-series page"
+    tr '\n' '\v' <"$dir/dom.html" | grep -o '<pre id="geometry">[^<]*</pre>' | tr '\v' '\n' |
+        sed 's/<[^>]*>//g' >"$dir/geometry.txt" || true
+    grep -q "^CHECKED 5 plots" "$dir/geometry.txt" || fail "$n series: the page was not measured: $(head -c 300 "$dir/geometry.txt")"
+    # Every problem of every page is listed before the test fails.
+    if grep -q '^BAD' "$dir/geometry.txt"; then
+        grep '^BAD' "$dir/geometry.txt" | sed "s/^BAD/FAIL: $n series:/" | head -20 >&2
+        broken=1
+    fi
+    # Every value of a plot that shows every point lies inside its axis (the SVG's data-ymin and
+    # data-ymax, read from the page): a loss curve is not cut at its first epochs. An x axis of
+    # values >= 0 (games, minutes) starts at 0 or later.
+    while read -r id lo hi xlo; do
+        range=$(grep -o "<figure id=\"plot-$id\"><svg [^>]*>" "$dir/report.html" |
+            sed 's/.*data-xmin="\([^"]*\)".*data-ymin="\([^"]*\)" data-ymax="\([^"]*\)".*/\1 \2 \3/')
+        read -r xmin ymin ymax <<<"$range"
+        if ! awk -v lo="$lo" -v hi="$hi" -v a="$ymin" -v b="$ymax" 'BEGIN { exit !(lo >= a && hi <= b) }'; then
+            echo "FAIL: $n series: plot $id has values from $lo to $hi on an axis from $ymin to $ymax" >&2
+            broken=1
+        fi
+        if ! awk -v lo="$xlo" -v a="$xmin" 'BEGIN { exit !(lo < 0 || a >= 0) }'; then
+            echo "FAIL: $n series: plot $id has x values from $xlo on, its axis starts at $xmin" >&2
+            broken=1
+        fi
+    done < <(jq -r '.plots[] | select(.kind == "line" and (.y_range // "all") == "all") |
+        [.id, ([.series[] | .y[], (.lo // [])[], (.hi // [])[] | numbers] | min),
+              ([.series[] | .y[], (.lo // [])[], (.hi // [])[] | numbers] | max),
+              ([.series[] | .x[] | numbers] | min)] | @tsv' "$dir/report.json")
+    chrome --window-size=1000,1400 --screenshot="$work/plots-$n.png" "file://$dir/report.html" >/dev/null ||
+        fail "no screenshot of the $n-series page"
+    [[ $(head -c 8 "$work/plots-$n.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+        fail "plots-$n.png is not a PNG"
+    echo "$n series: $(tail -1 "$dir/geometry.txt"); screenshot $work/plots-$n.png"
+done
+[[ $broken == 0 ]] || fail "the plots above are not readable"
+echo "report_plots: screenshots $work/plots-1.png $work/plots-3.png $work/plots-8.png"
