@@ -15,6 +15,8 @@ enum {
     MARGIN_TOP = 30,
     MARGIN_BOTTOM = 44,
     BAR_ROW = 26,
+    BAR_LEFT_MIN = 160, // a bar chart's left margin, which holds its labels
+    BAR_LEFT_MAX = 300,
     // A line chart's legend: rows from LEGEND_BASELINE (the title's baseline is 18, its font 14),
     // items from LEGEND_LEFT to LEGEND_RIGHT, the plot area LEGEND_BELOW under the last row.
     LEGEND_BASELINE = 36,
@@ -435,7 +437,7 @@ static void put_clipped(SvgBuf *o, const char *text, size_t *budget)
     for (size_t kept = 0; *p; p++)
         if ((*p & 0xC0) != 0x80 && kept++ == *budget - 1)
             break;
-    char part[4 * LEGEND_CHARS_MAX + 1];
+    char part[4 * (LEGEND_CHARS_MAX + LEGEND_SAMPLE) + 1]; // room for any budget here
     size_t len = (size_t)(p - t) < sizeof part - 1 ? (size_t)(p - t) : sizeof part - 1;
     memcpy(part, t, len);
     part[len] = '\0';
@@ -603,8 +605,15 @@ SvgStatus svg_bar_chart(const SvgBarChart *c, SvgBuf *o)
     int rows = c->bar_count > 0 ? c->bar_count : 1;
     int height = MARGIN_TOP + rows * BAR_ROW + MARGIN_BOTTOM;
     // The value range starts at [0, 0]: every bar grows from 0, and the axis always shows 0. The
-    // chart's height follows the number of bars (one BAR_ROW each), its left margin the labels.
-    Frame f = {0,      0,    0,    0, 160, SVG_WIDTH - 56, MARGIN_TOP, height - MARGIN_BOTTOM,
+    // chart's height follows the number of bars (one BAR_ROW each), its left margin the longest
+    // label (estimated as the legend's text is), up to BAR_LABEL_MAX; a longer one is cut.
+    size_t chars = 0;
+    for (int i = 0; i < c->bar_count; i++)
+        if (text_chars(c->bars[i].label) > chars)
+            chars = text_chars(c->bars[i].label);
+    double left = 14 + (double)chars * LEGEND_CHAR_W;
+    left = left < BAR_LEFT_MIN ? BAR_LEFT_MIN : left > BAR_LEFT_MAX ? BAR_LEFT_MAX : left;
+    Frame f = {0,      0,    0,    0, left, SVG_WIDTH - 56, MARGIN_TOP, height - MARGIN_BOTTOM,
                height, true, false};
     for (int i = 0; i < c->bar_count; i++) {
         widen(&f.x0, &f.x1, c->bars[i].value);
@@ -631,9 +640,12 @@ SvgStatus svg_bar_chart(const SvgBarChart *c, SvgBuf *o)
     for (int i = 0; i < c->bar_count; i++) {
         double v = isfinite(c->bars[i].value) ? c->bars[i].value : 0;
         double y = f.py0 + i * BAR_ROW + 4, x0 = map_x(&f, 0 > f.x0 ? 0 : f.x0), x1 = map_x(&f, v);
-        svg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">",
-                       f.px0 - 6, y + 14);
-        svg_buf_escaped(o, c->bars[i].label);
+        svg_buf_printf(o,
+                       "<text class=\"bar-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
+                       "text-anchor=\"end\">",
+                       f.px0 - 6, y + 13);
+        size_t budget = (size_t)((f.px0 - 14) / LEGEND_CHAR_W);
+        put_clipped(o, c->bars[i].label, &budget);
         svg_buf_printf(o,
                        "</text><rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                        "height=\"%d\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">"

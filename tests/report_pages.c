@@ -2,9 +2,9 @@
 // Report pages with N series per line plot, for tests/report_plots.sh to render in headless
 // Chromium: an Elo plot like a gauntlet's (the first games' +-1500, long pairing names, two
 // pairings of identical engines on one curve), an LLR plot with its bounds, a Texel loss
-// whose first epochs are the highest, a datagen plot of one point per series, and a bar
-// chart of counts. usage: report_pages N DIR (N 1..REPORT_SERIES_MAX): writes DIR/report.json
-// and DIR/report.html.
+// whose first epochs are the highest, a datagen plot of one point per series, a bar chart
+// of counts and one of long weight names. usage: report_pages N DIR (N 1..REPORT_SERIES_MAX):
+// writes DIR/report.json and DIR/report.html.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +65,12 @@ static void plots(Report *r, int n)
                 "");
     report_bar_set(r, "terminations", "checkmate", 3);
     report_bar_set(r, "terminations", "resign adjudication", 1);
+    // Texel's weight changes: long names, one longer than any label's room.
+    report_plot(r, "changes", REPORT_PLOT_BARS, "Largest weight changes (centipawns)", "weight",
+                "");
+    report_bar_set(r, "changes", "advisor_missing_attack_mg", -29);
+    report_bar_set(r, "changes", "cannon_mobility_2_mg", 31.5);
+    report_bar_set(r, "changes", "a_weight_name_far_longer_than_the_room_a_label_has_mg", 12);
 }
 
 int main(int argc, char **argv)

@@ -3,12 +3,14 @@
 # The report's plots as a reader sees them, in a real headless Chromium, with 1, 3 and 8
 # series per line plot (tests/report_pages.c writes the pages: a gauntlet's Elo with long
 # pairing names and two pairings on one curve, an LLR with bounds, a Texel loss whose first
-# epochs are its highest points, a datagen plot of one point, a bar chart of counts).
-# Chromium measures what it drew (getBBox) and the test fails when a legend overlaps the
-# title, the plot area or another legend item or leaves the chart, when a drawn point lies
-# outside the plot area, when x tick labels overlap or a count axis has a fractional tick;
-# and, from report.json, when a value of a plot that shows every point (y_range "all") lies
-# outside its axis. Screenshots of the three pages are kept in WORKDIR (plots-N.png).
+# epochs are its highest points, a datagen plot of one point, bar charts of counts and of
+# long names). Chromium measures what it drew (getBBox) and the test fails when a legend
+# overlaps the title, the plot area or another legend item or leaves the chart, a drawn point
+# lies outside the plot area, two series on one curve share a dash pattern or the legend does
+# not say so, a bar label leaves the chart or runs into its bars, x tick labels overlap or a
+# count axis has a fractional tick; and, from report.json, when a value of a plot that shows
+# every point (y_range "all") lies outside its axis, or an x axis of values >= 0 starts below
+# 0. Screenshots of the three pages are kept in WORKDIR (plots-N.png).
 # usage: report_plots.sh REPORT_PAGES WORKDIR. Exit 77 (skip) only when chromium is missing.
 set -euo pipefail
 gen=$1
@@ -96,6 +98,13 @@ read -r -d '' measure <<'JS' || true
           if (!svg.querySelector('g.legend text.same'))
             bad(fig, 'series ' + i + ' and ' + k + ' draw the same curve and the legend does not say so');
         }
+    var bars = svg.querySelectorAll('rect.bar'), left = Infinity;
+    bars.forEach(function (r) { left = Math.min(left, r.getBBox().x); });
+    svg.querySelectorAll('text.bar-label').forEach(function (l) {
+      var b = l.getBBox();
+      if (!inside(b, view)) bad(fig, 'the bar label ' + l.textContent + ' leaves the chart ' + txt(b));
+      if (b.x + b.width > left + 0.5) bad(fig, 'the bar label ' + l.textContent + ' runs into the bars');
+    });
     var xaxis = svg.querySelector('g.axis.x');
     if (xaxis) {
       var ticks = xaxis.querySelectorAll('text.tick'), label = xaxis.querySelector('text.label');
@@ -126,7 +135,7 @@ for n in 1 3 8; do
     chrome --dump-dom "file://$dir/measure.html" >"$dir/dom.html" || fail "chromium could not load the $n-series page"
     tr '\n' '\v' <"$dir/dom.html" | grep -o '<pre id="geometry">[^<]*</pre>' | tr '\v' '\n' |
         sed 's/<[^>]*>//g' >"$dir/geometry.txt" || true
-    grep -q "^CHECKED 5 plots" "$dir/geometry.txt" || fail "$n series: the page was not measured: $(head -c 300 "$dir/geometry.txt")"
+    grep -q "^CHECKED 6 plots" "$dir/geometry.txt" || fail "$n series: the page was not measured: $(head -c 300 "$dir/geometry.txt")"
     # Every problem of every page is listed before the test fails.
     if grep -q '^BAD' "$dir/geometry.txt"; then
         grep '^BAD' "$dir/geometry.txt" | sed "s/^BAD/FAIL: $n series:/" | head -20 >&2
