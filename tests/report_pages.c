@@ -50,15 +50,17 @@ static void plots(Report *r, int n)
                 "loss");
     for (int epoch = 0; epoch <= 40; epoch++)
         for (int k = 0; k < n; k++) {
-            char name[32];
-            snprintf(name, sizeof name, k == 0 ? "loss" : "validation %d", k);
+            char name[32] = "loss";
+            if (k)
+                snprintf(name, sizeof name, "validation %d", k);
             report_series_add(r, "loss", name, epoch, 0.09 + 0.004 * k + 0.2 / (1 + epoch));
         }
     // A short datagen run reports once: one point per series, at a fraction of a minute.
     report_plot(r, "positions", REPORT_PLOT_LINE, "Positions accepted", "minutes", "positions");
     for (int k = 0; k < n; k++) {
-        char name[32];
-        snprintf(name, sizeof name, k == 0 ? "accepted" : "rank %d", k);
+        char name[32] = "accepted";
+        if (k)
+            snprintf(name, sizeof name, "rank %d", k);
         report_series_add(r, "positions", name, 0.4, 300 - 20 * k);
     }
     report_plot(r, "terminations", REPORT_PLOT_BARS, "Results by termination (all games)", "games",
