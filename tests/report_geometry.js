@@ -67,7 +67,8 @@
         }
     var bars = svg.querySelectorAll('rect.bar'), left = Infinity;
     bars.forEach(function (r) { left = Math.min(left, r.getBBox().x); });
-    svg.querySelectorAll('text.bar-label').forEach(function (l) {
+    // (A bar chart's labels are the SVG's own right-aligned texts, with or without their class.)
+    svg.querySelectorAll(':scope > text.bar-label, :scope > text[text-anchor="end"]').forEach(function (l) {
       var b = l.getBBox();
       if (!inside(b, view)) bad(fig, 'the bar label ' + l.textContent + ' leaves the chart ' + txt(b));
       if (b.x + b.width > left + 0.5) bad(fig, 'the bar label ' + l.textContent + ' runs into the bars');
