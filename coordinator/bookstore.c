@@ -428,7 +428,7 @@ static SvgStatus score_chart(const Bookstore *bs, SvgBuf *o)
                            {"accepted", acc, N, NULL, NULL}};
     char xlabel[64];
     snprintf(xlabel, sizeof xlabel, "verification score (cp, %s)", view_text(bs->cfg.view));
-    SvgLineChart c = {"Candidates per 10 cp bin", xlabel, "positions", series, 2, NULL, 0};
+    SvgLineChart c = {"Candidates per 10 cp bin", xlabel, "positions", series, 2, NULL, 0, false};
     return svg_line_chart(&c, o);
 }
 

@@ -359,6 +359,10 @@ bool datagen_coord_start(DatagenCoord *d, const CoordState *st, const char *run_
     d->accepted_at_start = d->accepted;
     d->games_at_start = d->games;
     d->start_ms = d->last_progress_ms = timeman_now_ms();
+    // The plot starts where the session does (minute 0, the journal's count): a short run's one
+    // report still draws a line, not a lone point.
+    if (d->rr.report)
+        report_series_add(d->rr.report, "positions", "accepted", 0, (double)d->accepted);
     const JobConfig *job = d->job;
     const TimeControl *tc = &job->players[0].tc;
     printf("Job %s: %d positions from self-play of %s (depth %d, nodes %llu), %d random plies, "

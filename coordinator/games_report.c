@@ -580,11 +580,17 @@ void games_report_init(GamesCoord *g)
         return;
     if (g->job->sprt.enabled)
         report_plot(r, "llr", REPORT_PLOT_LINE, "SPRT log-likelihood ratio", "games", "LLR");
-    report_plot(r, "elo", REPORT_PLOT_LINE,
-                g->plan->pairing_count == 1 ? "Elo with its 95% interval"
-                                            : "Elo of each pairing's first engine",
-                "games", "Elo");
+    // A plot holds REPORT_SERIES_MAX lines: the title says when the other pairings are left out.
+    char elo_title[96] = "Elo with its 95% interval";
+    if (g->plan->pairing_count > REPORT_SERIES_MAX)
+        snprintf(elo_title, sizeof elo_title,
+                 "Elo of each pairing's first engine (the first %d of %d pairings)",
+                 REPORT_SERIES_MAX, g->plan->pairing_count);
+    else if (g->plan->pairing_count > 1)
+        snprintf(elo_title, sizeof elo_title, "Elo of each pairing's first engine");
+    report_plot(r, "elo", REPORT_PLOT_LINE, elo_title, "games", "Elo");
     report_plot_bound(r, "elo", "0", 0);
+    report_plot_settle(r, "elo", true); // the first games' Elo of +-1500 would squash the rest
     report_plot(r, "terminations", REPORT_PLOT_BARS, "Results by termination (all games)", "games",
                 "");
 }

@@ -31,6 +31,7 @@ typedef struct {
     char id[REPORT_NAME_MAX], title[REPORT_NAME_MAX], x_label[REPORT_NAME_MAX],
         y_label[REPORT_NAME_MAX];
     ReportPlotKind kind;
+    bool settle; // a line plot whose y range follows the run past its start (svg.h)
     char bound_label[REPORT_BOUNDS_MAX][REPORT_NAME_MAX];
     double bound_y[REPORT_BOUNDS_MAX];
     int bound_count;
@@ -270,6 +271,15 @@ ReportStatus report_plot_bound(Report *r, const char *plot, const char *label, d
     return REPORT_OK;
 }
 
+ReportStatus report_plot_settle(Report *r, const char *plot, bool settle)
+{
+    Plot *p = line_plot(r, plot);
+    if (!p)
+        return REPORT_ERR_ARG;
+    p->settle = settle;
+    return REPORT_OK;
+}
+
 /// The series of this name; with create, a new empty one while the plot has room (NULL once
 /// REPORT_SERIES_MAX are in use).
 static Series *find_series(Plot *p, const char *name, bool create)
@@ -450,6 +460,7 @@ static json_t *plot_json(const Plot *p)
                                                     num(p->bound_y[i])));
         for (int i = 0; i < p->series_count; i++)
             json_array_append_new(series, series_json(&p->series[i]));
+        json_object_set_new(o, "y_range", json_string(p->settle ? "settled" : "all"));
         json_object_set_new(o, "bounds", bounds);
         json_object_set_new(o, "series", series);
     } else {
@@ -591,6 +602,12 @@ static ReportStatus read_plot(Report *r, const json_t *p, char *why, size_t len)
     }
     if (k == REPORT_PLOT_BARS)
         return REPORT_OK;
+    // Optional: a record written before y_range existed reads as "all".
+    const json_t *range = json_object_get(p, "y_range");
+    if (range && (!json_is_string(range) || (strcmp(json_string_value(range), "all") &&
+                                             strcmp(json_string_value(range), "settled"))))
+        return bad(why, len, "plot '%s': y_range is not \"all\" or \"settled\"", id);
+    report_plot_settle(r, id, range && !strcmp(json_string_value(range), "settled"));
     list = json_object_get(p, "series");
     if (!json_is_array(list))
         return bad(why, len, "plot '%s': no series array", id);
@@ -795,8 +812,8 @@ static void html_plot(const Plot *p, SvgBuf *o)
         }
         for (int i = 0; i < p->bound_count; i++)
             bounds[i] = (SvgBound){p->bound_label[i], p->bound_y[i]};
-        SvgLineChart c = {p->title,        p->x_label, p->y_label,    series,
-                          p->series_count, bounds,     p->bound_count};
+        SvgLineChart c = {p->title,        p->x_label, p->y_label,     series,
+                          p->series_count, bounds,     p->bound_count, p->settle};
         svg_line_chart(&c, o);
     }
     svg_buf_printf(o, "</figure>");

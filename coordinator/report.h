@@ -88,6 +88,10 @@ void report_facts_clear(Report *r);
 /// declared.
 ReportStatus report_plot(Report *r, const char *id, ReportPlotKind kind, const char *title,
                          const char *x_label, const char *y_label);
+/// Whether a line plot's y range follows the run once past its first tenth (an Elo plot: the
+/// first games' +-1500 drawn on the edge) instead of holding every point (the default: a loss,
+/// a trajectory, a count). See SvgLineChart.settle.
+ReportStatus report_plot_settle(Report *r, const char *plot, bool settle);
 /// A horizontal line at y on a line plot, labelled; same label: moved.
 ReportStatus report_plot_bound(Report *r, const char *plot, const char *label, double y);
 /// Appends a point to a named series of a line plot (created on first use).

@@ -3,8 +3,12 @@
 // a series, horizontal bound lines) and a horizontal bar chart. The output needs no script,
 // font or network access; it scales to its container (viewBox) and prints. Non-finite
 // values are skipped, an empty chart says so, a one-point or flat series still gets a
-// non-empty axis range. The plotted ranges are written as data-xmin/xmax/ymin/ymax
-// attributes so a test (or a script) can read them back.
+// non-empty axis range, and an axis whose values are all whole numbers (games, epochs,
+// counts) gets whole-number ticks. Each series of a line chart has its own colour, dash
+// pattern and marker shape, so curves that lie on each other stay apart, and the legend,
+// in rows between the title and the plot area, names the series that draw the same curve.
+// The plotted ranges are written as data-xmin/xmax/ymin/ymax attributes so a test (or a
+// script) can read them back.
 #pragma once
 
 #include <stdarg.h>
@@ -12,8 +16,10 @@
 #include <stddef.h>
 
 enum {
-    SVG_WIDTH = 640, // viewBox units
-    SVG_HEIGHT = 300,
+    SVG_WIDTH = 640,  // viewBox units
+    SVG_HEIGHT = 300, // a line chart with one legend row; each further row adds SVG_LEGEND_ROW
+    SVG_LEGEND_ROW = 16,
+    SVG_SETTLE_POINTS = 20,
     SVG_BUF_LIMIT = 16 << 20 // default cap of a text buffer
 };
 
@@ -55,6 +61,10 @@ typedef struct {
     int series_count;
     const SvgBound *bounds; // horizontal lines (SPRT bounds, zero)
     int bound_count;
+    // false: the y range holds every point (a loss, a trajectory, a count). true: it follows a
+    // series of SVG_SETTLE_POINTS or more once past the first tenth of the x range (an Elo of
+    // +-1500 after the first games); those first points are drawn on the plot area's edge.
+    bool settle;
 } SvgLineChart;
 
 typedef struct {
@@ -79,8 +89,9 @@ SvgStatus svg_buf_vprintf(SvgBuf *b, const char *fmt, va_list ap);
 SvgStatus svg_buf_escaped(SvgBuf *b, const char *text);
 
 /// A round axis: [*lo, *hi] widened to multiples of *step (1, 2 or 5 times a power of ten)
-/// with about `ticks` intervals; an empty or non-finite range becomes a non-empty one.
-void svg_axis(double *lo, double *hi, int ticks, double *step);
+/// with about `ticks` intervals; an empty or non-finite range becomes a non-empty one (one
+/// value v > 0 never gets an axis below 0). With whole, the step is a whole number (counts).
+void svg_axis(double *lo, double *hi, int ticks, bool whole, double *step);
 
 SvgStatus svg_line_chart(const SvgLineChart *c, SvgBuf *out);
 SvgStatus svg_bar_chart(const SvgBarChart *c, SvgBuf *out);

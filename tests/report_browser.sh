@@ -3,7 +3,8 @@
 # The HTML report in a real headless Chromium: a short run of the default job writes
 # report.html; Chromium loads it from disk with networking off, and the rendered DOM must
 # hold the title, the summary tables and the three SVG plots (LLR with its two bounds,
-# Elo with its band, terminations). Screenshots at desktop and phone width and a PDF print
+# Elo with its band, terminations), measured in the page as tests/report_plots.sh does.
+# Screenshots at desktop and phone width and a PDF print
 # are kept in WORKDIR (a CI artifact, not committed). usage: report_browser.sh XQFORGE
 # WORKDIR. Exit 77 (skip) only when chromium is not installed.
 set -euo pipefail
@@ -42,6 +43,13 @@ grep -q 'id="plot-llr"' "$work/dom.html" || fail "no LLR plot"
 grep -q 'class="band"' "$work/dom.html" || fail "no Elo band"
 grep -q 'class="bar"' "$work/dom.html" || fail "no termination bars"
 grep -q '<th>LLR</th>' "$work/dom.html" || fail "no SPRT table"
+# The real run's plots measured where Chromium drew them (tests/report_geometry.js): no legend
+# over the title or the plot area, no point outside it, whole-number ticks for games.
+{ cat "$page"; printf '<script>%s</script>\n' "$(cat "$here/report_geometry.js")"; } >"$work/measure.html"
+chrome --dump-dom "file://$work/measure.html" | tr '\n' '\v' | grep -o '<pre id="geometry">[^<]*</pre>' |
+    tr '\v' '\n' | sed 's/<[^>]*>//g' >"$work/geometry.txt" || true
+grep -q "^CHECKED 3 plots" "$work/geometry.txt" || fail "the plots were not measured: $(head -c 300 "$work/geometry.txt")"
+! grep -q '^BAD' "$work/geometry.txt" || fail "$(grep '^BAD' "$work/geometry.txt" | head -5)"
 
 chrome --window-size=1280,1700 --screenshot="$work/report.png" "file://$page" >/dev/null ||
     fail "no desktop screenshot"

@@ -45,6 +45,10 @@ checks() {
     fail "three-rank run failed: $(tail -5 "$work/a.log")"
 checks "$work/a" 300
 grep -q '"positions_per_s_per_core"' "$work/a/report.json" || fail "no throughput in the report"
+# The plot starts at the session's start (minute 0, no position yet) and ends at the target:
+# a run short enough for one report still draws a line.
+[[ $(jq -c '[.plots[] | select(.id == "positions") | .series[0] | .x[0], .y[0], .y[-1]]' "$work/a/report.json") == "[0,0,300]" ]] ||
+    fail "the positions plot does not run from minute 0: $(jq -c '.plots[0].series' "$work/a/report.json" | head -c 300)"
 
 "$xq" nnue export "$work/a/positions.xqp" -o "$work/a.txt" >/dev/null || fail "nnue export failed"
 awk 'BEGIN {want = "fen"}

@@ -33,6 +33,7 @@ static Report *sample(void)
     assert_int_equal(report_plot(r, "elo", REPORT_PLOT_LINE, "Elo", "games", "Elo"), REPORT_OK);
     assert_int_equal(report_series_add_band(r, "elo", "Elo", 2, 5, -100, 110), REPORT_OK);
     assert_int_equal(report_series_add_band(r, "elo", "Elo", 4, NAN, -50, 60), REPORT_OK);
+    assert_int_equal(report_plot_settle(r, "elo", true), REPORT_OK);
     assert_int_equal(report_plot(r, "terms", REPORT_PLOT_BARS, "Terminations", "games", ""),
                      REPORT_OK);
     assert_int_equal(report_bar_set(r, "terms", "checkmate", 10), REPORT_OK);
@@ -65,6 +66,16 @@ static void test_round_trip(void **state)
                 json_object_get(json_array_get(json_object_get(j2, "plots"), 1), "series"), 0),
             "y"),
         1))); // the NaN point is null
+    // The Elo plot's y range follows the run; the LLR plot's holds every point.
+    json_t *plots = json_object_get(j2, "plots");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(plots, 1), "y_range")),
+                        "settled");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(plots, 0), "y_range")),
+                        "all");
+    SvgBuf page;
+    svg_buf_init(&page, 0);
+    assert_int_equal(report_html(r2, &page), REPORT_OK);
+    svg_buf_destroy(&page);
     free(text);
     json_decref(j);
     json_decref(j2);
@@ -93,6 +104,12 @@ static void test_schema_refused(void **state)
     json_decref(j);
     j = json_pack("{s:s}", "schema", "something-else");
     assert_int_equal(report_from_json(j, &out, why, sizeof why), REPORT_ERR_SCHEMA);
+    json_decref(j);
+    j = report_to_json(r);
+    json_object_set_new(json_array_get(json_object_get(j, "plots"), 1), "y_range",
+                        json_string("some"));
+    assert_int_equal(report_from_json(j, &out, why, sizeof why), REPORT_ERR_SCHEMA);
+    assert_non_null(strstr(why, "y_range"));
     json_decref(j);
     report_free(r);
 }
