@@ -33,6 +33,7 @@ typedef enum {
     SEC_TEXEL,
     SEC_DATAGEN,
     SEC_TRAIN,
+    SEC_BUILD,
     SEC_NB
 } Section;
 
