@@ -753,7 +753,15 @@ void engine_build_code(const JobConfig *job, EngineBuildCode *code)
     run_cmd(NULL, stat, NULL, 0, "GIT_ALLOW_PROTOCOL=file", GIT_TIMEOUT, NULL, code->stat,
             sizeof code->stat);
     if (job->build.diff_url[0]) {
-        const char *repo = strrchr(b->source, '/') ? strrchr(b->source, '/') + 1 : b->source;
+        // {repo}: the repository directory's name, without a bare mirror's ".git".
+        char abs[PATH_MAX], name[256];
+        const char *dir = realpath(b->source, abs) ? abs : b->source;
+        const char *last = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+        copy_text(name, sizeof name, last);
+        size_t n = strlen(name);
+        if (n > 4 && !strcmp(name + n - 4, ".git"))
+            name[n - 4] = '\0';
+        const char *repo = name;
         const char *names[] = {"{repo}", "{base}", "{new}"};
         const char *values[] = {repo, b->commit_id, h->commit_id};
         render(code->url, sizeof code->url, job->build.diff_url, names, values, 3);

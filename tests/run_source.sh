@@ -88,6 +88,8 @@ jq -r .code.log out/report.json | grep -q "^${head:0:7} new: 1234 nodes" || fail
 grep -q "href=\"https://example.org/repo/compare/$base...$head\"" out/report.html || fail "no diff link on the page"
 grep -q "<code>${base:0:12}</code> base: 1000 nodes" out/report.html && grep -q 'engine.c | 2 +-' out/report.html ||
     fail "the page does not name both commits and the diff stat"
+grep -aq "engine.new.commit=$head" out/journal.xqj && grep -aq "engine.base.commit=$base" out/journal.xqj ||
+    fail "the journal's identity does not record both commit ids"
 echo "run 1: 2 builds in the cache (one per commit), report names $base..$head and the diff stat"
 
 # 2. A second run builds nothing.
