@@ -116,7 +116,7 @@ static int run_cmd(const char *dir, char *const argv[], char env[][JOB_BUILD_TEX
     }
     if (!log)
         close(fds[0]);
-    if (timed_out || !(log && !timed_out))
+    if (timed_out || !log) // a finished build was reaped by the loop
         waitpid(pid, &status, 0);
     if (timed_out)
         return -2;
