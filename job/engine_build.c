@@ -582,14 +582,14 @@ static bool build_one(JobPlayer *jp, JobSource *s, const char *cache, const char
     snprintf(failed, sizeof failed, "%s.failed", entry);
     snprintf(bin, sizeof bin, "%s/%s", entry, s->binary);
     double t0 = now_s();
-    bool built = false, ok = true;
+    bool built = false, waited = false, ok = true;
     if (!is_program(bin)) {
         FilesLock lock;
         if (!lock_wait(lock_path, s->build_timeout_s, &lock, why, why_len))
             return false;
         struct stat sb;
         if (is_program(bin)) {
-            // another rank of this node type built it while this one waited
+            waited = true; // another rank of this node type built it meanwhile
         } else if (stat(failed, &sb) == 0 && sb.st_mtime >= started) {
             // This run's build failed on another rank: the same reason, no second try.
             FILE *f = fopen(failed, "r");
@@ -609,7 +609,10 @@ static bool build_one(JobPlayer *jp, JobSource *s, const char *cache, const char
     copy_text(jp->cfg.cmd, sizeof jp->cfg.cmd, realpath(bin, abs) ? abs : bin);
     if (say)
         printf("build: engine %s, commit %.12s, %s: %s in %.1f s (%s)\n", name, s->commit_id, level,
-               built ? "built" : "from the cache", now_s() - t0, entry);
+               built    ? "built"
+               : waited ? "built by another rank"
+                        : "from the cache",
+               now_s() - t0, entry);
     return true;
 }
 
