@@ -498,7 +498,12 @@ int cmd_run(int argc, char **argv)
     else if (rc != 0 && loaded && why[0])
         fprintf(stderr, "xqforge run (rank %d on %s): %s\n", rank, link_host(link), why);
     if (!link_all_ok(link, rc == 0)) {
-        rc = rc ? rc : EXIT_USAGE; // another rank failed and said why
+        // Another rank failed and said why: a bad job (2), unless a rank failed to run it (1:
+        // a build of an engine from source that fails on that rank's node type).
+        double failed = rc == 1;
+        if (!link_sum(link, &failed, 1))
+            failed = 0;
+        rc = rc ? rc : failed > 0 ? 1 : EXIT_USAGE;
     } else {
         // Handlers only once every rank is ready: a signal during set-up ends the process the
         // default way, and nothing was written yet that a drain would have to keep whole. The

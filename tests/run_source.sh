@@ -122,6 +122,14 @@ grep -q "^xqforge run: engine 'new': the build of commit ${head:0:12} failed (ex
 ls "$cache"/*.failed >/dev/null 2>&1 || fail "the failed build is not recorded"
 [[ $(grep -c '^FAILED ' "$cache/builds.log") == 1 ]] || fail "the failed build was tried more than once"
 echo "run 5: the failed build (tried once) fails the run with its log's end"
+# A build that fails on one rank only (its build_env breaks the compile): that rank names it.
+mpi -np 2 "$xq" run job.ini --fresh : -np 1 "$xq" run job.ini --fresh \
+    --set engine.new.build_env.EXTRA='nonsense' >run5b.log 2>&1
+rc=$?
+[[ $rc == 1 ]] || fail "run 5b: exit $rc, want 1: $(tail -5 run5b.log)"
+grep -q "^xqforge run (rank 2 on .*): engine 'new': the build of commit ${head:0:12} failed" run5b.log &&
+    grep -q "nonsense" run5b.log || fail "run 5b: rank 2 does not say why: $(head -5 run5b.log)"
+echo "run 5b: a build failing on one rank fails the run, that rank saying why"
 
 # 6. Never a network fetch; a net is kept by hash and refused by another.
 "$xq" run job.ini --fresh --set engine.new.source=https://example.org/x.git >run6.log 2>&1 && fail "a URL source ran"
