@@ -188,7 +188,17 @@ static int run_prepare(Run *run, bool warn, char *why, size_t why_len)
         snprintf(why, why_len, "cannot run the bench");
         return 1;
     }
-    return engine_build_bench(job, run->engine_bench, why, why_len) ? 0 : 1;
+    uint64_t nps[JOB_PLAYERS_MAX];
+    if (!engine_build_bench(job, run->engine_bench, nps, why, why_len))
+        return 1;
+    // [time] scale = bench: the speed of the first engine built from source and benched is
+    // the rank's (fishtest scales by the tested engine's own bench, not ours).
+    for (int i = 0; job->scale.bench && i < job->player_count; i++)
+        if (nps[i]) {
+            run->bench_nps = nps[i];
+            break;
+        }
+    return 0;
 }
 
 /// What rank 0 resolves for every rank: each built engine's commit and tree.

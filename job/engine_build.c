@@ -641,12 +641,11 @@ bool engine_build_all(JobConfig *job, bool say, char *why, size_t why_len)
     return true;
 }
 
-/// The last count after "Nodes searched" or "Bench:" in a bench's output; 0 when none.
-static uint64_t bench_parse(const char *out)
+/// The last count after one of n marks in a bench's output; 0 when none.
+static uint64_t bench_parse(const char *out, const char *const *marks, size_t n)
 {
     uint64_t sig = 0;
-    static const char *const marks[] = {"Nodes searched", "Bench:"};
-    for (size_t m = 0; m < 2; m++)
+    for (size_t m = 0; m < n; m++)
         for (const char *p = out; (p = strstr(p, marks[m])); p++) {
             const char *q = p + strlen(marks[m]);
             q += strspn(q, " \t:");
@@ -656,11 +655,13 @@ static uint64_t bench_parse(const char *out)
     return sig;
 }
 
-bool engine_build_bench(const JobConfig *job, uint64_t sig[JOB_PLAYERS_MAX], char *why,
-                        size_t why_len)
+bool engine_build_bench(const JobConfig *job, uint64_t sig[JOB_PLAYERS_MAX],
+                        uint64_t nps[JOB_PLAYERS_MAX], char *why, size_t why_len)
 {
+    static const char *const sig_marks[] = {"Nodes searched", "Bench:"};
+    static const char *const nps_marks[] = {"Nodes/second", "nodes/second"};
     for (int i = 0; i < JOB_PLAYERS_MAX; i++)
-        sig[i] = 0;
+        sig[i] = nps[i] = 0;
     for (int i = 0; i < job->player_count; i++) {
         const JobPlayer *jp = &job->players[i];
         const JobSource *s = &job->sources[i];
@@ -684,7 +685,8 @@ bool engine_build_bench(const JobConfig *job, uint64_t sig[JOB_PLAYERS_MAX], cha
             *slash = '\0';
         int rc =
             run_cmd(slash ? dir : NULL, argv, NULL, 0, NULL, BENCH_TIMEOUT, NULL, out, OUT_MAX);
-        sig[i] = bench_parse(out);
+        sig[i] = bench_parse(out, sig_marks, 2);
+        nps[i] = bench_parse(out, nps_marks, 2);
         free(out);
         if (rc != 0 || !sig[i]) {
             snprintf(why, why_len, "engine '%s': `%s %s` %s (bench = none skips the check)",

@@ -32,9 +32,10 @@ void engine_build_cache_dir(const JobConfig *job, char *out, size_t cap);
 /// it did when say is true. false with why (a failed build: the end of its log).
 bool engine_build_all(JobConfig *job, bool say, char *why, size_t why_len);
 /// Every rank: the bench signature of each engine whose bench is not none (0 for the others),
-/// from `BINARY bench_cmd` (its last "Nodes searched" or "Bench:" count).
-bool engine_build_bench(const JobConfig *job, uint64_t sig[JOB_PLAYERS_MAX], char *why,
-                        size_t why_len);
+/// from `BINARY bench_cmd` (its last "Nodes searched" or "Bench:" count), and its speed (its
+/// last "Nodes/second" figure; 0 when it prints none).
+bool engine_build_bench(const JobConfig *job, uint64_t sig[JOB_PLAYERS_MAX],
+                        uint64_t nps[JOB_PLAYERS_MAX], char *why, size_t why_len);
 
 /// What the report says about the code (rank 0, after engine_build_resolve).
 typedef struct {

@@ -7,7 +7,8 @@
 # nothing, the report names both commits and the diff stat; a build_env that changes the bench
 # on one rank only gets that rank refused with both signatures named; a wrong `bench = N`
 # refuses every rank (exit 1, the reason named); a failing build fails the run with its log's
-# end; a URL source and a net of another hash are refused.
+# end; a URL source and a net of another hash are refused; [time] scale = bench takes the
+# built engine's bench nps.
 set -u
 xq=$(realpath "$1")
 work=$(mktemp -d)
@@ -92,11 +93,15 @@ grep -aq "engine.new.commit=$head" out/journal.xqj && grep -aq "engine.base.comm
     fail "the journal's identity does not record both commit ids"
 echo "run 1: 2 builds in the cache (one per commit), report names $base..$head and the diff stat"
 
-# 2. A second run builds nothing.
-mpi -np 3 "$xq" run job.ini --fresh >run2.log 2>&1 || fail "run 2: $(tail -5 run2.log)"
+# 2. A second run builds nothing. With [time] scale = bench a rank's speed is the built
+# engine's own bench nps (1000000, printed by the tiny engine), not the builtin engine's.
+mpi -np 3 "$xq" run job.ini --fresh --set time.scale=bench --set time.reference_nps=2000000 \
+    >run2.log 2>&1 || fail "run 2: $(tail -5 run2.log)"
 [[ $(entries) == 2 && $(builds) == 2 ]] || fail "run 2 built again: $(cat "$cache/builds.log")"
 [[ $(grep -c 'from the cache' run2.log) == 2 ]] || fail "run 2 does not say it took both from the cache"
-echo "run 2: nothing built"
+[[ $(grep -c 'joined: .*bench 1000000 nodes/s, time x2.000' run2.log) == 2 ]] ||
+    fail "run 2: the ranks' scale is not the built engine's bench: $(grep joined run2.log)"
+echo "run 2: nothing built; scale = bench from the built engine's bench"
 
 # 3. One rank's build differs (its build_env changes the constant): that rank is refused.
 mpi -np 2 "$xq" run job.ini --fresh : -np 1 "$xq" run job.ini --fresh \
