@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "coord_job.h"
 #include "datagen.h"
+#include "engine_build.h"
 #include "files.h"
 #include "games.h"
 #include "identity.h"
@@ -166,6 +167,7 @@ typedef struct {
     char journal[2 * JOB_TEXT_MAX + 2];
     void *plan; // the worker kind's plan
     uint64_t units_total, job_id, bench_signature, bench_nps;
+    uint64_t engine_bench[JOB_PLAYERS_MAX]; // engines built from source (0: unchecked)
     int threads;
     Channel ch;
     char *identity; // rank 0: the experiment's identity, as text
@@ -211,6 +213,16 @@ static int run_prepare(Run *run, bool warn, char *why, size_t why_len)
         snprintf(why, why_len, "cannot run the bench");
         return 1;
     }
+    uint64_t nps[JOB_PLAYERS_MAX];
+    if (!engine_build_bench(job, run->engine_bench, nps, why, why_len))
+        return 1;
+    // [time] scale = bench: the speed of the first engine built from source and benched is
+    // the rank's (fishtest scales by the tested engine's own bench, not ours).
+    for (int i = 0; job->scale.bench && i < job->player_count; i++)
+        if (nps[i]) {
+            run->bench_nps = nps[i];
+            break;
+        }
     return 0;
 }
 
@@ -224,6 +236,43 @@ int run_plan_check(const JobConfig *job, char *why, size_t why_len)
         return EXIT_USAGE;
     kind->worker->plan_free(plan);
     return 0;
+}
+
+/// What rank 0 resolves for every rank: each built engine's commit and tree.
+typedef struct {
+    int status; // 0: resolved; else rank 0's exit status (it says why)
+    char commit[JOB_PLAYERS_MAX][JOB_GIT_ID_MAX], tree[JOB_PLAYERS_MAX][JOB_GIT_ID_MAX];
+} RunSources;
+
+/// Engines built from source: the commits resolved once, on rank 0, and sent to every rank
+/// (a branch that moves meanwhile is still one commit everywhere), then each rank's build (or
+/// the cache's). Every rank calls it, loaded or not: the broadcast is collective.
+static int run_sources(Run *run, Link *link, bool loaded, char *why, size_t why_len)
+{
+    JobConfig *job = &run->job;
+    bool root = link_rank(link) == 0;
+    RunSources rs = {0};
+    if (root && !loaded)
+        rs.status = EXIT_USAGE;
+    else if (root && !engine_build_resolve(job, why, why_len))
+        rs.status = EXIT_USAGE;
+    for (int i = 0; root && i < job->player_count; i++) {
+        memcpy(rs.commit[i], job->sources[i].commit_id, JOB_GIT_ID_MAX);
+        memcpy(rs.tree[i], job->sources[i].tree_id, JOB_GIT_ID_MAX);
+    }
+    if (!link_bcast(link, &rs, sizeof rs, 0)) {
+        snprintf(why, why_len, "MPI: cannot share the resolved commits");
+        return 1;
+    }
+    if (rs.status || !loaded)
+        return rs.status ? rs.status : EXIT_USAGE; // rank 0 said why
+    for (int i = 0; i < job->player_count; i++) {
+        memcpy(job->sources[i].commit_id, rs.commit[i], JOB_GIT_ID_MAX);
+        memcpy(job->sources[i].tree_id, rs.tree[i], JOB_GIT_ID_MAX);
+        job->sources[i].commit_id[JOB_GIT_ID_MAX - 1] = '\0';
+        job->sources[i].tree_id[JOB_GIT_ID_MAX - 1] = '\0';
+    }
+    return engine_build_all(job, root, why, why_len) ? 0 : 1;
 }
 
 /// Rank 0: what defines the experiment (job/identity), its text and its hash.
@@ -366,8 +415,8 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
 
 static int run_worker(Run *run)
 {
-    WorkerConfig cfg = {&run->ch, run->threads, run->bench_signature, run->bench_nps,
-                        XQFORGE_VERSION};
+    WorkerConfig cfg = {&run->ch,        run->threads,      run->bench_signature, run->bench_nps,
+                        XQFORGE_VERSION, run->engine_bench, run->job.player_count};
     WorkerSetup setup = {&run->job, run->plan, (uint32_t)run->ch.rank, run->bench_nps};
     WorkerKind kind;
     const WorkerKindDef *def = run->kind->worker;
@@ -400,7 +449,8 @@ static int run_coordinator(Run *run)
                    run->bench_signature,
                    &interrupted,
                    &launcher_abort,
-                   run->verbose};
+                   run->verbose,
+                   run->engine_bench};
     // With one rank (a laptop, no mpirun) rank 0 is also a worker, as a thread over the same
     // Channel: the job then runs exactly as on a cluster, through the same protocol.
     pthread_t local;
@@ -526,7 +576,10 @@ int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
                               why_len) == JOB_OK;
     if (!loaded)
         rc = EXIT_USAGE;
-    else if (rank == 0 && job_check(&run->job, why, why_len) != JOB_CHECK_OK)
+    int src_rc = run_sources(run, link, loaded, why, why_len);
+    if (rc == 0 && src_rc != 0)
+        rc = src_rc;
+    else if (rc == 0 && rank == 0 && job_check(&run->job, why, why_len) != JOB_CHECK_OK)
         rc = EXIT_USAGE; // the engines checked whole before anything is written
     run->job.resume_auto |= a->resume_auto;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
@@ -547,10 +600,15 @@ int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
     // after it (an openings file missing on one node, the bench) is said by that rank.
     if (rc != 0 && rank == 0)
         fprintf(stderr, "xqforge run: %s\n", why);
-    else if (rc != 0 && loaded)
+    else if (rc != 0 && loaded && why[0])
         fprintf(stderr, "xqforge run (rank %d on %s): %s\n", rank, link_host(link), why);
     if (!link_all_ok(link, rc == 0)) {
-        rc = rc ? rc : EXIT_USAGE; // another rank failed and said why
+        // Another rank failed and said why: a bad job (2), unless a rank failed to run it (1:
+        // a build of an engine from source that fails on that rank's node type).
+        double failed = rc == 1;
+        if (!link_sum(link, &failed, 1))
+            failed = 0;
+        rc = rc ? rc : failed > 0 ? 1 : EXIT_USAGE;
     } else {
         // Handlers only once every rank is ready: a signal during set-up ends the process the
         // default way, and nothing was written yet that a drain would have to keep whole. The

@@ -68,11 +68,22 @@ int coord_job_run(const CoordJob *cj, const CoordKindDef *def)
                        POLL_MS,
                        job->scale.nps_floor,
                        job->scale.bench ? job->scale.reference_nps : 0};
+    CoordEngines engines = {0};
     // The loop runs even when the kind could not start: the workers are waiting for it, and
     // only its STOP lets them (and so mpirun) end.
+    for (int i = 0; cj->engine_bench && i < job->player_count && i < WIRE_MAX_ENGINES; i++) {
+        const JobSource *s = &job->sources[i];
+        if (!s->source[0] || s->bench_mode == JOB_BENCH_NONE)
+            continue;
+        engines.count = i + 1;
+        engines.declared[i] = s->bench_mode == JOB_BENCH_VALUE;
+        engines.bench[i] = engines.declared[i] ? s->bench : cj->engine_bench[i];
+        snprintf(engines.name[i], sizeof engines.name[i], "%.63s", job->players[i].cfg.name);
+    }
     Coordinator *c = coord_new(&cfg, ctx ? &kind : &failed_kind);
     if (c) {
         coord_set_drain(c, job->drain_grace * 1000);
+        coord_set_engines(c, &engines);
         coord_set_rank0_plays(c, job->coordinator_plays);
         coord_set_verbose(c, cj->verbose);
         coord_set_hurry(c, cj->hurry);

@@ -43,6 +43,7 @@ typedef struct {
     const atomic_bool *interrupted;
     const atomic_bool *hurry; // the launcher kills the ranks soon (coord_set_hurry); may be NULL
     bool verbose;             // run --verbose: the "Coordinator:" diagnostics line on the console
+    const uint64_t *engine_bench; // rank 0's bench of each engine (JOB_PLAYERS_MAX; NULL: none)
 } CoordJob;
 
 /// Runs the job's kind on rank 0 until its workers are gone; returns the exit status (0 the

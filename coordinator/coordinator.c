@@ -28,6 +28,7 @@ typedef struct {
 
 struct Coordinator {
     CoordConfig cfg;
+    CoordEngines engines; // built from source: their bench signatures
     CoordKind kind;
     CoordState st;
     Schedule sched;
@@ -111,6 +112,8 @@ void coord_free(Coordinator *c)
 const CoordState *coord_state(const Coordinator *c) { return &c->st; }
 
 void coord_set_drain(Coordinator *c, int grace_ms) { c->drain_grace_ms = grace_ms; }
+
+void coord_set_engines(Coordinator *c, const CoordEngines *e) { c->engines = *e; }
 
 void coord_set_hurry(Coordinator *c, const atomic_bool *hurry) { c->hurry = hurry; }
 
@@ -396,6 +399,24 @@ bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size
 
 // ---- Messages -----------------------------------------------------------------------------
 
+/// Each engine built from source must give the signature the job declares (bench = N) or
+/// rank 0's (bench = auto): another one is another build (build_env, compiler, CPU level).
+static bool engines_agree(Coordinator *c, int src, const WireHello *h)
+{
+    for (int i = 0; i < c->engines.count; i++) {
+        uint64_t want = c->engines.bench[i], got = i < h->engine_count ? h->engine_bench[i] : 0;
+        if (!want || got == want)
+            continue;
+        char why[WIRE_MAX_TEXT + 1];
+        snprintf(why, sizeof why, "engine '%s': bench signature %llu differs from %llu (%s)",
+                 c->engines.name[i], (unsigned long long)got, (unsigned long long)want,
+                 c->engines.declared[i] ? "the job's bench" : "rank 0's, bench = auto");
+        refuse_rank(c, src, why);
+        return false;
+    }
+    return true;
+}
+
 static void on_hello(Coordinator *c, int src, const WireHello *h)
 {
     CoordRank *k = &c->st.rank[src];
@@ -416,6 +437,8 @@ static void on_hello(Coordinator *c, int src, const WireHello *h)
         refuse_rank(c, src, why);
         return;
     }
+    if (!engines_agree(c, src, h))
+        return;
     if (h->bench_nps < c->cfg.min_bench_nps) { // [time] nps_floor: too slow to be scaled
         char why[WIRE_MAX_TEXT + 1];
         snprintf(why, sizeof why,

@@ -141,6 +141,16 @@ typedef struct {
     uint64_t min_bench_nps, reference_nps;
 } CoordConfig;
 
+/// Engines built from source ([engine NAME] bench): a worker whose bench signature of engine
+/// i is not bench[i] (0: unchecked) is refused, both numbers named; declared[i]: the job's
+/// bench = N (else rank 0's, bench = auto).
+typedef struct {
+    int count;
+    uint64_t bench[WIRE_MAX_ENGINES];
+    bool declared[WIRE_MAX_ENGINES];
+    char name[WIRE_MAX_ENGINES][64];
+} CoordEngines;
+
 /// A coordinator; NULL when out of memory.
 Coordinator *coord_new(const CoordConfig *cfg, const CoordKind *kind);
 void coord_free(Coordinator *c);
@@ -160,6 +170,8 @@ bool coord_journal_extra(Coordinator *c, uint64_t key, const void *payload, size
 /// hand may finish within it, no new ones are handed out; then the rest are dropped (0: at
 /// once). rank0_plays ([job] coordinator_plays): rank 0 runs a worker too, one more BYE.
 void coord_set_drain(Coordinator *c, int grace_ms);
+/// The engines built from source whose bench signatures admission checks (none by default).
+void coord_set_engines(Coordinator *c, const CoordEngines *e);
 /// The flag that says the launcher is about to kill the ranks (Open MPI's mpirun SIGKILLs
 /// them about a second after its SIGTERM; cli/cmd_run.c's handler sets it on a SIGTERM from
 /// the launcher): the drain's grace ends at once, the ranks' BYEs are awaited half a second,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "games_impl.h"
+#include "report_code.h"
 #include "timeman.h"
 #include "upload.h"
 
@@ -593,6 +594,9 @@ void games_report_init(GamesCoord *g)
     report_plot_settle(r, "elo", true); // the first games' Elo of +-1500 would squash the rest
     report_plot(r, "terminations", REPORT_PLOT_BARS, "Results by termination (all games)", "games",
                 "");
+    json_t *code = report_code_json(g->job); // git runs once, not at every refresh
+    if (code)
+        report_set(r, "code", code);
 }
 
 /// One history point per finished game pair (a game without repeat): LLR, Elo and its band;

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "report_code.h"
+
 // report_from_json refuses a record of another schema name or REPORT_SCHEMA_VERSION: a reader
 // of report.json (coordinator/REPORT.md) relies on both to know the layout that follows.
 #define SCHEMA_NAME "xqforge-report"
@@ -836,6 +838,7 @@ ReportStatus report_html(const Report *r, SvgBuf *o)
                    r->generated_at);
     html_facts(r, o);
     html_tables(r, o);
+    report_code_html(report_get(r, "code"), o); // engines built from source: their commits
     svg_buf_printf(o, "\n<section class=\"plots\">");
     for (int i = 0; i < r->plot_count; i++)
         html_plot(r->plots[i], o);

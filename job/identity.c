@@ -469,8 +469,32 @@ static IdentityStatus add_process_items(Identity *id, const PlayerConfig *pc)
     return st;
 }
 
-static IdentityStatus add_engine_items(Identity *id, const JobPlayer *jp, uint64_t bench, char *why,
-                                       size_t why_len)
+/// An engine built from source is its commit, its build and the compiler (a build of the cache
+/// may be redone on another node type, never byte for byte: the binary's hash is no identity).
+static IdentityStatus add_source_items(Identity *id, const char *name, const JobSource *s)
+{
+    IdentityStatus st = add_engine(id, name, "commit", "%s", s->commit_id);
+    if (!st)
+        st = add_engine(id, name, "build", "%s", s->build);
+    if (!st)
+        st = add_engine(id, name, "binary", "%s", s->binary);
+    for (int i = 0; i < s->env_count && !st; i++) {
+        char sub[JOB_BUILD_TEXT_MAX + 16];
+        const char *eq = strchr(s->env[i], '=');
+        snprintf(sub, sizeof sub, "build_env.%.*s", (int)(eq - s->env[i]), s->env[i]);
+        st = add_engine(id, name, sub, "%s", eq + 1);
+    }
+    if (!st)
+        st = add_engine(id, name, "compiler", "%s", s->compiler);
+    if (!st && s->bench_mode == JOB_BENCH_VALUE)
+        st = add_engine(id, name, "bench", "%llu", (unsigned long long)s->bench);
+    if (!st && s->net_hash[0])
+        st = add_engine(id, name, "net", "%s", s->net_hash);
+    return st;
+}
+
+static IdentityStatus add_engine_items(Identity *id, const JobPlayer *jp, const JobSource *src,
+                                       uint64_t bench, char *why, size_t why_len)
 {
     const PlayerConfig *pc = &jp->cfg;
     IdentityStatus st;
@@ -490,7 +514,9 @@ static IdentityStatus add_engine_items(Identity *id, const JobPlayer *jp, uint64
         program_path(pc, path, sizeof path);
         st = add_engine(id, pc->name, "protocol", "%s%s", player_proto_name(pc->proto),
                         pc->rank_base ? " ranks=1-10" : "");
-        if (!st)
+        if (!st && src->source[0])
+            st = add_source_items(id, pc->name, src);
+        else if (!st)
             // By content: an engine rebuilt at the same path is another engine.
             st = add_owned(id, engine_key(pc->name, "binary"), file_hash(path));
         if (!st)
@@ -534,7 +560,7 @@ static IdentityStatus add_engines(Identity *id, const JobConfig *job, uint64_t b
     if (!st)
         st = identity_add(id, "pairing", pairing);
     for (int i = 0; i < job->player_count && !st; i++)
-        st = add_engine_items(id, &job->players[i], bench, why, why_len);
+        st = add_engine_items(id, &job->players[i], &job->sources[i], bench, why, why_len);
     return st;
 }
 

@@ -19,12 +19,13 @@
 #include "engine_spec.h"
 #include "job_ctx.h"
 #include "job_kinds.h"
+#include "job_source.h"
 #include "match.h"
 
 // In Section's order; job_keys.def's section column is these names.
 static const char *const SECTION_NAMES[SEC_NB] = {
-    "job",    "engine", "each", "time",  "openings", "adjudication", "sprt",  "output",
-    "report", "book",   "spsa", "texel", "datagen",  "train",        "verify"};
+    "job",    "engine", "each", "time",  "openings", "adjudication", "sprt",   "output",
+    "report", "book",   "spsa", "texel", "datagen",  "train",        "verify", "build"};
 // In the enums' order (JobSprtModel, JobReportMethod): a name's index is its value.
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
@@ -121,8 +122,15 @@ static bool engine_entry(JobCtx *c, int target, const char *sec, const char *key
     // [time], [each], [engine NAME]: the header of this file).
     c->scratch.option_count = 0;
     c->scratch.env_count = 0; // one key at a time: scratch holds only this key's setting
-    EngineSpecStatus es =
-        engine_spec_set(&c->scratch, &c->scratch_tc, key, v, ctx_path_base(c), why, sizeof why);
+    EngineSpecStatus es = ENGINE_SPEC_OK;
+    if (job_source_is_key(key)) { // an engine built from source (job_source.h)
+        JobSource scratch = {0};
+        if (!job_source_set(&scratch, key, v, ctx_path_base(c), why, sizeof why))
+            es = ENGINE_SPEC_ERR_VALUE;
+    } else {
+        es =
+            engine_spec_set(&c->scratch, &c->scratch_tc, key, v, ctx_path_base(c), why, sizeof why);
+    }
     if (es != ENGINE_SPEC_OK)
         return ctx_fail(c, es == ENGINE_SPEC_ERR_KEY ? JOB_ERR_KEY : JOB_ERR_VALUE, sec, key, "%s",
                         why);
@@ -711,7 +719,11 @@ static void job_defaults(JobConfig *j)
     memset(j, 0, sizeof *j); // kind: none, [job] kind is mandatory
     j->rules = rules_config_default(RULES_SEED);
     ctx_key_defaults(j);
-    j->seed = 1; // [openings] seed
+    j->seed = 1;                                // [openings] seed
+    for (int i = 0; i < JOB_PLAYERS_MAX; i++) { // engines built from source
+        j->sources[i].build_timeout_s = 1800;
+        snprintf(j->sources[i].bench_cmd, sizeof j->sources[i].bench_cmd, "bench");
+    }
     for (int id = 0; id < PARAM_NB; id++)
         j->texel.tuned[id] = !params_is_search(id); // the evaluation's weights
 }

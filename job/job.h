@@ -59,6 +59,38 @@ typedef enum {
     JOB_REPORT_METHOD_NB
 } JobReportMethod;
 
+/// How an external engine's bench signature is checked on every rank ([engine NAME] bench).
+typedef enum { JOB_BENCH_NONE, JOB_BENCH_AUTO, JOB_BENCH_VALUE } JobBenchMode;
+
+enum {
+    JOB_BUILD_ENV_MAX = 8,
+    JOB_BUILD_TEXT_MAX = 256, // build_env entries, the compiler's version line
+    JOB_GIT_ID_MAX = 41,      // a full git object id (sha1) and its NUL
+    JOB_NET_HASH_MAX = 65     // a sha256 in hex and its NUL
+};
+
+/// An engine built from a commit ([engine NAME] source, commit, build, binary: engine_build.h).
+/// The settings come from the job file; the ids are resolved once on rank 0 and the compiler
+/// and net hash found by each rank's build (rank 0's are the identity's).
+typedef struct {
+    char source[JOB_TEXT_MAX]; // a local git repository (absolute); empty: not built
+    char commit[JOB_TEXT_MAX]; // the ref as written
+    char build[JOB_TEXT_MAX];  // a shell command run in a clean checkout of the commit
+    char binary[JOB_TEXT_MAX]; // the program, relative to the checkout
+    char env[JOB_BUILD_ENV_MAX][JOB_BUILD_TEXT_MAX]; // "NAME=VALUE" (build_env.NAME)
+    int env_count;
+    int build_timeout_s;
+    JobBenchMode bench_mode;
+    uint64_t bench; // JOB_BENCH_VALUE: the declared signature
+    char bench_cmd[JOB_BUILD_TEXT_MAX];
+    char net[JOB_TEXT_MAX];            // a net file (absolute); empty: none
+    char net_expect[JOB_NET_HASH_MAX]; // an expected hex prefix of its sha256; empty: any
+    char commit_id[JOB_GIT_ID_MAX];    // resolved: the full commit id
+    char tree_id[JOB_GIT_ID_MAX];      // resolved: its tree
+    char compiler[JOB_BUILD_TEXT_MAX]; // found: the compiler's version line
+    char net_hash[JOB_NET_HASH_MAX];   // found: the net's sha256
+} JobSource;
+
 typedef struct {
     PlayerConfig cfg;
     TimeControl tc;
@@ -71,6 +103,7 @@ typedef struct {
                                  // in the file (not in overrides) were taken from it
     JobPlayer players[JOB_PLAYERS_MAX];
     int player_count;
+    JobSource sources[JOB_PLAYERS_MAX]; // players[i] built from source: sources[i].source set
     // Game rules and adjudication (GameConfig without the time controls)
     RulesConfig rules;
     DrawAdjudication draw;
@@ -138,6 +171,11 @@ typedef struct {
         double final_wait_s;             // the end of a run waits this long for delivery
         char spool[JOB_TEXT_MAX];        // undelivered reports, relative to output.dir
     } report;
+    // Engines built from source ([build]): the cache of builds and nets, and the report's link
+    struct {
+        char cache[JOB_TEXT_MAX];    // a directory; empty: build-cache beside output.dir
+        char diff_url[JOB_TEXT_MAX]; // {repo}, {base}, {new} replaced; empty: no link
+    } build;
     // Opening book generation (kind = book): the [book] section, jobs/README.md
     struct {
         int positions;             // accepted positions to reach

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine_spec.h"
+#include "job_source.h"
 #include "match.h"
 
 /// Records the first error as "where: [section] key: message"; later ones are dropped.
@@ -148,8 +149,11 @@ bool ctx_apply_entries(JobCtx *c, int i, int target)
         if (e->target != target)
             continue;
         const char *base = e->at.override ? c->override_dir : c->job->file_dir;
-        if (engine_spec_set(&p->cfg, &p->tc, e->key, e->value, base, why, sizeof why) !=
-            ENGINE_SPEC_OK) {
+        bool ok = job_source_is_key(e->key)
+                      ? job_source_set(&c->job->sources[i], e->key, e->value, base, why, sizeof why)
+                      : engine_spec_set(&p->cfg, &p->tc, e->key, e->value, base, why, sizeof why) ==
+                            ENGINE_SPEC_OK;
+        if (!ok) {
             c->at = e->at;
             snprintf(sec, sizeof sec, "%s%s", target >= 0 ? "engine " : "",
                      target == TARGET_TIME   ? "time"
@@ -175,14 +179,19 @@ bool ctx_build_player(JobCtx *c, int i, bool tunes_eval)
         return false;
     // What follows is about the engine as a whole: errors name its section's line.
     c->at = (Origin){c->engine_lines[i], NULL};
-    if (p->cfg.proto != PROTO_BUILTIN && !p->cfg.cmd[0])
+    char why[512];
+    const char *skey;
+    if (!job_source_check(&c->job->sources[i], &p->cfg, &skey, why, sizeof why))
+        return ctx_fail(c, JOB_ERR_VALUE, sec, skey, "%s", why);
+    if (c->job->sources[i].source[0] && p->cfg.proto == PROTO_BUILTIN)
+        p->cfg.proto = PROTO_UCI; // the built program speaks UCI unless proto says otherwise
+    if (p->cfg.proto != PROTO_BUILTIN && !p->cfg.cmd[0] && !c->job->sources[i].source[0])
         return ctx_fail(c, JOB_ERR_MISSING, sec, "cmd", "proto %s needs cmd = PATH",
                         player_proto_name(p->cfg.proto));
     const TimeControl *tc = &p->tc;
     if (!tc->base_ms && !tc->inc_ms && !tc->movetime_ms && !tc->depth && !tc->nodes)
         return ctx_fail(c, JOB_ERR_MISSING, sec, NULL,
                         "no time control: give tc, st, depth or nodes (here, in [each] or [time])");
-    char why[512];
     if (!engine_spec_check_eval(&p->cfg, tunes_eval, why, sizeof why))
         return ctx_fail(c, JOB_ERR_VALUE, sec, "option.UseNNUE", "%s", why);
     return true;

@@ -34,6 +34,7 @@ typedef enum {
     SEC_DATAGEN,
     SEC_TRAIN,
     SEC_VERIFY,
+    SEC_BUILD,
     SEC_NB
 } Section;
 

@@ -266,6 +266,18 @@ bool link_sum(Link *l, double *buf, int n)
            MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, l->comm) == MPI_SUCCESS;
 }
 
+bool link_bcast(Link *l, void *buf, size_t len, int root)
+{
+    // In chunks below INT_MAX bytes: MPI counts in int.
+    for (size_t off = 0; off < len;) {
+        int n = len - off > (size_t)INT_MAX ? INT_MAX : (int)(len - off);
+        if (MPI_Bcast((char *)buf + off, n, MPI_BYTE, root, l->comm) != MPI_SUCCESS)
+            return false;
+        off += (size_t)n;
+    }
+    return true;
+}
+
 /// MPI_MIN of 1 and 0: one rank's false is every rank's. A failed collective reads as false.
 bool link_all_ok(Link *l, bool ok)
 {

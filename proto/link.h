@@ -45,6 +45,9 @@ int link_node_rank(const Link *l);
 /// True if rank (a link_rank) runs on this node: whether the coordinator shares its cores.
 bool link_node_has(const Link *l, int rank);
 const char *link_host(const Link *l);
+/// Every rank gets root's len bytes of buf (collective: every rank calls it); false when
+/// MPI fails.
+bool link_bcast(Link *l, void *buf, size_t len, int root);
 
 LinkStatus link_send(Link *l, int dest, LinkTag tag, const void *data, size_t len);
 /// Takes one waiting message, if any (from any rank; tag LINK_TAG_NB for any tag). *data is

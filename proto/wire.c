@@ -173,6 +173,8 @@ static WireStatus check_hello(WireCtx *c, const WireHello *m)
     if (m->concurrency < 1 || m->concurrency > WIRE_MAX_THREADS)
         return wire_fail(c, WIRE_ERR_FIELD, "concurrency: %u out of range",
                          (unsigned)m->concurrency);
+    if (m->engine_count < 0 || m->engine_count > WIRE_MAX_ENGINES)
+        return wire_fail(c, WIRE_ERR_FIELD, "engine benches: %d out of range", m->engine_count);
     st = check_text(c, "hostname", m->hostname, sizeof m->hostname, true);
     if (st)
         return st;
@@ -408,7 +410,7 @@ static WireStatus pack_envelope(msgpack_packer *pk, WireKind kind, size_t fields
 // wire_unpack.c. Widths are the struct's, and msgpack-c shortens them on the wire anyway.
 static WireStatus body_hello(msgpack_packer *pk, const WireHello *m)
 {
-    WireStatus st = pack_envelope(pk, WIRE_HELLO, 7);
+    WireStatus st = pack_envelope(pk, WIRE_HELLO, 8);
     if (st)
         return st;
     PACK(msgpack_pack_uint32(pk, m->rank));
@@ -417,7 +419,11 @@ static WireStatus body_hello(msgpack_packer *pk, const WireHello *m)
     PACK(msgpack_pack_uint32(pk, m->concurrency));
     PACK(msgpack_pack_uint64(pk, m->bench_signature));
     PACK(msgpack_pack_uint64(pk, m->bench_nps));
-    return pack_text(pk, m->version);
+    PACK(pack_text(pk, m->version));
+    PACK(msgpack_pack_array(pk, (size_t)m->engine_count));
+    for (int i = 0; i < m->engine_count; i++)
+        PACK(msgpack_pack_uint64(pk, m->engine_bench[i]));
+    return WIRE_OK;
 }
 
 static WireStatus body_refuse(msgpack_packer *pk, const WireRefuse *m)

@@ -17,7 +17,7 @@
 #define WIRE_MAGIC "XQ"
 
 enum {
-    WIRE_VERSION = 5,                 // bumped on any change to a body layout
+    WIRE_VERSION = 6,                 // bumped on any change to a body layout
     WIRE_MAX_MESSAGE = 4 << 20,       // bytes, checked before parsing and after packing
     WIRE_MAX_PAIRS_PER_WORK = 64,     // pair ids in a WORK, pair results in a RESULT
     WIRE_MAX_GAMES_PER_PAIR = 2,      // a pair result holds 1 or 2 games
@@ -26,6 +26,7 @@ enum {
     WIRE_MAX_FEN = 127,               // start FEN
     WIRE_MAX_VERSION_TEXT = 63,       // xqforge version string
     WIRE_MAX_THREADS = 65535,         // threads and concurrency in a HELLO
+    WIRE_MAX_ENGINES = 8,             // engine bench signatures in a HELLO (JOB_PLAYERS_MAX)
     WIRE_TERM_LIMIT = 32,             // termination codes are < 32 (TERM_NB today is 17)
     WIRE_MAX_RANK = 0x7fffffff,       // MPI ranks are ints
     WIRE_MAX_SPSA_PARAMS = 1024,      // tuned weights in one SPSA step
@@ -89,6 +90,10 @@ typedef struct {
     uint32_t threads, concurrency; // 1..WIRE_MAX_THREADS
     uint64_t bench_signature, bench_nps;
     char version[WIRE_MAX_VERSION_TEXT + 1];
+    // The bench signature of each engine of the job built from source, in the job's order (0:
+    // not checked); engine_count 0..WIRE_MAX_ENGINES.
+    int engine_count;
+    uint64_t engine_bench[WIRE_MAX_ENGINES];
 } WireHello;
 
 typedef struct {

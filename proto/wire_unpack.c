@@ -194,6 +194,10 @@ static WireStatus decode_hello(WireCtx *c, const msgpack_object *f, WireHello *m
     GET(get_uint(c, &f[4], "bench signature", UINT64_MAX, &m->bench_signature));
     GET(get_uint(c, &f[5], "bench nps", UINT64_MAX, &m->bench_nps));
     GET(get_text(c, &f[6], "version", m->version, sizeof m->version));
+    const msgpack_object *benches = NULL;
+    GET(get_array(c, &f[7], "engine benches", 0, WIRE_MAX_ENGINES, &benches, &m->engine_count));
+    for (int i = 0; i < m->engine_count; i++)
+        GET(get_uint(c, &benches[i], "engine bench", UINT64_MAX, &m->engine_bench[i]));
     return WIRE_OK;
 }
 
@@ -398,7 +402,7 @@ static WireStatus decode_body(WireCtx *c, const msgpack_object *f, WireMessage *
 
 /// Body field counts per kind (the layouts of proto/README.md).
 static const uint32_t body_fields[WIRE_KIND_NB] = {
-    [WIRE_HELLO] = 7, [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 3,    [WIRE_RESULT] = 6,
+    [WIRE_HELLO] = 8, [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 3,    [WIRE_RESULT] = 6,
     [WIRE_STOP] = 2,  [WIRE_BYE] = 3,    [WIRE_BOOK] = 7,    [WIRE_DATAGEN] = 8,
 };
 

@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     }
     Channel ch;
     channel_from_link(&ch, l);
-    WireHello hello = {(uint32_t)ch.rank, "", 1, 1, signature, nps, "sim_rank"};
+    WireHello hello = {(uint32_t)ch.rank, "", 1, 1, signature, nps, "sim_rank", 0, {0}};
     snprintf(hello.hostname, sizeof hello.hostname, "%s", ch.host[0] ? ch.host : "?");
     long long sent = serve(&ch, &s, &hello, (uint32_t)pairs, (long)sleep_ms);
     for (int i = 0; i < s.n; i++)

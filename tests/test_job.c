@@ -424,6 +424,55 @@ static void test_evalfile_relative_to_job(void **state)
     free(dir);
 }
 
+/// An engine built from source: its keys from [each] and its own section (the later wins), a
+/// relative source taken from the job file's directory, the engine speaking UCI; a URL, a
+/// missing commit, both cmd and source, and a bad bench are refused naming the key.
+static void test_source_keys(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load_text(f, "[job]\nkind = match\nrounds = 2\n"
+                                  "[each]\nsource = repo\nbuild = make\nbinary = engine\n"
+                                  "bench = auto\nbuild_env.CC = gcc\n"
+                                  "[engine a]\ncommit = HEAD~1\nbench = 1234\n"
+                                  "[engine b]\ncommit = HEAD\nbuild_env.CC = clang\n"
+                                  "bench_cmd = bench 13\n[time]\nnodes = 100\n"),
+                     JOB_OK);
+    const JobSource *a = &f->job->sources[0], *b = &f->job->sources[1];
+    char *dir = strdup(f->path), want[1100];
+    *strrchr(dir, '/') = 0;
+    snprintf(want, sizeof want, "%s/repo", dir);
+    assert_string_equal(a->source, want);
+    assert_string_equal(a->commit, "HEAD~1");
+    assert_int_equal(a->bench_mode, JOB_BENCH_VALUE);
+    assert_true(a->bench == 1234);
+    assert_int_equal(b->bench_mode, JOB_BENCH_AUTO);
+    assert_string_equal(b->bench_cmd, "bench 13");
+    assert_string_equal(a->bench_cmd, "bench");
+    assert_int_equal(b->env_count, 1);
+    assert_string_equal(b->env[0], "CC=clang");
+    assert_int_equal(a->build_timeout_s, 1800);
+    assert_int_equal(f->job->players[0].cfg.proto, PROTO_UCI);
+    free(dir);
+    const char *url = "engine.a.source=https://example.org/x.git";
+    expect(f, load(f, "", &url, 1), JOB_ERR_VALUE, true,
+           "override 'engine.a.source=https://example.org/x.git': [engine a] source: "
+           "'https://example.org/x.git' is not a local path: builds never fetch");
+    url = "engine.a.source=git@example.org:x.git";
+    assert_int_equal(load(f, "", &url, 1), JOB_ERR_VALUE);
+    expect(f,
+           load_text(f, "[job]\nkind = match\nrounds = 2\n[engine a]\nsource = r\n"
+                        "build = make\nbinary = e\n[engine b]\n[time]\nnodes = 100\n"),
+           JOB_ERR_VALUE, false, ":4: [engine a] commit: an engine built from source needs commit");
+    expect(f,
+           load_text(f, "[job]\nkind = match\nrounds = 2\n[engine a]\nsource = r\ncommit = c\n"
+                        "build = make\nbinary = e\ncmd = x\n[engine b]\n[time]\nnodes = 100\n"),
+           JOB_ERR_VALUE, false, ":4: [engine a] cmd: give cmd or source, not both");
+    expect(f,
+           load_text(f, "[job]\nkind = match\nrounds = 2\n[engine a]\nbench = many\n"
+                        "[engine b]\n[time]\nnodes = 100\n"),
+           JOB_ERR_VALUE, false, ":5: [engine a] bench: 'many': expected the bench signature");
+}
+
 /// A section written twice (it was merged silently: a second [job] changed the first's
 /// settings) is refused naming both lines; an engine's section written twice, too.
 static void test_repeated_section(void **state)
@@ -1824,6 +1873,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_examples_no_upload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readme_main_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_anchor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_keys, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

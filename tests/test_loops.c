@@ -207,7 +207,7 @@ static WorkerThread *worker_new(ChannelHub *h, int rank, int threads, uint64_t s
     assert_non_null(w);
     w->fw.result_kind = kind;
     w->fw.rank = (uint32_t)rank;
-    w->cfg = (WorkerConfig){channel_hub_rank(h, rank), threads, signature, 1000, "test"};
+    w->cfg = (WorkerConfig){channel_hub_rank(h, rank), threads, signature, 1000, "test", NULL, 0};
     w->kind =
         (WorkerKind){&w->fw, fake_thread_new, fake_thread_free, fake_unit_run, fake_done_count};
     w->rc = -1;
@@ -450,7 +450,7 @@ static bool hand_send(Channel *ch, int dest, LinkTag tag, const WireMessage *m)
 static bool hand_hello(Channel *ch, uint64_t signature)
 {
     WireMessage m = {.kind = WIRE_HELLO};
-    m.hello = (WireHello){(uint32_t)ch->rank, "hand", 1, 1, signature, 1000, "test"};
+    m.hello = (WireHello){(uint32_t)ch->rank, "hand", 1, 1, signature, 1000, "test", 0, {0}};
     return hand_send(ch, 0, LINK_TAG_CONTROL, &m);
 }
 
@@ -1491,7 +1491,7 @@ static void test_real_games(void **state)
     GamesWorker gw = {.plan = plan, .rank = 1, .scale = 1.0};
     WorkerThread *w = calloc(1, sizeof *w);
     assert_non_null(w);
-    w->cfg = (WorkerConfig){channel_hub_rank(h, 1), 2, SIGNATURE, 1000, "test"};
+    w->cfg = (WorkerConfig){channel_hub_rank(h, 1), 2, SIGNATURE, 1000, "test", NULL, 0};
     games_worker_kind(&gw, &w->kind);
     worker_start(w);
     CoordEnd end = coord_run(c);

@@ -42,6 +42,9 @@ static void make_hello(WireHello *m)
     m->bench_signature = 668302;
     m->bench_nps = UINT64_MAX;
     snprintf(m->version, sizeof m->version, "0.1.0");
+    m->engine_count = WIRE_MAX_ENGINES;
+    for (int i = 0; i < WIRE_MAX_ENGINES; i++)
+        m->engine_bench[i] = i == 3 ? UINT64_MAX : 1000u * (unsigned)i;
 }
 
 /// A game of `plies` moves whose first 8 are book moves; the has_score/mate bits cycle through
@@ -182,6 +185,9 @@ static void test_roundtrip_small(void **state)
     assert_int_equal(d.hello.bench_signature, m.hello.bench_signature);
     assert_int_equal(d.hello.bench_nps, m.hello.bench_nps);
     assert_string_equal(d.hello.version, m.hello.version);
+    assert_int_equal(d.hello.engine_count, m.hello.engine_count);
+    for (int i = 0; i < m.hello.engine_count; i++)
+        assert_true(d.hello.engine_bench[i] == m.hello.engine_bench[i]);
 
     m = (WireMessage){.kind = WIRE_REFUSE};
     snprintf(m.refuse.reason, sizeof m.refuse.reason, "bench signature 1 differs from 2");
@@ -510,7 +516,7 @@ static void test_oversized(void **state)
     static const char str32[] = "\xdb\x7f\xff\xff\xff"
                                 "abc";
     // Inside a real envelope: a WORK whose id list declares 2^32 - 1 entries.
-    static const char work[] = "\x94\xa2XQ\x05\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
+    static const char work[] = "\x94\xa2XQ\x06\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
     const struct {
         const char *data;
         size_t len;
@@ -747,8 +753,8 @@ static void test_envelope(void **state)
     assert_int_equal(unpack_status("\x01", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("\x90", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("", 0), WIRE_ERR_MALFORMED);
-    // A version-6 envelope of another length still reads as "version", not "magic".
-    static const char v2[] = "\x95\xa2XQ\x06\x00\x90\xc0";
+    // A version-7 envelope of another length still reads as "version", not "magic".
+    static const char v2[] = "\x95\xa2XQ\x07\x00\x90\xc0";
     assert_int_equal(unpack_status(v2, sizeof v2 - 1), WIRE_ERR_VERSION);
     msgpack_sbuffer_destroy(&b);
 }
@@ -772,11 +778,11 @@ static void test_trailing_and_encoding(void **state)
     }
     free_samples(bufs);
     // REQUEST [5, 2] with the 5 as uint8 (0xcc 0x05) instead of a fixint.
-    static const char ok[] = "\x94\xa2XQ\x05\x02\x92\x05\x02";
-    static const char wide[] = "\x94\xa2XQ\x05\x02\x92\xcc\x05\x02";
-    static const char wide_str[] = "\x94\xd9\x02XQ\x05\x02\x92\x05\x02";
-    static const char reserved[] = "\x94\xa2XQ\x05\x02\x92\xc1\x02";
-    static const char wide_bin[] = "\x94\xa2XQ\x05\x02\x92\x05\xc5\x00\x01\x00";
+    static const char ok[] = "\x94\xa2XQ\x06\x02\x92\x05\x02";
+    static const char wide[] = "\x94\xa2XQ\x06\x02\x92\xcc\x05\x02";
+    static const char wide_str[] = "\x94\xd9\x02XQ\x06\x02\x92\x05\x02";
+    static const char reserved[] = "\x94\xa2XQ\x06\x02\x92\xc1\x02";
+    static const char wide_bin[] = "\x94\xa2XQ\x06\x02\x92\x05\xc5\x00\x01\x00";
     assert_int_equal(unpack_status(wide_bin, sizeof wide_bin - 1), WIRE_ERR_MALFORMED);
     assert_int_equal(unpack_status(ok, sizeof ok - 1), WIRE_OK);
     assert_int_equal(unpack_status(wide, sizeof wide - 1), WIRE_ERR_MALFORMED);
@@ -800,7 +806,7 @@ static void test_text_caps(void **state)
         msgpack_pack_str_with_body(&pk, "XQ", 2);
         msgpack_pack_uint8(&pk, WIRE_VERSION);
         msgpack_pack_uint8(&pk, WIRE_HELLO);
-        msgpack_pack_array(&pk, 7);
+        msgpack_pack_array(&pk, 8);
         msgpack_pack_uint8(&pk, 1);
         size_t len = variant == 0 ? WIRE_MAX_TEXT : WIRE_MAX_TEXT + 1;
         host[3] = variant == 2 ? '\0' : 'h';
@@ -810,6 +816,7 @@ static void test_text_caps(void **state)
         msgpack_pack_uint8(&pk, 1);
         msgpack_pack_uint8(&pk, 1);
         msgpack_pack_str_with_body(&pk, "v", 1);
+        msgpack_pack_array(&pk, 0); // no engine benches
         assert_int_equal(unpack_status(b.data, b.size), variant == 0 ? WIRE_OK : WIRE_ERR_FIELD);
     }
     msgpack_sbuffer_destroy(&b);

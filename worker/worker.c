@@ -271,9 +271,13 @@ int worker_run(const WorkerConfig *cfg, const WorkerKind *kind)
                        (uint32_t)(cfg->threads > 0 ? cfg->threads : 1),
                        cfg->bench_signature,
                        cfg->bench_nps,
-                       ""};
+                       "",
+                       0,
+                       {0}};
     snprintf(hello.hostname, sizeof hello.hostname, "%s", ch->host[0] ? ch->host : "?");
     snprintf(hello.version, sizeof hello.version, "%.*s", WIRE_MAX_VERSION_TEXT, cfg->version);
+    for (int i = 0; cfg->engine_bench && i < cfg->engine_count && i < WIRE_MAX_ENGINES; i++)
+        hello.engine_bench[hello.engine_count++] = cfg->engine_bench[i];
     int rc = 0;
     pthread_t tid[THREADS_MAX];
     int threads = 0;

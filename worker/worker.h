@@ -47,6 +47,8 @@ typedef struct {
     int threads; // work threads (concurrency)
     uint64_t bench_signature, bench_nps;
     const char *version;
+    const uint64_t *engine_bench; // each engine's bench signature (NULL: none), engine_count
+    int engine_count;
 } WorkerConfig;
 
 /// What a worker rank's kind is made from.
