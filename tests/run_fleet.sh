@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A fleet on 3 ranks plays a queue: a long SPRT stopped part way (recorded stopped, its
-# result.json interrupted), two fixed-node SPRTs and a fixed-node match, and a fourth test
-# submitted while the fleet runs (it goes before the older ones by priority). Rank 0 is then
+# result.json interrupted), two fixed-node SPRTs and a fixed-node match, a test whose engine
+# is gone by the time it runs (it fails alone, with the reason, and the fleet goes on), and a
+# test submitted while the fleet runs (it goes before the older ones by priority). Rank 0 is then
 # killed with SIGKILL in the middle of a test, and a new fleet resumes that test from its
 # journal. Every finished test's result.json totals, and its PGN's results, equal those of a
 # solo `xqforge run` of the same job; `xqforge queue --json` and index.json agree with the
@@ -35,6 +36,11 @@ submit --set job.rounds=400 --priority 10 --name long >/dev/null # 0001: stopped
 submit --set job.rounds=5 --name sprt-a >/dev/null                 # 0002
 submit --set job.rounds=4 --set sprt.elo1=20 --name sprt-b >/dev/null # 0003
 submit --set job.rounds=20 --set job.kind=match --name match >/dev/null # 0004: killed in it
+# 0005: an external engine that is there when submitted and gone when the test starts.
+cp /usr/games/fairy-stockfish "$work/fsf" || fail "fairy-stockfish is missing (scripts/install-deps.sh)"
+printf '[job]\nkind = match\nrounds = 1\n[each]\nnodes = 2000\n[engine a]\ncmd = ./fsf\nproto = uci\n[engine b]\n' >"$work/ext.ini"
+(cd "$work" && "$xq" submit "$q" ext.ini --priority 7 >/dev/null) || fail "submit ext.ini"
+rm "$work/fsf"
 fleet "$work/f1.log" &
 pid=$!
 for _ in $(seq 1200); do
@@ -43,8 +49,8 @@ for _ in $(seq 1200); do
 done
 (($(journal_size 0001) > 3000)) || fail "the first test did not start: $(tail -5 "$work/f1.log")"
 "$xq" stop "$q" 0001 >/dev/null || fail "stop 0001"
-id=$(submit --set job.rounds=3 --priority 5 --name late) # 0005: submitted part way
-[[ $id == 0005 ]] || fail "the late test got id '$id'"
+id=$(submit --set job.rounds=3 --priority 5 --name late) # 0006: submitted part way
+[[ $id == 0006 ]] || fail "the late test got id '$id'"
 for _ in $(seq 1200); do
     [[ $(state 0001) == stopped ]] && break
     sleep 0.05
@@ -63,11 +69,14 @@ done
 wait $pid
 [[ $(state 0004) == running ]] || fail "the killed test is $(state 0004), not running"
 order=$(grep -oE '^xqforge fleet: test 000[0-9] \(' "$work/f1.log" | awk '{print $4}' | tr '\n' ' ')
-[[ $order == "0001 0005 0002 0003 0004 " ]] || fail "the fleet's order: $order"
+[[ $order == "0001 0005 0006 0002 0003 0004 " ]] || fail "the fleet's order: $order"
+[[ $(state 0005) == failed ]] || fail "the test without its engine is $(state 0005)"
+jq -r .reason "$q/tests/0005/test.json" | grep -q "engine 'a': cmd: .*fsf: No such file" ||
+    fail "0005's reason: $(jq -r .reason "$q/tests/0005/test.json")"
 fleet "$work/f2.log" || fail "the second fleet: exit $?: $(tail -5 "$work/f2.log")"
 grep -q '^xqforge fleet: test 0004 (match, match): resuming it' "$work/f2.log" ||
     fail "the second fleet did not resume 0004 first: $(head -5 "$work/f2.log")"
-for t in 0002 0003 0004 0005; do
+for t in 0002 0003 0004 0006; do
     [[ $(state "$t") == finished ]] || fail "$t is $(state "$t")"
 done
 
@@ -84,8 +93,8 @@ solo() { # solo NAME SET...
 solo 0002 --set job.rounds=5
 solo 0003 --set job.rounds=4 --set sprt.elo1=20
 solo 0004 --set job.rounds=20 --set job.kind=match
-solo 0005 --set job.rounds=3
-for t in 0002 0003 0004 0005; do
+solo 0006 --set job.rounds=3
+for t in 0002 0003 0004 0006; do
     [[ $(totals "$q/tests/$t/result.json") == "$(totals "$work/solo-$t/result.json")" ]] ||
         fail "$t: $(totals "$q/tests/$t/result.json") against solo $(totals "$work/solo-$t/result.json")"
     [[ $(results "$q/tests/$t/games.pgn") == "$(results "$work/solo-$t/games.pgn")" ]] ||
@@ -93,12 +102,12 @@ for t in 0002 0003 0004 0005; do
 done
 # The listing and the page agree with the tests' own files.
 listed=$("$xq" queue "$q" --json | jq -r '[.tests[] | "\(.id) \(.state) \(.result.games)"] | join(",")')
-filed=$(for t in 0001 0002 0003 0004 0005; do
-    echo "$t $(state $t) $(jq .games "$q/tests/$t/result.json")"
+filed=$(for t in 0001 0002 0003 0004 0005 0006; do
+    echo "$t $(state $t) $(jq .games "$q/tests/$t/result.json" 2>/dev/null || echo null)"
 done | paste -sd, -)
 [[ $listed == "$filed" ]] || fail "queue --json: $listed, the files: $filed"
 paged=$(jq -r '[.tests[] | "\(.id) \(.state) \(.result.games)"] | sort | join(",")' "$q/index.json")
 [[ $paged == "$filed" ]] || fail "index.json: $paged, the files: $filed"
 echo "fleet: order $order; 0001 stopped at $(jq .games "$q/tests/0001/result.json") games;" \
-    "0004 resumed after SIGKILL; 4 tests equal their solo runs"
+    "0005 failed alone; 0004 resumed after SIGKILL; 4 tests equal their solo runs"
 echo "1 passed, 0 failed"
