@@ -172,9 +172,10 @@ typedef struct {
     Channel ch;
     char *identity; // rank 0: the experiment's identity, as text
     size_t identity_len;
-    FilesLock lock; // rank 0: the output directory's lock, held for the whole run
-    bool verbose;   // --verbose: the coordinator's diagnostics line on the console
-    bool resumed;   // rank 0: the run went on from its journal or checkpoint
+    FilesLock lock;    // rank 0: the output directory's lock, held for the whole run
+    bool verbose;      // --verbose: the coordinator's diagnostics line on the console
+    atomic_bool *stop; // the drain flag its coordinator reads (a fleet's test has its own)
+    bool resumed;      // rank 0: the run went on from its journal or checkpoint
 } Run;
 
 /// Game threads per worker rank: the job's concurrency, or (0) the node's cores shared among
@@ -447,7 +448,7 @@ static int run_coordinator(Run *run)
                    {run->identity, run->identity_len},
                    run->job_id,
                    run->bench_signature,
-                   &interrupted,
+                   run->stop,
                    &launcher_abort,
                    run->verbose,
                    run->engine_bench};
@@ -510,6 +511,7 @@ static int run_verify(Run *run, Link *link, int rc)
     } else {
         v->lock.fd = -1;
         v->verbose = run->verbose;
+        v->stop = run->stop;
         v->kind = &RUN_KINDS[JOB_SPRT];
         v->bench_signature = run->bench_signature;
         v->bench_nps = run->bench_nps;
@@ -571,6 +573,7 @@ int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
     }
     run->lock.fd = -1;
     run->verbose = a->verbose;
+    run->stop = a->stop ? a->stop : &interrupted;
     int rank = link_rank(link), rc = 0;
     bool loaded = job_load_at(a->path, a->file_dir, a->set_dir, a->sets, a->n_sets, &run->job, why,
                               why_len) == JOB_OK;
@@ -618,7 +621,7 @@ int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
         run->threads = run_threads(&run->job, link);
         if (run->kind->collective)
             rc = run->kind->collective(link, &run->job, run->dir, run->job_id,
-                                       &interrupted); // rank 0's counts
+                                       run->stop); // rank 0's counts
         else
             rc = rank == 0 ? run_coordinator(run) : run_worker(run);
         if (run->job.verify.enabled)
@@ -675,7 +678,8 @@ int cmd_run(int argc, char **argv)
         return 1;
     }
     RunArgs args = {
-        path, (const char *const *)sets, n_sets, NULL, NULL, resume, fresh, resume_auto, verbose};
+        path, (const char *const *)sets, n_sets, NULL, NULL, resume, fresh, resume_auto, verbose,
+        NULL};
     int rc = run_session(link, &args, why, sizeof why);
     link_finalize(link);
     return rc;

@@ -3,6 +3,7 @@
 // that proves every rank runs the same build.
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@ typedef struct {
     const char *file_dir; // the file's relative paths are taken from here (NULL: its own dir)
     const char *set_dir;  // the overrides' (NULL: as typed, from the current directory)
     bool resume, fresh, resume_auto, verbose;
+    atomic_bool *stop; // the drain flag (NULL: the process's, set by the signals and run_stop)
 } RunArgs;
 
 /// Runs one job on every rank of link, exactly as `xqforge run` does (load and check, plan and

@@ -166,6 +166,58 @@ void link_finalize(Link *l)
     MPI_Finalize();
 }
 
+LinkStatus link_group(Link *parent, const int *ranks, int n, int tag, Link **out, char *why,
+                      size_t why_len)
+{
+    *out = NULL;
+    MPI_Group all = MPI_GROUP_NULL, part = MPI_GROUP_NULL;
+    Link *l = calloc(1, sizeof *l);
+    if (!l)
+        return LINK_ERR_NOMEM;
+    l->comm = MPI_COMM_NULL;
+    const char *what = "MPI_Comm_group";
+    int rc = MPI_Comm_group(parent->comm, &all);
+    if (rc == MPI_SUCCESS) {
+        what = "MPI_Group_incl";
+        rc = MPI_Group_incl(all, n, ranks, &part);
+    }
+    // Collective over the members only: the parent's other ranks go on with their own work.
+    if (rc == MPI_SUCCESS) {
+        what = "MPI_Comm_create_group";
+        rc = MPI_Comm_create_group(parent->comm, part, tag, &l->comm);
+    }
+    if (rc == MPI_SUCCESS) {
+        what = "setting up the group's communicator";
+        if ((rc = MPI_Comm_set_errhandler(l->comm, MPI_ERRORS_RETURN)) == MPI_SUCCESS &&
+            (rc = MPI_Comm_rank(l->comm, &l->rank)) == MPI_SUCCESS &&
+            (rc = MPI_Comm_size(l->comm, &l->size)) == MPI_SUCCESS)
+            rc = link_open_node(l, &what);
+    }
+    if (part != MPI_GROUP_NULL)
+        MPI_Group_free(&part);
+    if (all != MPI_GROUP_NULL)
+        MPI_Group_free(&all);
+    if (rc != MPI_SUCCESS) {
+        if (l->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&l->comm);
+        free(l);
+        return mpi_fail(rc, what, why, why_len);
+    }
+    memcpy(l->host, parent->host, sizeof l->host);
+    l->max_message = parent->max_message;
+    *out = l;
+    return LINK_OK;
+}
+
+void link_group_free(Link *l)
+{
+    if (!l)
+        return;
+    MPI_Comm_free(&l->comm);
+    free(l->node_members);
+    free(l);
+}
+
 int link_rank(const Link *l) { return l->rank; }
 int link_size(const Link *l) { return l->size; }
 const char *link_host(const Link *l) { return l->host; }

@@ -36,6 +36,13 @@ const char *link_strerror(LinkStatus st);
 LinkStatus link_init(int *argc, char ***argv, size_t max_message, Link **out, char *why,
                      size_t why_len);
 void link_finalize(Link *l);
+/// A link over some of parent's ranks (ranks[0..n), in that order: ranks[0] is the new link's
+/// rank 0), made by those ranks alone (MPI_Comm_create_group): every one of them calls it
+/// with the same list and tag, while the parent's others go on. A fleet's test runs on one.
+LinkStatus link_group(Link *parent, const int *ranks, int n, int tag, Link **out, char *why,
+                      size_t why_len);
+/// Frees a link made by link_group (MPI stays initialised).
+void link_group_free(Link *l);
 int link_rank(const Link *l);
 int link_size(const Link *l);
 /// How many ranks of the job share this node (one shared-memory domain), this one included.

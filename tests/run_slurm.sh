@@ -224,7 +224,7 @@ for _ in $(seq 900); do
 done
 [[ $(state) == COMPLETED ]] || fail "the fleet did not complete: $(state), $(tail -5 "$work/job-$jobid.log")"
 flog=$work/job-$jobid.log
-grep -q "test 0001 (slurm, match): resuming it" "$flog" || fail "the requeued fleet did not resume the test"
+grep -q "test 0001 (slurm, match) on 1 worker rank: resuming it" "$flog" || fail "the requeued fleet did not resume the test"
 [[ $(jq -r .state "$work/fq/tests/0001/test.json") == finished ]] || fail "the fleet's test is not finished"
 fgot=$(totals "$work/fq/tests/0001/result.json")
 [[ $fgot == "$want" ]] || fail "the fleet's test after a requeue: want $want, got $fgot"

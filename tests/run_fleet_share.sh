@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A fleet shares its ranks by throughput: two match tests of one time control, submitted at
+# throughput 100 and 300, on a 5-rank fleet (4 workers) get 1 and 3 worker ranks, and the
+# games each played over the same interval (both stopped at once after about 30 s) are in
+# ratio 1:3 within 15%.
+set -u
+xq=$1 jobs=$2
+work=$(mktemp -d)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cleanup() {
+    for p in $(pgrep -f "fleet $work/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*"
+    echo "0 passed, 1 failed"
+    exit 1
+}
+q=$work/q
+for tp in 100 300; do
+    "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.kind=match --set job.rounds=100000 \
+        --set job.concurrency=1 --set time.nodes=300 --throughput "$tp" --name "tp$tp" >/dev/null ||
+        fail "submit at throughput $tp"
+done
+timeout 300 mpirun --oversubscribe --bind-to none -np 5 "$xq" fleet "$q" --until-empty \
+    >"$work/fleet.log" 2>&1 &
+pid=$!
+journal_size() { stat -c %s "$q/tests/$1/journal.xqj" 2>/dev/null || echo 0; }
+for _ in $(seq 1200); do
+    (($(journal_size 0001) > 0 && $(journal_size 0002) > 0)) && break
+    sleep 0.05
+done
+sleep "${XQ_SHARE_SECONDS:-30}"
+"$xq" stop "$q" 0001 >/dev/null && "$xq" stop "$q" 0002 >/dev/null || fail "stop"
+wait $pid || fail "the fleet: exit $?: $(tail -5 "$work/fleet.log")"
+grep -q '^xqforge fleet: test 0001 (tp100, match) on 1 worker rank$' "$work/fleet.log" ||
+    fail "throughput 100 did not get 1 of the 4 workers: $(grep 'test 0001 (' "$work/fleet.log")"
+grep -q '^xqforge fleet: test 0002 (tp300, match) on 3 worker ranks$' "$work/fleet.log" ||
+    fail "throughput 300 did not get 3 of the 4 workers: $(grep 'test 0002 (' "$work/fleet.log")"
+a=$(jq .games "$q/tests/0001/result.json") b=$(jq .games "$q/tests/0002/result.json")
+ratio=$(echo "scale=3; $b / $a" | bc)
+echo "$ratio >= 2.55 && $ratio <= 3.45" | bc | grep -q 1 ||
+    fail "games $a and $b: ratio $ratio, not 3 within 15%"
+echo "fleet share: throughput 100 and 300 on 1 and 3 workers: $a and $b games, ratio $ratio"
+echo "1 passed, 0 failed"
