@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "board.h"
+#include "bookprune.h"
 #include "commands.h"
 #include "eebook.h"
 #include "move.h"
@@ -19,7 +20,9 @@ static void book_usage(FILE *out)
     fprintf(out,
             "usage: xqforge book probe [--book FILE] FEN|startpos [moves m1 m2 ...]\n"
             "       xqforge book export BOOK.xqb --format elephanteye -o BOOK.DAT\n"
-            "                           [--root FEN|startpos [moves m1 m2 ...]]\n\n"
+            "                           [--root FEN|startpos [moves m1 m2 ...]]\n"
+            "       xqforge book prune BOOK.epd --from RUNDIR... [--min-games N]\n"
+            "                          [--draw MIN,MAX] [-o KEPT.epd] [--table FILE.tsv]\n\n"
             "probe: lists the moves a weighted move book (.xqb, written by a kind = book job)\n"
             "holds for a position: how many book lines played each, and its mean score\n"
             "(centipawns, mover's view). FILE defaults to book.xqb. A FILE named *.dat (any\n"
@@ -28,7 +31,13 @@ static void book_usage(FILE *out)
             "export: writes a .xqb as ElephantEye's BOOK.DAT (8-byte entries: Zobrist lock,\n"
             "move, weight; README \"Opening books\"), walking the book from the root (the\n"
             "start position unless --root); a move's weight is its line count (at most\n"
-            "65535), a position and its mirror share one set of entries.\n");
+            "65535), a position and its mirror share one set of entries.\n\n"
+            "prune: reads the journals of game runs that played BOOK.epd (RUNDIR: a run's\n"
+            "output directory, or its journal file; a run of another book, by content, is\n"
+            "refused) and keeps each exit unless it has at least N games (default 10) and a\n"
+            "draw rate outside [MIN, MAX] (default 0.1,0.9). Writes the kept lines to KEPT\n"
+            "(default BOOK.pruned.epd) and a table of every exit (games, Red's score, draw\n"
+            "rate, verdict) to FILE (default KEPT with .tsv for .epd).\n");
 }
 
 /// The position of a FEN/startpos line with its moves played, in *b.
@@ -199,6 +208,115 @@ static int book_export(int argc, char **argv)
     return 0;
 }
 
+/// "BOOK.epd" -> "BOOK<suffix>" (the extension replaced), into out.
+static void path_with(const char *path, const char *suffix, char *out, size_t len)
+{
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    int stem = dot && (!slash || dot > slash) ? (int)(dot - path) : (int)strlen(path);
+    snprintf(out, len, "%.*s%s", stem, path, suffix);
+}
+
+static bool parse_draw(const char *s, double *lo, double *hi)
+{
+    char *end;
+    *lo = strtod(s, &end);
+    if (end == s || *end != ',')
+        return false;
+    const char *t = end + 1;
+    *hi = strtod(t, &end);
+    return end != t && !*end && *lo >= 0 && *hi <= 1 && *lo <= *hi;
+}
+
+static int book_prune(int argc, char **argv)
+{
+    const char *book = NULL, *kept = NULL, *table = NULL;
+    const char **runs = calloc((size_t)argc, sizeof *runs);
+    int nruns = 0;
+    long min_games = 10;
+    double lo = 0.1, hi = 0.9;
+    if (!runs)
+        return 1;
+    int rc = EXIT_USAGE;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--from")) {
+            while (i + 1 < argc && argv[i + 1][0] != '-')
+                runs[nruns++] = argv[++i];
+        } else if (!strcmp(argv[i], "--min-games") && i + 1 < argc) {
+            char *end;
+            min_games = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || min_games < 0 || min_games > 1000000000) {
+                fprintf(stderr, "xqforge book prune: --min-games wants 0..1000000000, not '%s'\n",
+                        argv[i]);
+                goto out;
+            }
+        } else if (!strcmp(argv[i], "--draw") && i + 1 < argc) {
+            if (!parse_draw(argv[++i], &lo, &hi)) {
+                fprintf(stderr,
+                        "xqforge book prune: --draw wants MIN,MAX with 0 <= MIN <= MAX <= 1, "
+                        "not '%s'\n",
+                        argv[i]);
+                goto out;
+            }
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            kept = argv[++i];
+        else if (!strcmp(argv[i], "--table") && i + 1 < argc)
+            table = argv[++i];
+        else if (argv[i][0] != '-' && !book)
+            book = argv[i];
+        else {
+            fprintf(stderr, "xqforge book prune: unexpected argument '%s'\n", argv[i]);
+            goto out;
+        }
+    }
+    if (!book || nruns == 0) {
+        fprintf(stderr, "xqforge book prune: needs BOOK.epd and --from RUNDIR...\n");
+        goto out;
+    }
+    char kept_buf[4096], table_buf[4096], why[1024];
+    if (!kept) {
+        path_with(book, ".pruned.epd", kept_buf, sizeof kept_buf);
+        kept = kept_buf;
+    }
+    if (!table) {
+        path_with(kept, ".tsv", table_buf, sizeof table_buf);
+        table = table_buf;
+    }
+    BookPrune p;
+    rc = 1;
+    if (bookprune_open(&p, book, why, sizeof why) != BOOKPRUNE_OK) {
+        fprintf(stderr, "xqforge book prune: %s\n", why);
+        goto out;
+    }
+    for (int r = 0; r < nruns; r++)
+        if (bookprune_add_run(&p, runs[r], why, sizeof why) != BOOKPRUNE_OK) {
+            fprintf(stderr, "xqforge book prune: %s\n", why);
+            bookprune_close(&p);
+            goto out;
+        }
+    uint64_t n[PRUNE_VERDICT_NB];
+    if (bookprune_write(&p, (uint64_t)min_games, lo, hi, kept, table, n, why, sizeof why) !=
+        BOOKPRUNE_OK) {
+        fprintf(stderr, "xqforge book prune: %s\n", why);
+        bookprune_close(&p);
+        goto out;
+    }
+    printf("%s: %d exits, %llu games (%llu pairs) from %llu run%s\n", book, p.count,
+           (unsigned long long)p.games, (unsigned long long)p.pairs, (unsigned long long)p.runs,
+           p.runs == 1 ? "" : "s");
+    printf("kept %llu (%llu with fewer than %ld games), removed %llu: draw rate below %.2f %llu, "
+           "above %.2f %llu\n",
+           (unsigned long long)(n[PRUNE_KEPT] + n[PRUNE_FEW_GAMES]),
+           (unsigned long long)n[PRUNE_FEW_GAMES], min_games,
+           (unsigned long long)(n[PRUNE_LOW_DRAW] + n[PRUNE_HIGH_DRAW]), lo,
+           (unsigned long long)n[PRUNE_LOW_DRAW], hi, (unsigned long long)n[PRUNE_HIGH_DRAW]);
+    printf("kept lines: %s\ntable: %s\n", kept, table);
+    bookprune_close(&p);
+    rc = 0;
+out:
+    free(runs);
+    return rc;
+}
+
 int cmd_book(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -209,6 +327,8 @@ int cmd_book(int argc, char **argv)
         return book_probe(argc, argv);
     if (!strcmp(argv[1], "export"))
         return book_export(argc, argv);
+    if (!strcmp(argv[1], "prune"))
+        return book_prune(argc, argv);
     fprintf(stderr, "xqforge book: unknown subcommand '%s'\n", argv[1]);
     book_usage(stderr);
     return EXIT_USAGE;
