@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# xqforge book prune on a real run: a 6-pair match on a 3-line EPD book (a blank line and a
-# comment in it, so line numbers and exit numbers differ) gives every exit its 4 games, the
-# table's tallies agree with the run's PGN, the kept file holds exactly the exits the verdicts
-# keep, and a run of another book, a bad --draw and a missing run are refused by name.
+# xqforge book export and prune on real runs. Export: a small book job's .xqb becomes a
+# BOOK.DAT that `book probe` reads back with the .xqb's moves and weights at the start, every
+# book move reached; a bad format or file is refused by name. Prune: a 6-pair match on a
+# 3-line EPD book (a blank line and a comment in it, so line numbers and exit numbers differ)
+# gives every exit its 4 games, the table's tallies agree with the run's PGN, the kept file
+# holds exactly the exits the verdicts keep, and a run of another book, a bad --draw and a
+# missing run are refused by name.
 set -u
 xq=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 jobs=$(cd "$(dirname "$0")/../jobs" && pwd)
@@ -26,6 +29,27 @@ run() { # output dir, extra --set arguments
 }
 run run1 --set job.rounds=6 --set openings.file=book.epd
 run other --set job.rounds=1
+
+"$xq" run "$jobs/book.ini" --set book.positions=30 --set book.verify_depth=3 \
+    --set book.select_depth=2 --set job.concurrency=2 --set output.dir=bk >bk.log 2>&1 ||
+    bad "book run failed: $(tail -3 bk.log)"
+out=$("$xq" book export bk/book.xqb --format elephanteye -o bk/BOOK.DAT 2>&1)
+rc=$?
+want='^bk/BOOK.DAT: [0-9]+ entries, [0-9]+ bytes: [0-9]+ positions, [0-9]+ of [0-9]+ book moves'
+want+=' \(0 not reached from the root\)'
+[[ $rc -eq 0 ]] && grep -Eq "$want" <<<"$out" &&
+    ok || bad "export (exit $rc): $out"
+[[ $(($(stat -c %s bk/BOOK.DAT) % 8)) -eq 0 ]] && ok || bad "BOOK.DAT size not a multiple of 8"
+dat=$("$xq" book probe --book bk/BOOK.DAT startpos | awk 'NR > 1 { print $1, $3 }' | sort)
+xqb=$("$xq" book probe --book bk/book.xqb startpos | awk 'NR > 1 { print $1, $3 }' | sort)
+[[ -n $dat && $dat == "$xqb" ]] && ok || bad "start position: BOOK.DAT '$dat', .xqb '$xqb'"
+out=$("$xq" book export bk/book.xqb --format polyglot -o x.bin 2>&1)
+[[ $? -eq 2 ]] && grep -q "unknown format 'polyglot' (known: elephanteye)" <<<"$out" && ok ||
+    bad "export --format polyglot: $out"
+printf '1234567' >odd.dat
+out=$("$xq" book probe --book odd.dat startpos 2>&1)
+[[ $? -eq 1 ]] && grep -q "odd.dat: 7 bytes is not a whole number of 8-byte entries" <<<"$out" && ok ||
+    bad "probe of a 7-byte .dat: $out"
 
 out=$("$xq" book prune book.epd --from run1 --min-games 4 --draw 0.1,0.9 2>&1)
 rc=$?
