@@ -9,6 +9,7 @@
 
 #include "identity.h"
 #include "journal.h"
+#include "move.h"
 #include "openings.h"
 #include "wire.h"
 
@@ -135,6 +136,23 @@ typedef struct {
     size_t why_len;
 } ScanCtx;
 
+int bookprune_tally_pair(PruneExit *exits, const WirePair *pair)
+{
+    PruneExit *e = &exits[pair->opening];
+    int n = 0;
+    for (int g = 0; g < pair->game_count; g++) {
+        uint8_t o = pair->games[g].outcome;
+        if (o == WIRE_OUTCOME_NONE)
+            continue;
+        n++;
+        e->games++;
+        e->red_wins += o == WIRE_OUTCOME_RED_WINS;
+        e->black_wins += o == WIRE_OUTCOME_BLACK_WINS;
+        e->draws += o == WIRE_OUTCOME_DRAW;
+    }
+    return n;
+}
+
 /// One journal record: a RESULT message's pairs tallied under their opening; a kind's own
 /// records (COORD_KEY_EXTRA, bit 63) and other messages are not games and are passed over.
 static int scan_record(void *vctx, uint64_t key, const void *payload, size_t len)
@@ -159,18 +177,8 @@ static int scan_record(void *vctx, uint64_t key, const void *payload, size_t len
                 rc = 1;
                 break;
             }
-            PruneExit *e = &c->p->exits[pair->opening];
             c->p->pairs++;
-            for (int g = 0; g < pair->game_count; g++) {
-                uint8_t o = pair->games[g].outcome;
-                if (o == WIRE_OUTCOME_NONE)
-                    continue;
-                e->games++;
-                c->p->games++;
-                e->red_wins += o == WIRE_OUTCOME_RED_WINS;
-                e->black_wins += o == WIRE_OUTCOME_BLACK_WINS;
-                e->draws += o == WIRE_OUTCOME_DRAW;
-            }
+            c->p->games += (uint64_t)bookprune_tally_pair(c->p->exits, pair);
         }
     }
     wire_message_destroy(&m);
@@ -309,4 +317,89 @@ BookpruneStatus bookprune_write(const BookPrune *p, uint64_t min_games, double d
         return BOOKPRUNE_ERR_IO;
     }
     return BOOKPRUNE_OK;
+}
+
+// ---------------------------------------------------------------------------------------
+// The game run's report section
+
+typedef struct {
+    uint64_t games;
+    int exit;
+} Played;
+
+/// Most games first, then the lower exit number.
+static int by_games(const void *pa, const void *pb)
+{
+    const Played *a = pa, *b = pb;
+    return a->games != b->games ? (a->games > b->games ? -1 : 1)
+                                : (a->exit > b->exit) - (a->exit < b->exit);
+}
+
+static void opening_text(const Opening *op, char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(out, len, "%s", op->fen);
+    for (int i = 0; i < op->move_count && n + 8 < len; i++) {
+        char mv[MOVE_TEXT_MAX];
+        move_text(op->moves[i], 0, mv);
+        n += (size_t)snprintf(out + n, len - n, "%s%s", i ? " " : " moves ", mv);
+    }
+}
+
+void bookprune_report(Report *r, const PruneExit *exits, const Openings *o)
+{
+    const uint64_t min_games = 10;
+    const double lo = 0.1, hi = 0.9;
+    int played = 0;
+    uint64_t counts[PRUNE_VERDICT_NB] = {0};
+    Played *order = exits && o->count > 0 ? malloc((size_t)o->count * sizeof *order) : NULL;
+    for (int i = 0; order && i < o->count; i++)
+        if (exits[i].games) {
+            order[played++] = (Played){exits[i].games, i};
+            counts[bookprune_verdict(&exits[i], min_games, lo, hi)]++;
+        }
+    if (played > 1)
+        qsort(order, (size_t)played, sizeof *order, by_games);
+    json_t *rows = json_array(), *trows = json_array();
+    for (int k = 0; rows && trows && k < played && k < REPORT_OPENING_ROWS; k++) {
+        const PruneExit *e = &exits[order[k].exit];
+        double g = (double)e->games, score = ((double)e->red_wins + 0.5 * (double)e->draws) / g,
+               draw = (double)e->draws / g;
+        PruneVerdict v = bookprune_verdict(e, min_games, lo, hi);
+        json_array_append_new(
+            rows,
+            json_pack("{s:i, s:I, s:I, s:I, s:I, s:f, s:f, s:s}", "exit", order[k].exit + 1,
+                      "games", (json_int_t)e->games, "red_wins", (json_int_t)e->red_wins, "draws",
+                      (json_int_t)e->draws, "black_wins", (json_int_t)e->black_wins, "score", score,
+                      "draw_rate", draw, "verdict", bookprune_verdict_name(v)));
+        if (k >= REPORT_OPENING_TABLE)
+            continue;
+        char c[5][48], text[BOARD_FEN_MAX + OPENING_MAX_MOVES * 6];
+        snprintf(c[0], sizeof c[0], "%d", order[k].exit + 1);
+        snprintf(c[1], sizeof c[1], "%llu", (unsigned long long)e->games);
+        snprintf(c[2], sizeof c[2], "%.3f", score);
+        snprintf(c[3], sizeof c[3], "%.3f", draw);
+        snprintf(c[4], sizeof c[4], "%s", bookprune_verdict_name(v));
+        opening_text(&o->items[order[k].exit], text, sizeof text);
+        json_array_append_new(trows,
+                              json_pack("[s, s, s, s, s, s]", c[0], c[1], c[2], c[3], c[4], text));
+    }
+    free(order);
+    report_set(
+        r, "openings_played",
+        json_pack(
+            "{s:i, s:i, s:I, s:[f, f], s:I, s:I, s:I, s:o}", "exits", o->count, "played", played,
+            "min_games", (json_int_t)min_games, "draw_window", lo, hi, "would_remove_low_draw",
+            (json_int_t)counts[PRUNE_LOW_DRAW], "would_remove_high_draw",
+            (json_int_t)counts[PRUNE_HIGH_DRAW], "with_min_games",
+            (json_int_t)(counts[PRUNE_KEPT] + counts[PRUNE_LOW_DRAW] + counts[PRUNE_HIGH_DRAW]),
+            "rows", rows ? rows : json_null()));
+    char title[160];
+    snprintf(title, sizeof title,
+             "Openings played: %d of %d, most played first (Red's score; book prune removes "
+             "draw rates outside %.1f..%.1f after %llu games)",
+             played, o->count, lo, hi, (unsigned long long)min_games);
+    report_table(r, "openings", title,
+                 json_pack("[s, s, s, s, s, s]", "exit", "games", "score (Red)", "draw rate",
+                           "verdict", "opening"),
+                 trows ? trows : json_array());
 }

@@ -17,6 +17,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "openings.h"
+#include "report.h"
+#include "wire.h"
+
 typedef struct {
     uint64_t games, red_wins, draws, black_wins;
 } PruneExit;
@@ -48,6 +52,16 @@ typedef struct {
 
 const char *bookprune_strerror(BookpruneStatus st);
 const char *bookprune_verdict_name(PruneVerdict v);
+
+/// Tallies one played pair into exits[pair->opening] (the caller checked the index); aborted
+/// games (no outcome) are not counted. Returns the games counted.
+int bookprune_tally_pair(PruneExit *exits, const WirePair *pair);
+/// A game run's report section: the field "openings_played" (exits played, the pruning window
+/// and how many exits it would remove, the REPORT_OPENING_ROWS most played exits) and the table
+/// "openings" of the REPORT_OPENING_TABLE most played on the page. exits may be NULL (nothing
+/// played yet).
+enum { REPORT_OPENING_ROWS = 1000, REPORT_OPENING_TABLE = 20 };
+void bookprune_report(Report *r, const PruneExit *exits, const Openings *o);
 
 /// Reads an EPD book: its lines as a run loads them, and its content hash.
 BookpruneStatus bookprune_open(BookPrune *p, const char *book, char *why, size_t why_len);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# xqforge book export and prune on real runs. Export: a small book job's .xqb becomes a
+# xqforge book export and prune on real runs, and the game run's per-opening report section. Export: a small book job's .xqb becomes a
 # BOOK.DAT that `book probe` reads back with the .xqb's moves and weights at the start, every
 # book move reached; a bad format or file is refused by name. Prune: a 6-pair match on a
 # 3-line EPD book (a blank line and a comment in it, so line numbers and exit numbers differ)
@@ -74,6 +74,11 @@ for i in 1 2 3; do
     [[ $red == "${want_red:-0}" && $draws == "${want_draw:-0}" && $black == "${want_black:-0}" ]] && ok ||
         bad "exit $i ($first): table $red/$draws/$black, PGN ${want_red:-0}/${want_draw:-0}/${want_black:-0}"
 done
+# The run's report has the same tallies per exit, and its page the table.
+rep=$(jq -r '[.openings_played.rows[] | "\(.exit):\(.games):\(.red_wins):\(.draws):\(.black_wins)"] | sort | join(" ")' run1/report.json)
+tab=$(awk -F'\t' 'NR > 1 { printf "%s%s:%s:%s:%s:%s", (NR > 2 ? " " : ""), $1, $3, $4, $5, $6 }' book.pruned.tsv)
+[[ -n $rep && $rep == "$tab" ]] && ok || bad "report.json openings_played '$rep', prune table '$tab'"
+grep -q 'Openings played: 3 of 3' run1/report.html && ok || bad "report.html has no openings table"
 # The kept file: exactly the lines whose verdict keeps them, in the book's order.
 want=$(awk -F'\t' 'NR > 1 && $9 ~ /^kept/ { print $10 }' book.pruned.tsv)
 [[ $(cat book.pruned.epd) == "$want" ]] && ok || bad "kept lines: $(cat book.pruned.epd) (want $want)"
