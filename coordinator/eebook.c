@@ -334,8 +334,9 @@ EebookStatus eebook_read(const char *path, EebookEntry **entries, size_t *n, cha
     }
     uint64_t size = (uint64_t)sb.st_size;
     if (size % EEBOOK_ENTRY_SIZE != 0 || size > EEBOOK_FILE_MAX) {
-        snprintf(why, why_len, "%s: %llu bytes is not a whole number of 8-byte entries%s", path,
-                 (unsigned long long)size, size > EEBOOK_FILE_MAX ? " (or over 2 GiB)" : "");
+        snprintf(why, why_len, "%s: %llu bytes %s", path, (unsigned long long)size,
+                 size > EEBOOK_FILE_MAX ? "is over 2 GiB"
+                                        : "is not a whole number of 8-byte entries");
         fclose(f);
         return EEBOOK_ERR_FORMAT;
     }
