@@ -146,6 +146,7 @@ void games_coord_free(GamesCoord *g)
     run_report_end(&g->rr, false);
     free(g->rank_games);
     free(g->rank_play);
+    free(g->opening_exits);
     free(g->board);
     free(g->rec);
     free(g);
@@ -301,6 +302,11 @@ static bool games_count(void *ctx, uint64_t unit, const WireMessage *m, bool rep
         rating_add(&g->rating, pg->a, pg->b, pts);
         points += pts;
     }
+    // Per opening, for the report's section (games_check has checked the index).
+    if (!g->opening_exits && g->plan->openings.count > 0)
+        g->opening_exits = calloc((size_t)g->plan->openings.count, sizeof *g->opening_exits);
+    if (g->opening_exits && p->opening < (uint32_t)g->plan->openings.count)
+        bookprune_tally_pair(g->opening_exits, p);
     // A finished pair also counts as one pentanomial outcome (summary.c reads those for SPRT).
     if (p->game_count == 2) {
         match_totals_pair(&g->tot[pi], pts_of);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "search.h"
+#include "bookprune.h"
 #include "games.h"
 #include "rating.h"
 #include "run_report.h"
@@ -50,7 +51,8 @@ struct GamesCoord {
     int64_t start_ms, last_progress_ms;
     double cpu_at_start;
     RunReport rr;
-    int next_sample; // games at which the history takes its next point
+    int next_sample;          // games at which the history takes its next point
+    PruneExit *opening_exits; // per opening of the plan: games, results (the report's section)
 };
 
 void games_path(const GamesCoord *g, const char *name, char *out, size_t len);

@@ -948,6 +948,8 @@ void games_report_refresh(GamesCoord *g, const CoordState *st, bool final)
             report_bar_set(r, "terminations", game_termination_name((Termination)i),
                            g->all.terms[i]);
     report_facts(g, st, state);
+    if (!g->spsa)
+        bookprune_report(r, g->opening_exits, &g->plan->openings);
     if (g->spsa)
         report_spsa(g, r);
     // The PGN goes with the final report only: it is complete then, and a large file is uploaded
