@@ -4,7 +4,8 @@
 # queued with the next id and shown; a bad job (a bad value, a missing file, an engine that
 # does not start) exits 2 with the reason and queues nothing; stop and set change what they
 # say and refuse an ended or unknown test; a queue others can write, or someone else's, is
-# refused; the page and index.json follow every change.
+# refused; the page and index.json follow every change. `submit --repo` (the one-liner) pins
+# its refs; its errors queue nothing.
 set -u
 xq=$1 jobs=$2
 work=$(mktemp -d)
@@ -57,6 +58,42 @@ check "queue shows the stop and the new share" 0 "^0001 .* 7 +50%" "$xq" queue "
 check "index.json agrees" 0 "^0001 7 queued,0002 3 stopped$" \
     bash -c "jq -r '[.tests[] | \"\\(.id) \\(.priority) \\(.state)\"] | join(\",\")' '$q/index.json'"
 check "the page lists both" 0 "self play" cat "$q/index.html"
+# submit --repo (the one-liner): the refs resolved to full ids and recorded, nothing built;
+# a job file's engine from source is queued the same way; bad refs, a directory that is not
+# a repository, a URL and options missing or given twice are refused, nothing queued.
+r=$work/repo
+git_c() { git -C "$r" -c user.name=test -c user.email=test@example.org "$@"; }
+mkdir "$r" && git_c init -q && echo a >"$r/f" && git_c add f && git_c commit -qm one &&
+    echo b >"$r/f" && git_c commit -qam two || exit 1
+head=$(git_c rev-parse HEAD) base=$(git_c rev-parse HEAD~1)
+q2=$work/q2
+check "submit --repo" 0 "^0001$" "$xq" submit "$q2" --repo "$r" --base HEAD~1 --new HEAD \
+    --build make --binary engine --tc 5+0.05 --sprt elo0=-1,elo1=3 --bench-new 1234
+check "its refs are pinned, its keys are overrides" 0 \
+    "^repo: HEAD vs HEAD~1 sprt engine.base.commit=$base engine.new.commit=$head each.build=make each.binary=engine engine.new.bench=1234 time.tc=5\+0.05 sprt.elo0=-1 sprt.elo1=3$" \
+    jq -r '"\(.name) \(.kind) " + ([.job.sets[] | select(test("commit=|build=|binary=|bench=1|tc=|sprt"))] | join(" "))' "$q2/tests/0001/test.json"
+printf '[job]\nkind = sprt\nrounds = 2\n[each]\nsource = repo\nbuild = make\nbinary = engine\n[engine base]\ncommit = HEAD~1\n[engine new]\ncommit = HEAD\n[time]\nnodes = 1000\n' >src.ini
+check "a job file's engines from source: queued, not built or started" 0 "^0002$" "$xq" submit "$q2" src.ini
+check "its commits pinned too" 0 "^engine.base.commit=$base,engine.new.commit=$head$" \
+    jq -r '.job.sets | join(",")' "$q2/tests/0002/test.json"
+check "--repo without --base" 2 "needs --base REF and --new REF.*nothing queued" \
+    "$xq" submit "$q2" --repo "$r" --new HEAD
+check "an unknown ref" 2 "engine 'new': commit 'no-such' is not a commit of the git repository $r .nothing queued" \
+    "$xq" submit "$q2" --repo "$r" --base HEAD --new no-such
+check "not a repository" 2 "source $work is not a git repository" \
+    "$xq" submit "$q2" --repo "$work" --base HEAD --new HEAD
+check "a URL" 2 "is not a local path: builds never fetch" \
+    "$xq" submit "$q2" --repo https://example.org/engine.git --base HEAD --new HEAD
+check "--build without --binary" 2 "--build and --binary go together" \
+    "$xq" submit "$q2" --repo "$r" --base HEAD --new HEAD --build make
+check "--tc and --nodes" 2 "give --tc or --nodes, not both" \
+    "$xq" submit "$q2" --repo "$r" --base HEAD --new HEAD --tc 1+0 --nodes 10
+check "--sprt not pairs" 2 "--sprt 'elo1': expected KEY=VALUE" \
+    "$xq" submit "$q2" --repo "$r" --base HEAD --new HEAD --sprt elo1
+check "--base without --repo" 2 "go with --repo PATH" "$xq" submit "$q2" src.ini --base HEAD
+check "a job file and --repo" 2 "a JOBFILE or --repo, not both" \
+    "$xq" submit "$q2" src.ini --repo "$r" --base HEAD --new HEAD
+check "nothing queued by those" 0 "^0001 0002 $" bash -c "ls '$q2/tests' | tr '\n' ' '"
 check "queue: not a queue" 2 "is not a queue" "$xq" queue "$work"
 check "queue: missing" 2 "No such file" "$xq" queue "$work/none"
 chmod o+w "$q"

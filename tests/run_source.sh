@@ -8,7 +8,8 @@
 # on one rank only gets that rank refused with both signatures named; a wrong `bench = N`
 # refuses every rank (exit 1, the reason named); a failing build fails the run with its log's
 # end; a URL source and a net of another hash are refused; [time] scale = bench takes the
-# built engine's bench nps.
+# built engine's bench nps; `submit --repo` (the one-liner) pins the commits and a fleet plays
+# them as `run` plays the same job file.
 set -u
 xq=$(realpath "$1")
 work=$(mktemp -d)
@@ -148,4 +149,59 @@ other=$( [[ ${sum:0:1} == 0 ]] && echo 1 || echo 0)
 grep -q "engine 'new': net .*net.bin has sha256 ${sum:0:12}..., not the expected $other (net_sha256)" run7.log ||
     fail "a net of another hash: $(cat run7.log)"
 echo "run 6: a URL source and a net of another hash refused"
+# 8. The one-liner: submit --repo queues the SPRT of HEAD against HEAD~1 with the refs
+# resolved now (a commit made afterwards changes nothing) and builds nothing; a fleet on 3
+# ranks builds both commits and plays them with the totals of `xqforge run` of the same job
+# written as a file; its report names both commits.
+"$xq" submit q --repo repo --base HEAD~1 --new HEAD --build "make XQ=$xq" --binary engine \
+    --nodes 1000 --sprt elo0=0,elo1=20 --set job.rounds=3 --set job.concurrency=1 >submit.log 2>&1 ||
+    fail "submit --repo: $(cat submit.log)"
+pinned=$(jq -r '.job.sets | map(select(test("commit="))) | join(" ")' q/tests/0001/test.json)
+[[ $pinned == "engine.base.commit=$base engine.new.commit=$head" ]] || fail "the refs are not pinned: $pinned"
+[[ -e q/tests/build-cache ]] && fail "submit built something"
+sed -i 's/#define NODES 1234/#define NODES 999/' repo/engine.c
+git_c commit -qam "newer: 999 nodes"
+timeout 300 mpirun --oversubscribe --bind-to none -np 3 "$xq" fleet q --until-empty >fleet.log 2>&1 ||
+    fail "the fleet: $(tail -5 fleet.log)"
+[[ $(jq -r .state q/tests/0001/test.json) == finished ]] || fail "the test: $(jq -c . q/tests/0001/test.json)"
+[[ $(grep -c '^built ' q/tests/build-cache/builds.log) == 2 ]] || fail "the fleet's builds: $(cat q/tests/build-cache/builds.log)"
+cat >sprt.ini <<INI
+[job]
+kind = sprt
+rounds = 3
+concurrency = 1
+[each]
+source = repo
+build = make XQ=$xq
+binary = engine
+bench = auto
+[engine base]
+commit = $base
+[engine new]
+commit = $head
+[time]
+nodes = 1000
+[openings]
+file = default
+order = random
+seed = 7
+[adjudication]
+draw = on
+resign = on
+resign_twosided = true
+[sprt]
+elo0 = 0
+elo1 = 20
+[output]
+dir = solo
+INI
+mpi -np 3 "$xq" run sprt.ini >solo.log 2>&1 || fail "the solo run: $(tail -5 solo.log)"
+totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml, .pairs_done]' "$1"; }
+[[ $(totals q/tests/0001/result.json) == "$(totals solo/result.json)" ]] ||
+    fail "fleet $(totals q/tests/0001/result.json) against solo $(totals solo/result.json)"
+[[ $(jq -r '.code.engines | map(.commit) | join(" ")' q/tests/0001/report.json) == "$base $head" ]] ||
+    fail "the test's report.json: $(jq -c .code q/tests/0001/report.json)"
+grep -q "<code>${base:0:12}</code> base: 1000 nodes" q/tests/0001/report.html &&
+    grep -q "<code>${head:0:12}</code> new: 1234 nodes" q/tests/0001/report.html || fail "the test's page does not name both commits"
+echo "run 8: submit --repo pinned $base..$head, built nothing; the fleet's totals $(totals solo/result.json) equal the job file's run"
 echo "1 passed, 0 failed"
