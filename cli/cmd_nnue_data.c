@@ -31,7 +31,8 @@ static void info_usage(FILE *out)
     fprintf(out,
             "usage: xqforge nnue info FILE.xqp\n\n"
             "Checks a positions file (header, every block's checksum, every board) and prints\n"
-            "its format, record count, results, scores, plies and repeated positions.\n"
+            "its format, record count, results, scores, plies, repeated positions and the\n"
+            "positions in check or with a capture for best move (datagen skips both by default).\n"
             "Exit status: 0 a good file, 2 bad usage or a damaged file (the reason printed).\n");
 }
 
@@ -124,6 +125,8 @@ static int nnue_export(int argc, char **argv)
 typedef struct {
     uint64_t results[3]; // Red loses, draws, wins
     uint64_t red_to_move, repeated;
+    uint64_t in_check, captures; // what datagen's default filters skip
+
     int64_t score_sum, abs_sum;
     int score_min, score_max, ply_min, ply_max, depth_min, depth_max;
 } Info;
@@ -132,6 +135,8 @@ static void info_add(Info *s, const PosRecord *r, uint64_t i)
 {
     s->results[r->red_result == 0 ? 0 : r->red_result == 1 ? 2 : 1]++;
     s->red_to_move += r->board.side == RED;
+    s->in_check += board_in_check(&r->board);
+    s->captures += board_piece(&r->board, move_to(r->move)) != NO_PIECE;
     s->score_sum += r->score;
     s->abs_sum += r->score < 0 ? -r->score : r->score;
     if (i == 0) {
@@ -182,14 +187,16 @@ static int nnue_info(int argc, char **argv)
            "to move:   Red %llu, Black %llu\n"
            "scores:    %d..%d cp (side to move), mean %.1f, mean |score| %.1f\n"
            "plies:     %d..%d; depths %d..%d\n"
-           "repeated:  %llu positions (same key as an earlier record)\n",
+           "repeated:  %llu positions (same key as an earlier record)\n"
+           "filters:   %llu in check, %llu with a capture for best move\n",
            argv[1], POSDATA_VERSION, POSDATA_RECORD, POSDATA_BLOCK, (unsigned long long)n,
            (unsigned long long)s.results[2], 100 * s.results[2] / d,
            (unsigned long long)s.results[1], 100 * s.results[1] / d,
            (unsigned long long)s.results[0], 100 * s.results[0] / d,
            (unsigned long long)s.red_to_move, (unsigned long long)(n - s.red_to_move), s.score_min,
            s.score_max, s.score_sum / d, s.abs_sum / d, s.ply_min, s.ply_max, s.depth_min,
-           s.depth_max, (unsigned long long)s.repeated);
+           s.depth_max, (unsigned long long)s.repeated, (unsigned long long)s.in_check,
+           (unsigned long long)s.captures);
     keyset_destroy(&keys);
     free(recs);
     return 0;

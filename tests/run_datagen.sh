@@ -4,6 +4,10 @@
 # - the run reaches its target: the file holds exactly `positions` records, every block's
 #   checksum and every board good (nnue info), no position twice, result.json and the
 #   report agree;
+# - the filters: every position seen is kept or counted under one filter (result.json and the
+#   report), no kept position is in check or has a capture for best move (nnue info); with
+#   those two off and the early-ply and WDL filters on, the first two count nothing, the
+#   others something, and the file holds checks and captures;
 # - nnue export writes one well-formed fen/move/score/ply/result/e block per record;
 # - a run killed with SIGKILL part-way and resumed with --resume ends with a whole file of
 #   exactly the target (rewritten from the journal), still without a repeated position;
@@ -45,6 +49,31 @@ checks() {
     fail "three-rank run failed: $(tail -5 "$work/a.log")"
 checks "$work/a" 300
 grep -q '"positions_per_s_per_core"' "$work/a/report.json" || fail "no throughput in the report"
+# filters DIR: seen = kept + every skip, in result.json and in the report alike.
+filters() {
+    local sum='.filters | .seen == ([.kept, .opening, .unscored, .in_check, .capture, .early, .wdl, .overflow] | add)'
+    [[ $(jq "$sum" "$1/result.json") == true ]] || fail "filters do not add up: $(jq -c .filters "$1/result.json")"
+    [[ $(jq -Sc .filters "$1/result.json") == $(jq -Sc .filters "$1/report.json") ]] ||
+        fail "result.json and the report's filters differ"
+    [[ $(jq '.filters.kept >= .records' "$1/result.json") == true ]] || fail "fewer kept than records"
+}
+filters "$work/a"
+[[ $(jq '.filters | .in_check > 0 and .capture > 0 and .opening > 0 and .early == 0 and .wdl == 0' "$work/a/result.json") == true ]] ||
+    fail "default filters' counts: $(jq -c .filters "$work/a/result.json")"
+grep -q "^filters:   0 in check, 0 with a capture for best move$" "$work/info.log" ||
+    fail "a kept position in check or with a capture: $(grep filters: "$work/info.log")"
+grep -q "^Filters: [0-9]* seen, [0-9]* kept; skipped: opening [0-9]*, unscored" "$work/a.log" ||
+    fail "no filters' line in the summary: $(tail -4 "$work/a.log")"
+# The anchors' filters off, the soft early plies and WDL on: what they let through is in the file.
+"${mpi[@]}" "$xq" run "$work/dg.ini" --set output.dir="$work/f" --set datagen.skip_capture=false \
+    --set datagen.skip_in_check=false --set datagen.skip_early_plies=30 \
+    --set datagen.skip_wdl=100 >"$work/f.log" 2>&1 || fail "filters run failed: $(tail -5 "$work/f.log")"
+checks "$work/f" 300
+filters "$work/f"
+[[ $(jq '.filters | .in_check == 0 and .capture == 0 and .early > 0 and .wdl > 0' "$work/f/result.json") == true ]] ||
+    fail "switched filters' counts: $(jq -c .filters "$work/f/result.json")"
+grep -q "^filters:   [1-9][0-9]* in check, [1-9][0-9]* with a capture for best move$" "$work/info.log" ||
+    fail "no position in check or with a capture with the filters off: $(grep filters: "$work/info.log")"
 # The plot starts at the session's start (minute 0, no position yet) and ends at the target:
 # a run short enough for one report still draws a line.
 [[ $(jq -c '[.plots[] | select(.id == "positions") | .series[0] | .x[0], .y[0], .y[-1]]' "$work/a/report.json") == "[0,0,300]" ]] ||
