@@ -10,10 +10,11 @@
 #include "keyset.h"
 #include "move.h"
 #include "posdata.h"
+#include "psv.h"
 
 static void export_usage(FILE *out)
 {
-    fprintf(out, "usage: xqforge nnue export FILE.xqp [-o OUT.txt]\n\n"
+    fprintf(out, "usage: xqforge nnue export FILE.xqp [-o OUT] [--format text|bin]\n\n"
                  "Writes every record of a positions file (checked first: header, every block's\n"
                  "checksum, every board) as the plain text of Stockfish-family trainers:\n"
                  "  fen <FEN>\n"
@@ -21,8 +22,12 @@ static void export_usage(FILE *out)
                  "  score <centipawns, side to move>\n"
                  "  ply <plies from the game's start>\n"
                  "  result <1 win, 0 draw, -1 loss, for the side to move>\n"
-                 "  e\n\n"
-                 "  -o OUT   output file (default: standard output)\n"
+                 "  e\n"
+                 "or, with --format bin, as Fairy-Stockfish's training data (72-byte\n"
+                 "PackedSfenValue records for xiangqi, as its variant-nnue-tools read them:\n"
+                 "tuning/psv.h).\n\n"
+                 "  -o OUT          output file (default: standard output)\n"
+                 "  --format F      text (default) or bin\n"
                  "Exit status: 0 written, 1 cannot write, 2 bad usage or a damaged file.\n");
 }
 
@@ -74,12 +79,20 @@ static void export_record(FILE *out, const PosRecord *r)
 static int nnue_export(int argc, char **argv)
 {
     const char *in = NULL, *outp = NULL;
+    bool bin = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             export_usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             outp = argv[++i];
+        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+            const char *f = argv[++i];
+            if (strcmp(f, "text") && strcmp(f, "bin")) {
+                fprintf(stderr, "xqforge nnue export: --format %s: expected text or bin\n", f);
+                return EXIT_USAGE;
+            }
+            bin = !strcmp(f, "bin");
         } else if (argv[i][0] != '-' && !in) {
             in = argv[i];
         } else {
@@ -98,7 +111,7 @@ static int nnue_export(int argc, char **argv)
     int rc = load_checked("export", in, &recs, &n);
     if (rc)
         return rc;
-    FILE *out = outp ? fopen(outp, "w") : stdout;
+    FILE *out = outp ? fopen(outp, bin ? "wb" : "w") : stdout;
     if (!out) {
         fprintf(stderr, "xqforge nnue export: cannot write %s\n", outp);
         free(recs);
@@ -107,7 +120,13 @@ static int nnue_export(int argc, char **argv)
     for (uint64_t i = 0; i < n; i++) {
         PosRecord r;
         posdata_decode(recs + i * POSDATA_RECORD, &r, NULL, 0);
-        export_record(out, &r);
+        if (bin) {
+            uint8_t psv[PSV_RECORD];
+            psv_encode(&r, psv);
+            fwrite(psv, 1, sizeof psv, out);
+        } else {
+            export_record(out, &r);
+        }
     }
     bool ok = !ferror(out) && fflush(out) == 0;
     if (outp && fclose(out) != 0)

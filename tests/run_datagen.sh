@@ -8,7 +8,8 @@
 #   report), no kept position is in check or has a capture for best move (nnue info); with
 #   those two off and the early-ply and WDL filters on, the first two count nothing, the
 #   others something, and the file holds checks and captures;
-# - nnue export writes one well-formed fen/move/score/ply/result/e block per record;
+# - nnue export writes one well-formed fen/move/score/ply/result/e block per record, and with
+#   --format bin 72-byte records whose score, move and result are the text's;
 # - a run killed with SIGKILL part-way and resumed with --resume ends with a whole file of
 #   exactly the target (rewritten from the journal), still without a repeated position;
 # - a damaged file is refused by nnue info (exit 2, the reason named), and a malformed job
@@ -95,6 +96,24 @@ awk 'BEGIN {want = "fen"}
      END {if (!bad && want != "fen") {print "truncated block"; exit 1}
           if (!bad && n != 300) {print n " blocks"; exit 1}}' "$work/a.txt" ||
     fail "nnue export's text does not parse"
+
+# --format bin: 72 bytes a record, Fairy-Stockfish's PackedSfenValue; its score, move (on the
+# 12-file board, from << 7 | to) and result are the text's, record by record.
+"$xq" nnue export "$work/a/positions.xqp" --format bin -o "$work/a.bin" >/dev/null || fail "bin export failed"
+[[ $(stat -c %s "$work/a.bin") -eq $((300 * 72)) ]] || fail "bin: $(stat -c %s "$work/a.bin") bytes, not 300 x 72"
+awk '$1 == "move" {f = index("abcdefghi", substr($2, 1, 1)) - 1; r = substr($2, 2, 1)
+                   t = index("abcdefghi", substr($2, 3, 1)) - 1; u = substr($2, 4, 1)
+                   m = (r * 12 + f) * 128 + u * 12 + t}
+     $1 == "score" {sc = $2 < 0 ? $2 + 65536 : $2}
+     $1 == "result" {print sc, m, $2 < 0 ? $2 + 256 : $2}' "$work/a.txt" >"$work/text.fields"
+od -An -v -tu1 -w72 "$work/a.bin" |
+    awk '{print $65 + 256 * $66, $67 + 256 * $68, $71; if ($72 != 0) exit 1}' >"$work/bin.fields" ||
+    fail "bin: a padding byte is not 0"
+[[ $(wc -l <"$work/bin.fields") -eq 300 ]] || fail "bin: not 300 records read back"
+cmp -s "$work/text.fields" "$work/bin.fields" ||
+    fail "bin and text differ: $(diff "$work/text.fields" "$work/bin.fields" | head -4)"
+"$xq" nnue export "$work/a/positions.xqp" --format csv -o "$work/x" >"$work/x.log" 2>&1
+[[ $? -eq 2 ]] && grep -q "expected text or bin" "$work/x.log" || fail "--format csv: $(cat "$work/x.log")"
 
 # Killed part-way (SIGKILL to every rank) after the file was checkpointed at least once (a
 # report every second closes it whole, then appends in place), then resumed: a whole file of
