@@ -112,6 +112,21 @@ od -An -v -tu1 -w72 "$work/a.bin" |
 [[ $(wc -l <"$work/bin.fields") -eq 300 ]] || fail "bin: not 300 records read back"
 cmp -s "$work/text.fields" "$work/bin.fields" ||
     fail "bin and text differ: $(diff "$work/text.fields" "$work/bin.fields" | head -4)"
+# Where Fairy-Stockfish is installed: the bin's first 40 moves, read on its 12-file board and
+# written in its notation (ranks from 1), are legal in their positions by its own rules (it
+# plays a legal move, so the side to move changes; it stops at an illegal one).
+fsf=/usr/games/fairy-stockfish
+if [[ -x $fsf ]]; then
+    grep '^fen ' "$work/a.txt" | head -40 | cut -d' ' -f2- >"$work/fsf.fens"
+    head -40 "$work/bin.fields" | awk '{f = int($2 / 128); t = $2 % 128
+        printf "%c%d%c%d\n", 97 + f % 12, int(f / 12) + 1, 97 + t % 12, int(t / 12) + 1}' >"$work/fsf.moves"
+    { echo "setoption name UCI_Variant value xiangqi"
+      paste -d'|' "$work/fsf.fens" "$work/fsf.moves" |
+          awk -F'|' '{print "position fen " $1 " moves " $2; print "d"}'
+      echo quit; } | timeout 60 "$fsf" 2>/dev/null | grep '^Fen: ' | awk '{print $3}' >"$work/fsf.sides"
+    awk '{print $2 == "w" ? "b" : "w"}' "$work/fsf.fens" | cmp -s - "$work/fsf.sides" ||
+        fail "Fairy-Stockfish does not play the bin's moves: $(paste "$work/fsf.fens" "$work/fsf.moves" "$work/fsf.sides" | head -3)"
+fi
 "$xq" nnue export "$work/a/positions.xqp" --format csv -o "$work/x" >"$work/x.log" 2>&1
 [[ $? -eq 2 ]] && grep -q "expected text or bin" "$work/x.log" || fail "--format csv: $(cat "$work/x.log")"
 
