@@ -7,7 +7,8 @@
 # - the filters: every position seen is kept or counted under one filter (result.json and the
 #   report), no kept position is in check or has a capture for best move (nnue info); with
 #   those two off and the early-ply and WDL filters on, the first two count nothing, the
-#   others something, and the file holds checks and captures;
+#   others something, and the file holds checks and captures; every game played on 1 process
+#   and on 3 ranks keeps the same positions and counts;
 # - nnue export writes one well-formed fen/move/score/ply/result/e block per record, and with
 #   --format bin 72-byte records whose score, move and result are the text's;
 # - a run killed with SIGKILL part-way and resumed with --resume ends with a whole file of
@@ -75,6 +76,19 @@ filters "$work/f"
     fail "switched filters' counts: $(jq -c .filters "$work/f/result.json")"
 grep -q "^filters:   [1-9][0-9]* in check, [1-9][0-9]* with a capture for best move$" "$work/info.log" ||
     fail "no position in check or with a capture with the filters off: $(grep filters: "$work/info.log")"
+# Every game played (max_games, a target out of reach): one process and 3 ranks keep the same
+# positions and count the same skips, the soft early-ply filter included.
+every=(--set datagen.positions=100000 --set datagen.max_games=6 --set datagen.skip_early_plies=30
+       --set datagen.skip_wdl=100 --set datagen.skip_capture=false)
+"$xq" run "$work/dg.ini" "${every[@]}" --set output.dir="$work/e1" >"$work/e1.log" 2>&1 ||
+    fail "one-process run failed: $(tail -3 "$work/e1.log")"
+"${mpi[@]}" "$xq" run "$work/dg.ini" "${every[@]}" --set output.dir="$work/e3" >"$work/e3.log" 2>&1 ||
+    fail "3-rank run failed: $(tail -3 "$work/e3.log")"
+[[ $(jq -c .filters "$work/e1/result.json") == $(jq -c .filters "$work/e3/result.json") ]] ||
+    fail "filters differ on 1 and 3 ranks: $(jq -c .filters "$work/e1/result.json" "$work/e3/result.json")"
+for r in e1 e3; do "$xq" nnue export "$work/$r/positions.xqp" | paste - - - - - - | sort >"$work/$r.sorted"; done
+[[ -s $work/e1.sorted ]] && cmp -s "$work/e1.sorted" "$work/e3.sorted" ||
+    fail "1 and 3 ranks kept other positions"
 # The plot starts at the session's start (minute 0, no position yet) and ends at the target:
 # a run short enough for one report still draws a line.
 [[ $(jq -c '[.plots[] | select(.id == "positions") | .series[0] | .x[0], .y[0], .y[-1]]' "$work/a/report.json") == "[0,0,300]" ]] ||
