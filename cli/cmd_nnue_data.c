@@ -10,10 +10,11 @@
 #include "keyset.h"
 #include "move.h"
 #include "posdata.h"
+#include "psv.h"
 
 static void export_usage(FILE *out)
 {
-    fprintf(out, "usage: xqforge nnue export FILE.xqp [-o OUT.txt]\n\n"
+    fprintf(out, "usage: xqforge nnue export FILE.xqp [-o OUT] [--format text|bin]\n\n"
                  "Writes every record of a positions file (checked first: header, every block's\n"
                  "checksum, every board) as the plain text of Stockfish-family trainers:\n"
                  "  fen <FEN>\n"
@@ -21,8 +22,12 @@ static void export_usage(FILE *out)
                  "  score <centipawns, side to move>\n"
                  "  ply <plies from the game's start>\n"
                  "  result <1 win, 0 draw, -1 loss, for the side to move>\n"
-                 "  e\n\n"
-                 "  -o OUT   output file (default: standard output)\n"
+                 "  e\n"
+                 "or, with --format bin, as Fairy-Stockfish's training data (72-byte\n"
+                 "PackedSfenValue records for xiangqi, as its variant-nnue-tools read them:\n"
+                 "tuning/psv.h).\n\n"
+                 "  -o OUT          output file (default: standard output)\n"
+                 "  --format F      text (default) or bin\n"
                  "Exit status: 0 written, 1 cannot write, 2 bad usage or a damaged file.\n");
 }
 
@@ -31,7 +36,8 @@ static void info_usage(FILE *out)
     fprintf(out,
             "usage: xqforge nnue info FILE.xqp\n\n"
             "Checks a positions file (header, every block's checksum, every board) and prints\n"
-            "its format, record count, results, scores, plies and repeated positions.\n"
+            "its format, record count, results, scores, plies, repeated positions and the\n"
+            "positions in check or with a capture for best move (datagen skips both by default).\n"
             "Exit status: 0 a good file, 2 bad usage or a damaged file (the reason printed).\n");
 }
 
@@ -73,12 +79,20 @@ static void export_record(FILE *out, const PosRecord *r)
 static int nnue_export(int argc, char **argv)
 {
     const char *in = NULL, *outp = NULL;
+    bool bin = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             export_usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             outp = argv[++i];
+        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+            const char *f = argv[++i];
+            if (strcmp(f, "text") && strcmp(f, "bin")) {
+                fprintf(stderr, "xqforge nnue export: --format %s: expected text or bin\n", f);
+                return EXIT_USAGE;
+            }
+            bin = !strcmp(f, "bin");
         } else if (argv[i][0] != '-' && !in) {
             in = argv[i];
         } else {
@@ -97,7 +111,7 @@ static int nnue_export(int argc, char **argv)
     int rc = load_checked("export", in, &recs, &n);
     if (rc)
         return rc;
-    FILE *out = outp ? fopen(outp, "w") : stdout;
+    FILE *out = outp ? fopen(outp, bin ? "wb" : "w") : stdout;
     if (!out) {
         fprintf(stderr, "xqforge nnue export: cannot write %s\n", outp);
         free(recs);
@@ -106,7 +120,13 @@ static int nnue_export(int argc, char **argv)
     for (uint64_t i = 0; i < n; i++) {
         PosRecord r;
         posdata_decode(recs + i * POSDATA_RECORD, &r, NULL, 0);
-        export_record(out, &r);
+        if (bin) {
+            uint8_t psv[PSV_RECORD];
+            psv_encode(&r, psv);
+            fwrite(psv, 1, sizeof psv, out);
+        } else {
+            export_record(out, &r);
+        }
     }
     bool ok = !ferror(out) && fflush(out) == 0;
     if (outp && fclose(out) != 0)
@@ -124,6 +144,8 @@ static int nnue_export(int argc, char **argv)
 typedef struct {
     uint64_t results[3]; // Red loses, draws, wins
     uint64_t red_to_move, repeated;
+    uint64_t in_check, captures; // what datagen's default filters skip
+
     int64_t score_sum, abs_sum;
     int score_min, score_max, ply_min, ply_max, depth_min, depth_max;
 } Info;
@@ -132,6 +154,8 @@ static void info_add(Info *s, const PosRecord *r, uint64_t i)
 {
     s->results[r->red_result == 0 ? 0 : r->red_result == 1 ? 2 : 1]++;
     s->red_to_move += r->board.side == RED;
+    s->in_check += board_in_check(&r->board);
+    s->captures += board_piece(&r->board, move_to(r->move)) != NO_PIECE;
     s->score_sum += r->score;
     s->abs_sum += r->score < 0 ? -r->score : r->score;
     if (i == 0) {
@@ -182,14 +206,16 @@ static int nnue_info(int argc, char **argv)
            "to move:   Red %llu, Black %llu\n"
            "scores:    %d..%d cp (side to move), mean %.1f, mean |score| %.1f\n"
            "plies:     %d..%d; depths %d..%d\n"
-           "repeated:  %llu positions (same key as an earlier record)\n",
+           "repeated:  %llu positions (same key as an earlier record)\n"
+           "filters:   %llu in check, %llu with a capture for best move\n",
            argv[1], POSDATA_VERSION, POSDATA_RECORD, POSDATA_BLOCK, (unsigned long long)n,
            (unsigned long long)s.results[2], 100 * s.results[2] / d,
            (unsigned long long)s.results[1], 100 * s.results[1] / d,
            (unsigned long long)s.results[0], 100 * s.results[0] / d,
            (unsigned long long)s.red_to_move, (unsigned long long)(n - s.red_to_move), s.score_min,
            s.score_max, s.score_sum / d, s.abs_sum / d, s.ply_min, s.ply_max, s.depth_min,
-           s.depth_max, (unsigned long long)s.repeated);
+           s.depth_max, (unsigned long long)s.repeated, (unsigned long long)s.in_check,
+           (unsigned long long)s.captures);
     keyset_destroy(&keys);
     free(recs);
     return 0;

@@ -24,12 +24,45 @@ struct DatagenCoord {
     uint64_t accepted, duplicates, records, games, units;
     uint64_t red_wins, draws, black_wins; // of the accepted records' games
     uint64_t accepted_at_start, games_at_start;
+    // The workers' positions by filter (WireDatagenFilter), summed over the units, and the
+    // records they sent: seen = sent + every skip.
+    uint64_t filtered[WIRE_DATAGEN_FILTERS], sent;
     int64_t start_ms, last_progress_ms;
     int cores; // the most threads the admitted ranks had at once (throughput per core)
     bool failed;
     char error[512];
     RunReport rr;
 };
+
+// The filters' names in result.json and the report, in WireDatagenFilter's order.
+static const char *const filter_names[WIRE_DATAGEN_FILTERS] = {
+    [WIRE_DG_SEEN] = "seen",         [WIRE_DG_OPENING] = "opening",
+    [WIRE_DG_UNSCORED] = "unscored", [WIRE_DG_IN_CHECK] = "in_check",
+    [WIRE_DG_CAPTURE] = "capture",   [WIRE_DG_EARLY] = "early",
+    [WIRE_DG_WDL] = "wdl",           [WIRE_DG_OVERFLOW] = "overflow"};
+
+/// The filters' counts as one object: seen, kept (the records sent), then each skip.
+static json_t *filters_json(const DatagenCoord *d)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "seen", json_integer((json_int_t)d->filtered[WIRE_DG_SEEN]));
+    json_object_set_new(o, "kept", json_integer((json_int_t)d->sent));
+    for (int i = WIRE_DG_SEEN + 1; i < WIRE_DATAGEN_FILTERS; i++)
+        json_object_set_new(o, filter_names[i], json_integer((json_int_t)d->filtered[i]));
+    return o;
+}
+
+/// The filters' counts as one line: "seen N, kept N; skipped: opening N, ..." (the skips
+/// that are not zero).
+static void filters_text(const DatagenCoord *d, char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(
+        out, len, "%llu seen, %llu kept; skipped:", (unsigned long long)d->filtered[WIRE_DG_SEEN],
+        (unsigned long long)d->sent);
+    for (int i = WIRE_DG_SEEN + 1; i < WIRE_DATAGEN_FILTERS && n < len; i++)
+        n += (size_t)snprintf(out + n, len - n, "%s %s %llu", i > 1 ? "," : "", filter_names[i],
+                              (unsigned long long)d->filtered[i]);
+}
 
 /// The job's target counts accepted positions: deduplicated, not records nor games.
 static bool reached(const DatagenCoord *d)
@@ -105,6 +138,9 @@ static bool datagen_count(void *ctx, uint64_t unit, const WireMessage *m, bool r
     (void)unit, (void)replay;
     d->units++;
     d->games += r->games;
+    for (int i = 0; i < WIRE_DATAGEN_FILTERS; i++)
+        d->filtered[i] += r->filtered[i];
+    d->sent += (uint64_t)r->count;
     for (int i = 0; i < r->count && !reached(d) && !d->failed; i++) {
         d->records++;
         d->failed = !add_record(d, r->records + (size_t)i * POSDATA_RECORD);
@@ -227,6 +263,7 @@ static void refresh(DatagenCoord *d, const CoordState *st, bool final)
                          "positions_per_s_per_core", cores ? rate(d) / cores : 0.0, "workers",
                          workers, "cores", cores, "results", "red_wins", (json_int_t)d->red_wins,
                          "draws", (json_int_t)d->draws, "black_wins", (json_int_t)d->black_wins));
+    report_set(r, "filters", filters_json(d));
     // The facts are written whole each time, so none is left from an earlier refresh.
     report_facts_clear(r);
     report_fact(r, "Positions", "State", "%s", state_name(d, st, final));
@@ -240,6 +277,9 @@ static void refresh(DatagenCoord *d, const CoordState *st, bool final)
                 "the accepted positions)",
                 (unsigned long long)d->games, (unsigned long long)d->red_wins,
                 (unsigned long long)d->draws, (unsigned long long)d->black_wins);
+    char ftext[512];
+    filters_text(d, ftext, sizeof ftext);
+    report_fact(r, "Positions", "Filters", "%s", ftext);
     report_fact(r, "Positions", "File", "%s", d->job->datagen.file);
     report_fact(r, "Throughput", "This session", "%.1f min, %.1f positions/s", mins, rate(d));
     report_fact(r, "Throughput", "Per worker", "%.2f positions/s on %d worker ranks",
@@ -408,6 +448,7 @@ static bool write_result(DatagenCoord *d, const CoordState *st, double seconds)
     json_object_set_new(o, "positions_per_s_per_worker", json_real(r / workers_of(st)));
     json_object_set_new(o, "cores", json_integer(cores));
     json_object_set_new(o, "positions_per_s_per_core", json_real(cores ? r / cores : 0));
+    json_object_set_new(o, "filters", filters_json(d));
     json_object_set_new(o, "set_bytes", json_integer((json_int_t)keyset_bytes(&d->keys)));
     json_object_set_new(o, "version", json_string(XQFORGE_VERSION));
     char path[PATH_MAX_LEN];
@@ -438,6 +479,9 @@ int datagen_coord_finish(DatagenCoord *d, const CoordState *st)
            (unsigned long long)(d->accepted - d->accepted_at_start), seconds, rate(d),
            cores ? rate(d) / cores : 0.0, cores, (unsigned long long)d->duplicates,
            (unsigned long long)d->games);
+    char ftext[512];
+    filters_text(d, ftext, sizeof ftext);
+    printf("Filters: %s\n", ftext);
     if (end.end == COORD_DONE && !reached(d))
         printf("max_games reached: the file has fewer positions than asked\n");
     if (!write_result(d, &end, seconds) && end.end != COORD_FAILED) {

@@ -244,6 +244,12 @@ typedef struct {
         int64_t max_games;       // give up after this many games (0: positions / 4)
         uint64_t seed;           // the random plies' seed
         char file[JOB_TEXT_MAX]; // the positions file (.xqp), a name in output.dir
+        // Filters (worker/work_datagen.h): skip a position whose side to move is in check or
+        // whose best move captures; keep a position of ply p < skip_early_plies with
+        // probability (p + 1) / (skip_early_plies + 1); skip a score of at least skip_wdl
+        // centipawns that the game's result contradicts (0: off).
+        bool skip_capture, skip_in_check;
+        int skip_early_plies, skip_wdl;
     } datagen;
     // NNUE training (kind = train): the [train] section, read by coordinator/nnue_fit.
     struct {

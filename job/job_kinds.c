@@ -390,8 +390,21 @@ static IdentityStatus identity_datagen(Identity *id, const JobConfig *j, uint64_
     // The games' settings go before random_plies' row (its hook); nothing after the rows.
     if (!at)
         return IDENTITY_OK;
-    return identity_addf(id, "datagen.games", "random_plies=%d min_ply=%d unit=%d max_games=%lld",
-                         d->random_plies, d->min_ply, d->unit, (long long)d->max_games);
+    // The filters are written only away from their defaults (the anchors' filters on, the
+    // others off): the identities of runs before them stay what they were.
+    char filters[128] = "";
+    size_t n = 0;
+    if (!d->skip_capture)
+        n += (size_t)snprintf(filters + n, sizeof filters - n, " skip_capture=false");
+    if (!d->skip_in_check)
+        n += (size_t)snprintf(filters + n, sizeof filters - n, " skip_in_check=false");
+    if (d->skip_early_plies)
+        n += (size_t)snprintf(filters + n, sizeof filters - n, " skip_early_plies=%d",
+                              d->skip_early_plies);
+    if (d->skip_wdl)
+        snprintf(filters + n, sizeof filters - n, " skip_wdl=%d", d->skip_wdl);
+    return identity_addf(id, "datagen.games", "random_plies=%d min_ply=%d unit=%d max_games=%lld%s",
+                         d->random_plies, d->min_ply, d->unit, (long long)d->max_games, filters);
 }
 
 /// Train: the data by content, the net's shape and every setting of the fit.

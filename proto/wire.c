@@ -357,6 +357,16 @@ static WireStatus check_datagen(WireCtx *c, const WireDatagenResult *m)
     if (m->games_done < m->games)
         return wire_fail(c, WIRE_ERR_FIELD, "games done %llu below the %u sent",
                          (unsigned long long)m->games_done, (unsigned)m->games);
+    // Every position seen is either a record or one filter's skip.
+    uint64_t sum = (uint64_t)m->count;
+    for (int i = WIRE_DG_SEEN + 1; i < WIRE_DATAGEN_FILTERS; i++) {
+        if (m->filtered[i] > m->filtered[WIRE_DG_SEEN])
+            return wire_fail(c, WIRE_ERR_FIELD, "filter counts above the positions seen");
+        sum += m->filtered[i];
+    }
+    if (sum != m->filtered[WIRE_DG_SEEN])
+        return wire_fail(c, WIRE_ERR_FIELD, "filter counts: %llu records and skips of %llu seen",
+                         (unsigned long long)sum, (unsigned long long)m->filtered[WIRE_DG_SEEN]);
     return WIRE_OK;
 }
 
@@ -568,7 +578,7 @@ static WireStatus body_book_result(msgpack_packer *pk, const WireBookResult *m)
 /// memcpy on each side, and their content is checked by the coordinator, not here.
 static WireStatus body_datagen(msgpack_packer *pk, const WireDatagenResult *m)
 {
-    WireStatus st = pack_envelope(pk, WIRE_DATAGEN, 8);
+    WireStatus st = pack_envelope(pk, WIRE_DATAGEN, 9);
     if (st)
         return st;
     size_t bytes = (size_t)m->count * WIRE_DATAGEN_RECORD;
@@ -581,6 +591,9 @@ static WireStatus body_datagen(msgpack_packer *pk, const WireDatagenResult *m)
     PACK(msgpack_pack_uint64(pk, m->games_done));
     PACK(msgpack_pack_uint64(pk, m->nodes));
     PACK(msgpack_pack_uint64(pk, m->busy_ms));
+    PACK(msgpack_pack_array(pk, WIRE_DATAGEN_FILTERS));
+    for (int i = 0; i < WIRE_DATAGEN_FILTERS; i++)
+        PACK(msgpack_pack_uint64(pk, m->filtered[i]));
     return WIRE_OK;
 }
 

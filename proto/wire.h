@@ -17,7 +17,7 @@
 #define WIRE_MAGIC "XQ"
 
 enum {
-    WIRE_VERSION = 6,                 // bumped on any change to a body layout
+    WIRE_VERSION = 7,                 // bumped on any change to a body layout
     WIRE_MAX_MESSAGE = 4 << 20,       // bytes, checked before parsing and after packing
     WIRE_MAX_PAIRS_PER_WORK = 64,     // pair ids in a WORK, pair results in a RESULT
     WIRE_MAX_GAMES_PER_PAIR = 2,      // a pair result holds 1 or 2 games
@@ -194,6 +194,21 @@ typedef struct {
     uint64_t candidates_done, nodes, busy_ms;
 } WireBookResult;
 
+/// A datagen unit's positions by filter, in the order of DATAGEN's `filtered` array: every
+/// position of the unit's games (seen), then the ones each filter skipped, the first that
+/// applied (worker/work_datagen.h names them).
+typedef enum {
+    WIRE_DG_SEEN,
+    WIRE_DG_OPENING,  // the opening line, the random plies, before min_ply
+    WIRE_DG_UNSCORED, // no score, or a mate score
+    WIRE_DG_IN_CHECK,
+    WIRE_DG_CAPTURE,
+    WIRE_DG_EARLY,    // the soft early-ply filter
+    WIRE_DG_WDL,      // the score contradicts the game's result
+    WIRE_DG_OVERFLOW, // past the records one message holds
+    WIRE_DATAGEN_FILTERS
+} WireDatagenFilter;
+
 /// About 1.3 MB: allocate with wire_datagen_result_new. A datagen unit's games and the
 /// records they gave, each WIRE_DATAGEN_RECORD bytes in the format of tuning/posdata.h
 /// (the coordinator decodes and checks every one; this layer checks only sizes).
@@ -206,6 +221,9 @@ typedef struct {
     uint8_t records[WIRE_MAX_DATAGEN_RECORDS * WIRE_DATAGEN_RECORD];
     // The worker's running totals since its HELLO (games_done >= games).
     uint64_t games_done, nodes, busy_ms;
+    // The unit's positions by datagen's filters (WireDatagenFilter): seen, then each reason a
+    // position was not recorded; seen = count + every skip (checked here).
+    uint64_t filtered[WIRE_DATAGEN_FILTERS];
 } WireDatagenResult;
 
 /// A decoded message. Only `result`, `book` and `datagen` own memory; release with

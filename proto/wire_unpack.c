@@ -380,6 +380,11 @@ static WireStatus decode_datagen(WireCtx *c, const msgpack_object *f, WireDatage
     GET(get_uint(c, &f[5], "games done", UINT64_MAX, &m->games_done));
     GET(get_uint(c, &f[6], "nodes", UINT64_MAX, &m->nodes));
     GET(get_uint(c, &f[7], "busy time", UINT64_MAX, &m->busy_ms));
+    const msgpack_object *fc;
+    int n;
+    GET(get_array(c, &f[8], "filter counts", WIRE_DATAGEN_FILTERS, WIRE_DATAGEN_FILTERS, &fc, &n));
+    for (int i = 0; i < n; i++)
+        GET(get_uint(c, &fc[i], "filter count", UINT64_MAX, &m->filtered[i]));
     return WIRE_OK;
 }
 
@@ -403,7 +408,7 @@ static WireStatus decode_body(WireCtx *c, const msgpack_object *f, WireMessage *
 /// Body field counts per kind (the layouts of proto/README.md).
 static const uint32_t body_fields[WIRE_KIND_NB] = {
     [WIRE_HELLO] = 8, [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 3,    [WIRE_RESULT] = 6,
-    [WIRE_STOP] = 2,  [WIRE_BYE] = 3,    [WIRE_BOOK] = 7,    [WIRE_DATAGEN] = 8,
+    [WIRE_STOP] = 2,  [WIRE_BYE] = 3,    [WIRE_BOOK] = 7,    [WIRE_DATAGEN] = 9,
 };
 
 /// The envelope ["XQ", version, kind, body]; magic and version come first so that a later

@@ -844,6 +844,21 @@ static void test_datagen_section(void **state)
     assert_string_equal(j->datagen.file, "positions.xqp");
     assert_int_equal(j->players[0].tc.nodes, 500);
     assert_int_equal(job_pairing_count(j), 0);
+    // The filters: the anchors' two on, the early-ply and WDL ones off, until set.
+    assert_true(j->datagen.skip_capture && j->datagen.skip_in_check);
+    assert_int_equal(j->datagen.skip_early_plies, 0);
+    assert_int_equal(j->datagen.skip_wdl, 0);
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\nnodes = 500\n"
+                                  "[datagen]\nskip_capture = false\nskip_in_check = false\n"
+                                  "skip_early_plies = 12\nskip_wdl = 400\n"),
+                     JOB_OK);
+    assert_true(!j->datagen.skip_capture && !j->datagen.skip_in_check);
+    assert_int_equal(j->datagen.skip_early_plies, 12);
+    assert_int_equal(j->datagen.skip_wdl, 400);
+    assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\nnodes = 500\n"
+                                  "[datagen]\nskip_wdl = -1\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[datagen] skip_wdl"));
     assert_int_equal(load_text(f, "[job]\nkind = datagen\n[engine e]\n[time]\ntc = 10+0.1\n"),
                      JOB_ERR_MISSING);
     assert_non_null(strstr(f->why, "[time] depth: datagen searches each move"));

@@ -341,6 +341,10 @@ static WireDatagenResult *make_datagen(int n)
     r->games_done = 9;
     r->nodes = 1ull << 45;
     r->busy_ms = 12345;
+    // Seen: the records and one skip more of each filter's than the last.
+    r->filtered[WIRE_DG_SEEN] = (uint64_t)n;
+    for (int i = WIRE_DG_SEEN + 1; i < WIRE_DATAGEN_FILTERS; i++)
+        r->filtered[WIRE_DG_SEEN] += r->filtered[i] = (uint64_t)i * 1000;
     return r;
 }
 
@@ -359,14 +363,20 @@ static void test_roundtrip_datagen(void **state)
     assert_int_equal(d.datagen->games_done, 9);
     assert_int_equal(d.datagen->nodes, 1ull << 45);
     assert_int_equal(d.datagen->busy_ms, 12345);
+    assert_memory_equal(d.datagen->filtered, m.datagen->filtered, sizeof d.datagen->filtered);
     wire_message_destroy(&d);
     assert_null(d.datagen);
     m.datagen->count = 0;
+    m.datagen->filtered[WIRE_DG_SEEN] -= WIRE_MAX_DATAGEN_RECORDS;
     roundtrip(&m, &d);
     assert_int_equal(d.datagen->count, 0);
     wire_message_destroy(&d);
     msgpack_sbuffer b;
     msgpack_sbuffer_init(&b);
+    // Filter counts that do not add up to the positions seen are refused.
+    m.datagen->filtered[WIRE_DG_CAPTURE]++;
+    assert_int_equal(wire_pack(&m, &b), WIRE_ERR_INVALID);
+    m.datagen->filtered[WIRE_DG_CAPTURE]--;
     m.datagen->games = 0;
     assert_int_equal(wire_pack(&m, &b), WIRE_ERR_INVALID);
     m.datagen->games = WIRE_MAX_DATAGEN_GAMES + 1;
@@ -396,7 +406,7 @@ static void pack_datagen_body(msgpack_sbuffer *b, void (*fill)(msgpack_packer *,
     msgpack_pack_str_body(&pk, "XQ", 2);
     msgpack_pack_uint32(&pk, WIRE_VERSION);
     msgpack_pack_uint32(&pk, WIRE_DATAGEN);
-    msgpack_pack_array(&pk, 8);
+    msgpack_pack_array(&pk, 9);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint32(&pk, 1);
     msgpack_pack_uint64(&pk, 5);
@@ -405,6 +415,10 @@ static void pack_datagen_body(msgpack_sbuffer *b, void (*fill)(msgpack_packer *,
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, 0);
     msgpack_pack_uint64(&pk, 0);
+    // Seen: every whole record, nothing skipped.
+    msgpack_pack_array(&pk, WIRE_DATAGEN_FILTERS);
+    for (int i = 0; i < WIRE_DATAGEN_FILTERS; i++)
+        msgpack_pack_uint64(&pk, i == WIRE_DG_SEEN ? bytes / WIRE_DATAGEN_RECORD : 0);
 }
 
 static void fill_bin(msgpack_packer *pk, size_t bytes)
@@ -516,7 +530,7 @@ static void test_oversized(void **state)
     static const char str32[] = "\xdb\x7f\xff\xff\xff"
                                 "abc";
     // Inside a real envelope: a WORK whose id list declares 2^32 - 1 entries.
-    static const char work[] = "\x94\xa2XQ\x06\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
+    static const char work[] = "\x94\xa2XQ\x07\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
     const struct {
         const char *data;
         size_t len;
@@ -753,8 +767,8 @@ static void test_envelope(void **state)
     assert_int_equal(unpack_status("\x01", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("\x90", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("", 0), WIRE_ERR_MALFORMED);
-    // A version-7 envelope of another length still reads as "version", not "magic".
-    static const char v2[] = "\x95\xa2XQ\x07\x00\x90\xc0";
+    // A version-8 envelope of another length still reads as "version", not "magic".
+    static const char v2[] = "\x95\xa2XQ\x08\x00\x90\xc0";
     assert_int_equal(unpack_status(v2, sizeof v2 - 1), WIRE_ERR_VERSION);
     msgpack_sbuffer_destroy(&b);
 }
@@ -778,11 +792,11 @@ static void test_trailing_and_encoding(void **state)
     }
     free_samples(bufs);
     // REQUEST [5, 2] with the 5 as uint8 (0xcc 0x05) instead of a fixint.
-    static const char ok[] = "\x94\xa2XQ\x06\x02\x92\x05\x02";
-    static const char wide[] = "\x94\xa2XQ\x06\x02\x92\xcc\x05\x02";
-    static const char wide_str[] = "\x94\xd9\x02XQ\x06\x02\x92\x05\x02";
-    static const char reserved[] = "\x94\xa2XQ\x06\x02\x92\xc1\x02";
-    static const char wide_bin[] = "\x94\xa2XQ\x06\x02\x92\x05\xc5\x00\x01\x00";
+    static const char ok[] = "\x94\xa2XQ\x07\x02\x92\x05\x02";
+    static const char wide[] = "\x94\xa2XQ\x07\x02\x92\xcc\x05\x02";
+    static const char wide_str[] = "\x94\xd9\x02XQ\x07\x02\x92\x05\x02";
+    static const char reserved[] = "\x94\xa2XQ\x07\x02\x92\xc1\x02";
+    static const char wide_bin[] = "\x94\xa2XQ\x07\x02\x92\x05\xc5\x00\x01\x00";
     assert_int_equal(unpack_status(wide_bin, sizeof wide_bin - 1), WIRE_ERR_MALFORMED);
     assert_int_equal(unpack_status(ok, sizeof ok - 1), WIRE_OK);
     assert_int_equal(unpack_status(wide, sizeof wide - 1), WIRE_ERR_MALFORMED);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Training positions for NNUE (kind = datagen writes them, kind = train reads them): each a
-// quiet position (side to move not in check, best move not a capture) with its search score,
-// the best move, the game's result and the ply.
+// position with its search score, the best move, the game's result and the ply; by default a
+// quiet one (side to move not in check, best move not a capture: [datagen] skip_in_check,
+// skip_capture).
 //
 // File (".xqp"), little-endian:
 //   header, 32 bytes: "XQPOS\0\0\0" (8), u32 version (POSDATA_VERSION), u32 record size

@@ -91,10 +91,33 @@ static void datagen_opening(const DatagenWorker *dw, Board *b, uint64_t game, Op
     }
 }
 
-bool datagen_keeps(const Board *b, const GameMove *m, int ply, int book_plies, int min_ply)
+bool datagen_early_keeps(uint64_t seed, uint64_t game, int ply, int plies)
 {
-    return ply >= book_plies && ply >= min_ply && m->has_score && !m->mate && !board_in_check(b) &&
-           board_piece(b, move_to(m->move)) == NO_PIECE;
+    if (ply >= plies)
+        return true;
+    // Its own stream: the random plies' seed is game_seed(seed, game) itself.
+    uint64_t h = game_seed(game_seed(seed ^ 0x5ca1ab1eull, game), (uint64_t)ply);
+    return h % (uint64_t)(plies + 1) <= (uint64_t)ply;
+}
+
+WireDatagenFilter datagen_filter(const JobConfig *job, const Board *b, const GameMove *m, int ply,
+                                 int book_plies, uint64_t game, double red_result)
+{
+    if (ply < book_plies || ply < job->datagen.min_ply)
+        return WIRE_DG_OPENING;
+    if (!m->has_score || m->mate)
+        return WIRE_DG_UNSCORED;
+    if (job->datagen.skip_in_check && board_in_check(b))
+        return WIRE_DG_IN_CHECK;
+    if (job->datagen.skip_capture && board_piece(b, move_to(m->move)) != NO_PIECE)
+        return WIRE_DG_CAPTURE;
+    if (!datagen_early_keeps(job->datagen.seed, game, ply, job->datagen.skip_early_plies))
+        return WIRE_DG_EARLY;
+    int w = job->datagen.skip_wdl;
+    double stm = b->side == RED ? red_result : 1 - red_result;
+    if (w > 0 && ((m->score >= w && stm == 0) || (m->score <= -w && stm == 1)))
+        return WIRE_DG_WDL;
+    return WIRE_DG_SEEN;
 }
 
 /// Plays game number `game` and appends its records to res.
@@ -127,9 +150,14 @@ static WorkerUnitStatus datagen_game(DatagenThread *t, uint64_t game, const atom
     WireDatagenResult *res = t->res;
     for (int i = 0; i < t->rec.ply_count; i++) {
         const GameMove *m = &t->rec.moves[i];
+        WireDatagenFilter f = datagen_filter(job, b, m, i, t->rec.book_plies, game, red);
         // Past what one result message holds, later positions are dropped, not the unit.
-        if (res->count < WIRE_MAX_DATAGEN_RECORDS &&
-            datagen_keeps(b, m, i, t->rec.book_plies, job->datagen.min_ply))
+        if (f == WIRE_DG_SEEN && res->count >= WIRE_MAX_DATAGEN_RECORDS)
+            f = WIRE_DG_OVERFLOW;
+        res->filtered[WIRE_DG_SEEN]++;
+        if (f != WIRE_DG_SEEN)
+            res->filtered[f]++;
+        else
             posdata_encode(b, m->score, m->move, i, m->depth, (uint32_t)game, red,
                            res->records + (size_t)res->count++ * POSDATA_RECORD);
         board_make_move(b, m->move);
@@ -148,6 +176,7 @@ static WorkerUnitStatus datagen_unit_run(void *arg, const WireWork *work, uint64
     WireDatagenResult *res = t->res;
     int games = dw->job->datagen.unit;
     res->count = 0;
+    memset(res->filtered, 0, sizeof res->filtered);
     // Game ids unit * games + g: the ids rank 0's check expects in the unit's records.
     for (int g = 0; g < games; g++) {
         WorkerUnitStatus st =

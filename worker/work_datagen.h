@@ -27,7 +27,16 @@ void datagen_worker_destroy(DatagenWorker *dw);
 /// The worker kind of datagen jobs; its plan is the job's Openings.
 extern const WorkerKindDef work_datagen_def;
 
-/// Whether a position of a finished game is recorded: past the opening and its random plies,
-/// at or after min_ply, a searched score that is not a mate, the side to move not in check,
-/// and the best move not a capture.
-bool datagen_keeps(const Board *b, const GameMove *m, int ply, int book_plies, int min_ply);
+/// Which of datagen's filters skips a position of a finished game (the first that applies, in
+/// WireDatagenFilter's order), or WIRE_DG_SEEN when none does and it is recorded: before the
+/// end of the opening and its random plies or before min_ply; no score or a mate score; the
+/// side to move in check (skip_in_check); the best move a capture (skip_capture); the soft
+/// early-ply filter (datagen_early_keeps); a score of at least skip_wdl centipawns for the side
+/// that lost, or against the side that won (skip_wdl > 0). red_result is the game's (0, 0.5, 1).
+WireDatagenFilter datagen_filter(const JobConfig *job, const Board *b, const GameMove *m, int ply,
+                                 int book_plies, uint64_t game, double red_result);
+
+/// The soft early-ply filter: a position at ply < plies is kept with probability
+/// (ply + 1) / (plies + 1), drawn from a hash of the seed, the game and the ply (the same on
+/// every rank and every run); every later one is kept.
+bool datagen_early_keeps(uint64_t seed, uint64_t game, int ply, int plies);
