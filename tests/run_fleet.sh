@@ -5,7 +5,8 @@
 # match, a test whose engine is gone by the time it runs (it fails alone, with the reason,
 # and the fleet goes on), and a test submitted while the fleet runs (it takes the next free
 # rank before the older tests of lower priority). Rank 0 is then killed with SIGKILL while
-# the match runs, and a new fleet resumes every test left running from its journal. Every
+# the match runs, and a new fleet resumes every test left running from its journal; that
+# one loses a worker (SIGKILL) part way, and a third fleet finishes the queue. Every
 # finished test's result.json totals, and its PGN's results, equal those of a solo
 # `xqforge run` of the same job; `xqforge queue --json` and index.json agree with the files.
 set -u
@@ -83,7 +84,24 @@ grep -q '^xqforge fleet: test 0001 (long, sprt) on 1 worker rank$' "$work/f1.log
 [[ $(state 0005) == failed ]] || fail "the test without its engine is $(state 0005)"
 jq -r .reason "$q/tests/0005/test.json" | grep -q "engine 'a': cmd: .*fsf: No such file" ||
     fail "0005's reason: $(jq -r .reason "$q/tests/0005/test.json")"
-fleet "$work/f2.log" || fail "the second fleet: exit $?: $(tail -5 "$work/f2.log")"
+# The second fleet loses a worker (SIGKILL: mpirun ends the job) part way through the
+# match; a third one finishes the queue.
+before=$(journal_size 0004)
+fleet "$work/f2.log" &
+pid=$!
+for _ in $(seq 2400); do
+    (($(journal_size 0004) > before + 1500)) && break
+    sleep 0.05
+done
+(($(journal_size 0004) > before + 1500)) || fail "the second fleet did not go on with 0004: $(tail -5 "$work/f2.log")"
+for p in $(pgrep -f "fleet $q"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && kill -KILL "$p"
+done
+wait $pid
+[[ $(state 0004) == running ]] || fail "0004 is $(state 0004) after the worker's kill"
+fleet "$work/f3.log" || fail "the third fleet: exit $?: $(tail -5 "$work/f3.log")"
+grep -q '^xqforge fleet: test 0004 (match, match) on [12] worker ranks\?: resuming it' "$work/f3.log" ||
+    fail "the third fleet did not resume 0004: $(head -5 "$work/f3.log")"
 grep -q '^xqforge fleet: test 0004 (match, match) on [12] worker ranks\?: resuming it' "$work/f2.log" ||
     fail "the second fleet did not resume 0004: $(head -5 "$work/f2.log")"
 for t in 0002 0003 0004 0006; do
@@ -119,5 +137,5 @@ done | paste -sd, -)
 paged=$(jq -r '[.tests[] | "\(.id) \(.state) \(.result.games)"] | sort | join(",")' "$q/index.json")
 [[ $paged == "$filed" ]] || fail "index.json: $paged, the files: $filed"
 echo "fleet: order $order; 0001 stopped at $(jq .games "$q/tests/0001/result.json") games;" \
-    "0005 failed alone; 0004 resumed after SIGKILL; 4 tests equal their solo runs"
+    "0005 failed alone; 0004 resumed after SIGKILL of rank 0, then of a worker; 4 tests equal their solo runs"
 echo "1 passed, 0 failed"
