@@ -165,7 +165,7 @@ static bool repo_template(char *path, size_t cap, char *why, size_t len)
     if ((f && fclose(f) != 0) || (!f && fd >= 0 && close(fd) != 0))
         ok = false;
     if (!ok) {
-        snprintf(why, len, "the job's template %s: %s", path, strerror(errno));
+        snprintf(why, len, "the job's template %.1500s: %s", path, strerror(errno));
         if (fd >= 0)
             unlink(path);
         path[0] = '\0';
