@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # A fleet shares its ranks by throughput: two match tests of one time control, submitted at
 # throughput 100 and 300, on a 5-rank fleet (4 workers) get 1 and 3 worker ranks, and the
-# games each played over the same interval (both stopped at once after about 30 s) are in
+# games each played over the same interval (both stopped at once after about 40 s) are in
 # ratio 1:3 within 15%.
 set -u
 xq=$1 jobs=$2
@@ -21,7 +21,7 @@ fail() {
 q=$work/q
 for tp in 100 300; do
     "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.kind=match --set job.rounds=100000 \
-        --set job.concurrency=1 --set time.nodes=300 --throughput "$tp" --name "tp$tp" >/dev/null ||
+        --set job.concurrency=1 --set time.nodes=150 --throughput "$tp" --name "tp$tp" >/dev/null ||
         fail "submit at throughput $tp"
 done
 timeout 300 mpirun --oversubscribe --bind-to none -np 5 "$xq" fleet "$q" --until-empty \
@@ -32,7 +32,7 @@ for _ in $(seq 1200); do
     (($(journal_size 0001) > 0 && $(journal_size 0002) > 0)) && break
     sleep 0.05
 done
-sleep "${XQ_SHARE_SECONDS:-30}"
+sleep "${XQ_SHARE_SECONDS:-40}"
 "$xq" stop "$q" 0001 >/dev/null && "$xq" stop "$q" 0002 >/dev/null || fail "stop"
 wait $pid || fail "the fleet: exit $?: $(tail -5 "$work/fleet.log")"
 grep -q '^xqforge fleet: test 0001 (tp100, match) on 1 worker rank$' "$work/fleet.log" ||
