@@ -5,14 +5,20 @@
 // 0 and its workers), and each test is exactly a `xqforge run` of its job (cli/cmd_run.c:
 // run_session) with its outputs in QUEUE/tests/ID/ and resume = auto.
 //
-// Scheduling, at every change (a test submitted or ended, ranks freed): the tests waiting are
-// taken in the queue's order (one left running by an earlier fleet first, then by priority,
-// then oldest first), as many as there are free worker ranks; each gets the whole fleet's
-// workers times its throughput over the sum of the throughputs of the running tests and
-// these (at least one rank), and the last one taken gets what is left, so no rank idles while
-// a test waits. A running test keeps its ranks to its end (its engines are not restarted for
-// nothing: OpenBench's stickiness, to the end); ranks a test frees go to the tests waiting.
+// Scheduling (every 2 s, and at once when ranks are freed), as fishtest and OpenBench do it;
+// jobs/README.md gives the formula. The tests that may hold ranks are the first W (W worker
+// ranks) in the order: higher priority, then holding ranks now, then left running by an
+// earlier fleet, then older. Each gets W x itp / (sum of their itps) ranks, rounded, at least
+// one, summing to W, its internal throughput itp being fishtest's calc_itp: the throughput
+// times tc_ratio^0.774 for a time control longer than 10+0.1, times (3 + LLR in [0, 2]) / 3
+// for an SPRT near its verdict, times min(games / 200,000, 2) past 200,000 games. A test keeps
+// its ranks while it has within 25% of its share (OpenBench), so engines are not restarted
+// for nothing; otherwise, once it has run --settle seconds, it is drained (its games in
+// flight finished, journaled) and started again on its share: a test above its share when
+// another waits below, a test of lower priority than the W first, or a test below its share
+// when ranks are free. A drained test resumes from its journal, exactly.
 // Rank 0 names a worker's next test by LINK_TAG_FLEET (id, group tag, the group's ranks).
+#include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,6 +34,7 @@
 #include "queue.h"
 #include "queue_page.h"
 #include "run_common.h"
+#include "share.h"
 #include "wire.h"
 
 enum {
@@ -35,7 +42,8 @@ enum {
     FLEET_POLL_MS = 2000,  // how often the queue is read (new tests, stop, the page)
     FLEET_TAG_BASE = 1000, // a group's tag: this plus the test's number
     FLEET_MESSAGE_MAX = 16384,
-    FLEET_RANKS_MAX = 1024 // ranks of a fleet (a group's list travels as text)
+    FLEET_RANKS_MAX = 1024, // ranks of a fleet (a group's list travels as text)
+    FLEET_SETTLE_S = 30     // --settle: a test's seconds before it may be drained to rebalance
 };
 
 static void fleet_usage(FILE *out)
@@ -45,21 +53,27 @@ static void fleet_usage(FILE *out)
         "usage: mpirun -np N xqforge fleet QUEUE [--until-empty] [--set S.K=V]... [--verbose]\n\n"
         "Plays the tests of a queue made by `xqforge submit`, several at once, in one MPI\n"
         "allocation: rank 0 coordinates every running test, the other ranks are split among\n"
-        "them by throughput (`submit --throughput`, `xqforge set`), each test on ranks of its\n"
-        "own to its end. Tests are taken in order: one left running by an earlier fleet\n"
-        "(killed, requeued) first, resumed from its journal; then higher priority first,\n"
-        "older first. Each test is run exactly as `xqforge run` runs its job, with its outputs\n"
+        "them by priority, then by fishtest's internal throughput (`submit --throughput`,\n"
+        "`xqforge set`, the time control, an SPRT's LLR), each test on ranks of its own. A\n"
+        "test keeps its ranks while it has within 25%% of its share; otherwise it is drained\n"
+        "and resumed on its share (jobs/README.md). Among equal priority, a test holding ranks\n"
+        "or left running by an earlier fleet (killed, requeued) goes first, resumed from its\n"
+        "journal, then older first. Each test is run exactly as `xqforge run` runs its job,\n"
+        "with its outputs\n"
         "(journal, PGN, result.json, report) in QUEUE/tests/ID/. `xqforge stop QUEUE ID` ends\n"
         "a test within a few seconds (its games kept, recorded stopped); QUEUE/index.html\n"
         "shows the queue and refreshes itself. With one rank (no mpirun) the tests run one\n"
         "after another on it.\n\n"
         "  --until-empty  end when no test is left (default: wait for new tests)\n"
+        "  --settle S     seconds a test runs before it may be drained to share its ranks\n"
+        "                 again (default %d)\n"
         "  --set S.K=V    a job key for every test, after the test's own (the allocation's\n"
         "                 layout: job.concurrency, job.drain_grace)\n"
         "  --verbose      the coordinator's diagnostics line after each test\n\n"
         "SIGINT, SIGTERM and SIGUSR1 drain every running test (each stays running, and a new\n"
         "fleet resumes it) and end the fleet. Exit status: 0 ended with --until-empty, 1 the\n"
-        "queue cannot be used, 2 bad usage, 130 drained by a signal.\n");
+        "queue cannot be used, 2 bad usage, 130 drained by a signal.\n",
+        FLEET_SETTLE_S);
 }
 
 /// The fleet's own overrides (--set), applied to every test after the test's.
@@ -75,6 +89,8 @@ typedef struct {
     int n; // ranks[0] is 0, the coordinator
     atomic_bool stop, done;
     bool user_stopped; // `xqforge stop` drained it
+    bool yielding;     // drained to be started again on its share
+    double since;      // when it started (monotonic seconds)
     int rc;
     char why[1024];
     pthread_t thread;
@@ -143,7 +159,8 @@ static void *slot_main(void *arg)
 typedef struct {
     TestState state;
     const char *reason;
-    bool start; // stamp the start time (first start only)
+    bool start;  // stamp the start time (first start only)
+    int workers; // its worker ranks now
 } Mark;
 
 static bool change_mark(QueueTest *t, void *user, char *why, size_t why_len)
@@ -152,6 +169,7 @@ static bool change_mark(QueueTest *t, void *user, char *why, size_t why_len)
     (void)why;
     (void)why_len;
     t->state = m->state;
+    t->workers = m->workers;
     if (m->start && !t->started)
         t->started = (int64_t)time(NULL);
     if (m->state != TEST_RUNNING && m->state != TEST_QUEUED)
@@ -162,25 +180,14 @@ static bool change_mark(QueueTest *t, void *user, char *why, size_t why_len)
 }
 
 static void fleet_mark(const char *dir, const char *id, TestState state, const char *reason,
-                       bool start)
+                       bool start, int workers)
 {
     char why[512];
-    Mark m = {state, reason, start};
+    Mark m = {state, reason, start, workers};
     if (queue_update(dir, id, change_mark, &m, why, sizeof why) != QUEUE_OK)
         fprintf(stderr, "xqforge fleet: test %s: %s\n", id, why);
     if (!queue_page_write(dir, why, sizeof why))
         fprintf(stderr, "xqforge fleet: the queue page: %s\n", why);
-}
-
-/// The queue's order: running (left by an earlier fleet) first, then priority, then age.
-static int fleet_order(const void *pa, const void *pb)
-{
-    const QueueTest *a = pa, *b = pb;
-    if ((a->state == TEST_RUNNING) != (b->state == TEST_RUNNING))
-        return a->state == TEST_RUNNING ? -1 : 1;
-    if (a->priority != b->priority)
-        return a->priority > b->priority ? -1 : 1;
-    return strcmp(a->id, b->id);
 }
 
 /// The state of rank 0's coordination.
@@ -189,11 +196,19 @@ typedef struct {
     const char *dir;
     const FleetSets *fs;
     bool verbose;
-    int workers;  // ranks 1..workers
-    bool *busy;   // [workers + 1]: a worker rank in a running test
-    Slot **slots; // running tests
+    double settle; // --settle
+    int workers;   // ranks 1..workers
+    bool *busy;    // [workers + 1]: a worker rank in a running test
+    Slot **slots;  // running tests
     int slot_count;
 } Fleet;
+
+static double fleet_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static bool fleet_running(const Fleet *f, const char *id)
 {
@@ -218,9 +233,10 @@ static bool fleet_start(Fleet *f, const QueueTest *t, const int *workers, int n)
     s->dir = f->dir;
     s->fs = f->fs;
     s->verbose = f->verbose;
+    s->since = fleet_now();
     printf("\nxqforge fleet: test %s (%s, %s) on %d worker rank%s%s\n", t->id, t->name, t->kind, n,
            n == 1 ? "" : "s", t->state == TEST_RUNNING ? ": resuming it" : "");
-    fleet_mark(f->dir, t->id, TEST_RUNNING, NULL, true);
+    fleet_mark(f->dir, t->id, TEST_RUNNING, NULL, true, n);
     // "ID TAG N R1 .. RN": the group, in the order every member passes to link_group.
     char msg[FLEET_MESSAGE_MAX];
     int len = snprintf(msg, sizeof msg, "%s %d", t->id, s->n);
@@ -243,72 +259,166 @@ static bool fleet_start(Fleet *f, const QueueTest *t, const int *workers, int n)
     return true;
 }
 
-/// Gives the free worker ranks to the tests waiting (see the file's head).
-static bool fleet_schedule(Fleet *f, bool *waiting)
+/// A number member of a test's figures, or NAN.
+static double figure(json_t *f, const char *key)
 {
-    int free_n = 0, *free_ranks = malloc((size_t)(f->workers + 1) * sizeof *free_ranks);
-    if (!free_ranks)
-        return false;
-    for (int r = 1; r <= f->workers; r++)
-        if (!f->busy[r])
-            free_ranks[free_n++] = r;
-    bool one_rank = f->workers == 0;
+    json_t *v = json_object_get(f, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/// A test the fleet may give ranks to: running on a slot, or waiting.
+typedef struct {
+    QueueTest test;
+    Slot *slot; // NULL: waiting
+} Cand;
+
+static int cand_order(const void *pa, const void *pb)
+{
+    const Cand *a = pa, *b = pb;
+    if (a->test.priority != b->test.priority)
+        return a->test.priority > b->test.priority ? -1 : 1;
+    if (!a->slot != !b->slot)
+        return a->slot ? -1 : 1;
+    if ((a->test.state == TEST_RUNNING) != (b->test.state == TEST_RUNNING))
+        return a->test.state == TEST_RUNNING ? -1 : 1;
+    return strcmp(a->test.id, b->test.id);
+}
+
+/// Drains a running test so that it starts again on its share.
+static void fleet_yield(Slot *s, int want, const char *because)
+{
+    printf("\nxqforge fleet: test %s drains its %d worker rank%s, to go on with %d: %s\n",
+           s->test.id, s->n - 1, s->n == 2 ? "" : "s", want, because);
+    s->yielding = true;
+    atomic_store(&s->stop, true);
+}
+
+/// The tests that may hold ranks, in the fleet's order, with their internal throughput;
+/// NULL when out of memory. A test that may not run here is marked failed and left out.
+static Cand *fleet_candidates(Fleet *f, int *count, bool *draining)
+{
     QueueTest *tests = NULL;
-    int n = 0;
+    int n = 0, nc = 0;
     char why[512];
-    *waiting = false;
-    if ((free_n > 0 || (one_rank && f->slot_count == 0)) &&
-        queue_list(f->dir, &tests, &n, why, sizeof why) == QUEUE_ERR_RECORD)
+    if (queue_list(f->dir, &tests, &n, why, sizeof why) == QUEUE_ERR_RECORD)
         fprintf(stderr, "xqforge fleet: %s (that test is skipped)\n", why);
-    int cands = 0;
-    for (int i = 0; i < n; i++)
-        if ((tests[i].state == TEST_RUNNING || tests[i].state == TEST_QUEUED) &&
-            !fleet_running(f, tests[i].id))
-            tests[cands++] = tests[i];
-    if (cands > 1)
-        qsort(tests, (size_t)cands, sizeof *tests, fleet_order);
-    *waiting = cands > 0;
-    if (one_rank) {
-        // No worker rank: rank 0 plays each test itself, one at a time.
-        if (cands > 0 && f->slot_count == 0 &&
-            queue_test_allowed(f->dir, tests[0].id, why, sizeof why) == QUEUE_OK)
-            fleet_start(f, &tests[0], NULL, 0);
-        else if (cands > 0 && f->slot_count == 0)
-            fleet_mark(f->dir, tests[0].id, TEST_FAILED, why, false);
+    Cand *c = calloc((size_t)(n + f->slot_count + 1), sizeof *c);
+    if (!c) {
         free(tests);
-        free(free_ranks);
-        return true;
+        return NULL;
     }
-    int take = cands < free_n ? cands : free_n;
-    double sum = 0;
-    for (int i = 0; i < f->slot_count; i++)
-        sum += f->slots[i]->test.throughput;
-    for (int i = 0; i < take; i++)
-        sum += tests[i].throughput;
-    int next = 0;
-    for (int i = 0; i < take && next < free_n; i++) {
+    *draining = false;
+    for (int i = 0; i < f->slot_count; i++) {
+        Slot *sl = f->slots[i];
+        *draining = *draining || atomic_load(&sl->stop); // a drain in progress
+        if (!atomic_load(&sl->stop))
+            c[nc++] = (Cand){.test = sl->test, .slot = sl};
+    }
+    for (int i = 0; i < n; i++) {
+        if ((tests[i].state != TEST_RUNNING && tests[i].state != TEST_QUEUED) ||
+            fleet_running(f, tests[i].id))
+            continue;
         if (queue_test_allowed(f->dir, tests[i].id, why, sizeof why) != QUEUE_OK) {
             fprintf(stderr, "xqforge fleet: %s\n", why);
-            fleet_mark(f->dir, tests[i].id, TEST_FAILED, why, false);
+            fleet_mark(f->dir, tests[i].id, TEST_FAILED, why, false, 0);
             continue;
         }
-        int want = (int)lround(f->workers * tests[i].throughput / sum);
-        int left = free_n - next, later = take - 1 - i;
-        // At least one rank each for the tests taken after it; the last takes what is left.
-        int give = want < 1 ? 1 : want;
-        if (give > left - later)
-            give = left - later;
-        if (i == take - 1)
-            give = left;
-        if (give < 1)
-            break;
-        if (!fleet_start(f, &tests[i], free_ranks + next, give))
-            break;
-        next += give;
+        c[nc++] = (Cand){.test = tests[i]};
     }
     free(tests);
+    if (nc > 1)
+        qsort(c, (size_t)nc, sizeof *c, cand_order);
+    *count = nc;
+    return c;
+}
+
+/// Shares the worker ranks among the tests (see the file's head): starts the tests waiting
+/// on the free ranks, and drains at most one running test whose share is no longer fair.
+static bool fleet_schedule(Fleet *f, bool *waiting)
+{
+    int nc = 0, free_n = 0;
+    bool draining;
+    Cand *c = fleet_candidates(f, &nc, &draining);
+    int *free_ranks = malloc((size_t)(f->workers + 1) * sizeof *free_ranks),
+        *want = malloc((size_t)(nc + 1) * sizeof *want);
+    double *itp = malloc((size_t)(nc + 1) * sizeof *itp),
+           *target = malloc((size_t)(nc + 1) * sizeof *target);
+    bool ok = c && free_ranks && want && itp && target;
+    *waiting = false;
+    for (int i = 0; ok && i < nc; i++)
+        *waiting = *waiting || !c[i].slot;
+    if (ok && f->workers == 0) {
+        // No worker rank: rank 0 plays each test itself, one at a time.
+        if (nc > 0 && f->slot_count == 0)
+            fleet_start(f, &c[0].test, NULL, 0);
+    } else if (ok) {
+        for (int r = 1; r <= f->workers; r++)
+            if (!f->busy[r])
+                free_ranks[free_n++] = r;
+        for (int i = 0; i < nc; i++) {
+            json_t *fig = queue_page_figures(f->dir, c[i].test.id);
+            itp[i] =
+                share_itp(c[i].test.throughput, c[i].test.tc_ratio, !strcmp(c[i].test.kind, "sprt"),
+                          figure(fig, "llr"), figure(fig, "games"));
+            json_decref(fig);
+        }
+        share_split(itp, nc, f->workers, target, want);
+        // The tests waiting with a share take the free ranks, each its share; the last one
+        // gets what is left, unless a running test below its share will take it (drained
+        // and started again, below).
+        bool grow = false;
+        int last = -1, next = 0;
+        for (int i = 0; i < nc; i++) {
+            grow = grow || (c[i].slot && c[i].slot->n - 1 < 0.75 * want[i]);
+            if (!c[i].slot && want[i] > 0)
+                last = i;
+        }
+        for (int i = 0; i <= last && next < free_n; i++) {
+            if (c[i].slot || want[i] == 0)
+                continue;
+            int give = want[i] < free_n - next ? want[i] : free_n - next;
+            if (i == last && !grow)
+                give = free_n - next;
+            if (!fleet_start(f, &c[i].test, free_ranks + next, give))
+                break;
+            c[i].slot = f->slots[f->slot_count - 1];
+            next += give;
+        }
+        free_n -= next;
+        // At most one drain at a time, none under a signal, none in a test's first --settle
+        // seconds: a test of lower priority than the first W tests, or the one most above
+        // its share, while a test with a share waits; or one below its share, while free
+        // ranks wait.
+        bool below = false;
+        for (int i = 0; i < nc; i++)
+            below = below || (!c[i].slot && want[i] > 0);
+        int pick = -1;
+        const char *because = NULL;
+        double now = fleet_now(), worst = 0;
+        for (int i = 0; !draining && !run_signalled() && i < nc; i++) {
+            Slot *sl = c[i].slot;
+            if (!sl || now - sl->since < f->settle || share_fair(sl->n - 1, want[i]))
+                continue;
+            int have = sl->n - 1;
+            if (below && want[i] == 0) {
+                pick = i, because = "tests of higher priority wait";
+                break;
+            }
+            double ratio = (double)have / want[i];
+            if (below && have > want[i] && ratio > worst)
+                pick = i, worst = ratio, because = "a test waits for its share";
+            else if (!below && free_n > 0 && have < want[i] && pick < 0)
+                pick = i, because = "free ranks raise its share";
+        }
+        if (pick >= 0)
+            fleet_yield(c[pick].slot, want[pick], because);
+    }
+    free(c);
     free(free_ranks);
-    return true;
+    free(want);
+    free(itp);
+    free(target);
+    return ok;
 }
 
 /// Ends the tests whose coordinator is done: their state recorded, their ranks free.
@@ -322,19 +432,26 @@ static void fleet_reap(Fleet *f, int *rc)
         }
         pthread_join(s->thread, NULL);
         const char *id = s->test.id;
+        bool again = false;
         if (s->user_stopped && !run_signalled()) {
-            fleet_mark(f->dir, id, TEST_STOPPED, "stopped by xqforge stop", false);
+            fleet_mark(f->dir, id, TEST_STOPPED, "stopped by xqforge stop", false, 0);
+        } else if (s->rc == 130 && s->yielding && !run_signalled()) {
+            // Drained to share the ranks again: it stays running, and starts on its share.
+            fleet_mark(f->dir, id, TEST_RUNNING, NULL, false, 0);
+            again = true;
         } else if (s->rc == 130 || run_signalled()) {
             *rc = 130; // drained by a signal: it stays running, and the next fleet resumes it
+            fleet_mark(f->dir, id, TEST_RUNNING, NULL, false, 0);
         } else if (s->rc == 0) {
-            fleet_mark(f->dir, id, TEST_FINISHED, "", false);
+            fleet_mark(f->dir, id, TEST_FINISHED, "", false, 0);
         } else {
             char reason[1200];
             snprintf(reason, sizeof reason, "exit %d: %.1000s", s->rc,
                      s->why[0] ? s->why : "see the fleet's output");
-            fleet_mark(f->dir, id, TEST_FAILED, reason, false);
+            fleet_mark(f->dir, id, TEST_FAILED, reason, false, 0);
         }
-        printf("xqforge fleet: test %s ended\n", id);
+        printf("xqforge fleet: test %s %s\n", id,
+               again ? "drained, to go on on its share" : "ended");
         for (int k = 1; k < s->n; k++)
             f->busy[s->ranks[k]] = false;
         free(s);
@@ -365,13 +482,14 @@ static void fleet_watch(Fleet *f, bool read_queue)
 }
 
 static int fleet_coordinate(Link *world, const char *dir, const FleetSets *fs, bool until_empty,
-                            bool verbose)
+                            bool verbose, double settle)
 {
     int workers = link_size(world) - 1, rc = 0;
     Fleet f = {world,
                dir,
                fs,
                verbose,
+               settle,
                workers,
                calloc((size_t)workers + 1, sizeof(bool)),
                calloc((size_t)workers + 1, sizeof(Slot *)),
@@ -468,6 +586,7 @@ int cmd_fleet(int argc, char **argv)
 {
     const char *dir = NULL, *sets[QUEUE_SETS_MAX];
     bool until_empty = false, verbose = false;
+    long settle = FLEET_SETTLE_S;
     FleetSets fs = {sets, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -475,6 +594,11 @@ int cmd_fleet(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--until-empty")) {
             until_empty = true;
+        } else if (!strcmp(argv[i], "--settle") && i + 1 < argc) {
+            if (!cli_parse_int(argv[++i], 0, 86400, &settle)) {
+                fprintf(stderr, "xqforge fleet: --settle '%s': seconds from 0 to 86400\n", argv[i]);
+                return EXIT_USAGE;
+            }
         } else if (!strcmp(argv[i], "--verbose")) {
             verbose = true;
         } else if (!strcmp(argv[i], "--set") && i + 1 < argc && fs.n < QUEUE_SETS_MAX) {
@@ -517,7 +641,7 @@ int cmd_fleet(int argc, char **argv)
     if (rank == 0) {
         printf("xqforge fleet: queue %s, %d rank%s\n", dir, link_size(link),
                link_size(link) == 1 ? "" : "s");
-        rc = fleet_coordinate(link, dir, &fs, until_empty, verbose);
+        rc = fleet_coordinate(link, dir, &fs, until_empty, verbose, (double)settle);
     } else {
         rc = fleet_work(link, dir, &fs, verbose);
     }

@@ -440,6 +440,7 @@ int cmd_submit(int argc, char **argv)
         snprintf(t->kind, sizeof t->kind, "%s", job_kind_name(job->kind));
         t->priority = (int)priority;
         t->throughput = (int)throughput;
+        t->tc_ratio = job_tc_ratio(job);
         if (queue_add(queue, t, why, sizeof why) != QUEUE_OK) {
             fprintf(stderr, "xqforge submit: %s (nothing queued)\n", why);
             rc = 1;
@@ -461,20 +462,13 @@ static void queue_usage(FILE *out)
     fprintf(out,
             "usage: xqforge queue QUEUE [--json]\n\n"
             "Lists the tests of a fleet's queue: id, name, kind, state, games, Elo with its\n"
-            "95%% error, the SPRT's LLR and bounds, priority, throughput, and the submitted,\n"
-            "started and finished times (UTC). The figures are the test's result.json, or\n"
+            "95%% error, the SPRT's LLR and bounds, priority, throughput, the worker ranks the\n"
+            "fleet gives it now, and the submitted, started and finished times (UTC). The\n"
+            "figures are the test's result.json, or\n"
             "while it runs its report.json; '-' where there is none yet.\n\n"
             "  --json   one JSON object: {\"queue\": DIR, \"tests\": [...]}, each test's record\n"
             "           (test.json) with its \"result\": games, elo_text, llr, lower, upper,\n"
             "           done, total (pairs), games_per_minute, or null before any\n");
-}
-
-static void format_time(int64_t t, char *out, size_t cap)
-{
-    struct tm tm;
-    time_t tt = (time_t)t;
-    if (!t || !gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%d %H:%M", &tm))
-        snprintf(out, cap, "-");
 }
 
 /// A number member, or NAN.
@@ -497,14 +491,14 @@ static void print_test(const char *dir, const QueueTest *t)
     if (isfinite(llr_v))
         snprintf(llr, sizeof llr, "%.2f (%.2f, %.2f)", llr_v, number_of(r, "lower"),
                  number_of(r, "upper"));
-    format_time(t->submitted, sub, sizeof sub);
-    format_time(t->started, start, sizeof start);
-    format_time(t->finished, fin, sizeof fin);
-    printf("%-6s %-20.20s %-7s %-9s %7s  %-30s %-22s %4d %5d%%  %-16s  %-16s  %s%s%s\n", t->id,
+    queue_time_text(t->submitted, sub, sizeof sub);
+    queue_time_text(t->started, start, sizeof start);
+    queue_time_text(t->finished, fin, sizeof fin);
+    printf("%-6s %-20.20s %-7s %-9s %7s  %-30s %-22s %4d %5d%% %5d  %-16s  %-16s  %s%s%s\n", t->id,
            t->name, t->kind,
            t->stop_requested && t->state == TEST_RUNNING ? "stopping" : queue_state_name(t->state),
-           games, elo, llr, t->priority, t->throughput, sub, start, fin, t->reason[0] ? "  " : "",
-           t->reason);
+           games, elo, llr, t->priority, t->throughput, t->workers, sub, start, fin,
+           t->reason[0] ? "  " : "", t->reason);
     json_decref(r);
 }
 
@@ -566,9 +560,9 @@ int cmd_queue(int argc, char **argv)
         free(text);
         json_decref(o);
     } else {
-        printf("%-6s %-20s %-7s %-9s %7s  %-30s %-22s %4s %6s  %-16s  %-16s  %s\n", "id", "name",
-               "kind", "state", "games", "Elo", "LLR (bounds)", "prio", "share", "submitted",
-               "started", "finished");
+        printf("%-6s %-20s %-7s %-9s %7s  %-30s %-22s %4s %6s %5s  %-16s  %-16s  %s\n", "id",
+               "name", "kind", "state", "games", "Elo", "LLR (bounds)", "prio", "share", "ranks",
+               "submitted", "started", "finished");
         for (int i = 0; i < n; i++)
             print_test(dir, &tests[i]);
         if (n == 0)

@@ -45,6 +45,14 @@ const char *queue_strerror(QueueStatus st)
     return st >= 0 && st < QUEUE_STATUS_NB ? STATUS_TEXT[st] : "unknown queue status";
 }
 
+void queue_time_text(int64_t t, char *out, size_t cap)
+{
+    struct tm tm;
+    time_t tt = (time_t)t;
+    if (!t || !gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%d %H:%M", &tm))
+        snprintf(out, cap, "-");
+}
+
 const char *queue_state_name(TestState s)
 {
     return s >= 0 && s < TEST_STATE_NB ? STATE_NAME[s] : "unknown";
@@ -268,6 +276,12 @@ static json_t *record_json(const QueueTest *t)
                   (json_int_t)t->submitted, "started", (json_int_t)t->started, "finished",
                   (json_int_t)t->finished, "uid", (json_int_t)t->uid, "job", "file", t->job_file,
                   "dir", t->job_dir, "set_dir", t->set_dir, "sets", sets ? sets : json_array());
+    // Set by later versions: a record without them reads as 1 and 0.
+    if (o && (json_object_set_new(o, "tc_ratio", json_real(t->tc_ratio > 0 ? t->tc_ratio : 1)) ||
+              json_object_set_new(o, "workers", json_integer(t->workers)))) {
+        json_decref(o);
+        o = NULL;
+    }
     return o;
 }
 
@@ -321,6 +335,14 @@ static const char *record_parse(json_t *o, QueueTest *t)
     if (!take_int(o, "throughput", 1, QUEUE_THROUGHPUT_MAX, &v))
         return "throughput";
     t->throughput = (int)v;
+    json_t *ratio = json_object_get(o, "tc_ratio");
+    if (ratio && (!json_is_number(ratio) || !(json_number_value(ratio) > 0) ||
+                  json_number_value(ratio) > 1e9))
+        return "tc_ratio";
+    t->tc_ratio = ratio ? json_number_value(ratio) : 1;
+    if (json_object_get(o, "workers") && !take_int(o, "workers", 0, 1 << 20, &v))
+        return "workers";
+    t->workers = json_object_get(o, "workers") ? (int)v : 0;
     if (!take_text(o, "reason", t->reason, sizeof t->reason))
         return "reason";
     if (!take_int(o, "submitted", 0, INT64_MAX, &t->submitted))

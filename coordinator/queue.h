@@ -54,6 +54,8 @@ typedef struct {
     bool stop_requested;                  // `xqforge stop` of a running test: the fleet ends it
     int priority;                         // higher first
     int throughput;                       // percent of a test's fair share of the fleet
+    double tc_ratio;                      // its time control against 10+0.1 (job_tc_ratio)
+    int workers;                          // worker ranks the fleet gives it now (0: none)
     char reason[512];                     // why it failed or was stopped
     int64_t submitted, started, finished; // seconds since the epoch; 0: not yet
     unsigned uid;                         // who submitted it
@@ -68,6 +70,8 @@ typedef struct {
 
 const char *queue_strerror(QueueStatus st);
 const char *queue_state_name(TestState s);
+/// A test's time (seconds since the epoch, 0 for none) as "YYYY-MM-DD HH:MM" UTC, or "-".
+void queue_time_text(int64_t t, char *out, size_t cap);
 
 /// Checks that dir is a safe queue: a directory owned by the caller, not writable by group or
 /// others. create: a missing queue is made (mode 0700, tests/ inside). why names the problem.

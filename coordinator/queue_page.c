@@ -117,11 +117,12 @@ json_t *queue_page_model(const char *dir, char *why, size_t why_len)
     for (int i = 0; arr && i < n; i++) {
         const QueueTest *t = &tests[i];
         json_t *o = json_pack(
-            "{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:s, s:I, s:I, s:I, s:o}", "id", t->id, "name",
-            t->name, "kind", t->kind, "state", queue_state_name(t->state), "stop_requested",
-            t->stop_requested, "priority", t->priority, "throughput", t->throughput, "reason",
-            t->reason, "submitted", (json_int_t)t->submitted, "started", (json_int_t)t->started,
-            "finished", (json_int_t)t->finished, "result", queue_page_figures(dir, t->id));
+            "{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:f, s:i, s:s, s:I, s:I, s:I, s:o}", "id", t->id,
+            "name", t->name, "kind", t->kind, "state", queue_state_name(t->state), "stop_requested",
+            t->stop_requested, "priority", t->priority, "throughput", t->throughput, "tc_ratio",
+            t->tc_ratio, "workers", t->workers, "reason", t->reason, "submitted",
+            (json_int_t)t->submitted, "started", (json_int_t)t->started, "finished",
+            (json_int_t)t->finished, "result", queue_page_figures(dir, t->id));
         if (o)
             json_array_append_new(arr, o);
     }
@@ -136,11 +137,7 @@ json_t *queue_page_model(const char *dir, char *why, size_t why_len)
 
 static void fmt_time(json_t *t, const char *key, char *out, size_t cap)
 {
-    json_int_t s = json_integer_value(json_object_get(t, key));
-    time_t tt = (time_t)s;
-    struct tm tm;
-    if (!s || !gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%d %H:%M", &tm))
-        snprintf(out, cap, "-");
+    queue_time_text((int64_t)json_integer_value(json_object_get(t, key)), out, cap);
 }
 
 /// One row of the table.
@@ -192,6 +189,7 @@ static void page_row(SvgBuf *b, json_t *t)
         svg_buf_printf(b, "<td>%.1f</td>", rate);
     else
         svg_buf_printf(b, "<td>-</td>");
+    svg_buf_printf(b, "<td>%d</td>", (int)json_integer_value(json_object_get(t, "workers")));
     char sub[32], start[32], fin[32];
     fmt_time(t, "submitted", sub, sizeof sub);
     fmt_time(t, "started", start, sizeof start);
@@ -251,13 +249,14 @@ bool queue_page_write(const char *dir, char *why, size_t why_len)
             if (is_active != (part == 0))
                 continue;
             if (!rows++)
-                svg_buf_printf(&b,
-                               "<h2>%s</h2>\n<table><tr><th>Test</th><th>Name</th><th>Kind"
-                               "</th><th>State</th><th>Progress</th><th>Games</th><th>Elo"
-                               "</th><th>LLR (bounds)</th><th>Games/min</th><th>Priority"
-                               "</th><th>Throughput</th><th>Submitted</th><th>Started</th>"
-                               "<th>Finished</th><th>Reason</th></tr>\n",
-                               heads[part]);
+                svg_buf_printf(
+                    &b,
+                    "<h2>%s</h2>\n<table><tr><th>Test</th><th>Name</th><th>Kind"
+                    "</th><th>State</th><th>Progress</th><th>Games</th><th>Elo"
+                    "</th><th>LLR (bounds)</th><th>Games/min</th><th>Workers</th><th>Priority"
+                    "</th><th>Throughput</th><th>Submitted</th><th>Started</th>"
+                    "<th>Finished</th><th>Reason</th></tr>\n",
+                    heads[part]);
             page_row(&b, t);
         }
         if (rows)

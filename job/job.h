@@ -22,6 +22,7 @@ enum {
     JOB_FILE_MAX = INIFILE_SIZE_MAX, // bytes; larger files are refused before parsing
     JOB_LINE_MAX = INIFILE_LINE_MAX, // characters a line (libinih's buffer)
     JOB_TEXT_MAX = 1024,             // names, paths, URLs
+    JOB_NOMINAL_NPS = 1000000,       // job_tc_ratio: a node limit's nodes a second
     JOB_URLS_MAX = 4,
     JOB_SPSA_PARAMS_MAX = 1024,
     // Scheduled units (game pairs, or games without repeat): rounds x pairings. Games (two a
@@ -345,6 +346,13 @@ double job_time_scale(uint64_t reference_nps, uint64_t bench_nps);
 /// tc with its clock (base, increment) and movetime multiplied by scale, rounded to the
 /// millisecond and never rounded down to 0; depth, nodes and the margin stay as they are.
 TimeControl job_scale_time_control(const TimeControl *tc, double scale);
+
+/// The job's time control against fishtest's STC, as fishtest's get_tc_ratio: the estimated
+/// duration of a game (each player's clock plus 68 increments, or 68 moves at its movetime or
+/// node limit, times its Threads; a game 92% of both players' time) over that of 10+0.1. A
+/// node limit counts at JOB_NOMINAL_NPS nodes a second; a depth limit or no limit counts as
+/// 10+0.1. The fleet gives a long time control proportionally more ranks (jobs/README.md).
+double job_tc_ratio(const JobConfig *job);
 
 /// The game settings for a game between players a and b of the job.
 void job_game_config(const JobConfig *job, int a, int b, GameConfig *out);

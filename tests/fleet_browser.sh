@@ -8,17 +8,13 @@
 # kept in WORKDIR. usage: fleet_browser.sh XQFORGE JOBS WORKDIR; 77 when chromium is missing.
 set -euo pipefail
 xq=$1 jobs=$2 work=$3
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [[ -z $browser ]]; then
-    echo "SKIP: chromium is not installed (scripts/install-deps.sh installs it)"
-    exit 77
-fi
+source "$(dirname "$0")/chromium.sh"
 fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
 rm -rf "$work"
-mkdir -p "$work/home"
+mkdir -p "$work"
 q=$work/q
 "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.rounds=3 --name "weights <a&b>" >/dev/null
 "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.rounds=2 --name stopped >/dev/null
@@ -26,12 +22,6 @@ q=$work/q
 "$xq" fleet "$q" --until-empty >"$work/fleet.out" 2>&1 || fail "the fleet failed: $(tail -5 "$work/fleet.out")"
 "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.rounds=2 --priority 4 --name waiting >/dev/null
 page=$q/index.html
-chrome() {
-    HOME="$work/home" timeout 120 "$browser" --headless --no-sandbox --disable-gpu \
-        --disable-dev-shm-usage --no-first-run --user-data-dir="$work/home/profile" \
-        --proxy-server=127.0.0.1:9 --proxy-bypass-list='<-loopback>' \
-        --virtual-time-budget=2000 "$@" 2>>"$work/chromium.log"
-}
 chrome --dump-dom "file://$page" >"$work/dom.html" || fail "chromium could not load the page"
 dom=$work/dom.html
 grep -q '<h2>Running and queued</h2>' "$dom" || fail "no running/queued section"

@@ -11,29 +11,18 @@ set -euo pipefail
 xq=$1
 work=$2
 here=$(cd "$(dirname "$0")" && pwd)
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [[ -z $browser ]]; then
-    echo "SKIP: chromium is not installed (scripts/install-deps.sh installs it)"
-    exit 77
-fi
+source "$(dirname "$0")/chromium.sh"
 fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
 rm -rf "$work"
-mkdir -p "$work/home"
+mkdir -p "$work"
 "$xq" run "$here/../jobs/sprt-weights.ini" --set job.rounds=6 --set job.concurrency=2 \
     --set output.dir="$work/run" >"$work/run.out" 2>&1 || fail "the run failed: $(tail -5 "$work/run.out")"
 page="$work/run/report.html"
 [[ -s $page ]] || fail "no report.html"
 
-# No network, a throwaway profile; --virtual-time-budget lets layout settle before the dump.
-chrome() {
-    HOME="$work/home" timeout 120 "$browser" --headless --no-sandbox --disable-gpu \
-        --disable-dev-shm-usage --no-first-run --user-data-dir="$work/home/profile" \
-        --proxy-server=127.0.0.1:9 --proxy-bypass-list='<-loopback>' \
-        --virtual-time-budget=2000 "$@" 2>>"$work/chromium.log"
-}
 chrome --dump-dom "file://$page" >"$work/dom.html" || fail "chromium could not load the page"
 grep -q "<h1>match: horse_mg 300 vs 270</h1>\|<h1>sprt: horse_mg 300 vs 270</h1>" "$work/dom.html" ||
     fail "the title is not in the rendered page"

@@ -17,23 +17,14 @@ set -euo pipefail
 gen=$1
 xq=$2
 work=$3
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [[ -z $browser ]]; then
-    echo "SKIP: chromium is not installed (scripts/install-deps.sh installs it)"
-    exit 77
-fi
+chrome_budget=1000
+source "$(dirname "$0")/chromium.sh"
 fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
 rm -rf "$work"
-mkdir -p "$work/home"
-chrome() {
-    HOME="$work/home" timeout 60 "$browser" --headless --no-sandbox --disable-gpu \
-        --disable-dev-shm-usage --no-first-run --user-data-dir="$work/home/profile" \
-        --proxy-server=127.0.0.1:9 --proxy-bypass-list='<-loopback>' \
-        --virtual-time-budget=1000 "$@" 2>>"$work/chromium.log"
-}
+mkdir -p "$work"
 
 here=$(cd "$(dirname "$0")" && pwd)
 measure=$(cat "$here/report_geometry.js")

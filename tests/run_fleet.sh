@@ -11,19 +11,7 @@
 # `xqforge run` of the same job; `xqforge queue --json` and index.json agree with the files.
 set -u
 xq=$1 jobs=$2
-work=$(mktemp -d)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cleanup() {
-    for p in $(pgrep -f "fleet $work/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "0 passed, 1 failed"
-    exit 1
-}
-q=$work/q
+source "$(dirname "$0")/fleet_lib.sh"
 base=(--set job.concurrency=1)
 job=$jobs/sprt-weights.ini
 submit() { "$xq" submit "$q" "$job" "${base[@]}" "$@" || fail "submit $*"; }
@@ -31,7 +19,6 @@ state() { jq -r .state "$q/tests/$1/test.json"; }
 fleet() { # fleet LOG: a 3-rank fleet until the queue is empty
     timeout 300 mpirun --oversubscribe --bind-to none -np 3 "$xq" fleet "$q" --until-empty >"$1" 2>&1
 }
-journal_size() { stat -c %s "$q/tests/$1/journal.xqj" 2>/dev/null || echo 0; }
 
 submit --set job.rounds=400 --priority 10 --name long >/dev/null # 0001: stopped part way
 submit --set job.rounds=5 --name sprt-a >/dev/null                 # 0002

@@ -6,19 +6,7 @@
 # ratio 1:3 within 15%.
 set -u
 xq=$1 jobs=$2
-work=$(mktemp -d)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cleanup() {
-    for p in $(pgrep -f "fleet $work/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "0 passed, 1 failed"
-    exit 1
-}
-q=$work/q
+source "$(dirname "$0")/fleet_lib.sh"
 for tp in 100 300; do
     "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.kind=match --set job.rounds=100000 \
         --set job.concurrency=1 --set time.nodes=150 --throughput "$tp" --name "tp$tp" >/dev/null ||
@@ -27,7 +15,6 @@ done
 timeout 300 mpirun --oversubscribe --bind-to none -np 5 "$xq" fleet "$q" --until-empty \
     >"$work/fleet.log" 2>&1 &
 pid=$!
-journal_size() { stat -c %s "$q/tests/$1/journal.xqj" 2>/dev/null || echo 0; }
 for _ in $(seq 1200); do
     (($(journal_size 0001) > 0 && $(journal_size 0002) > 0)) && break
     sleep 0.05

@@ -1834,6 +1834,30 @@ static void test_anchor(void **state)
            ": [job] anchor: 'd' is not one of the engines (a, b, c)");
 }
 
+/// The time control against 10+0.1 as fishtest's get_tc_ratio: STC 1, LTC 60+0.6 6, SMP-STC
+/// 5+0.05 at 8 threads 4, moves/time, a node limit at the nominal speed, a depth limit 1.
+static void test_tc_ratio(void **state)
+{
+    Fixture *f = *state;
+    static const struct {
+        const char *time;
+        double ratio;
+    } cases[] = {
+        {"tc = 10+0.1\n", 1},
+        {"tc = 60+0.6\n", 6},
+        {"tc = 5+0.05\n[each]\noption.Threads = 8\n", 4},
+        {"tc = 40/60\n", 60.0 * 68 / 40 / 16.8},
+        {"nodes = 100000\n", 68 * 0.1 / 16.8},
+        {"depth = 9\n", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_text(f, "[job]\nkind = sprt\nrounds = 10\n[engine a]\n[engine b]\n[time]\n",
+                   cases[i].time);
+        assert_int_equal(job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why), JOB_OK);
+        assert_float_equal(job_tc_ratio(f->job), cases[i].ratio, 1e-9);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1889,6 +1913,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readme_main_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_anchor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tc_ratio, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
