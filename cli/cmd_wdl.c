@@ -197,7 +197,11 @@ static int wdl_fit_cmd(int argc, char **argv)
     if (!rc && st) {
         fprintf(stderr, "xqforge wdl fit: %s\n", why);
         rc = st == WDL_ERR_FEW ? EXIT_USAGE : 1;
-    } else if (!rc && (st = wdl_save(&m, src, nruns, out, why, sizeof why))) {
+    }
+    WdlBucket cal[WDL_BUCKET_NB];
+    if (!rc)
+        wdl_calibrate(&m, &s, cal);
+    if (!rc && (st = wdl_save(&m, src, nruns, cal, out, why, sizeof why))) {
         fprintf(stderr, "xqforge wdl fit: %s\n", why);
         rc = 1;
     }
@@ -209,6 +213,12 @@ static int wdl_fit_cmd(int argc, char **argv)
                m.log_likelihood / (double)s.count);
         for (int k = 0; k <= m.degree; k++)
             printf("%s a[%d] = %.6f  b[%d] = %.6f\n", k ? "   " : "fit", k, m.a[k], k, m.b[k]);
+        printf("calibration (the fit's own samples, by |score|, the mover ahead):\n"
+               "  score cp    samples  draw seen  draw model  win seen  win model\n");
+        for (int k = 0; k < WDL_BUCKET_NB; k++)
+            printf("  %4d..%-4d %8llu  %9.3f  %10.3f  %8.3f  %9.3f\n", cal[k].lo, cal[k].hi - 1,
+                   (unsigned long long)cal[k].n, cal[k].draw_seen, cal[k].draw_model,
+                   cal[k].win_seen, cal[k].win_model);
         printf("wrote %s\n", out);
     }
     wdl_samples_destroy(&s);

@@ -137,6 +137,18 @@ static void test_fit_recovers(void **state)
         assert_true(fabs(wdl_a(&fit, mat) - ta) < 0.06 * ta);
         assert_true(fabs(wdl_b(&fit, mat) - tb) < 0.06 * tb);
     }
+    // Calibrated: in each |score| bucket the fit's mean draw and win rates are the data's.
+    WdlBucket cal[WDL_BUCKET_NB];
+    wdl_calibrate(&fit, &s, cal);
+    uint64_t total = 0;
+    for (int k = 0; k < WDL_BUCKET_NB; k++) {
+        total += cal[k].n;
+        if (cal[k].n > 2000) {
+            assert_true(fabs(cal[k].draw_seen - cal[k].draw_model) < 0.03);
+            assert_true(fabs(cal[k].win_seen - cal[k].win_model) < 0.03);
+        }
+    }
+    assert_int_equal(total, s.count);
     double ll_truth = wdl_log_likelihood(&truth, &s);
     assert_true(fit.log_likelihood >= ll_truth);
     assert_true(fabs(fit.log_likelihood - wdl_log_likelihood(&fit, &s)) < 1e-6);
@@ -242,7 +254,7 @@ static void test_file(void **state)
     m.log_likelihood = -987.5;
     WdlSource src = {"runs/one", "0123456789abcdef", "fedcba9876543210", 10, 1234};
     char why[512] = "";
-    assert_int_equal(wdl_save(&m, &src, 1, path, why, sizeof why), WDL_OK);
+    assert_int_equal(wdl_save(&m, &src, 1, NULL, path, why, sizeof why), WDL_OK);
     WdlModel r;
     assert_int_equal(wdl_load(&r, path, why, sizeof why), WDL_OK);
     assert_int_equal(r.degree, 2);

@@ -457,6 +457,35 @@ WdlStatus wdl_fit(const WdlSamples *s, int degree, WdlModel *out, char *why, siz
     return WDL_OK;
 }
 
+void wdl_calibrate(const WdlModel *m, const WdlSamples *s, WdlBucket out[WDL_BUCKET_NB])
+{
+    static const int edge[WDL_BUCKET_NB + 1] = {0, 25, 50, 100, 150, 250, 400, WDL_SCORE_MAX + 1};
+    for (int k = 0; k < WDL_BUCKET_NB; k++)
+        out[k] = (WdlBucket){.lo = edge[k], .hi = edge[k + 1]};
+    for (size_t i = 0; i < s->count; i++) {
+        const WdlSample *x = &s->items[i];
+        int score = x->score < 0 ? -x->score : x->score;
+        int result = x->score < 0 ? -x->result : x->result;
+        int k = 0;
+        while (score >= edge[k + 1])
+            k++;
+        double w, d;
+        wdl_eval(m, score, x->material, &w, &d, NULL);
+        out[k].n++;
+        out[k].draw_seen += result == 0;
+        out[k].win_seen += result > 0;
+        out[k].draw_model += d;
+        out[k].win_model += w;
+    }
+    for (int k = 0; k < WDL_BUCKET_NB; k++)
+        if (out[k].n) {
+            out[k].draw_seen /= (double)out[k].n;
+            out[k].win_seen /= (double)out[k].n;
+            out[k].draw_model /= (double)out[k].n;
+            out[k].win_model /= (double)out[k].n;
+        }
+}
+
 static json_t *coef_array(const double *c, int degree)
 {
     json_t *a = json_array();
@@ -465,8 +494,8 @@ static json_t *coef_array(const double *c, int degree)
     return a;
 }
 
-WdlStatus wdl_save(const WdlModel *m, const WdlSource *src, int nsrc, const char *path, char *why,
-                   size_t why_len)
+WdlStatus wdl_save(const WdlModel *m, const WdlSource *src, int nsrc, const WdlBucket *cal,
+                   const char *path, char *why, size_t why_len)
 {
     json_t *o = json_object(), *sources = json_array();
     json_object_set_new(o, "schema", json_integer(1));
@@ -493,6 +522,16 @@ WdlStatus wdl_save(const WdlModel *m, const WdlSource *src, int nsrc, const char
                                                  src[i].run_id, "games", (json_int_t)src[i].games,
                                                  "samples", (json_int_t)src[i].samples));
     json_object_set_new(o, "sources", sources);
+    if (cal) {
+        json_t *rows = json_array();
+        for (int k = 0; k < WDL_BUCKET_NB; k++)
+            json_array_append_new(
+                rows, json_pack("{s:i, s:i, s:I, s:f, s:f, s:f, s:f}", "score_from", cal[k].lo,
+                                "score_to", cal[k].hi - 1, "samples", (json_int_t)cal[k].n,
+                                "draw_seen", cal[k].draw_seen, "draw_model", cal[k].draw_model,
+                                "win_seen", cal[k].win_seen, "win_model", cal[k].win_model));
+        json_object_set_new(o, "calibration", rows);
+    }
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%.4000s.tmp", path);
     int rc = json_dump_file(o, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(17));

@@ -98,6 +98,17 @@ double wdl_log_likelihood(const WdlModel *m, const WdlSamples *s);
 /// samples' range), samples and log_likelihood. why says what was wrong.
 WdlStatus wdl_fit(const WdlSamples *s, int degree, WdlModel *out, char *why, size_t why_len);
 
+/// Calibration: the samples by |score| (folded so that the score is the mover's advantage:
+/// a sample at -s counts at s with its result negated), the observed draw and win rates and
+/// the model's mean predictions.
+enum { WDL_BUCKET_NB = 7 };
+typedef struct {
+    int lo, hi; // |score| in lo..hi-1 cp
+    uint64_t n;
+    double draw_seen, draw_model, win_seen, win_model;
+} WdlBucket;
+void wdl_calibrate(const WdlModel *m, const WdlSamples *s, WdlBucket out[WDL_BUCKET_NB]);
+
 /// Where a model's data came from, written into its file.
 typedef struct {
     const char *run;    // the run directory as given
@@ -107,8 +118,8 @@ typedef struct {
 } WdlSource;
 
 /// The model file (JSON, written atomically): the form, coefficients, material range, sample
-/// count, log-likelihood and sources.
-WdlStatus wdl_save(const WdlModel *m, const WdlSource *src, int nsrc, const char *path, char *why,
-                   size_t why_len);
+/// count, log-likelihood, sources and the calibration table (cal may be NULL).
+WdlStatus wdl_save(const WdlModel *m, const WdlSource *src, int nsrc, const WdlBucket *cal,
+                   const char *path, char *why, size_t why_len);
 /// Reads a model file, every field checked; why names the field that is wrong.
 WdlStatus wdl_load(WdlModel *m, const char *path, char *why, size_t why_len);
