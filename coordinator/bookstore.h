@@ -51,6 +51,7 @@ typedef struct {
     const int32_t *move_scores; // shallow score of each move, mover's view
     uint64_t mirror_key;        // key of the left-right mirror of the position
     bool in_check;              // the side to move is in check
+    bool outside;               // outside a window the caller judged (the draw-rate window)
 } BookEntry;
 
 typedef enum {
