@@ -24,6 +24,8 @@ int cmd_set(int argc, char **argv);
 /// The fleet that plays a queue's tests (cmd_fleet.c).
 int cmd_fleet(int argc, char **argv);
 int cmd_book(int argc, char **argv);
+/// The WDL model of our games (cmd_wdl.c): fit from runs' journals, eval.
+int cmd_wdl(int argc, char **argv);
 
 int cmd_texel(int argc, char **argv);
 int cmd_nnue(int argc, char **argv);

@@ -27,6 +27,7 @@ static const Command COMMANDS[] = {
     {"play", "play a match between two engines (fastchess-style)", cmd_play},
     {"book", "probe a weighted move book written by a book job", cmd_book},
     {"stats", "Elo, LOS and SPRT verdict of match counts (fishtest's statistics)", cmd_stats},
+    {"wdl", "the win/draw/loss model of our games: fit from runs, eval", cmd_wdl},
     {"texel", "Texel datasets from games (extract) and the evaluation fit (fit, info)", cmd_texel},
     {"nnue", "NNUE: training data (export, info), training (train), nets (net)", cmd_nnue},
     {"upload", "deliver the reports waiting in a spool directory", cmd_upload},

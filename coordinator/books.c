@@ -10,6 +10,7 @@
 #include "bookstore.h"
 #include "run_report.h"
 #include "timeman.h"
+#include "wdl.h"
 
 // The output dir, a slash, a file name of the job and the NUL: every path books_path builds fits.
 enum { PATH_MAX_LEN = 2 * JOB_TEXT_MAX + 2 };
@@ -40,6 +41,10 @@ struct BooksCoord {
     uint64_t candidates_at_start, accepted_at_start, invalid;
     msgpack_sbuffer buf;
     RunReport rr;
+    // The draw-rate window (book.wdl_model set): the model, and the candidates it refused.
+    bool draw_window;
+    WdlModel wdl;
+    uint64_t draw_outside;
 };
 
 /// dir/name, each part cut at 1000 characters (so the compiler can bound the text); out of
@@ -74,13 +79,20 @@ static bool commit_candidate(BooksCoord *b, const WireBookCandidate *k, uint64_t
     // of the store (I/O, memory) returns false, and that ends the run.
     BookEntry e = {line.key, line.epd,        line.black_to_move, line.ply,
                    k->score, k->path_len,     line.keys,          mv16,
-                   scores,   line.mirror_key, line.in_check};
+                   scores,   line.mirror_key, line.in_check,      false};
+    // The draw-rate window applies besides the cp window: the model's draw rate at the
+    // verification score and the position's material (the same from either side's view).
+    if (b->draw_window) {
+        double d = wdl_draw_rate(&b->wdl, k->score, wdl_material_fen(line.epd));
+        e.outside = !(d >= b->job->book.draw_min && d <= b->job->book.draw_max);
+    }
     BookVerdict v;
     BookstoreStatus st = bookstore_offer(b->store, &e, &v);
     if (st) {
         snprintf(b->error, sizeof b->error, "book: %s", bookstore_strerror(st));
         return false;
     }
+    b->draw_outside += e.outside && v == BOOK_OUTSIDE;
     return true;
 }
 
@@ -257,6 +269,10 @@ static void refresh(BooksCoord *b, const CoordState *st, bool final)
     report_fact(r, "Book", "Window", "%d..%d cp, %s%s", b->job->book.score_min,
                 b->job->book.score_max, b->job->book.side_to_move ? "side to move" : "Red",
                 b->job->book.either_side ? " (either side)" : "");
+    if (b->draw_window)
+        report_fact(r, "Book", "Draw window", "%.3g..%.3g (model %s), %llu candidates outside",
+                    b->job->book.draw_min, b->job->book.draw_max, b->job->book.wdl_model,
+                    (unsigned long long)b->draw_outside);
     report_fact(r, "Book", "Candidates",
                 "%llu (%llu outside the window, %llu duplicates, %llu mirrors, %llu in check, "
                 "%llu over the family cap)",
@@ -365,6 +381,15 @@ BooksCoord *books_coord_new(const JobConfig *job, const BookgenConfig *gen, cons
     b->gen = gen;
     snprintf(b->dir, sizeof b->dir, "%s", dir);
     msgpack_sbuffer_init(&b->buf);
+    if (job->book.wdl_model[0]) {
+        char wwhy[600];
+        if (wdl_load(&b->wdl, job->book.wdl_model, wwhy, sizeof wwhy)) {
+            snprintf(why, why_len, "book.wdl_model: %s", wwhy);
+            books_coord_free(b);
+            return NULL;
+        }
+        b->draw_window = true;
+    }
     char path[PATH_MAX_LEN];
     // The job's [book] section, as the store's configuration (same order as BookstoreConfig).
     BookstoreConfig cfg = {job->book.positions,
@@ -437,6 +462,11 @@ bool books_coord_start(BooksCoord *b, const CoordState *st, const char *run_id, 
            job->book.either_side ? " (either side)" : "", job->book.plies_min, job->book.plies_max,
            (unsigned long long)st->units_total, b->gen->unit, st->workers_expected,
            st->workers_expected == 1 ? "" : "s");
+    if (b->draw_window)
+        printf("Draw-rate window %.3g..%.3g besides the cp window: model %s (degree %d, %llu "
+               "samples)\n",
+               job->book.draw_min, job->book.draw_max, job->book.wdl_model, b->wdl.degree,
+               (unsigned long long)b->wdl.samples);
     return true;
 }
 
@@ -499,6 +529,11 @@ static bool write_result(BooksCoord *b, const CoordState *st, double minutes)
     json_object_set_new(o, "score_view",
                         json_string(job->book.side_to_move ? "side_to_move" : "red"));
     json_object_set_new(o, "invalid", json_integer((json_int_t)b->invalid));
+    if (b->draw_window)
+        json_object_set_new(o, "draw_window",
+                            json_pack("{s:s, s:f, s:f, s:I}", "model", job->book.wdl_model,
+                                      "draw_min", job->book.draw_min, "draw_max",
+                                      job->book.draw_max, "outside", (json_int_t)b->draw_outside));
     json_object_set_new(o, "units_committed", json_integer((json_int_t)b->next_commit));
     json_object_set_new(o, "minutes", json_real(minutes));
     json_object_set_new(

@@ -216,7 +216,7 @@ static BookVerdict screen(Bookstore *bs, const BookEntry *e)
 {
     if (e->in_check)
         return reject(&bs->st.in_check, BOOK_IN_CHECK);
-    if (!bookstore_in_window(&bs->cfg, e->score, e->black_to_move))
+    if (e->outside || !bookstore_in_window(&bs->cfg, e->score, e->black_to_move))
         return reject(&bs->st.outside, BOOK_OUTSIDE);
     if (keyset_has(&bs->keys, e->key))
         return reject(&bs->st.duplicates, BOOK_DUPLICATE);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The coordinator's opening book as it grows: each candidate offered (in the fixed order of
 // work units, so the book does not depend on which worker was faster) is refused when its side
-// to move is in check, judged against the score window (Red's view or the side to move's),
+// to move is in check, judged against the score window (Red's view or the side to move's) and
+// the caller's verdict (BookEntry.outside: the draw-rate window of coordinator/books.c),
 // deduplicated by position key and by the key of its left-right mirror against everything
 // accepted and against an existing book, held to a cap per opening family (its first plies),
 // and, if accepted, written to the EPD file at once and counted in the weighted move book and
@@ -51,6 +52,7 @@ typedef struct {
     const int32_t *move_scores; // shallow score of each move, mover's view
     uint64_t mirror_key;        // key of the left-right mirror of the position
     bool in_check;              // the side to move is in check
+    bool outside;               // outside a window the caller judged (the draw-rate window)
 } BookEntry;
 
 typedef enum {

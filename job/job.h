@@ -186,6 +186,7 @@ typedef struct {
         double temperature;        // cp; 0: uniform within the margin, else softmax
         int verify_depth;          // the search that judges a candidate
         int score_min, score_max;  // the window, cp in score_view's view
+        double draw_min, draw_max; // the draw-rate window, 0..1 (with wdl_model)
         bool either_side;          // also accept the mirrored band (-max..-min)
         bool side_to_move;         // score_view = side_to_move (else red)
         int family_plies;          // a line's opening family: its first plies (0: none)
@@ -199,6 +200,7 @@ typedef struct {
         char epd[JOB_TEXT_MAX];       // file names in output.dir
         char moves[JOB_TEXT_MAX];     // empty: no weighted move book
         char html[JOB_TEXT_MAX];      // empty: no HTML report
+        char wdl_model[JOB_TEXT_MAX]; // a WDL model (tuning/wdl.h); empty: no draw window
     } book;
     // SPSA (kind = spsa): the [spsa] section. Exactly one builtin engine, whose weights give
     // the start of parameters listed by `params`; it plays itself as "plus" and "minus".

@@ -38,6 +38,14 @@ static bool validate_book(JobCtx *c)
         return ctx_fail(c, JOB_ERR_VALUE, "book", "score_max",
                         "score_min (%d) is above score_max (%d)", j->book.score_min,
                         j->book.score_max);
+    if (j->book.draw_min > j->book.draw_max)
+        return ctx_fail(c, JOB_ERR_VALUE, "book", "draw_max",
+                        "draw_min (%.12g) is above draw_max (%.12g)", j->book.draw_min,
+                        j->book.draw_max);
+    // A narrowed draw window means nothing without the model that gives the draw rates.
+    if (!j->book.wdl_model[0] && (j->book.draw_min > 0 || j->book.draw_max < 1))
+        return ctx_fail(c, JOB_ERR_VALUE, "book", "wdl_model",
+                        "draw_min/draw_max need a model: set book.wdl_model (xqforge wdl fit)");
     return true;
 }
 
@@ -346,10 +354,18 @@ static IdentityStatus identity_book(Identity *id, const JobConfig *j, uint64_t b
     if (!strcmp(at, "multipv"))
         return identity_addf(id, "book.select", "multipv=%d depth=%d margin=%d temperature=%.12g",
                              b->multipv, b->select_depth, b->margin, b->temperature);
-    if (!strcmp(at, "verify_depth"))
-        return identity_addf(id, "book.verify", "depth=%d window=%d..%d either_side=%s hash_mb=%d",
-                             b->verify_depth, b->score_min, b->score_max,
-                             b->either_side ? "true" : "false", b->hash_mb);
+    if (!strcmp(at, "verify_depth")) {
+        IdentityStatus st = identity_addf(
+            id, "book.verify", "depth=%d window=%d..%d either_side=%s hash_mb=%d", b->verify_depth,
+            b->score_min, b->score_max, b->either_side ? "true" : "false", b->hash_mb);
+        // The draw-rate window only when it is on, so that books without one keep their
+        // identity: the model by content, then the window.
+        if (st == IDENTITY_OK && b->wdl_model[0])
+            st = identity_add_file(id, "book.wdl_model", b->wdl_model);
+        if (st == IDENTITY_OK && b->wdl_model[0])
+            st = identity_addf(id, "book.draw", "%.12g..%.12g", b->draw_min, b->draw_max);
+        return st;
+    }
     int64_t max_candidates = b->max_candidates ? b->max_candidates : 100 * (int64_t)b->positions;
     return identity_addf(id, "book.max_candidates", "%lld", (long long)max_candidates);
 }

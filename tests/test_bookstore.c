@@ -88,9 +88,12 @@ static void test_movebook_file(void **state)
 static BookEntry entry(uint64_t key, int score, const uint64_t *keys, const uint16_t *moves,
                        const int32_t *scores)
 {
-    return (BookEntry){
-        key,  "4k4/9/9/9/9/9/9/9/9/4K4 b - -", true, 3, score, 2, keys, moves, scores, key ^ 0x5555,
-        false};
+    return (BookEntry){key,    "4k4/9/9/9/9/9/9/9/9/4K4 b - -",
+                       true,   3,
+                       score,  2,
+                       keys,   moves,
+                       scores, key ^ 0x5555,
+                       false,  false};
 }
 
 /// A book of `target` positions in a fresh temporary EPD file; the path is written to path.
@@ -141,7 +144,8 @@ static void test_side_to_move_window(void **state)
     unlink(path);
 }
 
-/// A position whose side to move is in check is refused (and counted), whatever its score.
+/// A position whose side to move is in check is refused (and counted), whatever its score; one
+/// the caller judged outside its draw-rate window is refused as outside.
 static void test_in_check_rejected(void **state)
 {
     (void)state;
@@ -156,10 +160,15 @@ static void test_in_check_rejected(void **state)
     e.in_check = true;
     assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
     assert_int_equal(v, BOOK_IN_CHECK);
-    e.in_check = false; // the same position out of check is fine
+    e.in_check = false;
+    e.outside = true; // in the cp window, outside the caller's (draw-rate) window
+    assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
+    assert_int_equal(v, BOOK_OUTSIDE);
+    e.outside = false; // the same position out of check, in both windows, is fine
     assert_int_equal(bookstore_offer(bs, &e, &v), BOOKSTORE_OK);
     assert_int_equal(v, BOOK_ACCEPTED);
     assert_int_equal(bookstore_stats(bs)->in_check, 1);
+    assert_int_equal(bookstore_stats(bs)->outside, 1);
     assert_int_equal(bookstore_stats(bs)->accepted, 1);
     bookstore_close(bs);
     unlink(path);
