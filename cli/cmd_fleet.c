@@ -287,8 +287,12 @@ static int cand_order(const void *pa, const void *pb)
 /// Drains a running test so that it starts again on its share.
 static void fleet_yield(Slot *s, int want, const char *because)
 {
-    printf("\nxqforge fleet: test %s drains its %d worker rank%s, to go on with %d: %s\n",
-           s->test.id, s->n - 1, s->n == 2 ? "" : "s", want, because);
+    if (want > 0)
+        printf("\nxqforge fleet: test %s drains its %d worker rank%s, to go on with %d: %s\n",
+               s->test.id, s->n - 1, s->n == 2 ? "" : "s", want, because);
+    else
+        printf("\nxqforge fleet: test %s drains its %d worker rank%s and waits: %s\n", s->test.id,
+               s->n - 1, s->n == 2 ? "" : "s", because);
     s->yielding = true;
     atomic_store(&s->stop, true);
 }
