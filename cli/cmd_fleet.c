@@ -32,6 +32,7 @@
 #include "job.h"
 #include "link.h"
 #include "queue.h"
+#include "fleet_upload.h"
 #include "queue_page.h"
 #include "run_common.h"
 #include "share.h"
@@ -506,6 +507,7 @@ static int fleet_coordinate(Link *world, const char *dir, const FleetSets *fs, b
     }
     bool said_waiting = false, waiting = false;
     char why[512];
+    FleetUpload *up = fleet_upload_start(dir); // fleet.ini's [report]: the page uploaded
     for (long tick = 0;; tick++) {
         bool poll = tick % (FLEET_POLL_MS / FLEET_TICK_MS) == 0;
         int before = f.slot_count;
@@ -534,12 +536,14 @@ static int fleet_coordinate(Link *world, const char *dir, const FleetSets *fs, b
         }
         if (poll && f.slot_count > 0)
             queue_page_write(dir, why, sizeof why); // the running tests' figures move on
+        fleet_upload_poll(up);
         nanosleep(&(struct timespec){.tv_nsec = FLEET_TICK_MS * 1000 * 1000}, NULL);
     }
     for (int r = 1; r <= workers; r++)
         if (link_send(world, r, LINK_TAG_FLEET, "end", 4) != LINK_OK)
             fprintf(stderr, "xqforge fleet: cannot reach rank %d to end it\n", r);
     queue_page_write(dir, why, sizeof why);
+    fleet_upload_end(up);
     free(f.busy);
     free(f.slots);
     return rc ? rc : (run_signalled() ? 130 : 0);
@@ -635,6 +639,8 @@ int cmd_fleet(int argc, char **argv)
     }
     // Every rank checks the queue (the shared file system seen alike everywhere).
     QueueStatus qs = queue_open(dir, false, why, sizeof why);
+    if (qs == QUEUE_OK && !fleet_upload_check(dir, why, sizeof why))
+        qs = QUEUE_ERR_UNSAFE; // a fleet.ini it cannot follow: the queue is refused
     if (qs != QUEUE_OK && rank == 0)
         fprintf(stderr, "xqforge fleet: %s\n", why);
     if (!link_all_ok(link, qs == QUEUE_OK)) {

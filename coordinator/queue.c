@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "files.h"
-#include "inifile.h"
+#include "fleet_ini.h"
 
 enum {
     RECORD_MAX = 1 << 20,   // bytes of a test.json
@@ -86,35 +86,6 @@ static void owner_name(unsigned uid, char *out, size_t cap)
         snprintf(out, cap, "uid %u", uid);
 }
 
-typedef struct {
-    char group[64];
-    char why[256];
-} FleetIni;
-
-static bool fleet_section(void *user, int line, const char *raw)
-{
-    FleetIni *f = user;
-    if (!strcmp(raw, "fleet"))
-        return true;
-    snprintf(f->why, sizeof f->why, "line %d: unknown section [%s] (fleet.ini has [fleet])", line,
-             raw);
-    return false;
-}
-
-static bool fleet_key(void *user, int line, const char *section, const char *key, const char *value)
-{
-    FleetIni *f = user;
-    (void)section;
-    if (!strcmp(key, "group") && strlen(value) < sizeof f->group && value[0]) {
-        snprintf(f->group, sizeof f->group, "%s", value);
-        return true;
-    }
-    snprintf(f->why, sizeof f->why, "line %d: [fleet] %s: %s", line, key,
-             strcmp(key, "group") ? "unknown key (fleet.ini knows group)"
-                                  : "a Unix group name is expected");
-    return false;
-}
-
 /// Whether the caller is in group gid (its effective or a supplementary group).
 static bool caller_in_group(gid_t gid)
 {
@@ -133,28 +104,22 @@ static bool caller_in_group(gid_t gid)
 static bool fleet_group(const char *dir, uid_t owner, char *group, size_t cap, gid_t *gid,
                         char *why, size_t why_len)
 {
-    char path[QUEUE_PATH_MAX + 16];
-    struct stat sb;
     group[0] = '\0';
-    snprintf(path, sizeof path, "%s/fleet.ini", dir);
-    if (stat(path, &sb) != 0) {
+    FleetIni f;
+    char fwhy[UPLOAD_TEXT_MAX + 300];
+    FleetIniStatus st = fleet_ini_read(dir, owner, &f, fwhy, sizeof fwhy);
+    if (st == FLEET_INI_BAD)
+        snprintf(why, why_len, "fleet.ini: %.480s", fwhy); // callers give 512 bytes
+    else if (st == FLEET_INI_MISSING)
         snprintf(why, why_len, "no fleet.ini names a group");
-        return false;
-    }
-    if (!S_ISREG(sb.st_mode) || sb.st_uid != owner || (sb.st_mode & 022)) {
+    else if (st == FLEET_INI_UNSAFE)
         snprintf(why, why_len,
                  "fleet.ini is refused: it must be the queue owner's and writable by "
                  "them alone");
+    if (st != FLEET_INI_OK)
         return false;
-    }
-    FleetIni f = {0};
-    IniHandlers h = {.section = fleet_section, .key = fleet_key, .user = &f};
-    int line = 0;
-    char perr[256] = "";
-    IniStatus st = inifile_parse(path, &h, &line, perr, sizeof perr);
-    if (st != INIFILE_OK || !f.group[0]) {
-        snprintf(why, why_len, "fleet.ini: %s",
-                 f.why[0] ? f.why : (perr[0] ? perr : "[fleet] group is not set"));
+    if (!f.group[0]) {
+        snprintf(why, why_len, "fleet.ini: [fleet] group is not set");
         return false;
     }
     struct group *g = getgrnam(f.group);
