@@ -644,8 +644,10 @@ static UploadStatus deliver_to(Pass *p, const char *dir, const SpoolEntry *e, co
                      names[f]);
         else
             snprintf(url, sizeof url, "%s", url_base);
+        size_t sl = strlen(shown); // the log's URL as the one requested: one '/' before NAME
         snprintf(what, sizeof what, "%s %s%s%s (run %s v%lld)", put ? "PUT" : "POST", shown,
-                 put ? "/" : "", put ? names[f] : "", e->run_id, e->version);
+                 put && !(sl && shown[sl - 1] == '/') ? "/" : "", put ? names[f] : "", e->run_id,
+                 e->version);
         Request rq = {.url = url,
                       .entry_dir = dir,
                       .files = multi ? names : &names[f],
