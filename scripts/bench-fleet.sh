@@ -101,7 +101,7 @@ cpu_ticks() {
 # start TIME TICKS" at the first test's start and "bench-fleet: end TIME TICKS KIB" at the
 # fleet's end (rank 0's CPU then, and its peak memory).
 fleet() {
-    local label=$1 count=$2 rounds=$3 q=$work/$1.queue log=$work/$1.log rc pid='' started=''
+    local label=$1 count=$2 rounds=$3 q=$work/$1.queue log=$work/$1.log rc pid='' started='' joined=''
     rm -rf "$q"
     for i in $(seq -w "$count"); do
         "$xq" submit "$q" "$work/job.ini" --set job.rounds="$rounds" --name "bench $i" \
@@ -119,10 +119,14 @@ fleet() {
         while IFS= read -r line; do
             printf '%s\n' "$line"
             case $line in
-            "bench-fleet: rank 0 is pid "*) pid=${line##* } started= ;;
+            "bench-fleet: rank 0 is pid "*) pid=${line##* } ;;
             "xqforge fleet: test "*" on "*" worker rank"*)
                 [[ -n $started ]] || echo "bench-fleet: start $EPOCHREALTIME $(cpu_ticks "$pid")"
                 started=1
+                ;;
+            "rank "*" joined: "*)
+                [[ -n $joined ]] || echo "bench-fleet: joined $EPOCHREALTIME"
+                joined=1
                 ;;
             "xqforge fleet: no test left: the fleet ends")
                 echo "bench-fleet: end $EPOCHREALTIME $(cpu_ticks "$pid")" \
@@ -150,26 +154,32 @@ fleet() {
     awk -v label="$label" -v count="$count" -v n="$n" -v games="$games" \
         -v hz="$(getconf CLK_TCK)" '
         $1 == "bench-fleet:" && $2 == "start" { t0 = $3; c0 = $4 }
+        $1 == "bench-fleet:" && $2 == "joined" { tj = $3 }
         $1 == "bench-fleet:" && $2 == "end" { t1 = $3; c1 = $4; kib = $5 }
         /^coordinator CPU / { loops += $3 }
         END {
-            if (t0 == "" || t1 == "" || c0 == "" || c1 == "") {
+            if (t0 == "" || tj == "" || t1 == "" || c0 == "" || c1 == "") {
                 print "bench-fleet: " label ": the fleet did not say when its tests started and ended" > "/dev/stderr"
                 exit 1
             }
-            w = t1 - t0; c = (c1 - c0) / hz
-            printf "%-8s %5d %6d %8d %8.2f %10.0f %9.3f %10.3f %10.1f\n", label, count, n, games,
-                   w, 60 * games / w, 1000 * c / games, 1000 * loops / games, kib / 1024
+            c = (c1 - c0) / hz
+            printf "%-8s %5d %6d %8d %8.2f %8.2f %10.0f %9.3f %10.3f %10.1f\n", label, count, n,
+                   games, tj - t0, t1 - tj, 60 * games / (t1 - tj), 1000 * c / games,
+                   1000 * loops / games, kib / 1024
         }' "$log"
 }
 
-# Columns: tests at once; simulated worker ranks; games counted; seconds from the first test's
-# start to the fleet's end; games per minute over them; rank 0's CPU seconds (user + system)
-# per 1,000 games over them, and the part of it its tests' coordinating loops took (the sum of
-# the "coordinator CPU" lines: each test's thread, after its set-up); rank 0's peak resident
-# memory (VmHWM, Open MPI's shared memory included).
-printf '%-8s %5s %6s %8s %8s %10s %9s %10s %10s\n' fleet tests ranks games "wall s" "games/min" \
-    "CPU s/1k" "loops s/1k" "rank 0 MiB"
+# Columns: tests at once; simulated worker ranks; games counted; set-up: seconds from the
+# first test's start (rank 0 names its ranks) to the first worker's HELLO on its group (the
+# group made, the job loaded and checked, rank 0's bench: on 2 cores the group's ranks, each
+# waiting in MPI_Comm_create_group, take most of it); play: seconds from that HELLO to the
+# fleet's end; games per minute over the play; rank 0's CPU seconds (user + system, every
+# test's set-up included) per 1,000 games from the first test's start to the end, and the
+# part of it its tests' coordinating loops took (the sum of the "coordinator CPU" lines: each
+# test's thread, after its set-up); rank 0's peak resident memory (VmHWM, Open MPI's shared
+# memory included).
+printf '%-8s %5s %6s %8s %8s %8s %10s %9s %10s %10s\n' fleet tests ranks games "set-up s" \
+    "play s" "games/min" "CPU s/1k" "loops s/1k" "rank 0 MiB"
 one=$(fleet single 1 $((tests * pairs)))
 echo "$one"
 many=$(fleet multi "$tests" "$pairs")
@@ -178,5 +188,6 @@ awk -v a="$one" -v b="$many" '
     function r(p, q) { return q > 0 ? p / q : 0 }
     BEGIN {
         split(a, x); split(b, y)
-        printf "%-8s %5s %6s %8s %8.2f %10.2f %9.2f %10.2f %10.2f\n", "ratio", "", "", "",
-               r(y[5], x[5]), r(y[6], x[6]), r(y[7], x[7]), r(y[8], x[8]), r(y[9], x[9]) }'
+        printf "%-8s %5s %6s %8s %8.2f %8.2f %10.2f %9.2f %10.2f %10.2f\n", "ratio", "", "",
+               "", r(y[5], x[5]), r(y[6], x[6]), r(y[7], x[7]), r(y[8], x[8]), r(y[9], x[9]),
+               r(y[10], x[10]) }'

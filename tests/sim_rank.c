@@ -27,6 +27,7 @@
 #include "channel.h"
 #include "journal.h"
 #include "link.h"
+#include "run_common.h"
 #include "wire.h"
 
 enum {
@@ -138,11 +139,19 @@ typedef struct {
 } Sim;
 
 /// One test on l (a run's world, or a fleet test's group), as a worker's run_session takes
-/// it: the collective every rank takes before the roles split (rank 0 says whether the job
-/// loaded; if not, the count of ranks that failed to run it), then the worker's protocol.
+/// it: the collectives every rank takes before the roles split, in its order (rank 0's
+/// resolved sources; whether every rank is ready; if not, the count of ranks that failed to
+/// run it), then the worker's protocol. Every one must be taken: a collective skipped here
+/// would be matched by the next one (Open MPI's allreduce is a reduce and a broadcast at 128
+/// ranks and more, and took rank 0's broadcast of the sources instead of its own).
 /// Returns the pairs answered, or -1 if the test did not start or a send failed.
 static long long sim_test(Link *l, const Sim *sim, bool ok)
 {
+    RunSources rs;
+    if (!link_bcast(l, &rs, sizeof rs, 0)) {
+        fprintf(stderr, "sim_rank %d: MPI: cannot take rank 0's resolved sources\n", link_rank(l));
+        return -1;
+    }
     if (!link_all_ok(l, ok)) {
         double failed = ok ? 0 : 1;
         (void)link_sum(l, &failed, 1);
