@@ -239,12 +239,6 @@ int run_plan_check(const JobConfig *job, char *why, size_t why_len)
     return 0;
 }
 
-/// What rank 0 resolves for every rank: each built engine's commit and tree.
-typedef struct {
-    int status; // 0: resolved; else rank 0's exit status (it says why)
-    char commit[JOB_PLAYERS_MAX][JOB_GIT_ID_MAX], tree[JOB_PLAYERS_MAX][JOB_GIT_ID_MAX];
-} RunSources;
-
 /// Engines built from source: the commits resolved once, on rank 0, and sent to every rank
 /// (a branch that moves meanwhile is still one commit everywhere), then each rank's build (or
 /// the cache's). Every rank calls it, loaded or not: the broadcast is collective.

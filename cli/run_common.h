@@ -16,6 +16,13 @@
 /// changes it for one rank (how the tests make a rank to refuse).
 bool run_bench(uint64_t *signature, uint64_t *nps);
 
+/// What rank 0 resolves for every rank: each built engine's commit and tree (run_session's
+/// first broadcast; tests/sim_rank.c takes it too, so its size lives here once).
+typedef struct {
+    int status; // 0: resolved; else rank 0's exit status (it says why)
+    char commit[JOB_PLAYERS_MAX][JOB_GIT_ID_MAX], tree[JOB_PLAYERS_MAX][JOB_GIT_ID_MAX];
+} RunSources;
+
 /// One run of a job (cmd_run.c): the job file and overrides, where their relative paths are
 /// taken from, and what to do with an earlier journal.
 typedef struct {
