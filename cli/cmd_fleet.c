@@ -391,12 +391,15 @@ static bool fleet_schedule(Fleet *f, bool *waiting)
         }
         free_n -= next;
         // At most one drain at a time, none under a signal, none in a test's first --settle
-        // seconds: a test of lower priority than the first W tests, or the one most above
-        // its share, while a test with a share waits; or one below its share, while free
-        // ranks wait.
-        bool below = false;
-        for (int i = 0; i < nc; i++)
+        // seconds: a test of lower priority than the first W tests while a test with a share
+        // waits; the one most above its share while a test waits or runs below its share
+        // (`xqforge set`: its freed ranks then raise the other); or one below its share
+        // while free ranks wait.
+        bool below = false, short_run = false;
+        for (int i = 0; i < nc; i++) {
             below = below || (!c[i].slot && want[i] > 0);
+            short_run = short_run || (c[i].slot && c[i].slot->n - 1 < 0.75 * want[i]);
+        }
         int pick = -1;
         const char *because = NULL;
         double now = fleet_now(), worst = 0;
@@ -405,13 +408,20 @@ static bool fleet_schedule(Fleet *f, bool *waiting)
             if (!sl || now - sl->since < f->settle || share_fair(sl->n - 1, want[i]))
                 continue;
             int have = sl->n - 1;
-            if (below && want[i] == 0) {
-                pick = i, because = "tests of higher priority wait";
-                break;
+            if (want[i] == 0) {
+                if (below) {
+                    pick = i, because = "tests of higher priority wait";
+                    break;
+                }
+                continue;
             }
             double ratio = (double)have / want[i];
-            if (below && have > want[i] && ratio > worst)
-                pick = i, worst = ratio, because = "a test waits for its share";
+            // Free ranks raise a test below its share first; without them, the one most
+            // above its share gives ranks back.
+            bool give_back = below || (short_run && free_n == 0);
+            if (give_back && have > want[i] && ratio > worst)
+                pick = i, worst = ratio,
+                because = below ? "a test waits for its share" : "a test runs below its share";
             else if (!below && free_n > 0 && have < want[i] && pick < 0)
                 pick = i, because = "free ranks raise its share";
         }
