@@ -571,6 +571,27 @@ static int run_verify(Run *run, Link *link, int rc)
     return vrc;
 }
 
+/// Drops what a finished step left on the link: a worker that said BYE may still have a STOP
+/// queued (the answer to its last REQUEST), which the next step's worker would read as its
+/// own. Every rank, twice after a collective, so what was sent before it has arrived.
+static void run_link_flush(Link *link)
+{
+    for (int round = 0; round < 2; round++) {
+        (void)link_all_ok(link, true);
+        int src;
+        LinkTag tag;
+        void *data = NULL;
+        size_t len;
+        LinkStatus st;
+        while ((st = link_poll(link, LINK_TAG_NB, &src, &tag, &data, &len)) != LINK_NONE &&
+               st != LINK_ERR_MPI) {
+            if (st == LINK_OK)
+                free(data);
+            data = NULL;
+        }
+    }
+}
+
 /// One step of a loop (job_loop.h) as a job of its own on every rank, as run_verify runs the
 /// SPRT: its own output directory, identity and journal (or checkpoint), resume = auto, so a
 /// killed step goes on from where it was. Rank 0 marks a finished train step (its result.json).
@@ -677,6 +698,7 @@ static int run_loop(Run *run, Link *link)
             return 0;
         }
         int rc = run_loop_step(run, link, &msg.next);
+        run_link_flush(link);
         if (!link_all_ok(link, rc == 0)) {
             LoopNext ignored;
             if (rank == 0 && !loop_record(&run->job, &ignored, why, sizeof why))

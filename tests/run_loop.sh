@@ -20,7 +20,7 @@ cleanup() {
     for p in $(pgrep -f "$work/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
     rm -rf "$work"
 }
-trap cleanup EXIT
+[[ -n ${XQ_KEEP:-} ]] || trap cleanup EXIT # XQ_KEEP=1: the files stay, to look into
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
 fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
@@ -129,5 +129,63 @@ refused "\[job\] rounds: a loop job runs \[loop\] generations" --set job.rounds=
 refused "\[loop\] gate_tc" --set loop.gate_nodes=0 --set loop.gate_tc=banana
 refused "\[train\] data: a loop trains on its own generations' data" --set train.data=x.xqp
 [[ ! -e $work/bad ]] || fail "a refused job wrote its output directory"
-echo "loop: 2 generations promoted and consistent; a rejection; malformed jobs refused"
+
+# Kills: 2 ranks (one worker, one game at a time: every step is deterministic, so two
+# uninterrupted runs agree byte for byte), gates long enough to be caught.
+kill_args=(--set loop.elo0=-40 --set loop.elo1=0 --set loop.gate_games=120)
+kloop() { # kloop DIR LOG [ARGS...]
+    local d=$1 log=$2
+    shift 2
+    timeout 300 "${mpi[@]}" -np 2 "$xq" run "$work/loop.ini" --set output.dir="$d" \
+        "${kill_args[@]}" "$@" >"$log" 2>&1
+}
+kloop "$work/u" "$work/u.log" || fail "the uninterrupted two-rank loop failed: $(tail -5 "$work/u.log")"
+consistent "$work/u" 2
+# kill_rank RANK FILE NOT: SIGKILL to that rank of the loop in $work/k once FILE exists (and
+# NOT, the step's result, does not yet).
+kill_rank() {
+    for _ in $(seq 1200); do
+        [[ -s $2 ]] && break
+        sleep 0.05
+    done
+    sleep 0.3
+    [[ -s $2 && ! -e $3 ]] || fail "not caught during $(dirname "$3"): $(tail -3 "$work/k.log")"
+    for p in $(pgrep -f "output.dir=$work/k"); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+            kill -KILL "$p" && return 0
+        fi
+    done
+    fail "rank $1 was not found running: $(tail -3 "$work/k.log")"
+}
+kloop "$work/k" "$work/k.log" &
+pid=$!
+kill_rank 0 "$work/k/gen-001/data/journal.xqj" "$work/k/gen-001/data/result.json"
+wait $pid && fail "the loop whose rank 0 was killed exited 0"
+for p in $(pgrep -f "output.dir=$work/k"); do kill -KILL "$p" 2>/dev/null; done
+cat "$work/k.log" >>"$work/k-all.log"
+kloop "$work/k" "$work/k.log" --resume &
+pid=$!
+kill_rank 1 "$work/k/gen-002/gate/journal.xqj" "$work/k/gen-002/gate/result.json"
+wait $pid && fail "the loop whose worker was killed exited 0"
+for p in $(pgrep -f "output.dir=$work/k"); do kill -KILL "$p" 2>/dev/null; done
+cat "$work/k.log" >>"$work/k-all.log"
+grep -q "resume = auto: continuing the journal .*gen-001/data/journal.xqj" "$work/k-all.log" ||
+    fail "the first datagen did not resume from its journal"
+kloop "$work/k" "$work/k.log" --resume || fail "the last resume failed: $(tail -5 "$work/k.log")"
+grep -q "resume = auto: continuing the journal .*gen-002/gate/journal.xqj" "$work/k.log" ||
+    fail "the second gate did not resume from its journal"
+grep -q "generation 1 of 2, \(data\|train\|gate\)" "$work/k.log" &&
+    fail "the last resume ran a step of generation 1 again"
+consistent "$work/k" 2
+strip='del(.best_file) | .rows[].train.data_generations |= .'
+[[ "$(jq -S "$strip" "$work/k/history.json")" == "$(jq -S "$strip" "$work/u/history.json")" ]] ||
+    fail "the killed loop's history differs: $(diff <(jq -S "$strip" "$work/u/history.json") <(jq -S "$strip" "$work/k/history.json"))"
+for g in gen-001 gen-002; do
+    cmp -s "$work/k/$g/train/net.nnue" "$work/u/$g/train/net.nnue" || fail "$g's net differs"
+    cmp -s "$work/k/$g/data/positions.xqp" "$work/u/$g/data/positions.xqp" || fail "$g's data differs"
+done
+[[ "$(cd "$work/k" && ls nets 2>/dev/null)" == "$(cd "$work/u" && ls nets 2>/dev/null)" ]] ||
+    fail "the promoted nets differ"
+echo "loop: 2 generations promoted and consistent; a rejection; malformed jobs refused;"
+echo "killed (rank 0 in a datagen, the worker in a gate) and resumed to the same history and nets"
 echo "1 passed, 0 failed"
