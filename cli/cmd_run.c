@@ -5,7 +5,8 @@
 // the others work (worker/worker). With one rank (no mpirun) rank 0 also runs a worker
 // thread, so the same job runs on a laptop. Texel and train jobs are collective
 // (coordinator/texel_fit.c, coordinator/nnue_fit.c). A tuning job with [verify] then runs a
-// second job on the same ranks, the SPRT of its tuned weights (run_verify).
+// second job on the same ranks, the SPRT of its tuned weights (run_verify); a loop job runs
+// its generations' datagen, train and gate jobs one after another on them (run_loop).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -115,6 +115,21 @@ grep -q "^Loop: 2 generations done; best net .*nets/nn-$(jq -r .best "$work/a/hi
     >"$work/b.log" 2>&1 || fail "the rejecting loop failed: $(tail -5 "$work/b.log")"
 consistent "$work/b" 1
 [[ $(jq -r '.rows[0].verdict' "$work/b/history.json") == rejected ]] || fail "the tiny net was promoted"
+# Run again: refused without --resume (the record is there); --resume finds it complete;
+# --fresh moves the record and every generation aside and starts over.
+"$xq" run "$work/loop.ini" --set output.dir="$work/b" --set loop.generations=1 >"$work/b2.log" 2>&1
+[[ $? == 2 ]] && grep -q "history.json holds the journal of an earlier run" "$work/b2.log" ||
+    fail "a second run over a loop's record was not refused: $(cat "$work/b2.log")"
+"$xq" run "$work/loop.ini" --set output.dir="$work/b" --set loop.generations=1 --resume \
+    >"$work/b2.log" 2>&1 || fail "--resume of a complete loop failed: $(tail -3 "$work/b2.log")"
+grep -q "^Loop: generation" "$work/b2.log" && fail "--resume of a complete loop ran a step again"
+"$xq" run "$work/loop.ini" --set output.dir="$work/b" --set loop.generations=1 --fresh \
+    --set engine.e.option.UseNNUE=true --set loop.elo0=0 --set loop.elo1=10 --set loop.gate_games=2 \
+    --set datagen.positions=300 >"$work/b2.log" 2>&1 || fail "--fresh failed: $(tail -3 "$work/b2.log")"
+aside=$(sed -n "s/^--fresh: the earlier run's outputs are in //p" "$work/b2.log")
+[[ -f $aside/history.json && -f $aside/gen-001/gate/result.json ]] ||
+    fail "--fresh did not move the record and generations aside: $(cat "$work/b2.log")"
+[[ $(jq '.rows[0].positions' "$work/b/history.json") == 300 ]] || fail "--fresh did not start over"
 
 # A malformed loop job names what is wrong.
 refused() { # refused WANT ARGS...: exit 2 and WANT in the error
