@@ -123,14 +123,14 @@ bool loop_record(const JobConfig *t, LoopNext *next, char *why, size_t why_len)
         }
         if (step > JOB_LOOP_TRAIN) {
             const json_t *r = res[JOB_LOOP_TRAIN];
-            json_object_set_new(row, "train",
-                                json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "best_epoch",
-                                          json_object_get(r, "best_epoch"), "epochs",
-                                          json_object_get(r, "epochs"), "loss",
-                                          json_object_get(r, "loss"), "val_loss",
-                                          json_object_get(r, "val_loss"), "data_generations",
-                                          json_object_get(r, "data_generations"), "note",
-                                          json_object_get(r, "note")));
+            json_object_set_new(
+                row, "train",
+                json_pack(
+                    "{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "init",
+                    json_object_get(r, "init"), "best_epoch", json_object_get(r, "best_epoch"),
+                    "epochs", json_object_get(r, "epochs"), "loss", json_object_get(r, "loss"),
+                    "val_loss", json_object_get(r, "val_loss"), "data_generations",
+                    json_object_get(r, "data_generations"), "note", json_object_get(r, "note")));
             json_object_set(row, "net", json_object_get(r, "net_id"));
             json_object_set(row, "sha256", json_object_get(r, "sha256"));
         }
@@ -245,6 +245,7 @@ bool loop_train_done(const JobConfig *tr, char *why, size_t why_len)
         json_array_append_new(gens, json_string(tr->train.data[i]));
     json_object_set_new(o, "data", gens);
     json_object_set_new(o, "data_generations", json_integer(tr->train.data_count));
+    json_object_set_new(o, "init", json_string(tr->train.init[0] ? tr->train.init : "fresh"));
     if (!val)
         json_object_set_new(o, "note", json_string("no validation: the last epoch's net"));
     else if (s.best == 1 && s.last > 1)

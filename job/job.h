@@ -267,6 +267,7 @@ typedef struct {
         uint64_t seed; // shuffling, the validation split and the initial weights
         char net[JOB_TEXT_MAX];  // output file names in output.dir
         char loss[JOB_TEXT_MAX]; // the loss curves (CSV)
+        char init[JOB_TEXT_MAX]; // a net to start from (empty: fresh weights from seed)
     } train;
     // The training loop (kind = loop): the [loop] section. Each generation runs a datagen job
     // with the best net, a train job on the last `keep` generations' data and an SPRT of the

@@ -170,10 +170,10 @@ static bool validate_loop(JobCtx *c)
                         j->loop.elo0, j->loop.elo1);
     if (!(j->loop.alpha + j->loop.beta < 1))
         return ctx_fail(c, JOB_ERR_VALUE, "loop", "beta", "alpha + beta must be below 1");
-    if (!j->loop.from_scratch)
-        return ctx_fail(c, JOB_ERR_VALUE, "loop", "from_scratch",
-                        "false is not supported yet: each generation's net is trained from fresh "
-                        "weights ([train] seed)");
+    if (j->train.init[0])
+        return ctx_fail(c, JOB_ERR_VALUE, "train", "init",
+                        "a loop starts each net from fresh weights or from its best net "
+                        "([loop] from_scratch): remove [train] init");
     if (j->loop.gate_nodes > 0)
         return true;
     if (!j->loop.gate_tc[0])
@@ -502,6 +502,9 @@ static IdentityStatus identity_train(Identity *id, const JobConfig *j, uint64_t 
     }
     if (!st)
         st = identity_addf(id, "train.net", "hidden=%d", t->hidden);
+    // Only when set, so that the identities of runs from fresh weights stay what they were.
+    if (!st && t->init[0])
+        st = identity_add_file(id, "train.init", t->init);
     if (!st)
         st = identity_addf(
             id, "train.fit", "epochs=%d batch=%d lr=%.12g lambda=%.12g val=%.12g seed=%llu",

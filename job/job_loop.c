@@ -99,6 +99,8 @@ bool job_loop_make(const JobConfig *t, int gen, JobLoopStep s, const char *best,
         out->kind = JOB_TRAIN;
         out->player_count = 0;
         out->train.data_count = 0;
+        // From the best net (the one that made this data), or from fresh weights.
+        snprintf(out->train.init, sizeof out->train.init, "%s", t->loop.from_scratch ? "" : best);
         int first = gen - t->loop.keep + 1 > 1 ? gen - t->loop.keep + 1 : 1;
         for (int g = first; g <= gen; g++) {
             char data[JOB_TEXT_MAX];

@@ -22,7 +22,8 @@ bool job_loop_dir(const JobConfig *t, int gen, JobLoopStep s, char *out, size_t 
 /// The job of step s of generation gen (1-based) of loop job t; best is the best net's path
 /// (empty: the engine's own, the embedded net). datagen: t's engine with best as EvalFile, the
 /// positions of [loop] positions (else [datagen]'s), the seed [datagen] seed + gen - 1; train:
-/// [train] on the data of generations gen - keep + 1 .. gen; gate: an SPRT of "new" (the
+/// [train] on the data of generations gen - keep + 1 .. gen, from best's weights unless
+/// [loop] from_scratch (or no net was promoted yet); gate: an SPRT of "new" (the
 /// train step's net) against "best" at [loop] gate_tc or gate_nodes, bounds and gate_games,
 /// with t's openings, rules and adjudication. false with why when a value does not fit.
 bool job_loop_make(const JobConfig *t, int gen, JobLoopStep s, const char *best, JobConfig *out,

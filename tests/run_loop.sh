@@ -43,7 +43,7 @@ min_ply = 4
 [train]
 hidden = 32
 epochs = 2
-batch = 1024
+batch = 256
 threads = 1
 [loop]
 generations = 2
@@ -51,6 +51,7 @@ gate_nodes = 300
 gate_games = 60
 elo0 = -400
 elo1 = -300
+from_scratch = false
 INI
 
 # consistent DIR ROWS: history.json's rows are the steps' results; promotions and best.nnue.
@@ -108,6 +109,21 @@ consistent "$work/a" 2
     fail "the gates at bounds [-400, -300] did not promote both nets: $(jq -c '.rows[].gate' "$work/a/history.json")"
 grep -q "^Loop: 2 generations done; best net .*nets/nn-$(jq -r .best "$work/a/history.json").nnue" "$work/a.log" ||
     fail "the end line: $(tail -2 "$work/a.log")"
+# from_scratch = false: generation 1 from fresh weights, generation 2 from generation 1's net,
+# whose weights are the start: a train job from it on its own data begins at its validation
+# loss (the quantization's difference aside), far below fresh weights' start.
+net1=$(jq -r '.rows[0].net' "$work/a/history.json")
+[[ $(jq -r '.rows[0].train.init' "$work/a/history.json") == fresh &&
+    $(jq -r '.rows[1].train.init' "$work/a/history.json") == *"/nets/nn-$net1.nnue" ]] ||
+    fail "the train steps' start nets: $(jq -c '[.rows[].train.init]' "$work/a/history.json")"
+printf '[job]\nkind = train\n[train]\ndata = %s\ninit = %s\nhidden = 32\nepochs = 2\nbatch = 64\nthreads = 1\n[output]\ndir = %s\n' \
+    "$work/a/gen-001/data/positions.xqp" "$work/a/gen-001/train/net.nnue" "$work/init" >"$work/init.ini"
+"${mpi[@]}" -np 3 "$xq" run "$work/init.ini" >"$work/init.log" 2>&1 || fail "train from a net: $(tail -3 "$work/init.log")"
+start=$(awk -F, '$1 == 0 {print $3}' "$work/init/train-loss.csv")
+fresh=$(awk -F, '$1 == 0 {print $3}' "$work/a/gen-001/train/train-loss.csv")
+kept=$(jq '.rows[0].train.val_loss' "$work/a/history.json")
+awk -v s="$start" -v k="$kept" -v f="$fresh" 'BEGIN { exit !(s < 1.1 * k && s > 0.9 * k && s < f) }' ||
+    fail "from the net, the start's validation loss is $start: not its $kept (fresh weights: $fresh)"
 
 # Against the embedded net the tiny net loses: rejected, nothing promoted.
 "${mpi[@]}" -np 3 "$xq" run "$work/loop.ini" --set output.dir="$work/b" --set loop.generations=1 \

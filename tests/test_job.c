@@ -431,8 +431,13 @@ static void test_loop_steps(void **state)
     assert_int_equal(out->train.data_count, 2);
     assert_string_equal(out->train.data[0], "/o/gen-002/data/positions.xqp");
     assert_string_equal(out->train.data[1], "/o/gen-003/data/positions.xqp");
+    assert_string_equal(out->train.init, ""); // from_scratch = true: fresh weights
     assert_true(job_loop_make(f->job, 1, JOB_LOOP_TRAIN, "", out, why, sizeof why));
     assert_int_equal(out->train.data_count, 1);
+    f->job->loop.from_scratch = false; // from the best net, when there is one
+    assert_true(job_loop_make(f->job, 3, JOB_LOOP_TRAIN, "/o/b.nnue", out, why, sizeof why));
+    assert_string_equal(out->train.init, "/o/b.nnue");
+    f->job->loop.from_scratch = true;
     assert_true(job_loop_make(f->job, 3, JOB_LOOP_GATE, "", out, why, sizeof why));
     assert_int_equal(out->kind, JOB_SPRT);
     assert_int_equal(out->player_count, 2);
