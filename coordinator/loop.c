@@ -13,6 +13,7 @@
 #include "engine_build.h"
 #include "files.h"
 #include "fitrun.h"
+#include "nnue.h"
 #include "run_report.h"
 
 enum { LOOP_PATH_MAX = 3 * JOB_TEXT_MAX };
@@ -133,6 +134,7 @@ bool loop_record(const JobConfig *t, LoopNext *next, char *why, size_t why_len)
                     json_object_get(r, "data_generations"), "note", json_object_get(r, "note")));
             json_object_set(row, "net", json_object_get(r, "net_id"));
             json_object_set(row, "sha256", json_object_get(r, "sha256"));
+            json_object_set(row, "nnue_id", json_object_get(r, "nnue_id"));
         }
         if (step > JOB_LOOP_GATE) {
             const json_t *r = res[JOB_LOOP_GATE];
@@ -230,6 +232,16 @@ bool loop_train_done(const JobConfig *tr, char *why, size_t why_len)
         snprintf(why, why_len, "cannot read the new net %.900s: %s", net, strerror(errno));
         return false;
     }
+    // The engine's own id of the net (nnue info, UCI's, README's tables) beside its file's.
+    NnueNet nn;
+    char nid[NNUE_ID_MAX] = "", msg[256];
+    memset(&nn, 0, sizeof nn);
+    if (nnue_load_file(&nn, net, msg, sizeof msg) != NNUE_OK) {
+        snprintf(why, why_len, "the new net %.900s: %s", net, msg);
+        return false;
+    }
+    nnue_id(&nn, nid);
+    nnue_free(&nn);
     LossScan s = {0};
     fitrun_loss_read(loss, tr->train.epochs + 1, loss_row, &s);
     bool val = s.best >= 1;
@@ -245,6 +257,7 @@ bool loop_train_done(const JobConfig *tr, char *why, size_t why_len)
         json_array_append_new(gens, json_string(tr->train.data[i]));
     json_object_set_new(o, "data", gens);
     json_object_set_new(o, "data_generations", json_integer(tr->train.data_count));
+    json_object_set_new(o, "nnue_id", json_string(nid));
     json_object_set_new(o, "init", json_string(tr->train.init[0] ? tr->train.init : "fresh"));
     if (!val)
         json_object_set_new(o, "note", json_string("no validation: the last epoch's net"));

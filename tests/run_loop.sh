@@ -78,6 +78,9 @@ consistent() {
         net=$(jq -r .net <<<"$row")
         [[ $(jq -r .sha256 <<<"$row") == "$sha" && $net == "${sha:0:12}" ]] ||
             fail "gen $g: the net's id is not its sha256: $row"
+        [[ $(jq -r .nnue_id <<<"$row") =~ ^[0-9a-f]{12}$ ]] &&
+            grep -q "id $(jq -r .nnue_id <<<"$row")" "$gd/train/report.json" ||
+            fail "gen $g: nnue_id is not the train step's id of the net: $row"
         [[ $(jq -r .best_before <<<"$row") == "$prev" ]] || fail "gen $g: best_before is not $prev"
         [[ $(jq .train.best_epoch <<<"$row") -ge 1 ]] || fail "gen $g: no kept epoch"
         local eval_file
