@@ -5,7 +5,8 @@
 // the others work (worker/worker). With one rank (no mpirun) rank 0 also runs a worker
 // thread, so the same job runs on a laptop. Texel and train jobs are collective
 // (coordinator/texel_fit.c, coordinator/nnue_fit.c). A tuning job with [verify] then runs a
-// second job on the same ranks, the SPRT of its tuned weights (run_verify).
+// second job on the same ranks, the SPRT of its tuned weights (run_verify); a loop job runs
+// its generations' datagen, train and gate jobs one after another on them (run_loop).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +31,11 @@
 #include "identity.h"
 #include "job_check.h"
 #include "job_kinds.h"
+#include "job_loop.h"
 #include "job_verify.h"
 #include "journal.h"
 #include "link.h"
+#include "loop.h"
 #include "nnue_fit.h"
 #include "run_common.h"
 #include "texel_fit.h"
@@ -157,6 +160,7 @@ static const RunKind RUN_KINDS[JOB_KIND_NB] = {
     [JOB_DATAGEN] = {&work_datagen_def, &coord_datagen_def, NULL},
     [JOB_TEXEL] = {NULL, NULL, texel_fit_job},
     [JOB_TRAIN] = {NULL, NULL, nnue_fit_job},
+    [JOB_LOOP] = {NULL, NULL, NULL}, // run_loop: its steps are jobs of the kinds above
 };
 
 /// Every rank's view of the job.
@@ -386,8 +390,9 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
         return 2;
     }
     run->resumed = resume;
-    // Collective runs (Texel, train) check their checkpoint's fingerprint themselves.
-    if (exists && resume && !run->kind->collective)
+    // Collective runs (Texel, train) check their checkpoint's fingerprint themselves; a loop's
+    // steps each check their own journal or checkpoint.
+    if (exists && resume && !job_kind_def(run->job.kind)->collective)
         return run_same_experiment(run, why, why_len);
     if (exists && !resume && !fresh) {
         snprintf(why, why_len,
@@ -401,6 +406,10 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
         char scratch[JOB_TEXT_MAX + 8], moved[2048];
         int n = job_output_files(&run->job, names, 16, scratch, sizeof scratch);
         if (journal_move_aside(run->dir, names, n, moved, sizeof moved, why, why_len) != 0)
+            return 1;
+        // A loop's generations go with its record: their journals would resume otherwise.
+        if (moved[0] && run->job.kind == JOB_LOOP &&
+            !loop_move_aside(run->dir, moved, why, why_len))
             return 1;
         if (moved[0])
             printf("--fresh: the earlier run's outputs are in %s\n", moved);
@@ -557,6 +566,143 @@ static int run_verify(Run *run, Link *link, int rc)
     return vrc;
 }
 
+/// Drops what a finished step left on the link: a worker that said BYE may still have a STOP
+/// queued (the answer to its last REQUEST), which the next step's worker would read as its
+/// own. Every rank, twice after a collective, so what was sent before it has arrived.
+static void run_link_flush(Link *link)
+{
+    for (int round = 0; round < 2; round++) {
+        (void)link_all_ok(link, true);
+        int src;
+        LinkTag tag;
+        void *data = NULL;
+        size_t len;
+        LinkStatus st;
+        while ((st = link_poll(link, LINK_TAG_NB, &src, &tag, &data, &len)) != LINK_NONE &&
+               st != LINK_ERR_MPI) {
+            if (st == LINK_OK)
+                free(data);
+            data = NULL;
+        }
+    }
+}
+
+/// One step of a loop (job_loop.h) as a job of its own on every rank, as run_verify runs the
+/// SPRT: its own output directory, identity and journal (or checkpoint), resume = auto, so a
+/// killed step goes on from where it was. Rank 0 marks a finished train step (its result.json).
+static int run_loop_step(Run *run, Link *link, const LoopNext *nx)
+{
+    int rank = link_rank(link);
+    char why[1024] = "";
+    Run *v = calloc(1, sizeof *v);
+    int vrc = 0;
+    if (!v) {
+        snprintf(why, sizeof why, "out of memory");
+        vrc = 1;
+    } else {
+        v->lock.fd = -1;
+        v->verbose = run->verbose;
+        v->stop = run->stop;
+        v->bench_signature = run->bench_signature;
+        v->bench_nps = run->bench_nps;
+        if (!job_loop_make(&run->job, nx->gen, (JobLoopStep)nx->step, nx->best, &v->job, why,
+                           sizeof why))
+            vrc = 2;
+        v->kind = &RUN_KINDS[v->job.kind];
+        snprintf(v->dir, sizeof v->dir, "%s", v->job.output.dir);
+        snprintf(v->journal, sizeof v->journal, "%s/%s", v->dir, job_state_file(&v->job));
+    }
+    bool all = link_all_ok(link, vrc == 0);
+    bool collective = all && v->kind->collective;
+    if (all) {
+        if (!collective)
+            vrc = run_prepare(v, rank == 0, why, sizeof why);
+        if (vrc == 0 && rank == 0)
+            vrc = run_identity(v, why, sizeof why);
+        if (vrc == 0 && rank == 0)
+            vrc = run_outputs(v, false, false, why, sizeof why);
+    }
+    if (vrc != 0 && rank == 0)
+        fprintf(stderr, "xqforge run: %s\n", why);
+    else if (vrc != 0)
+        fprintf(stderr, "xqforge run (rank %d on %s): %s\n", rank, link_host(link), why);
+    if (all && link_all_ok(link, vrc == 0)) {
+        // The bench of the first step stands for the others (the same build on every rank).
+        run->bench_signature = v->bench_signature;
+        run->bench_nps = v->bench_nps;
+        if (rank == 0)
+            printf("\nLoop: generation %d of %d, %s (%s)\n", nx->gen, run->job.loop.generations,
+                   job_loop_step_name((JobLoopStep)nx->step), v->dir);
+        channel_from_link(&v->ch, link);
+        v->threads = run_threads(&v->job, link);
+        if (collective)
+            vrc = v->kind->collective(link, &v->job, v->dir, v->job_id, v->stop);
+        else
+            vrc = rank == 0 ? run_coordinator(v) : run_worker(v);
+        if (vrc == 0 && rank == 0 && nx->step == JOB_LOOP_TRAIN &&
+            !loop_train_done(&v->job, why, sizeof why)) {
+            fprintf(stderr, "xqforge run: %s\n", why);
+            vrc = 1;
+        }
+    } else if (vrc == 0) {
+        vrc = 2; // another rank failed and said why
+    }
+    if (v) {
+        free(v->identity);
+        files_unlock(&v->lock);
+        if (v->plan)
+            v->kind->worker->plan_free(v->plan);
+        free(v);
+    }
+    return vrc;
+}
+
+/// kind = loop: the next step derived on rank 0 from the steps' result files (loop_record,
+/// which also promotes and writes history.json) and sent to every rank, run, and again, until
+/// every generation's gate has finished. Nothing is kept in memory between steps, so a loop
+/// killed anywhere and run again derives the same next step from the same files.
+static int run_loop(Run *run, Link *link)
+{
+    int rank = link_rank(link);
+    if (rank == 0)
+        printf("Job %s: training loop, %d generation%s in %s (history.json)\n", run->job.name,
+               run->job.loop.generations, run->job.loop.generations == 1 ? "" : "s", run->dir);
+    for (;;) {
+        struct {
+            int status;
+            LoopNext next;
+        } msg;
+        memset(&msg, 0, sizeof msg);
+        char why[1024] = "";
+        if (rank == 0 && !loop_record(&run->job, &msg.next, why, sizeof why)) {
+            fprintf(stderr, "xqforge run: %s\n", why);
+            msg.status = 1;
+        }
+        if (!link_bcast(link, &msg, sizeof msg, 0)) {
+            fprintf(stderr, "xqforge run (rank %d): MPI: cannot share the loop's next step\n",
+                    rank);
+            return 1;
+        }
+        if (msg.status)
+            return msg.status;
+        if (msg.next.done) {
+            if (rank == 0)
+                printf("\nLoop: %d generation%s done; best net %s (%s/history.json)\n",
+                       run->job.loop.generations, run->job.loop.generations == 1 ? "" : "s",
+                       msg.next.best[0] ? msg.next.best : "the engine's own", run->dir);
+            return 0;
+        }
+        int rc = run_loop_step(run, link, &msg.next);
+        run_link_flush(link);
+        if (!link_all_ok(link, rc == 0)) {
+            LoopNext ignored;
+            if (rank == 0 && !loop_record(&run->job, &ignored, why, sizeof why))
+                fprintf(stderr, "xqforge run: %s\n", why);
+            return rc ? rc : 1;
+        }
+    }
+}
+
 int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
 {
     Run *run = calloc(1, sizeof *run);
@@ -581,7 +727,7 @@ int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
     run->job.resume_auto |= a->resume_auto;
     snprintf(run->dir, sizeof run->dir, "%s", run->job.output.dir[0] ? run->job.output.dir : ".");
     run->kind = &RUN_KINDS[run->job.kind];
-    bool collective = run->kind->collective != NULL;
+    bool collective = job_kind_def(run->job.kind) && job_kind_def(run->job.kind)->collective;
     snprintf(run->journal, sizeof run->journal, "%s/%s", run->dir, job_state_file(&run->job));
     // Set-up in the order that writes nothing until the job is known to be good: the job file
     // and its engines (job_check starts every external engine once), the plan and bench on
@@ -613,7 +759,9 @@ int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
         run_signals_install();
         channel_from_link(&run->ch, link);
         run->threads = run_threads(&run->job, link);
-        if (run->kind->collective)
+        if (run->job.kind == JOB_LOOP)
+            rc = run_loop(run, link);
+        else if (run->kind->collective)
             rc = run->kind->collective(link, &run->job, run->dir, run->job_id,
                                        run->stop); // rank 0's counts
         else

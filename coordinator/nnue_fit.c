@@ -102,6 +102,7 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
                         .net = job->train.net[0] ? job->train.net : NULL,
                         .loss = job->train.loss[0] ? job->train.loss : NULL,
                         .description = job->name,
+                        .init = job->train.init[0] ? job->train.init : NULL,
                         .rank = rank,
                         .ranks = size};
     for (int i = 0; i < job->train.data_count && i < NNUE_TRAIN_FILES_MAX; i++)

@@ -512,6 +512,11 @@ static bool copy_file(const char *src, const char *dst)
     return false;
 }
 
+bool engine_build_sha256(const char *path, char hex[JOB_NET_HASH_MAX])
+{
+    return sha256_file(path, hex);
+}
+
 /// net = FILE: hashed, refused when net_sha256 is not its prefix, kept in the cache as
 /// nets/nn-<sha256[:12]>.nnue, and given to the engine as option EvalFile.
 static bool net_one(JobPlayer *jp, JobSource *s, const char *cache, char *why, size_t why_len)

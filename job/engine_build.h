@@ -48,3 +48,7 @@ typedef struct {
 
 /// Fills *code (base: the first source engine, head: the next one of the same repository).
 void engine_build_code(const JobConfig *job, EngineBuildCode *code);
+
+/// The sha256 of a file in lower-case hex (how nets are named: nn-<sha256[:12]>.nnue); false
+/// with errno when it cannot be read.
+bool engine_build_sha256(const char *path, char hex[JOB_NET_HASH_MAX]);

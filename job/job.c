@@ -25,8 +25,8 @@
 
 // In Section's order; job_keys.def's section column is these names.
 static const char *const SECTION_NAMES[SEC_NB] = {
-    "job",    "engine", "each", "time",  "openings", "adjudication", "sprt",   "output",
-    "report", "book",   "spsa", "texel", "datagen",  "train",        "verify", "build"};
+    "job",  "engine", "each",  "time",    "openings", "adjudication", "sprt",  "output", "report",
+    "book", "spsa",   "texel", "datagen", "train",    "verify",       "build", "loop"};
 // In the enums' order (JobSprtModel, JobReportMethod): a name's index is its value.
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};
@@ -692,7 +692,7 @@ static bool validate(JobCtx *c)
     c->at = (Origin){0, NULL};
     if (!c->has_kind)
         return ctx_fail(c, JOB_ERR_MISSING, "job", "kind",
-                        "missing (sprt, match, spsa, texel, book, datagen or train)");
+                        "missing (sprt, match, spsa, texel, book, datagen, train or loop)");
     // The kind's own rules first (job_kinds.c), then what holds for every kind.
     bool ok = job_kind_def(j->kind)->validate(c);
     if (!ok || !validate_scale(c) || !validate_verify(c))

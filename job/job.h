@@ -48,6 +48,7 @@ typedef enum {
     JOB_BOOK,
     JOB_DATAGEN, // NNUE training positions from self-play ([datagen])
     JOB_TRAIN,   // an NNUE net trained on positions files ([train])
+    JOB_LOOP,    // generations of datagen, train and a gate SPRT ([loop], job_loop.h)
     JOB_KIND_NB
 } JobKind;
 /// The same order as SprtModel (coordinator/stats.h), so a cast converts.
@@ -266,7 +267,21 @@ typedef struct {
         uint64_t seed; // shuffling, the validation split and the initial weights
         char net[JOB_TEXT_MAX];  // output file names in output.dir
         char loss[JOB_TEXT_MAX]; // the loss curves (CSV)
+        char init[JOB_TEXT_MAX]; // a net to start from (empty: fresh weights from seed)
     } train;
+    // The training loop (kind = loop): the [loop] section. Each generation runs a datagen job
+    // with the best net, a train job on the last `keep` generations' data and an SPRT of the
+    // new net against the best; [datagen] and [train] give those jobs' settings.
+    struct {
+        int generations;            // generations to run
+        int positions;              // positions per generation (0: [datagen] positions)
+        int keep;                   // generations of data a train job reads (a window)
+        char gate_tc[JOB_TEXT_MAX]; // the gate SPRT's clock; not used with gate_nodes
+        int64_t gate_nodes;         // a node limit a move instead of the clock (0: the clock)
+        int gate_games;             // the gate's game limit (game pairs: rounded up)
+        double elo0, elo1, alpha, beta;
+        bool from_scratch; // each net from fresh weights (false: not supported yet)
+    } loop;
 } JobConfig;
 
 typedef enum {

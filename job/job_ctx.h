@@ -35,6 +35,7 @@ typedef enum {
     SEC_TRAIN,
     SEC_VERIFY,
     SEC_BUILD,
+    SEC_LOOP,
     SEC_NB
 } Section;
 

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_spec.h"
@@ -132,6 +133,59 @@ static bool validate_train(JobCtx *c)
     if (c->has_rounds)
         return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds", "a train job runs [train] epochs");
     return true;
+}
+
+/// A loop job: datagen's one builtin engine (its depth or nodes a move in datagen; the gate
+/// plays it against itself at [loop] gate_tc or gate_nodes, one side with the new net), the
+/// gate's SPRT bounds, and no [train] data (each generation's own).
+static bool validate_loop(JobCtx *c)
+{
+    JobConfig *j = c->job;
+    if (j->player_count != 1)
+        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
+                        "a loop job's one builtin engine makes the data and plays the gate (found "
+                        "%d engines)",
+                        j->player_count);
+    if (!ctx_build_player(c, 0, false))
+        return false;
+    c->at = (Origin){0, NULL};
+    if (j->players[0].cfg.proto != PROTO_BUILTIN)
+        return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", "proto",
+                        "a loop trains the builtin engine's net: the engine must be builtin");
+    const TimeControl *tc = &j->players[0].tc;
+    if (!tc->depth && !tc->nodes)
+        return ctx_fail(c, JOB_ERR_MISSING, "time", "depth",
+                        "the loop's datagen searches each move to a fixed depth or node count: "
+                        "give depth = N or nodes = N (in [time], [each] or the engine's section; "
+                        "the gate's limit is [loop] gate_tc or gate_nodes)");
+    if (c->has_rounds)
+        return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds",
+                        "a loop job runs [loop] generations (the gate's games: gate_games)");
+    if (j->train.data_count > 0)
+        return ctx_fail(c, JOB_ERR_VALUE, "train", "data",
+                        "a loop trains on its own generations' data (remove [train] data; "
+                        "[loop] keep sets the window)");
+    if (!(j->loop.elo0 < j->loop.elo1))
+        return ctx_fail(c, JOB_ERR_VALUE, "loop", "elo1", "elo0 (%g) must be below elo1 (%g)",
+                        j->loop.elo0, j->loop.elo1);
+    if (!(j->loop.alpha + j->loop.beta < 1))
+        return ctx_fail(c, JOB_ERR_VALUE, "loop", "beta", "alpha + beta must be below 1");
+    if (j->train.init[0])
+        return ctx_fail(c, JOB_ERR_VALUE, "train", "init",
+                        "a loop starts each net from fresh weights or from its best net "
+                        "([loop] from_scratch): remove [train] init");
+    if (j->loop.gate_nodes > 0)
+        return true;
+    if (!j->loop.gate_tc[0])
+        return ctx_fail(c, JOB_ERR_MISSING, "loop", "gate_tc",
+                        "empty: give a time control (10+0.1) or gate_nodes = N");
+    PlayerConfig *pc = calloc(1, sizeof *pc); // large: not on the stack
+    TimeControl gtc = {0};
+    char why[256] = "out of memory";
+    bool ok = pc && engine_spec_set(pc, &gtc, "tc", j->loop.gate_tc, NULL, why, sizeof why) ==
+                        ENGINE_SPEC_OK;
+    free(pc);
+    return ok || ctx_fail(c, JOB_ERR_VALUE, "loop", "gate_tc", "%s", why);
 }
 
 /// A game job (sprt, match): two or more engines, rounds; an SPRT has exactly two.
@@ -300,6 +354,16 @@ static void outputs_train(const JobConfig *j, JobOutput *out, int *n, char *scra
     out_add(out, n, NULL, NULL, "train.ckpt", "the training checkpoint");
 }
 
+/// The loop's record, its promoted nets and the best one; the generations' directories are
+/// moved aside with them by the run (cli/cmd_run.c).
+static void outputs_loop(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
+{
+    (void)j, (void)scratch, (void)len;
+    out_add(out, n, NULL, NULL, "history.json", "the loop's record");
+    out_add(out, n, NULL, NULL, "nets", "the promoted nets");
+    out_add(out, n, NULL, NULL, "best.nnue", "the best net");
+}
+
 // ---- Identity items that are not plain keys -----------------------------------------------
 
 /// The SPRT's model changes every LLR, so the verdict: a resume under another model would
@@ -438,6 +502,9 @@ static IdentityStatus identity_train(Identity *id, const JobConfig *j, uint64_t 
     }
     if (!st)
         st = identity_addf(id, "train.net", "hidden=%d", t->hidden);
+    // Only when set, so that the identities of runs from fresh weights stay what they were.
+    if (!st && t->init[0])
+        st = identity_add_file(id, "train.init", t->init);
     if (!st)
         st = identity_addf(
             id, "train.fit", "epochs=%d batch=%d lr=%.12g lambda=%.12g val=%.12g seed=%llu",
@@ -511,6 +578,13 @@ static const JobKindDef KINDS[] = {
                    .outputs = outputs_train,
                    .validate = validate_train,
                    .identity_extra = identity_train},
+    [JOB_LOOP] = {.name = "loop",
+                  .section = "loop",
+                  .engines = JOB_ENGINES_ONE_BUILTIN,
+                  .collective = true,
+                  .checkpoint = "history.json",
+                  .outputs = outputs_loop,
+                  .validate = validate_loop},
 };
 _Static_assert(sizeof KINDS / sizeof KINDS[0] == JOB_KIND_NB, "a row for every JobKind");
 

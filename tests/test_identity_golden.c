@@ -122,6 +122,7 @@ static const GoldenCase CASES[] = {
      "[job]\nkind = datagen\n[engine xq]\n[time]\ndepth = 100\n[datagen]\n"
      "positions = 268435456\nmax_games = 536870912\nseed = 2000000000\nunit = 16\n",
      {NULL}},
+    {"loop", "jobs:loop.ini", {NULL}},
     {"train-precise",
      "[job]\nkind = train\n[train]\ndata = @DATA@/identity/files/c.txt\n"
      "lr = 0.00123456789012\nlambda = 0.123456789012345\nval = 0.0123456789012\n"

@@ -20,6 +20,7 @@
 #include "engine_spec.h"
 #include "job.h"
 #include "job_kinds.h"
+#include "job_loop.h"
 #include "job_verify.h"
 #include "match.h"
 #include "nnue.h"
@@ -399,6 +400,64 @@ static JobStatus load_text(Fixture *f, const char *text)
 {
     write_text(f, text, "");
     return job_load(f->path, NULL, 0, f->job, f->why, sizeof f->why);
+}
+
+/// A loop's steps (job_loop_make): generation 3 with keep = 2 makes its data with the best net
+/// and seed + 2, trains on generations 2 and 3, and gates "new" (its net) against "best" at
+/// the gate's nodes, bounds and games; without a best net the engine keeps its own. A loop
+/// with two engines, rounds or [train] data is refused, naming the key.
+static void test_loop_steps(void **state)
+{
+    Fixture *f = *state;
+    const char *base = "[job]\nkind = loop\n[engine e]\noption.Hash = 4\noption.EvalFile = x.nnue\n"
+                       "[time]\nnodes = 300\n[datagen]\nseed = 7\n[loop]\ngenerations = 3\n"
+                       "keep = 2\ngate_nodes = 500\ngate_games = 61\nelo0 = -5\nelo1 = 5\n"
+                       "[output]\ndir = /o\n";
+    assert_int_equal(load_text(f, base), JOB_OK);
+    JobConfig *out = malloc(sizeof *out);
+    assert_non_null(out);
+    char why[256];
+    assert_true(
+        job_loop_make(f->job, 3, JOB_LOOP_DATA, "/o/nets/nn-abc.nnue", out, why, sizeof why));
+    assert_int_equal(out->kind, JOB_DATAGEN);
+    assert_int_equal(out->datagen.seed, 9);
+    assert_string_equal(out->output.dir, "/o/gen-003/data");
+    assert_true(out->resume_auto);
+    assert_int_equal(out->players[0].cfg.option_count, 2);
+    assert_string_equal(out->players[0].cfg.options[1].name, "EvalFile");
+    assert_string_equal(out->players[0].cfg.options[1].value, "/o/nets/nn-abc.nnue");
+    assert_true(job_loop_make(f->job, 3, JOB_LOOP_TRAIN, "", out, why, sizeof why));
+    assert_int_equal(out->kind, JOB_TRAIN);
+    assert_int_equal(out->train.data_count, 2);
+    assert_string_equal(out->train.data[0], "/o/gen-002/data/positions.xqp");
+    assert_string_equal(out->train.data[1], "/o/gen-003/data/positions.xqp");
+    assert_string_equal(out->train.init, ""); // from_scratch = true: fresh weights
+    assert_true(job_loop_make(f->job, 1, JOB_LOOP_TRAIN, "", out, why, sizeof why));
+    assert_int_equal(out->train.data_count, 1);
+    f->job->loop.from_scratch = false; // from the best net, when there is one
+    assert_true(job_loop_make(f->job, 3, JOB_LOOP_TRAIN, "/o/b.nnue", out, why, sizeof why));
+    assert_string_equal(out->train.init, "/o/b.nnue");
+    f->job->loop.from_scratch = true;
+    assert_true(job_loop_make(f->job, 3, JOB_LOOP_GATE, "", out, why, sizeof why));
+    assert_int_equal(out->kind, JOB_SPRT);
+    assert_int_equal(out->player_count, 2);
+    assert_string_equal(out->players[0].cfg.name, "new");
+    assert_string_equal(out->players[0].cfg.options[1].value, "/o/gen-003/train/net.nnue");
+    assert_string_equal(out->players[1].cfg.name, "best");
+    assert_int_equal(out->players[1].cfg.option_count, 1); // the engine's own net
+    assert_int_equal(out->players[0].tc.nodes, 500);
+    assert_int_equal(out->rounds, 31);
+    assert_true(out->sprt.enabled && out->sprt.elo0 == -5 && out->sprt.elo1 == 5);
+    free(out);
+    char text[1024];
+    snprintf(text, sizeof text, "%s[engine f]\n", base);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "a loop job's one builtin engine"));
+    snprintf(text, sizeof text, "%s[train]\ndata = a.xqp\n", base);
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[train] data: a loop trains on its own"));
+    snprintf(text, sizeof text, "%s[sprt]\n[loop]\n", base);
+    assert_int_not_equal(load_text(f, text), JOB_OK);
 }
 
 /// A net file (option.EvalFile) named by a relative path is the job file's, like params, so a
@@ -1904,6 +1963,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_train_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval_weights_need_use_nnue, setup, teardown),
         cmocka_unit_test(test_keys_documented),
+        cmocka_unit_test_setup_teardown(test_loop_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_rows_refuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kind_rows, setup, teardown),

@@ -112,6 +112,34 @@ NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, cons
 
 // ---- A whole run ---------------------------------------------------------------------------
 
+/// m's weights from the net at path (the export's quantization undone): the start of a run
+/// that goes on from an earlier net. NNUE_TRAIN_ERR_CONFIG when its shape is not m's.
+static NnueTrainStatus model_from_net(NnueModel *m, const char *path, char *why, size_t why_len)
+{
+    NnueNet net;
+    char msg[256];
+    memset(&net, 0, sizeof net);
+    if (nnue_load_file(&net, path, msg, sizeof msg) != NNUE_OK)
+        return fail(NNUE_TRAIN_ERR_DATA, why, why_len, "the start net %s: %s", path, msg);
+    NnueTrainStatus st = NNUE_TRAIN_OK;
+    if (net.hidden != m->hidden || net.scale != NNUE_SCALE || net.qa <= 0 || net.qb <= 0)
+        st = fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                  "the start net %s has %d hidden units (scale %d): not this run's %d (scale %d)",
+                  path, net.hidden, (int)net.scale, m->hidden, NNUE_SCALE);
+    size_t h = (size_t)m->hidden;
+    double qa = net.qa, qb = net.qb;
+    for (size_t i = 0; st == NNUE_TRAIN_OK && i < NNUE_FEATURES * h; i++)
+        m->ft_w[i] = (float)(net.ft_weight[i] / qa);
+    for (size_t i = 0; st == NNUE_TRAIN_OK && i < h; i++)
+        m->ft_b[i] = (float)(net.ft_bias[i] / qa);
+    for (size_t i = 0; st == NNUE_TRAIN_OK && i < 2 * h; i++)
+        m->out_w[i] = (float)(net.out_weight[i] / qb);
+    if (st == NNUE_TRAIN_OK)
+        *m->out_b = (float)(net.out_bias / (qa * qb));
+    nnue_free(&net);
+    return st;
+}
+
 static bool reduce(const NnueTrainConfig *cfg, double *buf, int n)
 {
     return !cfg->reduce || cfg->reduce(cfg->reduce_ctx, buf, n);
@@ -221,6 +249,8 @@ NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why,
     NnueModel m = {0};
     if (st == NNUE_TRAIN_OK && nnue_model_init(&m, cfg->hidden, cfg->seed) != NNUE_TRAIN_OK)
         st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    if (st == NNUE_TRAIN_OK && run->init)
+        st = model_from_net(&m, run->init, why, why_len);
     // Every rank reaches nnue_train (its collectives) or none: a rank 0 failure is said.
     double bad = st != NNUE_TRAIN_OK;
     if (!reduce(cfg, &bad, 1))

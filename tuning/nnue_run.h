@@ -27,6 +27,8 @@ typedef struct {
     const char *net;         // file name in dir (or an absolute path): net.nnue
     const char *loss;        // train-loss.csv
     const char *description; // written into the net's header (16 bytes kept)
+    const char *init;        // a net whose weights the model starts from (NULL: cfg.seed's);
+                             // its hidden width must be cfg.hidden (a checkpoint still wins)
     NnueTrainConfig cfg;     // the settings, reduce, stop, log, on_epoch (the rest is filled here)
     int rank, ranks;
 } NnueTrainRun;
