@@ -495,6 +495,27 @@ static int verify_same_files(Run *v, Link *link, char *why, size_t why_len)
     return ok && h == h0 ? 0 : 1;
 }
 
+/// Drops what a finished step left on the link: a worker that said BYE may still have a STOP
+/// queued (the answer to its last REQUEST), which the next step's worker would read as its
+/// own. Every rank, twice after a collective, so what was sent before it has arrived.
+static void run_link_flush(Link *link)
+{
+    for (int round = 0; round < 2; round++) {
+        (void)link_all_ok(link, true);
+        int src;
+        LinkTag tag;
+        void *data = NULL;
+        size_t len;
+        LinkStatus st;
+        while ((st = link_poll(link, LINK_TAG_NB, &src, &tag, &data, &len)) != LINK_NONE &&
+               st != LINK_ERR_MPI) {
+            if (st == LINK_OK)
+                free(data);
+            data = NULL;
+        }
+    }
+}
+
 /// [verify]: once the tuning is complete on every rank, the SPRT of the tuned weights against
 /// the start weights, as a sprt job in output.dir/verify on the same ranks (job_verify.h). Its
 /// own journal resumes it: a run killed during the SPRT, resumed, replays the finished tuning
@@ -505,6 +526,7 @@ static int run_verify(Run *run, Link *link, int rc)
     int rank = link_rank(link);
     if (!link_all_ok(link, rc == 0))
         return rc ? rc : 1; // the tuning did not finish: nothing to verify
+    run_link_flush(link);   // nothing sends before the next collective (after the start weights)
     char why[1024] = "";
     Run *v = calloc(1, sizeof *v);
     int vrc = 0;
@@ -564,27 +586,6 @@ static int run_verify(Run *run, Link *link, int rc)
         free(v);
     }
     return vrc;
-}
-
-/// Drops what a finished step left on the link: a worker that said BYE may still have a STOP
-/// queued (the answer to its last REQUEST), which the next step's worker would read as its
-/// own. Every rank, twice after a collective, so what was sent before it has arrived.
-static void run_link_flush(Link *link)
-{
-    for (int round = 0; round < 2; round++) {
-        (void)link_all_ok(link, true);
-        int src;
-        LinkTag tag;
-        void *data = NULL;
-        size_t len;
-        LinkStatus st;
-        while ((st = link_poll(link, LINK_TAG_NB, &src, &tag, &data, &len)) != LINK_NONE &&
-               st != LINK_ERR_MPI) {
-            if (st == LINK_OK)
-                free(data);
-            data = NULL;
-        }
-    }
 }
 
 /// One step of a loop (job_loop.h) as a job of its own on every rank, as run_verify runs the
