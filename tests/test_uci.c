@@ -25,9 +25,11 @@
 #include "uci.h"
 
 enum {
-    WAIT_MS = 5000,   // generous: only a broken engine waits this long
-    QUIET_MS = 200,   // how long "nothing happens" is watched for
-    PROMPT_MS = 1000, // what "promptly" means for quit and stop
+    WAIT_MS = 20000, // generous: only a broken engine waits this long
+    QUIET_MS = 200,  // how long "nothing happens" is watched for
+    // An infinite search that ignored stop or quit would never answer: the bound only has to
+    // tell "never" from "late", and ThreadSanitizer on a loaded machine took over 1 s.
+    PROMPT_MS = 20000,
     LINES_MAX = 4096
 };
 
