@@ -38,10 +38,10 @@
 #include "worker.h"
 
 enum {
-    UNITS_MAX = 256, // unit ids the fake kinds keep track of
-    GUARD_MS = 5000, // a run not ended by then is stuck: the test interrupts it
-    QUIET_MS = 300,  // a worker that has not asked for work by then will not ask
-    POLL_MS = 1,     // the coordinator's idle sleep
+    UNITS_MAX = 256,  // unit ids the fake kinds keep track of
+    GUARD_MS = 30000, // a run not ended by then is stuck (generous: TSan on a loaded machine)
+    QUIET_MS = 300,   // a worker that has not asked for work by then will not ask
+    POLL_MS = 1,      // the coordinator's idle sleep
 };
 
 #define JOB_ID       0x10095ull // the job id on the wire
