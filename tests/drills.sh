@@ -87,6 +87,14 @@ eng=(--set engine.new.proto=uci --set engine.new.cmd="$xq" --set engine.new.args
 dir=$work/engine
 "${mpi[@]}" "$xq" run "$job" "${sets[@]}" "${eng[@]}" --set output.dir="$dir" >"$work/engine.log" 2>&1 &
 mp=$!
+# Kills start once a pair is journaled: a kill during a rank's start-up engine check (options,
+# bench) is a refused engine, which ends the run by design, not a crash in a game.
+size0=
+for _ in $(seq 1200); do
+    [[ -z $size0 && -s $dir/journal.xqj ]] && size0=$(stat -c %s "$dir/journal.xqj")
+    [[ -n $size0 ]] && (($(stat -c %s "$dir/journal.xqj") > size0)) && break
+    sleep 0.05
+done
 engine_kills=0
 for ((tries = 0; engine_kills < kills && tries < 40 && $(jobs -r | wc -l) > 0; tries++)); do
     pause
