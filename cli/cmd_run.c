@@ -516,6 +516,18 @@ static void run_link_flush(Link *link)
     }
 }
 
+/// Frees a run made from another on the same ranks ([verify]'s SPRT, a loop's step); NULL: no-op.
+static void run_derived_free(Run *v)
+{
+    if (!v)
+        return;
+    free(v->identity);
+    files_unlock(&v->lock);
+    if (v->plan)
+        v->kind->worker->plan_free(v->plan);
+    free(v);
+}
+
 /// [verify]: once the tuning is complete on every rank, the SPRT of the tuned weights against
 /// the start weights, as a sprt job in output.dir/verify on the same ranks (job_verify.h). Its
 /// own journal resumes it: a run killed during the SPRT, resumed, replays the finished tuning
@@ -578,13 +590,7 @@ static int run_verify(Run *run, Link *link, int rc)
     } else if (vrc == 0) {
         vrc = 2; // another rank failed and said why
     }
-    if (v) {
-        free(v->identity);
-        files_unlock(&v->lock);
-        if (v->plan)
-            v->kind->worker->plan_free(v->plan);
-        free(v);
-    }
+    run_derived_free(v);
     return vrc;
 }
 
@@ -648,13 +654,7 @@ static int run_loop_step(Run *run, Link *link, const LoopNext *nx)
     } else if (vrc == 0) {
         vrc = 2; // another rank failed and said why
     }
-    if (v) {
-        free(v->identity);
-        files_unlock(&v->lock);
-        if (v->plan)
-            v->kind->worker->plan_free(v->plan);
-        free(v);
-    }
+    run_derived_free(v);
     return vrc;
 }
 
