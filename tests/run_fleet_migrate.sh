@@ -7,13 +7,14 @@
 # and the second, below its share, drains and goes on with 2; when the second ends, the
 # first drains again and goes on with all 3. Both tests end with exactly the totals and PGN
 # results of solo runs of their jobs (fixed nodes: the same games), nothing lost or doubled,
-# and their records say no worker is left on them.
+# and their records say no worker is left on them. XQ_ROUNDS_A and XQ_ROUNDS_B (pairs, 200
+# and 60) must let b outlive the moves above and a outlive b.
 set -u
 xq=$1 jobs=$2
 source "$(dirname "$0")/fleet_lib.sh"
 job=$jobs/sprt-weights.ini
 base=(--set job.kind=match --set job.concurrency=1 --set "time.nodes=${XQ_FLEET_NODES:-500}")
-"$xq" submit "$q" "$job" "${base[@]}" --set job.rounds=40 --name a >/dev/null || fail "submit a"
+"$xq" submit "$q" "$job" "${base[@]}" --set job.rounds="${XQ_ROUNDS_A:-200}" --name a >/dev/null || fail "submit a"
 timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$xq" fleet "$q" --until-empty \
     --settle 2 >"$work/f.log" 2>&1 &
 pid=$!
@@ -23,13 +24,13 @@ for _ in $(seq 1200); do
     sleep 0.05
 done
 (($(journal_size 0001) > 0)) || fail "the first test did not start: $(tail -5 "$log")"
-"$xq" submit "$q" "$job" "${base[@]}" --set job.rounds=10 --name b >/dev/null || fail "submit b"
+"$xq" submit "$q" "$job" "${base[@]}" --set job.rounds="${XQ_ROUNDS_B:-60}" --name b >/dev/null || fail "submit b"
 for _ in $(seq 1200); do
     grep -q '^xqforge fleet: test 0002 (b, match) on 1 worker rank$' "$log" && break
     sleep 0.05
 done
 "$xq" set "$q" 0002 throughput=200 >/dev/null || fail "set 0002"
-wait $pid || fail "the fleet: exit $?: $(tail -5 "$log")"
+wait $pid || fail "the fleet: exit $?: $(cat "$log")"
 expect() { # expect LINE WHAT: LINE is in the fleet's log
     grep -qx "xqforge fleet: $1" "$log" || fail "$2: $(grep 'test 000' "$log" | tr '\n' '|')"
 }
@@ -53,9 +54,9 @@ for t in 0001 0002; do
 done
 totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml, .pairs_done]' "$1"; }
 results() { grep -o '^\[Result "[^"]*"\]' "$1" | sort | uniq -c | tr -s ' ' | tr '\n' ' '; }
-for t in "0001 40" "0002 10"; do
+for t in "0001 ${XQ_ROUNDS_A:-200}" "0002 ${XQ_ROUNDS_B:-60}"; do
     set -- $t
-    timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$xq" run "$job" "${base[@]}" \
+    timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$xq" run "$job" "${base[@]}" \
         --set job.rounds="$2" --set output.dir="$work/solo-$1" >"$work/solo-$1.log" 2>&1 ||
         fail "solo $1: $(tail -3 "$work/solo-$1.log")"
     [[ $(totals "$q/tests/$1/result.json") == "$(totals "$work/solo-$1/result.json")" ]] ||
