@@ -22,6 +22,7 @@
 
 #include "bench.h"
 #include "books.h"
+#include "doe_coord.h"
 #include "commands.h"
 #include "coord_job.h"
 #include "datagen.h"
@@ -41,6 +42,7 @@
 #include "texel_fit.h"
 #include "verify.h"
 #include "work_book.h"
+#include "work_doe.h"
 #include "work_datagen.h"
 #include "work_games.h"
 #include "worker.h"
@@ -161,6 +163,7 @@ static const RunKind RUN_KINDS[JOB_KIND_NB] = {
     [JOB_TEXEL] = {NULL, NULL, texel_fit_job},
     [JOB_TRAIN] = {NULL, NULL, nnue_fit_job},
     [JOB_LOOP] = {NULL, NULL, NULL}, // run_loop: its steps are jobs of the kinds above
+    [JOB_DOE] = {&work_doe_def, &coord_doe_def, NULL},
 };
 
 /// Every rank's view of the job.

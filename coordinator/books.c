@@ -323,7 +323,7 @@ static int books_finish(void *b, const CoordState *st) { return books_coord_fini
 
 void books_coord_kind(BooksCoord *b, CoordKind *out)
 {
-    *out = (CoordKind){b,    WIRE_BOOK,      books_check, books_count, NULL,
+    *out = (CoordKind){b,    WIRE_BOOK,      books_check, books_count, NULL,        NULL,
                        NULL, books_complete, books_tick,  books_start, books_finish};
 }
 

@@ -217,6 +217,8 @@ static bool give_units(Coordinator *c, int r, int n)
 {
     // One WORK message holds at most WIRE_MAX_PAIRS_PER_WORK units (the wire's bound).
     WireWork work = {.job_id = c->cfg.job_id};
+    if (c->kind.unit_limit)
+        c->sched.limit = c->kind.unit_limit(c->kind.ctx);
     work.unit_count = schedule_take(&c->sched, work.unit_ids,
                                     n < WIRE_MAX_PAIRS_PER_WORK ? n : WIRE_MAX_PAIRS_PER_WORK);
     if (work.unit_count == 0)
@@ -542,7 +544,8 @@ static void commit_batch(Coordinator *c)
     msgpack_sbuffer_clear(&c->batch_bytes);
     if (counted && c->kind.tick)
         c->kind.tick(c->kind.ctx, &c->st, false);
-    if (c->serve_later) {
+    // A kind that holds units back may have let some go (a DOE round ended).
+    if (c->serve_later || (counted && c->kind.unit_limit)) {
         c->serve_later = false;
         serve_waiting(c);
     }

@@ -114,6 +114,10 @@ typedef struct {
     /// Before a WORK is sent (may be NULL): attach what it needs, journaling it first through
     /// coord_journal_extra. false with why: the run cannot go on.
     bool (*attach)(void *ctx, Coordinator *c, WireWork *work, char *why, size_t why_len);
+    /// Units with this id or above are not handed out yet (may be NULL: none held back): a
+    /// kind whose units are made as the run goes (a DOE book's rounds). Asked before every
+    /// WORK; ranks that wait are served again after each counted batch.
+    uint64_t (*unit_limit)(void *ctx);
     /// Whether the job is complete (by its limit or its verdict); *abandon: the units in
     /// progress are not needed (a verdict), else the workers finish them.
     bool (*complete)(void *ctx, const CoordState *st, bool *abandon, char *verdict,

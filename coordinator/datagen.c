@@ -324,7 +324,7 @@ static int datagen_finish(void *d, const CoordState *st) { return datagen_coord_
 
 void datagen_coord_kind(DatagenCoord *d, CoordKind *out)
 {
-    *out = (CoordKind){d,    WIRE_DATAGEN,     datagen_check, datagen_count, NULL,
+    *out = (CoordKind){d,    WIRE_DATAGEN,     datagen_check, datagen_count, NULL,          NULL,
                        NULL, datagen_complete, datagen_tick,  datagen_start, datagen_finish};
 }
 

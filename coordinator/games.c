@@ -438,16 +438,9 @@ static int games_finish(void *g, const CoordState *st) { return games_coord_fini
 
 void games_coord_kind(GamesCoord *g, CoordKind *out)
 {
-    *out = (CoordKind){g,
-                       WIRE_RESULT,
-                       games_check,
-                       games_count,
-                       games_replay_extra,
-                       games_attach,
-                       games_complete,
-                       games_tick,
-                       games_start,
-                       games_finish};
+    *out = (CoordKind){
+        g,    WIRE_RESULT,    games_check, games_count, games_replay_extra, games_attach,
+        NULL, games_complete, games_tick,  games_start, games_finish};
 }
 
 static void *games_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t why_len)

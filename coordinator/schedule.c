@@ -13,6 +13,7 @@ int schedule_init(Schedule *s, uint64_t total)
 {
     s->total = total;
     s->done = s->next = 0;
+    s->limit = total;
     s->state = calloc(total ? total : 1, 1);
     return s->state ? 0 : -1;
 }
@@ -28,7 +29,8 @@ int schedule_take(Schedule *s, uint64_t *ids, int max)
     // Increasing ids, skipping the pairs the journal's replay already finished: the lowest go
     // first, so a kind that commits in unit order (books) waits as little as possible.
     int n = 0;
-    while (n < max && s->next < s->total) {
+    uint64_t end = s->limit < s->total ? s->limit : s->total;
+    while (n < max && s->next < end) {
         uint64_t id = s->next++;
         if (s->state[id] == TO_PLAY) {
             s->state[id] = HANDED_OUT;

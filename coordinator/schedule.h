@@ -10,6 +10,7 @@
 typedef struct {
     uint8_t *state; // per pair: 0 to play, 1 handed out, 2 done
     uint64_t total, done, next;
+    uint64_t limit; // ids at or above it are not handed out yet (total after init)
 } Schedule;
 
 /// 0, or -1 when out of memory.

@@ -26,7 +26,7 @@
 // In Section's order; job_keys.def's section column is these names.
 static const char *const SECTION_NAMES[SEC_NB] = {
     "job",  "engine", "each",  "time",    "openings", "adjudication", "sprt",  "output", "report",
-    "book", "spsa",   "texel", "datagen", "train",    "verify",       "build", "loop"};
+    "book", "spsa",   "texel", "datagen", "train",    "verify",       "build", "loop",   "doe"};
 // In the enums' order (JobSprtModel, JobReportMethod): a name's index is its value.
 static const char *const MODEL_NAMES[JOB_SPRT_MODEL_NB] = {"normalized", "logistic"};
 static const char *const METHOD_NAMES[JOB_REPORT_METHOD_NB] = {"post", "put", "multipart"};

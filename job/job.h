@@ -49,6 +49,7 @@ typedef enum {
     JOB_DATAGEN, // NNUE training positions from self-play ([datagen])
     JOB_TRAIN,   // an NNUE net trained on positions files ([train])
     JOB_LOOP,    // generations of datagen, train and a gate SPRT ([loop], job_loop.h)
+    JOB_DOE,     // an opening book grown by drop-out expansion ([doe], games/doe.h)
     JOB_KIND_NB
 } JobKind;
 /// The same order as SprtModel (coordinator/stats.h), so a cast converts.
@@ -203,6 +204,24 @@ typedef struct {
         char html[JOB_TEXT_MAX];      // empty: no HTML report
         char wdl_model[JOB_TEXT_MAX]; // a WDL model (tuning/wdl.h); empty: no draw window
     } book;
+    // Drop-out expansion (kind = doe): the [doe] section, jobs/README.md, games/doe.h
+    struct {
+        int64_t nodes;             // positions scored by search before the tree stops growing
+        int round;                 // leaves expanded per round (the parallel part)
+        double alpha;              // priority per cp of drop-out (Lincke's / Fuego's alpha)
+        int width, widen;          // children considered: width + visits / widen
+        int depth;                 // the search that scores each child
+        int hash_mb;               // per search thread
+        int plies_min, plies_max;  // exits from plies_min; no expansion at plies_max
+        int score_min, score_max;  // the exits' window, cp, Red's view
+        double draw_min, draw_max; // the draw-rate window, 0..1 (with wdl_model)
+        int margin;                // cp below the best: a move of the move books
+        char wdl_model[JOB_TEXT_MAX];
+        char epd[JOB_TEXT_MAX]; // file names in output.dir
+        char moves[JOB_TEXT_MAX];
+        char dat[JOB_TEXT_MAX];
+        char tree[JOB_TEXT_MAX];
+    } doe;
     // SPSA (kind = spsa): the [spsa] section. Exactly one builtin engine, whose weights give
     // the start of parameters listed by `params`; it plays itself as "plus" and "minus".
     struct {

@@ -36,6 +36,7 @@ typedef enum {
     SEC_VERIFY,
     SEC_BUILD,
     SEC_LOOP,
+    SEC_DOE,
     SEC_NB
 } Section;
 

@@ -96,6 +96,30 @@ static bool validate_texel(JobCtx *c)
 }
 
 /// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
+/// A DOE book searches with the builtin engine; its windows must not be empty.
+static bool validate_doe(JobCtx *c)
+{
+    const JobConfig *j = c->job;
+    if (!no_engines(c, "a doe job searches with the builtin engine: remove the engine sections"))
+        return false;
+    if (j->doe.plies_min > j->doe.plies_max)
+        return ctx_fail(c, JOB_ERR_VALUE, "doe", "plies_max",
+                        "plies_min (%d) is above plies_max (%d)", j->doe.plies_min,
+                        j->doe.plies_max);
+    if (j->doe.score_min > j->doe.score_max)
+        return ctx_fail(c, JOB_ERR_VALUE, "doe", "score_max",
+                        "score_min (%d) is above score_max (%d)", j->doe.score_min,
+                        j->doe.score_max);
+    if (j->doe.draw_min > j->doe.draw_max)
+        return ctx_fail(c, JOB_ERR_VALUE, "doe", "draw_max",
+                        "draw_min (%.12g) is above draw_max (%.12g)", j->doe.draw_min,
+                        j->doe.draw_max);
+    if (!j->doe.wdl_model[0] && (j->doe.draw_min > 0 || j->doe.draw_max < 1))
+        return ctx_fail(c, JOB_ERR_VALUE, "doe", "wdl_model",
+                        "draw_min/draw_max need a model: set doe.wdl_model (xqforge wdl fit)");
+    return true;
+}
+
 static bool validate_datagen(JobCtx *c)
 {
     JobConfig *j = c->job;
@@ -265,6 +289,13 @@ static uint64_t units_book(const JobConfig *j)
     return (uint64_t)((max + j->book.unit - 1) / j->book.unit);
 }
 
+static uint64_t units_doe(const JobConfig *j)
+{
+    // A unit expands one leaf and scores at least one child, so the budget of scored positions
+    // bounds the units; a round may start below the budget and end a round's worth past it.
+    return (uint64_t)j->doe.nodes + (uint64_t)j->doe.round;
+}
+
 static uint64_t units_datagen(const JobConfig *j)
 {
     // Without max_games, as many games as positions wanted: a bound the run meets only if its
@@ -337,6 +368,16 @@ static void outputs_book(const JobConfig *j, JobOutput *out, int *n, char *scrat
     out_add(out, n, "book", "epd", j->book.epd, NULL);
     out_add(out, n, "book", "moves", j->book.moves, NULL);
     out_add(out, n, "book", "html", j->book.html, NULL);
+}
+
+static void outputs_doe(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
+{
+    (void)scratch, (void)len;
+    out_journal(j, out, n);
+    out_add(out, n, "doe", "epd", j->doe.epd, NULL);
+    out_add(out, n, "doe", "moves", j->doe.moves, NULL);
+    out_add(out, n, "doe", "dat", j->doe.dat, NULL);
+    out_add(out, n, "doe", "tree", j->doe.tree, NULL);
 }
 
 static void outputs_datagen(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
@@ -432,6 +473,14 @@ static IdentityStatus identity_book(Identity *id, const JobConfig *j, uint64_t b
     }
     int64_t max_candidates = b->max_candidates ? b->max_candidates : 100 * (int64_t)b->positions;
     return identity_addf(id, "book.max_candidates", "%lld", (long long)max_candidates);
+}
+
+/// DOE: the rules first, the tree's settings as rows, the bench signature of the search last.
+static IdentityStatus identity_doe(Identity *id, const JobConfig *j, uint64_t bench, const char *at)
+{
+    if (!at)
+        return identity_addf(id, "doe.bench", "%llu", (unsigned long long)bench);
+    return identity_add_rules(id, &j->rules);
 }
 
 /// Texel: which weights are fitted (all, or their count and a hash of their names), the fit
@@ -585,6 +634,13 @@ static const JobKindDef KINDS[] = {
                   .checkpoint = "history.json",
                   .outputs = outputs_loop,
                   .validate = validate_loop},
+    [JOB_DOE] = {.name = "doe",
+                 .section = "doe",
+                 .engines = JOB_ENGINES_NONE,
+                 .units_total = units_doe,
+                 .outputs = outputs_doe,
+                 .validate = validate_doe,
+                 .identity_extra = identity_doe},
 };
 _Static_assert(sizeof KINDS / sizeof KINDS[0] == JOB_KIND_NB, "a row for every JobKind");
 

@@ -207,6 +207,12 @@ static WireStatus check_work(WireCtx *c, const WireWork *m)
     WireStatus st = check_distinct(c, m->unit_ids, m->unit_count, sizeof m->unit_ids[0]);
     if (st)
         return st;
+    if (m->fen_count != 0 && m->fen_count != m->unit_count)
+        return wire_fail(c, WIRE_ERR_FIELD, "%d positions for %d units", m->fen_count,
+                         m->unit_count);
+    for (int i = 0; i < m->fen_count; i++)
+        if (!memchr(m->fen[i], 0, sizeof m->fen[i]) || !m->fen[i][0])
+            return wire_fail(c, WIRE_ERR_FIELD, "position %d: empty or not terminated", i);
     const WireSpsaStep *s = &m->spsa;
     if (s->count < 0 || s->count > WIRE_MAX_SPSA_PARAMS)
         return wire_fail(c, WIRE_ERR_FIELD, "spsa: %d parameters", s->count);
@@ -452,17 +458,9 @@ static WireStatus body_request(msgpack_packer *pk, const WireRequest *m)
     return WIRE_OK;
 }
 
-static WireStatus body_work(msgpack_packer *pk, const WireWork *m)
+/// An SPSA step, or nil: every job but SPSA sends WORK without one, and a byte is enough.
+static WireStatus body_spsa(msgpack_packer *pk, const WireSpsaStep *s)
 {
-    WireStatus st = pack_envelope(pk, WIRE_WORK, 3);
-    if (st)
-        return st;
-    PACK(msgpack_pack_uint64(pk, m->job_id));
-    PACK(msgpack_pack_array(pk, (size_t)m->unit_count));
-    for (int i = 0; i < m->unit_count; i++)
-        PACK(msgpack_pack_uint64(pk, m->unit_ids[i]));
-    // nil, not an empty step: every job but SPSA sends WORK without one, and a byte is enough.
-    const WireSpsaStep *s = &m->spsa;
     if (s->count == 0)
         return msgpack_pack_nil(pk) ? WIRE_ERR_PACK : WIRE_OK;
     // Three columns (ids, plus, minus) rather than triples: one array header each.
@@ -475,6 +473,27 @@ static WireStatus body_work(msgpack_packer *pk, const WireWork *m)
             PACK(k == 0 ? msgpack_pack_uint16(pk, ((const uint16_t *)cols[k])[i])
                         : msgpack_pack_int32(pk, ((const int32_t *)cols[k])[i]));
     }
+    return WIRE_OK;
+}
+
+static WireStatus body_work(msgpack_packer *pk, const WireWork *m)
+{
+    WireStatus st = pack_envelope(pk, WIRE_WORK, 4);
+    if (st)
+        return st;
+    PACK(msgpack_pack_uint64(pk, m->job_id));
+    PACK(msgpack_pack_array(pk, (size_t)m->unit_count));
+    for (int i = 0; i < m->unit_count; i++)
+        PACK(msgpack_pack_uint64(pk, m->unit_ids[i]));
+    st = body_spsa(pk, &m->spsa);
+    if (st)
+        return st;
+    // nil when the units need no position (every kind but a DOE book).
+    if (m->fen_count == 0)
+        return msgpack_pack_nil(pk) ? WIRE_ERR_PACK : WIRE_OK;
+    PACK(msgpack_pack_array(pk, (size_t)m->fen_count));
+    for (int i = 0; i < m->fen_count; i++)
+        PACK(pack_text(pk, m->fen[i]));
     return WIRE_OK;
 }
 

@@ -17,7 +17,7 @@
 #define WIRE_MAGIC "XQ"
 
 enum {
-    WIRE_VERSION = 7,                 // bumped on any change to a body layout
+    WIRE_VERSION = 8,                 // bumped on any change to a body layout
     WIRE_MAX_MESSAGE = 4 << 20,       // bytes, checked before parsing and after packing
     WIRE_MAX_PAIRS_PER_WORK = 64,     // pair ids in a WORK, pair results in a RESULT
     WIRE_MAX_GAMES_PER_PAIR = 2,      // a pair result holds 1 or 2 games
@@ -119,6 +119,10 @@ typedef struct {
     int unit_count; // 1..WIRE_MAX_PAIRS_PER_WORK, ids distinct (pair ids in a games job)
     uint64_t unit_ids[WIRE_MAX_PAIRS_PER_WORK];
     WireSpsaStep spsa;
+    // A position per unit, in unit_ids' order (a DOE book job: the leaf each unit expands);
+    // fen_count is 0 (none) or unit_count.
+    int fen_count;
+    char fen[WIRE_MAX_PAIRS_PER_WORK][WIRE_MAX_FEN + 1];
 } WireWork;
 
 typedef struct {

@@ -214,7 +214,8 @@ static WireStatus decode_request(WireCtx *c, const msgpack_object *f, WireReques
     return WIRE_OK;
 }
 
-/// WORK: the unit ids, then nil or an SPSA step whose three columns must be equally long.
+/// WORK: the unit ids, then nil or an SPSA step whose three columns must be equally long,
+/// then nil or a position per unit.
 static WireStatus decode_work(WireCtx *c, const msgpack_object *f, WireWork *m)
 {
     const msgpack_object *ids = NULL;
@@ -246,6 +247,15 @@ static WireStatus decode_work(WireCtx *c, const msgpack_object *f, WireWork *m)
             }
         }
         m->spsa.count = count;
+    }
+    m->fen_count = 0;
+    if (f[3].type != MSGPACK_OBJECT_NIL) {
+        const msgpack_object *fens = NULL;
+        int n = 0;
+        GET(get_array(c, &f[3], "positions", m->unit_count, m->unit_count, &fens, &n));
+        for (int i = 0; i < n; i++)
+            GET(get_text(c, &fens[i], "position", m->fen[i], sizeof m->fen[i]));
+        m->fen_count = n;
     }
     return WIRE_OK;
 }
@@ -407,7 +417,7 @@ static WireStatus decode_body(WireCtx *c, const msgpack_object *f, WireMessage *
 
 /// Body field counts per kind (the layouts of proto/README.md).
 static const uint32_t body_fields[WIRE_KIND_NB] = {
-    [WIRE_HELLO] = 8, [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 3,    [WIRE_RESULT] = 6,
+    [WIRE_HELLO] = 8, [WIRE_REFUSE] = 1, [WIRE_REQUEST] = 2, [WIRE_WORK] = 4,    [WIRE_RESULT] = 6,
     [WIRE_STOP] = 2,  [WIRE_BYE] = 3,    [WIRE_BOOK] = 7,    [WIRE_DATAGEN] = 9,
 };
 

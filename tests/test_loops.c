@@ -365,8 +365,8 @@ static Run *run_new(const Fixture *f, int size, uint64_t units, WireKind kind)
     r->hub = channel_hub_new(size);
     assert_non_null(r->hub);
     r->fc.interrupt = &r->interrupt;
-    CoordKind k = {&r->fc,    kind,        fc_check, fc_count, NULL,
-                   fc_attach, fc_complete, fc_tick,  NULL,     NULL};
+    CoordKind k = {&r->fc, kind,        fc_check, fc_count, NULL, fc_attach,
+                   NULL,   fc_complete, fc_tick,  NULL,     NULL};
     CoordConfig cfg = {
         channel_hub_rank(r->hub, 0), JOB_ID, units, SIGNATURE, &r->interrupt, POLL_MS, 0, 0};
     r->c = coord_new(&cfg, &k);
@@ -1339,7 +1339,8 @@ static void test_resume(void **state)
 
     ChannelHub *h = channel_hub_new(2);
     FakeCoord fc = {0};
-    CoordKind k = {&fc, WIRE_BOOK, fc_check, fc_count, NULL, NULL, fc_complete, NULL, NULL, NULL};
+    CoordKind k = {&fc,  WIRE_BOOK,   fc_check, fc_count, NULL, NULL,
+                   NULL, fc_complete, NULL,     NULL,     NULL};
     CoordConfig cfg = {channel_hub_rank(h, 0), JOB_ID, UNITS, SIGNATURE, NULL, POLL_MS, 0, 0};
     Coordinator *c = coord_new(&cfg, &k);
     char path[128], why[512];

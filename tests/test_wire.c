@@ -227,6 +227,28 @@ static void test_roundtrip_small(void **state)
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     assert_int_equal(wire_pack(&m, &sb), WIRE_ERR_INVALID);
+
+    // A WORK with a position per unit (a DOE book's leaves): each comes back in its place, a
+    // 127-byte one whole; a count other than the units' is refused on packing.
+    m = (WireMessage){.kind = WIRE_WORK, .work = {.job_id = 9, .unit_count = 3}};
+    for (int i = 0; i < 3; i++) {
+        m.work.unit_ids[i] = (uint64_t)(10 + i);
+        snprintf(m.work.fen[i], sizeof m.work.fen[i], "%s",
+                 i == 1 ? "9/9/9/9/9/9/9/9/9/4K4 w - -"
+                        : "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - -");
+    }
+    memset(m.work.fen[2], 'p', WIRE_MAX_FEN);
+    m.work.fen[2][WIRE_MAX_FEN] = '\0';
+    m.work.fen_count = 3;
+    roundtrip(&m, &d);
+    assert_int_equal(d.work.fen_count, 3);
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(d.work.fen[i], m.work.fen[i]);
+    m.work.fen_count = 2;
+    assert_int_equal(wire_pack(&m, &sb), WIRE_ERR_INVALID);
+    m.work.fen_count = 3;
+    m.work.fen[0][0] = '\0';
+    assert_int_equal(wire_pack(&m, &sb), WIRE_ERR_INVALID);
     msgpack_sbuffer_destroy(&sb);
 
     m = (WireMessage){.kind = WIRE_STOP, .stop = {.code = WIRE_STOP_INTERRUPTED}};
@@ -530,7 +552,7 @@ static void test_oversized(void **state)
     static const char str32[] = "\xdb\x7f\xff\xff\xff"
                                 "abc";
     // Inside a real envelope: a WORK whose id list declares 2^32 - 1 entries.
-    static const char work[] = "\x94\xa2XQ\x07\x03\x93\x01\xdd\xff\xff\xff\xff\x01\x02";
+    static const char work[] = "\x94\xa2XQ\x08\x03\x94\x01\xdd\xff\xff\xff\xff\x01\x02";
     const struct {
         const char *data;
         size_t len;
@@ -767,8 +789,8 @@ static void test_envelope(void **state)
     assert_int_equal(unpack_status("\x01", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("\x90", 1), WIRE_ERR_MAGIC);
     assert_int_equal(unpack_status("", 0), WIRE_ERR_MALFORMED);
-    // A version-8 envelope of another length still reads as "version", not "magic".
-    static const char v2[] = "\x95\xa2XQ\x08\x00\x90\xc0";
+    // A version-9 envelope of another length still reads as "version", not "magic".
+    static const char v2[] = "\x95\xa2XQ\x09\x00\x90\xc0";
     assert_int_equal(unpack_status(v2, sizeof v2 - 1), WIRE_ERR_VERSION);
     msgpack_sbuffer_destroy(&b);
 }
@@ -792,11 +814,11 @@ static void test_trailing_and_encoding(void **state)
     }
     free_samples(bufs);
     // REQUEST [5, 2] with the 5 as uint8 (0xcc 0x05) instead of a fixint.
-    static const char ok[] = "\x94\xa2XQ\x07\x02\x92\x05\x02";
-    static const char wide[] = "\x94\xa2XQ\x07\x02\x92\xcc\x05\x02";
-    static const char wide_str[] = "\x94\xd9\x02XQ\x07\x02\x92\x05\x02";
-    static const char reserved[] = "\x94\xa2XQ\x07\x02\x92\xc1\x02";
-    static const char wide_bin[] = "\x94\xa2XQ\x07\x02\x92\x05\xc5\x00\x01\x00";
+    static const char ok[] = "\x94\xa2XQ\x08\x02\x92\x05\x02";
+    static const char wide[] = "\x94\xa2XQ\x08\x02\x92\xcc\x05\x02";
+    static const char wide_str[] = "\x94\xd9\x02XQ\x08\x02\x92\x05\x02";
+    static const char reserved[] = "\x94\xa2XQ\x08\x02\x92\xc1\x02";
+    static const char wide_bin[] = "\x94\xa2XQ\x08\x02\x92\x05\xc5\x00\x01\x00";
     assert_int_equal(unpack_status(wide_bin, sizeof wide_bin - 1), WIRE_ERR_MALFORMED);
     assert_int_equal(unpack_status(ok, sizeof ok - 1), WIRE_OK);
     assert_int_equal(unpack_status(wide, sizeof wide - 1), WIRE_ERR_MALFORMED);
