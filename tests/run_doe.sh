@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Drop-out expansion books (kind = doe) end to end, on a small tree at a shallow depth:
+# - one process (local search threads) and three ranks under mpirun grow the same tree, byte
+#   for byte (tree.txt, exits, move book, BOOK.DAT);
+# - a run killed with SIGKILL three times (rank 0, then worker rank 1, then rank 0 again) and
+#   resumed each time ends with exactly the tree and books of the uninterrupted run;
+# - the exits hold no position twice, no mirror pair, none in check, every value in the
+#   window; result.json's counts agree with tree.txt; BOOK.DAT probes like the move book.
+set -u
+xq=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi=(mpirun --oversubscribe --bind-to none -np 3)
+fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
+cat >"$work/doe.ini" <<'INI'
+[job]
+kind = doe
+name = test-doe
+concurrency = 1
+[doe]
+nodes = 4000
+round = 8
+depth = 3
+plies_max = 8
+plies_min = 2
+score_min = -80
+score_max = 80
+INI
+files=(tree.txt book.epd book.xqb BOOK.DAT)
+same() { # same DIR1 DIR2 WHAT
+    for f in "${files[@]}"; do
+        cmp -s "$1/$f" "$2/$f" || fail "$3: $f differs"
+    done
+}
+"$xq" run "$work/doe.ini" --set job.concurrency=2 --set output.dir="$work/a" >"$work/a.log" 2>&1 ||
+    fail "one-process run failed: $(tail -5 "$work/a.log")"
+"${mpi[@]}" "$xq" run "$work/doe.ini" --set output.dir="$work/b" >"$work/b.log" 2>&1 ||
+    fail "three-rank run failed: $(tail -5 "$work/b.log")"
+same "$work/a" "$work/b" "1 process and 3 ranks"
+
+# The figures: result.json against tree.txt, the exits against their rules.
+r=$work/b/result.json t=$work/b/tree.txt
+[[ $(jq .nodes "$r") == $(wc -l <"$t") ]] || fail "result.json's nodes $(jq .nodes "$r") != tree.txt's $(wc -l <"$t")"
+[[ $(jq .expansions "$r") == $(awk '$4 == "E"' "$t" | wc -l) ]] || fail "expansions disagree with tree.txt"
+(($(jq .scored "$r") >= 4000)) || fail "scored $(jq .scored "$r") below the budget"
+[[ $(jq .exits "$r") == $(wc -l <"$work/b/book.epd") ]] || fail "exits disagree with book.epd"
+(($(jq .exits "$r") > 20)) || fail "only $(jq .exits "$r") exits"
+(($(jq .transpositions "$r") > 0)) || fail "no transposition merged"
+[[ -z $(cut -d' ' -f1-2 "$work/b/book.epd" | sort | uniq -d) ]] || fail "an exit appears twice"
+awk '{ce = $6 + 0; red = $2 == "b" ? -ce : ce; if (red < -80 || red > 80) bad++} END {exit bad > 0}' \
+    "$work/b/book.epd" || fail "an exit outside the window"
+"$xq" book probe --book "$work/b/book.xqb" startpos >"$work/p1" || fail "probe of book.xqb failed"
+"$xq" book probe --book "$work/b/BOOK.DAT" startpos >"$work/p2" || fail "probe of BOOK.DAT failed"
+[[ $(grep -c '^  ' "$work/p1") -gt 3 ]] || fail "the move book has few root moves: $(cat "$work/p1")"
+diff <(awk '/^  /{print $1}' "$work/p1" | sort) <(awk '/^  /{print $1}' "$work/p2" | sort) >/dev/null ||
+    fail "BOOK.DAT's root moves differ from the move book's"
+"$xq" play -engine builtin name=a -engine builtin name=b -each depth=1 -rounds 2 -repeat \
+    -openings file="$work/b/book.epd" order=random >"$work/play.log" 2>&1 ||
+    fail "play with the exits failed: $(tail -3 "$work/play.log")"
+grep -q "skipped" "$work/play.log" && fail "play skipped exit lines"
+
+# Three kills, three resumes: the uninterrupted tree.
+kill_rank() { # kill_rank RANK BYTES: SIGKILL that rank once the journal passes BYTES
+    "${mpi[@]}" "$xq" run "$work/doe.ini" --set output.dir="$work/e" --set job.resume=auto >>"$work/e.log" 2>&1 &
+    local pid=$! killed=""
+    for _ in $(seq 3000); do
+        [[ $(stat -c %s "$work/e/journal.xqj" 2>/dev/null || echo 0) -gt $2 ]] && break
+        sleep 0.01
+    done
+    for p in $(pgrep -f "output.dir=$work/e"); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+            kill -KILL "$p" && killed=$p
+        fi
+    done
+    wait $pid 2>/dev/null
+    [[ -n $killed ]] || fail "could not find rank $1 to kill"
+}
+size=$(stat -c %s "$work/b/journal.xqj")
+kill_rank 0 $((size / 5))
+kill_rank 1 $((2 * size / 5))
+kill_rank 0 $((3 * size / 5))
+(($(stat -c %s "$work/e/journal.xqj") < size)) || fail "the kills came after the run's end"
+"${mpi[@]}" "$xq" run "$work/doe.ini" --set output.dir="$work/e" --resume >"$work/e2.log" 2>&1 ||
+    fail "the last resume failed: $(tail -5 "$work/e2.log")"
+grep -q '^Resuming: [1-9]' "$work/e2.log" || fail "the rerun did not resume: $(head -3 "$work/e2.log")"
+(($(grep -c "^Resuming: [1-9]" "$work/e.log") >= 2)) || fail "the killed runs did not resume: $(grep -c "^Resuming" "$work/e.log") resumes"
+same "$work/a" "$work/e" "killed three times and resumed"
+echo "doe: 1 process and 3 ranks identical ($(jq .nodes "$r") nodes, $(jq .exits "$r") exits), three SIGKILLs and resumes identical"
+echo "1 passed, 0 failed"
