@@ -219,6 +219,16 @@ ReportStatus loop_report_fill(Report *r, const JobConfig *t, const json_t *histo
     report_fact(r, "Elo against generation 0", "how",
                 "the sum of the promoted generations' gate Elo (each against the best net before "
                 "it); error: the square root of the sum of their squared 95%% errors");
+    // What a train step said of its kept epoch (no validation, or it never improved).
+    json_array_foreach(rows, i, row)
+    {
+        const char *note =
+            json_string_value(json_object_get(json_object_get(row, "train"), "note"));
+        char label[32];
+        snprintf(label, sizeof label, "generation %.0f", num(row, "generation"));
+        if (note)
+            report_fact(r, "Training notes", label, "%s", note);
+    }
     report_set(r, "state", json_string(complete ? "complete" : "running"));
     report_set(r, "loop",
                json_pack("{s:s, s:i, s:i, s:i, s:s?, s:s?, s:o, s:o, s:s}", "job", t->name,

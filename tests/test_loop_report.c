@@ -32,6 +32,7 @@ static const char HISTORY[] =
     "{\"generation\": 2, \"best_before\": \"aaaaaaaaaaaa\", \"positions\": 1001,"
     " \"filters\": {\"capture\": 31, \"in_check\": 8, \"kept\": 1001, \"seen\": 1101, \"wdl\": 2},"
     " \"train\": {\"best_epoch\": 1, \"epochs\": 4, \"loss\": 0.125, \"val_loss\": 0.375,"
+    "  \"note\": \"the validation loss never improved after epoch 1\","
     "  \"quant_mean_cp\": null, \"quant_max_cp\": null},"
     " \"gate\": {\"state\": \"H0 accepted\", \"games\": 300, \"wins\": 60, \"losses\": 64,"
     "  \"draws\": 176, \"elo\": -5.0, \"error\": 10.0, \"llr\": -2.96, \"lower\": -2.94,"
@@ -99,7 +100,8 @@ static void test_chain(void **state)
     const json_t *gens = json_object_get(rec, "generations");
     assert_int_equal(json_array_size(gens), 4);
     static const double ELO[] = {30, 30, 50}, ERR[] = {12, 12, 15};
-    for (size_t i = 0; i < 3; i++) {
+    size_t i;
+    for (i = 0; i < 3; i++) {
         const json_t *g = json_array_get(gens, i);
         assert_int_equal(json_integer_value(json_object_get(g, "generation")), (int)i + 1);
         assert_true(fabs(json_number_value(json_object_get(g, "elo_vs_gen0")) - ELO[i]) < 1e-9);
@@ -114,6 +116,19 @@ static void test_chain(void **state)
     assert_int_equal(json_integer_value(json_object_get(loop, "promoted")), 2);
     assert_int_equal(json_integer_value(json_object_get(loop, "rejected")), 1);
     assert_string_equal(json_string_value(json_object_get(rec, "state")), "running");
+    // The train step's note on its kept epoch is said, once, for its generation.
+    int notes = 0;
+    const json_t *f;
+    json_array_foreach(json_object_get(rec, "facts"), i, f)
+    {
+        if (strcmp(json_string_value(json_object_get(f, "group")), "Training notes"))
+            continue;
+        notes++;
+        assert_string_equal(json_string_value(json_object_get(f, "label")), "generation 2");
+        assert_string_equal(json_string_value(json_object_get(f, "text")),
+                            "the validation loss never improved after epoch 1");
+    }
+    assert_int_equal(notes, 1);
     json_decref(rec);
     report_free(r);
 }
