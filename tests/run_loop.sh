@@ -57,14 +57,20 @@ INI
 # report_agrees DIR ROWS: the loop's page (report.json, report.html) says what history.json
 # says: its run, a row per generation with the same verdicts and figures, the quantization
 # error of the train step's page, and the Elo against generation 0 summed over the promotions.
-report_agrees() {
+# page_matches DIR: the page's run and generations are the record's (at any moment: the page
+# is rewritten with the record, so after a kill too).
+page_matches() {
     local d=$1 h=$1/history.json r=$1/report.json
     [[ -s $r && -s $d/report.html ]] || fail "$d: no report.json or report.html"
     [[ $(jq -r .run_id "$r") == $(jq -r .run_id "$h") && $(jq -r .run_id "$h") =~ ^[0-9a-f]{16}$ ]] ||
         fail "$d: the page's run is not the record's"
-    [[ $(jq .final "$r") == true && $(jq -r .state "$r") == complete ]] || fail "$d: the page is not final"
     [[ $(jq -S -c '[.generations[] | del(.elo_vs_gen0, .elo_vs_gen0_error)]' "$r") == "$(jq -S -c .rows "$h")" ]] ||
         fail "$d: the page's generations are not the record's rows"
+}
+report_agrees() {
+    local d=$1 h=$1/history.json r=$1/report.json
+    page_matches "$d"
+    [[ $(jq .final "$r") == true && $(jq -r .state "$r") == complete ]] || fail "$d: the page is not final"
     [[ $(jq '.tables.generations.rows | length' "$r") == "$2" ]] || fail "$d: not $2 rows in the table"
     [[ $(jq -c '[.tables.generations.rows[][10] | split(" ")[0]]' "$r") == "$(jq -c '[.rows[].verdict]' "$h")" ]] ||
         fail "$d: the table's verdicts: $(jq -c '.tables.generations.rows' "$r")"
@@ -241,12 +247,15 @@ pid=$!
 kill_rank 0 "$work/k/gen-001/data/journal.xqj" "$work/k/gen-001/data/result.json"
 wait $pid && fail "the loop whose rank 0 was killed exited 0"
 for p in $(pgrep -f "output.dir=$work/k"); do kill -KILL "$p" 2>/dev/null; done
+page_matches "$work/k"
+[[ $(jq .final "$work/k/report.json") == false ]] || fail "the killed loop's page is final"
 cat "$work/k.log" >>"$work/k-all.log"
 kloop "$work/k" "$work/k.log" --resume &
 pid=$!
 kill_rank 1 "$work/k/gen-002/gate/journal.xqj" "$work/k/gen-002/gate/result.json"
 wait $pid && fail "the loop whose worker was killed exited 0"
 for p in $(pgrep -f "output.dir=$work/k"); do kill -KILL "$p" 2>/dev/null; done
+page_matches "$work/k"
 cat "$work/k.log" >>"$work/k-all.log"
 grep -q "resume = auto: continuing the journal .*gen-001/data/journal.xqj" "$work/k-all.log" ||
     fail "the first datagen did not resume from its journal"
