@@ -8,11 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "engine_build.h"
 #include "files.h"
 #include "fitrun.h"
+#include "loop_report.h"
 #include "nnue.h"
 #include "run_report.h"
 
@@ -92,11 +96,41 @@ static bool net_path(const JobConfig *t, const char *sha, char *path, size_t len
 /// The gate's line as the loop's record keeps it (NULL: no gate result).
 static json_t *gate_json(const json_t *res)
 {
-    return json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "state",
-                     json_object_get(res, "state"), "games", json_object_get(res, "games"), "elo",
-                     json_object_get(res, "elo"), "error", json_object_get(res, "error"), "llr",
-                     json_object_get(res, "llr"), "lower", json_object_get(res, "lower"), "upper",
-                     json_object_get(res, "upper"), "text", json_object_get(res, "text"));
+    json_t *g =
+        json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "state",
+                  json_object_get(res, "state"), "games", json_object_get(res, "games"), "elo",
+                  json_object_get(res, "elo"), "error", json_object_get(res, "error"), "llr",
+                  json_object_get(res, "llr"), "lower", json_object_get(res, "lower"), "upper",
+                  json_object_get(res, "upper"), "text", json_object_get(res, "text"));
+    // The new net's wins, losses and draws, for the page's SPRT line.
+    static const char *const WLD[] = {"wins", "losses", "draws"};
+    for (int i = 0; g && i < 3; i++)
+        json_object_set(g, WLD[i], json_object_get(res, WLD[i]));
+    return g;
+}
+
+/// The loop's run id (its reports name the run by it): the one its record holds, kept across
+/// resumes, else a new random one (--fresh moves the record aside: another run, another id).
+static void history_run_id(const char *path, char out[17])
+{
+    json_error_t err;
+    json_t *old = json_load_file(path, 0, &err);
+    const char *id = json_string_value(json_object_get(old, "run_id"));
+    if (id && strlen(id) == 16 && strspn(id, "0123456789abcdef") == 16) {
+        snprintf(out, 17, "%s", id);
+    } else {
+        unsigned char r[8] = {0};
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+            FILE *f = fopen("/dev/urandom", "rb");
+            if (!f || fread(r, 1, sizeof r, f) != sizeof r)
+                snprintf((char *)r, sizeof r, "%x", (unsigned)getpid() ^ (unsigned)time(NULL));
+            if (f)
+                fclose(f);
+        }
+        for (size_t i = 0; i < sizeof r; i++)
+            snprintf(out + 2 * i, 3, "%02x", r[i]);
+    }
+    json_decref(old);
 }
 
 bool loop_record(const JobConfig *t, LoopNext *next, char *why, size_t why_len)
@@ -127,11 +161,13 @@ bool loop_record(const JobConfig *t, LoopNext *next, char *why, size_t why_len)
             json_object_set_new(
                 row, "train",
                 json_pack(
-                    "{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "init",
+                    "{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "init",
                     json_object_get(r, "init"), "best_epoch", json_object_get(r, "best_epoch"),
                     "epochs", json_object_get(r, "epochs"), "loss", json_object_get(r, "loss"),
                     "val_loss", json_object_get(r, "val_loss"), "data_generations",
-                    json_object_get(r, "data_generations"), "note", json_object_get(r, "note")));
+                    json_object_get(r, "data_generations"), "note", json_object_get(r, "note"),
+                    "quant_mean_cp", json_object_get(r, "quant_mean_cp"), "quant_max_cp",
+                    json_object_get(r, "quant_max_cp")));
             json_object_set(row, "net", json_object_get(r, "net_id"));
             json_object_set(row, "sha256", json_object_get(r, "sha256"));
             json_object_set(row, "nnue_id", json_object_get(r, "nnue_id"));
@@ -186,16 +222,21 @@ bool loop_record(const JobConfig *t, LoopNext *next, char *why, size_t why_len)
     else
         snprintf(next_text, sizeof next_text, "gen %d %s", next->gen,
                  job_loop_step_name((JobLoopStep)next->step));
-    json_t *o =
-        json_pack("{s:i, s:s, s:s, s:i, s:s, s:s?, s:s?, s:o}", "schema", 1, "kind", "loop", "job",
-                  t->name, "generations", t->loop.generations, "next", next_text, "best",
-                  best_id[0] ? best_id : NULL, "best_file", best[0] ? best : NULL, "rows", rows);
-    char path[JOB_TEXT_MAX + 16];
+    char path[JOB_TEXT_MAX + 16], run_id[17];
     snprintf(path, sizeof path, "%s/history.json", out);
+    history_run_id(path, run_id);
+    json_t *o = json_pack(
+        "{s:i, s:s, s:s, s:s, s:i, s:s, s:s?, s:s?, s:o}", "schema", 1, "kind", "loop", "job",
+        t->name, "run_id", run_id, "generations", t->loop.generations, "next", next_text, "best",
+        best_id[0] ? best_id : NULL, "best_file", best[0] ? best : NULL, "rows", rows);
     if (ok && !(o && run_write_json(path, o))) {
         snprintf(why, why_len, "cannot write %.900s", path);
         ok = false;
     }
+    // The page from the record just written; a page that cannot be made does not stop the loop.
+    char page_why[1024];
+    if (ok && !loop_report_write(t, o, page_why, sizeof page_why))
+        fprintf(stderr, "xqforge run: %s\n", page_why);
     json_decref(o);
     return ok;
 }
@@ -221,6 +262,29 @@ static void loss_row(void *ctx, int epoch, const double *v, int n)
         s->best_val = val;
         s->best_train = v[0];
     }
+}
+
+/// The quantization error the train step measured and put on its page (the "Net" fact
+/// "quantization": mean and max |quantized - float| in centipawns over its validation
+/// positions); false when its page does not say.
+static bool train_quant(const char *dir, double *mean, double *max)
+{
+    char path[LOOP_PATH_MAX];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    json_error_t err;
+    json_t *page = json_load_file(path, 0, &err), *f;
+    bool found = false;
+    size_t i;
+    json_array_foreach(json_object_get(page, "facts"), i, f)
+    {
+        const char *group = json_string_value(json_object_get(f, "group"));
+        const char *label = json_string_value(json_object_get(f, "label"));
+        const char *text = json_string_value(json_object_get(f, "text"));
+        if (group && label && text && !strcmp(group, "Net") && !strcmp(label, "quantization"))
+            found = sscanf(text, "%lf cp mean, %lf cp max", mean, max) == 2;
+    }
+    json_decref(page);
+    return found && isfinite(*mean) && isfinite(*max);
 }
 
 bool loop_train_done(const JobConfig *tr, char *why, size_t why_len)
@@ -259,6 +323,10 @@ bool loop_train_done(const JobConfig *tr, char *why, size_t why_len)
     json_object_set_new(o, "data_generations", json_integer(tr->train.data_count));
     json_object_set_new(o, "nnue_id", json_string(nid));
     json_object_set_new(o, "init", json_string(tr->train.init[0] ? tr->train.init : "fresh"));
+    double qmean, qmax;
+    bool quant = train_quant(tr->output.dir, &qmean, &qmax);
+    json_object_set_new(o, "quant_mean_cp", quant ? json_real(qmean) : json_null());
+    json_object_set_new(o, "quant_max_cp", quant ? json_real(qmax) : json_null());
     if (!val)
         json_object_set_new(o, "note", json_string("no validation: the last epoch's net"));
     else if (s.best == 1 && s.last > 1)

@@ -6,9 +6,9 @@
 #   the steps' result.json files (positions, the gate's games and verdict, the net's id and
 #   sha256), each promoted net is in nets/ under its id with the train step's bytes, the
 #   second generation's data and gate used the first's net, and best.nnue is the last
-#   promoted net;
+#   promoted net; the loop's page (report.json, report.html) says what history.json says;
 # - 3 ranks, 1 generation against the embedded net: the tiny net is rejected, nothing is
-#   promoted (no nets/, no best.nnue, best null);
+#   promoted (no nets/, no best.nnue, best null); with [report] urls its page is spooled;
 # - a malformed loop job is refused with its reason.
 # - 2 ranks (one worker: every step deterministic), the loop killed with SIGKILL (rank 0
 #   during the first datagen, the worker during the second gate) and resumed: the same
@@ -54,6 +54,48 @@ elo1 = -300
 from_scratch = false
 INI
 
+# report_agrees DIR ROWS: the loop's page (report.json, report.html) says what history.json
+# says: its run, a row per generation with the same verdicts and figures, the quantization
+# error of the train step's page, and the Elo against generation 0 summed over the promotions.
+# page_matches DIR: the page's run and generations are the record's (at any moment: the page
+# is rewritten with the record, so after a kill too).
+page_matches() {
+    local d=$1 h=$1/history.json r=$1/report.json
+    [[ -s $r && -s $d/report.html ]] || fail "$d: no report.json or report.html"
+    [[ $(jq -r .run_id "$r") == $(jq -r .run_id "$h") && $(jq -r .run_id "$h") =~ ^[0-9a-f]{16}$ ]] ||
+        fail "$d: the page's run is not the record's"
+    [[ $(jq -S -c '[.generations[] | del(.elo_vs_gen0, .elo_vs_gen0_error)]' "$r") == "$(jq -S -c .rows "$h")" ]] ||
+        fail "$d: the page's generations are not the record's rows"
+}
+report_agrees() {
+    local d=$1 h=$1/history.json r=$1/report.json
+    page_matches "$d"
+    [[ $(jq .final "$r") == true && $(jq -r .state "$r") == complete ]] || fail "$d: the page is not final"
+    [[ $(jq '.tables.generations.rows | length' "$r") == "$2" ]] || fail "$d: not $2 rows in the table"
+    [[ $(jq -c '[.tables.generations.rows[][10] | split(" ")[0]]' "$r") == "$(jq -c '[.rows[].verdict]' "$h")" ]] ||
+        fail "$d: the table's verdicts: $(jq -c '.tables.generations.rows' "$r")"
+    local want got
+    want=$(jq '[.rows[] | select(.verdict == "promoted") | .gate.elo] | add // 0' "$h")
+    got=$(jq .loop.elo_vs_gen0 "$r")
+    awk -v a="$want" -v b="$got" 'BEGIN { exit !(a - b < 1e-9 && b - a < 1e-9) }' ||
+        fail "$d: Elo against generation 0 is $got, the promoted gates sum to $want"
+    want=$(jq '[.rows[] | select(.verdict == "promoted") | .gate.error * .gate.error] | add // 0 | sqrt' "$h")
+    got=$(jq .loop.elo_vs_gen0_error "$r")
+    awk -v a="$want" -v b="$got" 'BEGIN { exit !(a - b < 1e-9 && b - a < 1e-9) }' ||
+        fail "$d: its error is $got, not sqrt(sum of squares) $want"
+    for g in $(seq "$2"); do
+        local fact train
+        fact=$(jq -r '.facts[] | select(.label == "quantization") | .text' "$d/$(printf 'gen-%03d' "$g")/train/report.json")
+        train=$(jq -c ".rows[$((g - 1))].train" "$h")
+        awk -v f="$fact" -v m="$(jq .quant_mean_cp <<<"$train")" -v x="$(jq .quant_max_cp <<<"$train")" \
+            'BEGIN { split(f, a, " "); exit !(m != "null" && a[1] + 0 == m + 0 && a[4] + 0 == x + 0) }' ||
+            fail "gen $g: the quantization error $train is not the train step's: $fact"
+    done
+    [[ $(grep -o '<svg' "$d/report.html" | wc -l) == 2 ]] || fail "$d: not two plots on the page"
+    [[ $(grep -o 'promoted (H1 accepted)' "$d/report.html" | wc -l) == \
+        $(jq '[.rows[] | select(.verdict == "promoted")] | length' "$h") ]] || fail "$d: the page's verdicts"
+}
+
 # consistent DIR ROWS: history.json's rows are the steps' results; promotions and best.nnue.
 consistent() {
     local d=$1 h=$1/history.json best="" prev=embedded
@@ -96,6 +138,7 @@ consistent() {
             [[ ! -e $d/nets/nn-$net.nnue ]] || fail "gen $g: a rejected net is in nets/"
         fi
     done
+    report_agrees "$d" "$2"
     if [[ -n $best ]]; then
         [[ $(jq -r .best "$h") == "$best" ]] || fail "$d: best is not the last promoted net $best"
         cmp -s "$d/best.nnue" "$d/nets/nn-$best.nnue" || fail "$d: best.nnue is not nn-$best.nnue"
@@ -131,8 +174,16 @@ awk -v s="$start" -v k="$kept" -v f="$fresh" 'BEGIN { exit !(s < 1.1 * k && s > 
 # Against the embedded net the tiny net loses: rejected, nothing promoted.
 "${mpi[@]}" -np 3 "$xq" run "$work/loop.ini" --set output.dir="$work/b" --set loop.generations=1 \
     --set engine.e.option.UseNNUE=true --set loop.elo0=0 --set loop.elo1=10 --set loop.gate_games=20 \
+    --set report.urls=http://127.0.0.1:9/loop --set report.attempts=1 --set report.final_wait=0 \
     >"$work/b.log" 2>&1 || fail "the rejecting loop failed: $(tail -5 "$work/b.log")"
 consistent "$work/b" 1
+# [report] urls: the loop's page is spooled for upload as a run's report is (nothing listens on
+# port 9, so it stays there): the final version is the page, and the steps spool nothing.
+rid=$(jq -r .run_id "$work/b/history.json")
+fin=$(ls -d "$work/b/spool/"*"-$rid-"*-f 2>/dev/null | tail -1)
+[[ -n $fin ]] && cmp -s "$fin/report.json" "$work/b/report.json" ||
+    fail "the loop's final page is not in the spool: $(ls "$work/b/spool" 2>&1)"
+[[ -z $(ls "$work/b/spool" | grep -v -- "-$rid-") ]] || fail "a step's report was spooled: $(ls "$work/b/spool")"
 [[ $(jq -r '.rows[0].verdict' "$work/b/history.json") == rejected ]] || fail "the tiny net was promoted"
 # Run again: refused without --resume (the record is there); --resume finds it complete;
 # --fresh moves the record and every generation aside and starts over.
@@ -196,12 +247,15 @@ pid=$!
 kill_rank 0 "$work/k/gen-001/data/journal.xqj" "$work/k/gen-001/data/result.json"
 wait $pid && fail "the loop whose rank 0 was killed exited 0"
 for p in $(pgrep -f "output.dir=$work/k"); do kill -KILL "$p" 2>/dev/null; done
+page_matches "$work/k"
+[[ $(jq .final "$work/k/report.json") == false ]] || fail "the killed loop's page is final"
 cat "$work/k.log" >>"$work/k-all.log"
 kloop "$work/k" "$work/k.log" --resume &
 pid=$!
 kill_rank 1 "$work/k/gen-002/gate/journal.xqj" "$work/k/gen-002/gate/result.json"
 wait $pid && fail "the loop whose worker was killed exited 0"
 for p in $(pgrep -f "output.dir=$work/k"); do kill -KILL "$p" 2>/dev/null; done
+page_matches "$work/k"
 cat "$work/k.log" >>"$work/k-all.log"
 grep -q "resume = auto: continuing the journal .*gen-001/data/journal.xqj" "$work/k-all.log" ||
     fail "the first datagen did not resume from its journal"
@@ -211,7 +265,7 @@ grep -q "resume = auto: continuing the journal .*gen-002/gate/journal.xqj" "$wor
 grep -q "generation 1 of 2, \(data\|train\|gate\)" "$work/k.log" &&
     fail "the last resume ran a step of generation 1 again"
 consistent "$work/k" 2
-strip='del(.best_file) | .rows[].train.data_generations |= .'
+strip='del(.best_file, .run_id) | .rows[].train.data_generations |= .'
 [[ "$(jq -S "$strip" "$work/k/history.json")" == "$(jq -S "$strip" "$work/u/history.json")" ]] ||
     fail "the killed loop's history differs: $(diff <(jq -S "$strip" "$work/u/history.json") <(jq -S "$strip" "$work/k/history.json"))"
 for g in gen-001 gen-002; do
