@@ -264,24 +264,21 @@ static void loss_row(void *ctx, int epoch, const double *v, int n)
     }
 }
 
-/// The quantization error the train step measured and put on its page (the "Net" fact
-/// "quantization": mean and max |quantized - float| in centipawns over its validation
-/// positions); false when its page does not say.
+/// The quantization error the train step measured and put in its report.json ("quantization":
+/// mean and max |quantized - float| in centipawns over its validation positions); false when
+/// its page does not say.
 static bool train_quant(const char *dir, double *mean, double *max)
 {
     char path[LOOP_PATH_MAX];
     snprintf(path, sizeof path, "%s/report.json", dir);
     json_error_t err;
-    json_t *page = json_load_file(path, 0, &err), *f;
-    bool found = false;
-    size_t i;
-    json_array_foreach(json_object_get(page, "facts"), i, f)
-    {
-        const char *group = json_string_value(json_object_get(f, "group"));
-        const char *label = json_string_value(json_object_get(f, "label"));
-        const char *text = json_string_value(json_object_get(f, "text"));
-        if (group && label && text && !strcmp(group, "Net") && !strcmp(label, "quantization"))
-            found = sscanf(text, "%lf cp mean, %lf cp max", mean, max) == 2;
+    json_t *page = json_load_file(path, 0, &err);
+    json_t *q = json_object_get(page, "quantization");
+    json_t *m = json_object_get(q, "mean_cp"), *x = json_object_get(q, "max_cp");
+    bool found = json_is_number(m) && json_is_number(x);
+    if (found) {
+        *mean = json_number_value(m);
+        *max = json_number_value(x);
     }
     json_decref(page);
     return found && isfinite(*mean) && isfinite(*max);
