@@ -692,7 +692,7 @@ static bool validate(JobCtx *c)
     c->at = (Origin){0, NULL};
     if (!c->has_kind)
         return ctx_fail(c, JOB_ERR_MISSING, "job", "kind",
-                        "missing (sprt, match, spsa, texel, book, datagen, train or loop)");
+                        "missing (sprt, match, spsa, texel, book, doe, datagen, train or loop)");
     // The kind's own rules first (job_kinds.c), then what holds for every kind.
     bool ok = job_kind_def(j->kind)->validate(c);
     if (!ok || !validate_scale(c) || !validate_verify(c))
