@@ -14,6 +14,15 @@
 // A directory and a file name, both job texts, with the '/' and the NUL.
 enum { PATH_MAX_LEN = 2 * JOB_TEXT_MAX + 2 };
 
+/// A unit's figures and records, kept until its turn to commit comes.
+typedef struct {
+    uint64_t unit;
+    uint32_t games;
+    uint64_t filtered[WIRE_DATAGEN_FILTERS];
+    int count;
+    uint8_t *records;
+} Pending;
+
 struct DatagenCoord {
     const JobConfig *job;
     char dir[JOB_TEXT_MAX];
@@ -29,6 +38,11 @@ struct DatagenCoord {
     uint64_t filtered[WIRE_DATAGEN_FILTERS], sent;
     int64_t start_ms, last_progress_ms;
     int cores; // the most threads the admitted ranks had at once (throughput per core)
+    // Units counted ahead of the commit point, kept until every unit below them is in: the
+    // file is then the same on 1 or N ranks, and after a kill (coordinator/books.c does the same).
+    uint64_t next_commit;
+    Pending *pending;
+    size_t pending_n, pending_cap;
     bool failed;
     char error[512];
     RunReport rr;
@@ -100,8 +114,8 @@ static bool datagen_check(void *ctx, uint64_t unit, const WireMessage *m, char *
 }
 
 /// Adds one record unless its position was seen in this run.
-/// Dedup by the position's Zobrist key, first come first kept: records are counted in journal
-/// order, so a replay keeps the very same ones. A write error fails the run, since the file
+/// Dedup by the position's Zobrist key, first come first kept: records are counted in unit
+/// order, so any run of the same job, and a replay, keeps the very same ones. A write error fails the run, since the file
 /// would no longer hold what the journal says was accepted.
 static bool add_record(DatagenCoord *d, const uint8_t *raw)
 {
@@ -127,23 +141,74 @@ static bool add_record(DatagenCoord *d, const uint8_t *raw)
     return true;
 }
 
-/// Counts a unit in journal order: records past the target are dropped, so a replay of the
-/// same journal keeps exactly the same records.
+/// Commits one unit: records past the target are dropped, so the file holds the first
+/// `positions` new positions in unit order whatever the order the units came in.
+static void commit_unit(DatagenCoord *d, uint32_t games, const uint64_t *filtered, int count,
+                        const uint8_t *records)
+{
+    d->units++;
+    d->games += games;
+    for (int i = 0; i < WIRE_DATAGEN_FILTERS; i++)
+        d->filtered[i] += filtered[i];
+    d->sent += (uint64_t)count;
+    for (int i = 0; i < count && !reached(d) && !d->failed; i++) {
+        d->records++;
+        d->failed = !add_record(d, records + (size_t)i * POSDATA_RECORD);
+    }
+    d->next_commit++;
+}
+
+/// Commits the pending units that are next in order.
+static void drain_pending(DatagenCoord *d)
+{
+    for (bool moved = true; moved && !d->failed;) {
+        moved = false;
+        for (size_t i = 0; i < d->pending_n; i++) {
+            Pending *p = &d->pending[i];
+            if (p->unit != d->next_commit)
+                continue;
+            commit_unit(d, p->games, p->filtered, p->count, p->records);
+            free(p->records);
+            d->pending[i] = d->pending[--d->pending_n];
+            moved = true;
+            break;
+        }
+    }
+}
+
+/// Counts a unit (live, or replayed from the journal: the file is rebuilt at each start) in
+/// unit order: a unit ahead of the commit point waits, with its records, for those below it.
 static bool datagen_count(void *ctx, uint64_t unit, const WireMessage *m, bool replay, char *why,
                           size_t len)
 {
     DatagenCoord *d = ctx;
     const WireDatagenResult *r = m->datagen;
-    // Live and replayed units count alike: the file is rebuilt from the journal at each start.
-    (void)unit, (void)replay;
-    d->units++;
-    d->games += r->games;
-    for (int i = 0; i < WIRE_DATAGEN_FILTERS; i++)
-        d->filtered[i] += r->filtered[i];
-    d->sent += (uint64_t)r->count;
-    for (int i = 0; i < r->count && !reached(d) && !d->failed; i++) {
-        d->records++;
-        d->failed = !add_record(d, r->records + (size_t)i * POSDATA_RECORD);
+    (void)replay;
+    if (unit == d->next_commit) {
+        commit_unit(d, r->games, r->filtered, r->count, r->records);
+        drain_pending(d);
+    } else if (unit > d->next_commit) {
+        if (d->pending_n == d->pending_cap) {
+            size_t cap = d->pending_cap ? 2 * d->pending_cap : 16;
+            Pending *p = realloc(d->pending, cap * sizeof *p);
+            if (!p) {
+                snprintf(why, len, "out of memory for the units ahead of unit %llu",
+                         (unsigned long long)d->next_commit);
+                return false;
+            }
+            d->pending = p;
+            d->pending_cap = cap;
+        }
+        Pending *p = &d->pending[d->pending_n];
+        size_t bytes = (size_t)r->count * POSDATA_RECORD;
+        *p = (Pending){unit, r->games, {0}, r->count, malloc(bytes ? bytes : 1)};
+        if (!p->records) {
+            snprintf(why, len, "out of memory for unit %llu's records", (unsigned long long)unit);
+            return false;
+        }
+        memcpy(p->filtered, r->filtered, sizeof p->filtered);
+        memcpy(p->records, r->records, bytes);
+        d->pending_n++;
     }
     if (d->failed) {
         snprintf(why, len, "%s", d->error);
@@ -162,7 +227,7 @@ static bool datagen_complete(void *ctx, const CoordState *st, bool *abandon, cha
         return true;
     }
     // max_games spent before the target: complete (exit 0), and the file is "finished short".
-    if (st->units_done == st->units_total) {
+    if (d->next_commit == st->units_total) {
         snprintf(verdict, len, "every game played (max_games)");
         return true;
     }
@@ -380,6 +445,9 @@ void datagen_coord_free(DatagenCoord *d)
         fprintf(stderr, "xqforge run: cannot close %s\n", d->path);
     run_report_end(&d->rr, false);
     keyset_destroy(&d->keys);
+    for (size_t i = 0; i < d->pending_n; i++)
+        free(d->pending[i].records);
+    free(d->pending);
     free(d);
 }
 

@@ -2,10 +2,12 @@
 // The coordinator side of datagen jobs (kind = datagen): each unit's records are decoded and
 // checked here (a record whose board is not a legal position refuses the unit), deduplicated
 // by the position's Zobrist key over the whole run, and appended to the positions file
-// (tuning/posdata) until [datagen] positions are reached. The journal is the truth: the file
-// is rewritten from it on every start (the replay counts every unit again, in journal order,
-// so dedup and the target cut decide the same way), then grows as results count; it is
-// closed whole (header count, last block's checksum) at every report interval and at the end.
+// (tuning/posdata) until [datagen] positions are reached. Units are committed in unit order (a
+// unit that comes early waits for those below it), so the file is the same on 1 or N ranks and
+// after a kill and resume. The journal is the truth: the file is rewritten from it on every
+// start (the replay counts every unit again, in unit order, so dedup and the target cut decide
+// the same way), then grows as results count; it is closed whole (header count, last block's
+// checksum) at every report interval and at the end.
 #pragma once
 
 #include "coord_job.h"

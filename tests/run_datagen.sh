@@ -8,11 +8,12 @@
 #   report), no kept position is in check or has a capture for best move (nnue info); with
 #   those two off and the early-ply and WDL filters on, the first two count nothing, the
 #   others something, and the file holds checks and captures; every game played on 1 process
-#   and on 3 ranks keeps the same positions and counts;
+#   and on 3 ranks keeps the same positions and counts, in the same file byte for byte;
 # - nnue export writes one well-formed fen/move/score/ply/result/e block per record, and with
 #   --format bin 72-byte records whose score, move and result are the text's;
 # - a run killed with SIGKILL part-way and resumed with --resume ends with a whole file of
-#   exactly the target (rewritten from the journal), still without a repeated position;
+#   exactly the target (rewritten from the journal), still without a repeated position, and
+#   byte for byte the file of an uninterrupted run (units commit in unit order);
 # - a damaged file is refused by nnue info (exit 2, the reason named), and a malformed job
 #   (two engines, no depth or nodes) is refused with its reason.
 set -u
@@ -89,6 +90,8 @@ every=(--set datagen.positions=100000 --set datagen.max_games=6 --set datagen.sk
 for r in e1 e3; do "$xq" nnue export "$work/$r/positions.xqp" | paste - - - - - - | sort >"$work/$r.sorted"; done
 [[ -s $work/e1.sorted ]] && cmp -s "$work/e1.sorted" "$work/e3.sorted" ||
     fail "1 and 3 ranks kept other positions"
+# Units commit in unit order: the files are the same byte for byte, not only as sets.
+cmp -s "$work/e1/positions.xqp" "$work/e3/positions.xqp" || fail "1 and 3 ranks wrote different files"
 # The plot starts at the session's start (minute 0, no position yet) and ends at the target:
 # a run short enough for one report still draws a line.
 [[ $(jq -c '[.plots[] | select(.id == "positions") | .series[0] | .x[0], .y[0], .y[-1]]' "$work/a/report.json") == "[0,0,300]" ]] ||
@@ -174,6 +177,11 @@ grep -q "^Resuming: [1-9][0-9]* units\? journaled, [1-9][0-9]* positions\? rewri
     fail "the resume did not rewrite the journal's positions: $(head -5 "$work/k2.log")"
 checks "$work/k" 6000
 [[ -e "$work/k/positions.xqp.tmp" ]] && fail "a temporary file is left"
+# ... and it is the file of an uninterrupted run, byte for byte.
+"${mpi[@]}" "$xq" run "$work/dg.ini" "${kill_run[@]}" --set output.dir="$work/u" >"$work/u.log" 2>&1 ||
+    fail "the uninterrupted run failed: $(tail -3 "$work/u.log")"
+cmp -s "$work/k/positions.xqp" "$work/u/positions.xqp" ||
+    fail "the killed and resumed run's file differs from the uninterrupted run's"
 
 # A damaged file is refused with the reason; so are malformed jobs.
 cp "$work/a/positions.xqp" "$work/bad.xqp"
