@@ -44,6 +44,7 @@ typedef struct {
     uint64_t scored_at_start;
     bool draw_window;
     WdlModel wdl;
+    RunReport rr;
 } DoeCoord;
 
 static void doe_path(const DoeCoord *d, const char *name, char *out, size_t len)
@@ -218,7 +219,81 @@ static void progress(DoeCoord *d, const CoordState *st, bool force)
     fflush(stdout);
 }
 
-static void doe_tick(void *ctx, const CoordState *st, bool force) { progress(ctx, st, force); }
+/// The page: the tree's figures, the ranks, the nodes per ply; written every [report]
+/// interval and at the end (uploaded when [report] urls says so).
+static void refresh(DoeCoord *d, const CoordState *st, bool final, const char *state,
+                    uint64_t exits)
+{
+    Report *r = d->rr.report;
+    if (!r)
+        return;
+    const DoeTree *t = d->tree;
+    const DoeCounts *k = doe_counts(t);
+    double mins = (timeman_now_ms() - d->start_ms) / 60000.0;
+    report_set(r, "state", json_string(state));
+    report_set(r, "doe",
+               json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "nodes",
+                         (int)doe_node_count(t), "scored", (json_int_t)k->scored, "budget",
+                         (json_int_t)d->job->doe.nodes, "expansions", (json_int_t)k->expansions,
+                         "rounds", (json_int_t)d->rounds, "transpositions",
+                         (json_int_t)k->transpositions, "mirrors", (json_int_t)k->mirrors,
+                         "repetitions", (json_int_t)k->repetitions, "root_value",
+                         doe_node(t, 0)->value));
+    report_facts_clear(r);
+    report_fact(r, "Tree", "State", "%s", state);
+    if (final && st->end == COORD_FAILED)
+        report_fact(r, "Tree", "Why", "%s", st->reason);
+    report_fact(r, "Tree", "Scored", "%llu of %lld", (unsigned long long)k->scored,
+                (long long)d->job->doe.nodes);
+    report_fact(r, "Tree", "Nodes", "%u, %llu expanded in %llu rounds", doe_node_count(t),
+                (unsigned long long)k->expansions, (unsigned long long)d->rounds);
+    report_fact(r, "Tree", "Merged",
+                "%llu transpositions (%llu mirrors), %llu repetitions left out",
+                (unsigned long long)k->transpositions, (unsigned long long)k->mirrors,
+                (unsigned long long)k->repetitions);
+    report_fact(r, "Tree", "Root", "%+d cp", doe_node(t, 0)->value);
+    report_fact(r, "Tree", "Settings",
+                "alpha %.4g, width %d + 1 per %d visits, depth %d, plies < %d", d->job->doe.alpha,
+                d->job->doe.width, d->job->doe.widen, d->job->doe.depth, d->job->doe.plies_max);
+    if (final)
+        report_fact(r, "Book", "Exits", "%llu at plies %d..%d in %d..%d cp%s",
+                    (unsigned long long)exits, d->job->doe.plies_min, d->job->doe.plies_max,
+                    d->job->doe.score_min, d->job->doe.score_max,
+                    d->draw_window ? " and the draw-rate window" : "");
+    report_fact(r, "Run", "Run id", "%s", d->run_id);
+    report_fact(r, "Run", "This session", "%.1f min, %.0f scored/min", mins,
+                mins > 0 ? (double)(k->scored - d->scored_at_start) / mins : 0.0);
+    for (int w = 0; w < st->ranks; w++) {
+        const CoordRank *rk = &st->rank[w];
+        if (rk->state == COORD_RANK_UNKNOWN && !rk->units)
+            continue;
+        char label[WIRE_MAX_TEXT + 32];
+        snprintf(label, sizeof label, "rank %d on %s", w, rk->host[0] ? rk->host : "?");
+        report_fact(r, "Workers", label, "%llu leaves, %llu nodes/s%s%s",
+                    (unsigned long long)rk->units, (unsigned long long)rk->bench_nps,
+                    rk->error[0] ? ": " : "", rk->error);
+    }
+    int per_ply[BOOKGEN_MAX_PLIES + 1] = {0};
+    for (uint32_t i = 0; i < doe_node_count(t); i++) {
+        int p = doe_node(t, i)->ply;
+        per_ply[p < BOOKGEN_MAX_PLIES ? p : BOOKGEN_MAX_PLIES]++;
+    }
+    for (int p = 0; p <= BOOKGEN_MAX_PLIES; p++)
+        if (per_ply[p]) {
+            char label[16];
+            snprintf(label, sizeof label, "%d", p);
+            report_bar_set(r, "plies", label, per_ply[p]);
+        }
+    run_report_publish(&d->rr, final, NULL);
+}
+
+static void doe_tick(void *ctx, const CoordState *st, bool force)
+{
+    DoeCoord *d = ctx;
+    progress(d, st, force);
+    if (d->start_ms && run_report_due(&d->rr))
+        refresh(d, st, false, "running", 0);
+}
 
 static bool doe_start(void *ctx, const CoordState *st, const char *run_id, char *why,
                       size_t why_len)
@@ -227,6 +302,8 @@ static bool doe_start(void *ctx, const CoordState *st, const char *run_id, char 
     DoeCoord *d = ctx;
     const JobConfig *j = d->job;
     snprintf(d->run_id, sizeof d->run_id, "%s", run_id);
+    if (d->rr.report)
+        report_set_run_id(d->rr.report, run_id);
     const DoeCounts *k = doe_counts(d->tree);
     if (st->units_at_start)
         printf("Resuming: %llu unit%s journaled, %llu rounds applied, %u nodes\n",
@@ -265,7 +342,8 @@ static bool write_exits(DoeCoord *d, uint64_t *accepted, uint64_t *draw_outside,
     const DoeTree *t = d->tree;
     char path[DOE_PATH_MAX];
     doe_path(d, j->doe.epd, path, sizeof path);
-    BookstoreConfig cfg = {(int)doe_node_count(t), j->doe.score_min, j->doe.score_max, false, BOOK_VIEW_RED, 0, 0};
+    BookstoreConfig cfg = {
+        (int)doe_node_count(t), j->doe.score_min, j->doe.score_max, false, BOOK_VIEW_RED, 0, 0};
     Bookstore *bs = NULL;
     if (bookstore_open(&bs, &cfg, path, false, why, why_len))
         return false;
@@ -369,6 +447,13 @@ static bool write_tree(DoeCoord *d, char *why, size_t why_len)
     return ok;
 }
 
+static const char *state_name(const CoordState *st)
+{
+    return st->end == COORD_FAILED        ? "failed"
+           : st->end == COORD_INTERRUPTED ? "interrupted"
+                                          : "complete";
+}
+
 static bool write_result(DoeCoord *d, const CoordState *st, double minutes, uint64_t exits,
                          uint64_t draw_outside, uint64_t entries, uint64_t dat_entries)
 {
@@ -394,9 +479,7 @@ static bool write_result(DoeCoord *d, const CoordState *st, double minutes, uint
     int first = 0;
     for (uint32_t e = 0; root->state == DOE_EXPANDED && e < root->edge_n; e++)
         first += root->value + doe_node(t, doe_edges(t, 0)[e].child)->value <= j->doe.margin;
-    const char *state = st->end == COORD_FAILED        ? "failed"
-                        : st->end == COORD_INTERRUPTED ? "interrupted"
-                                                       : "complete";
+    const char *state = state_name(st);
     json_object_set_new(o, "schema", json_integer(1));
     json_object_set_new(o, "kind", json_string("doe"));
     json_object_set_new(o, "job", json_string(j->name));
@@ -473,6 +556,9 @@ static int doe_finish(void *ctx, const CoordState *st)
         snprintf(end.reason, sizeof end.reason, "cannot write %.200s/%.200s", d->dir,
                  d->job->output.result);
     }
+    // The report last, so that its final state includes any failure to write the others.
+    refresh(d, &end, true, state_name(&end), exits);
+    run_report_end(&d->rr, true);
     if (end.end == COORD_FAILED)
         fprintf(stderr, "xqforge run: failed: %s\n", end.reason);
     return coord_exit_status(&end);
@@ -485,6 +571,7 @@ static void doe_coord_free(void *ctx)
         return;
     for (int i = 0; i < d->round_n; i++)
         free(d->slot[i].child);
+    run_report_end(&d->rr, false);
     doe_free(d->tree);
     free(d->board);
     free(d);
@@ -529,6 +616,11 @@ static void *doe_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t
         doe_coord_free(d);
         return NULL;
     }
+    char title[JOB_TEXT_MAX + 16];
+    snprintf(title, sizeof title, "doe: %s", j->name);
+    run_report_begin(&d->rr, j, s->dir, "", title);
+    if (d->rr.report)
+        report_plot(d->rr.report, "plies", REPORT_PLOT_BARS, "Nodes by ply", "ply", "nodes");
     // Round 0 is the root alone; rounds are chosen only from here on, the same in every run.
     d->round_n = 0;
     next_round(d);

@@ -6,7 +6,8 @@
 # - a run killed with SIGKILL three times (rank 0, then worker rank 1, then rank 0 again) and
 #   resumed each time ends with exactly the tree and books of the uninterrupted run;
 # - the exits hold no position twice, no mirror pair, none in check, every value in the
-#   window; result.json's counts agree with tree.txt; BOOK.DAT probes like the move book.
+#   window; result.json's counts agree with tree.txt and the page's; BOOK.DAT probes like the
+#   move book.
 set -u
 xq=$1
 work=$(mktemp -d)
@@ -46,6 +47,10 @@ r=$work/b/result.json t=$work/b/tree.txt
 [[ $(jq .expansions "$r") == $(awk '$4 == "E"' "$t" | wc -l) ]] || fail "expansions disagree with tree.txt"
 (($(jq .scored "$r") >= 4000)) || fail "scored $(jq .scored "$r") below the budget"
 [[ $(jq .exits "$r") == $(wc -l <"$work/b/book.epd") ]] || fail "exits disagree with book.epd"
+[[ $(jq -c '.doe | [.nodes, .scored, .expansions, .transpositions]' "$work/b/report.json") == \
+    "$(jq -c '[.nodes, .scored, .expansions, .transpositions]' "$r")" && $(jq -r .state "$work/b/report.json") == complete ]] ||
+    fail "report.json disagrees with result.json: $(jq -c .doe "$work/b/report.json")"
+grep -q '<svg' "$work/b/report.html" || fail "no plot on the page"
 (($(jq .exits "$r") > 20)) || fail "only $(jq .exits "$r") exits"
 (($(jq .transpositions "$r") > 0)) || fail "no transposition merged"
 [[ -z $(cut -d' ' -f1-2 "$work/b/book.epd" | sort | uniq -d) ]] || fail "an exit appears twice"
