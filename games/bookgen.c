@@ -129,6 +129,45 @@ static BookgenStatus search_depth(Engine *e, const Board *b, int multipv, int de
     return BOOKGEN_OK;
 }
 
+/// The verification's iterations, watched for the early abort.
+typedef struct {
+    Bookgen *g;
+    const Board *b;
+    int score; // side to move's, of the last exact iteration
+    bool aborted;
+} Watch;
+
+static void on_verify_info(void *ctx, const SearchInfo *info)
+{
+    Watch *w = ctx;
+    const BookgenConfig *c = w->g->cfg;
+    // Only a finished iteration's line: an aspiration fail is re-searched at the same depth.
+    if (w->aborted || info->multipv > 1 || info->bound != BOUND_EXACT)
+        return;
+    w->score = info->score;
+    int red = w->b->side == RED ? info->score : -info->score;
+    if (info->depth >= c->abort_depth && info->depth < c->verify_depth &&
+        c->abort(c->abort_ctx, w->b, red)) {
+        w->aborted = true;
+        engine_stop(w->g->engine);
+    }
+}
+
+/// The verification's fixed-depth search, single line, its iterations watched when w is set.
+static BookgenStatus search_depth_watched(Engine *e, const Board *b, int depth, Watch *w,
+                                          uint64_t *nodes, SearchResult *res)
+{
+    if (engine_set_option(e, "MultiPV", "1") != ENGINE_OK || engine_set_position(e, b) != ENGINE_OK)
+        return BOOKGEN_ERR_ENGINE;
+    SearchLimits lim;
+    limits_init(&lim);
+    lim.depth = depth;
+    *res = engine_search(e, &lim, w ? on_verify_info : NULL, w);
+    if (nodes)
+        *nodes += res->nodes;
+    return BOOKGEN_OK;
+}
+
 /// Picks among the lines within the margin of the best: uniformly, or with weights
 /// exp((score - best) / temperature).
 static Move pick(const BookgenConfig *c, const Lines *l, Rng *r, int *score)
@@ -179,12 +218,13 @@ BookgenStatus bookgen_verify(Bookgen *g, const char *fen, int *score, uint64_t *
     // the same candidates on any rank).
     engine_new_game(g->engine);
     SearchResult res;
-    BookgenStatus st =
-        search_depth(g->engine, g->scratch, 1, g->cfg->verify_depth, NULL, nodes, &res);
+    Watch w = {g, g->scratch, 0, false};
+    BookgenStatus st = search_depth_watched(g->engine, g->scratch, g->cfg->verify_depth,
+                                            g->cfg->abort ? &w : NULL, nodes, &res);
     if (st)
         return st;
     // No legal move: the side to move has lost.
-    int stm = res.best == MOVE_NONE ? -VALUE_MATE : res.score;
+    int stm = w.aborted ? w.score : res.best == MOVE_NONE ? -VALUE_MATE : res.score;
     *score = g->scratch->side == RED ? stm : -stm;
     *slot = (CacheSlot){g->scratch->key, *score, true};
     return BOOKGEN_OK;

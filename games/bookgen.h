@@ -18,6 +18,13 @@
 
 enum { BOOKGEN_MAX_PLIES = 60, BOOKGEN_MAX_UNIT = 256 };
 
+/// An early-abort test of the verification search: after each iteration from abort_depth on
+/// (below verify_depth), whether the position (score: Red's view) is clearly out of the book,
+/// so the deeper iterations are not worth searching (Stockfish's DFRC book search, which gave
+/// up once the draw rate was clearly outside its window). Deterministic: it may depend on the
+/// position and the score only.
+typedef bool (*BookgenAbortFn)(void *ctx, const Board *b, int score);
+
 typedef struct {
     int plies_min, plies_max; // 0..BOOKGEN_MAX_PLIES
     int multipv, select_depth;
@@ -29,6 +36,9 @@ typedef struct {
     uint64_t seed;
     RuleSet rules;
     const Openings *starts; // NULL or empty: the start position
+    BookgenAbortFn abort;   // NULL: every verification searches to verify_depth
+    void *abort_ctx;
+    int abort_depth; // the first iteration abort is asked after
 } BookgenConfig;
 
 typedef struct {
@@ -83,5 +93,6 @@ bool bookgen_replay(const char *start_fen, const Move *path, int n, BookgenLine 
 bool bookgen_mirror_fen(const char *fen, char *out, size_t len);
 
 /// The verification search of one position (from its EPD position, no history), Red's view;
-/// what bookgen_unit scores candidates with, for tests that re-search a sample.
+/// what bookgen_unit scores candidates with, for tests that re-search a sample. With an abort
+/// test that fires, the score of the iteration it fired after.
 BookgenStatus bookgen_verify(Bookgen *g, const char *fen, int *score, uint64_t *nodes);

@@ -189,6 +189,8 @@ typedef struct {
         int verify_depth;          // the search that judges a candidate
         int score_min, score_max;  // the window, cp in score_view's view
         double draw_min, draw_max; // the draw-rate window, 0..1 (with wdl_model)
+        double abort_margin;       // > 0: verification gives up when the draw rate is this
+        int abort_depth;           // far outside the window, from this depth on
         bool either_side;          // also accept the mirrored band (-max..-min)
         bool side_to_move;         // score_view = side_to_move (else red)
         int family_plies;          // a line's opening family: its first plies (0: none)

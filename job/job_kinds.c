@@ -47,6 +47,9 @@ static bool validate_book(JobCtx *c)
     if (!j->book.wdl_model[0] && (j->book.draw_min > 0 || j->book.draw_max < 1))
         return ctx_fail(c, JOB_ERR_VALUE, "book", "wdl_model",
                         "draw_min/draw_max need a model: set book.wdl_model (xqforge wdl fit)");
+    if (!j->book.wdl_model[0] && j->book.abort_margin > 0)
+        return ctx_fail(c, JOB_ERR_VALUE, "book", "wdl_model",
+                        "abort_margin needs a model: set book.wdl_model (xqforge wdl fit)");
     return true;
 }
 
@@ -469,6 +472,10 @@ static IdentityStatus identity_book(Identity *id, const JobConfig *j, uint64_t b
             st = identity_add_file(id, "book.wdl_model", b->wdl_model);
         if (st == IDENTITY_OK && b->wdl_model[0])
             st = identity_addf(id, "book.draw", "%.12g..%.12g", b->draw_min, b->draw_max);
+        // The early abort changes the scores of the positions it gives up on: an item when on.
+        if (st == IDENTITY_OK && b->wdl_model[0] && b->abort_margin > 0)
+            st = identity_addf(id, "book.abort", "margin=%.12g depth=%d", b->abort_margin,
+                               b->abort_depth);
         return st;
     }
     int64_t max_candidates = b->max_candidates ? b->max_candidates : 100 * (int64_t)b->positions;

@@ -19,7 +19,7 @@ enum { UNIT = 6 };
 
 static BookgenConfig config(const Openings *starts)
 {
-    return (BookgenConfig){2, 6, 4, 2, 40, 0, 4, 1, UNIT, 7, RULES_SEED, starts};
+    return (BookgenConfig){2, 6, 4, 2, 40, 0, 4, 1, UNIT, 7, RULES_SEED, starts, NULL, NULL, 0};
 }
 
 /// The same unit gives the same candidates from a fresh generator and from one that has
@@ -151,10 +151,21 @@ static void test_embedded_unbalanced(void **state)
     assert_int_equal(job_load(XQ_JOBS_DIR "/book-unbalanced.ini", NULL, 0, job, why, sizeof why),
                      JOB_OK);
     assert_true(job->book.side_to_move);
-    BookgenConfig cfg = {job->book.plies_min,    job->book.plies_max, job->book.multipv,
-                         job->book.select_depth, job->book.margin,    job->book.temperature,
-                         job->book.verify_depth, job->book.hash_mb,   job->book.unit,
-                         job->book.seed,         job->rules.set,      NULL};
+    BookgenConfig cfg = {job->book.plies_min,
+                         job->book.plies_max,
+                         job->book.multipv,
+                         job->book.select_depth,
+                         job->book.margin,
+                         job->book.temperature,
+                         job->book.verify_depth,
+                         job->book.hash_mb,
+                         job->book.unit,
+                         job->book.seed,
+                         job->rules.set,
+                         NULL,
+                         NULL,
+                         NULL,
+                         0};
     Bookgen *g;
     assert_int_equal(bookgen_new(&cfg, &g), BOOKGEN_OK);
     uint64_t *keys = calloc((size_t)o.count, sizeof *keys);
@@ -182,6 +193,61 @@ static void test_embedded_unbalanced(void **state)
 }
 
 /// Settings outside the generator's limits are refused before any search.
+/// Counts the abort test's calls; fires when told to.
+typedef struct {
+    bool fire;
+    int calls;
+} AbortProbe;
+
+static bool probe_abort(void *ctx, const Board *b, int score)
+{
+    (void)b, (void)score;
+    AbortProbe *p = ctx;
+    p->calls++;
+    return p->fire;
+}
+
+/// The early abort: a test that never fires leaves the score as it was (and is asked once per
+/// iteration from abort_depth below verify_depth); one that fires gives up after the first
+/// such iteration, with fewer nodes, the same score each time.
+static void test_early_abort(void **state)
+{
+    (void)state;
+    const char *fen = "r1bakabnr/9/1cn4c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C1N2/9/RNBAKAB1R b - -";
+    BookgenConfig plain = config(NULL);
+    plain.verify_depth = 6;
+    Bookgen *g;
+    int s0 = 0, s1 = 0, s2 = 0;
+    uint64_t n0 = 0, n1 = 0, n2 = 0;
+    assert_int_equal(bookgen_new(&plain, &g), BOOKGEN_OK);
+    assert_int_equal(bookgen_verify(g, fen, &s0, &n0), BOOKGEN_OK);
+    bookgen_free(g);
+    AbortProbe never = {false, 0}, always = {true, 0};
+    BookgenConfig quiet = plain, eager = plain;
+    quiet.abort = eager.abort = probe_abort;
+    quiet.abort_ctx = &never;
+    eager.abort_ctx = &always;
+    quiet.abort_depth = eager.abort_depth = 3;
+    assert_int_equal(bookgen_new(&quiet, &g), BOOKGEN_OK);
+    assert_int_equal(bookgen_verify(g, fen, &s1, &n1), BOOKGEN_OK);
+    bookgen_free(g);
+    assert_int_equal(s1, s0);
+    assert_int_equal(n1, n0);
+    assert_int_equal(never.calls, 3); // depths 3, 4 and 5
+    for (int run = 0; run < 2; run++) {
+        uint64_t n = 0;
+        int sc = 0;
+        assert_int_equal(bookgen_new(&eager, &g), BOOKGEN_OK);
+        assert_int_equal(bookgen_verify(g, fen, &sc, &n), BOOKGEN_OK);
+        bookgen_free(g);
+        if (run == 0)
+            s2 = sc, n2 = n;
+        assert_int_equal(sc, s2);
+        assert_int_equal(n, n2);
+    }
+    assert_true(n2 < n0);
+}
+
 static void test_config(void **state)
 {
     (void)state;
@@ -201,7 +267,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deterministic),    cmocka_unit_test(test_replay_and_research),
         cmocka_unit_test(test_check_and_mirror), cmocka_unit_test(test_embedded_unbalanced),
-        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_config),           cmocka_unit_test(test_early_abort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

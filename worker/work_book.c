@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "timeman.h"
+#include "wdl.h"
 
 /// One work thread's generator and scratch: a unit's candidates are built here and packed.
 typedef struct {
@@ -122,7 +123,18 @@ void book_worker_destroy(BookWorker *bw) { pthread_mutex_destroy(&bw->lock); }
 typedef struct {
     BookgenConfig gen;
     Openings seeds;
+    // The early abort: the model, and the draw rates outside which a verification gives up.
+    WdlModel wdl;
+    double abort_lo, abort_hi;
 } BookPlan;
+
+/// Gives up on a position whose model draw rate is abort_margin outside the window.
+static bool book_abort(void *ctx, const Board *b, int score)
+{
+    const BookPlan *p = ctx;
+    double d = wdl_draw_rate(&p->wdl, score, wdl_material(b));
+    return d < p->abort_lo || d > p->abort_hi;
+}
 
 static void book_plan_free(void *arg)
 {
@@ -147,9 +159,32 @@ static void *book_plan_new(const JobConfig *job, FILE *warn, char *why, size_t w
         return NULL;
     }
     // The settings point into the plan (seeds): the plan outlives every thread's generator.
-    p->gen = (BookgenConfig){b->plies_min, b->plies_max,   b->multipv,      b->select_depth,
-                             b->margin,    b->temperature, b->verify_depth, b->hash_mb,
-                             b->unit,      b->seed,        job->rules.set,  &p->seeds};
+    p->gen = (BookgenConfig){.plies_min = b->plies_min,
+                             .plies_max = b->plies_max,
+                             .multipv = b->multipv,
+                             .select_depth = b->select_depth,
+                             .margin = b->margin,
+                             .temperature = b->temperature,
+                             .verify_depth = b->verify_depth,
+                             .hash_mb = b->hash_mb,
+                             .unit = b->unit,
+                             .seed = b->seed,
+                             .rules = job->rules.set,
+                             .starts = &p->seeds};
+    // Every rank reads the model (as the seed book): it must be on every node.
+    if (b->abort_margin > 0 && b->wdl_model[0]) {
+        char wwhy[600];
+        if (wdl_load(&p->wdl, b->wdl_model, wwhy, sizeof wwhy)) {
+            snprintf(why, why_len, "book.wdl_model: %s", wwhy);
+            book_plan_free(p);
+            return NULL;
+        }
+        p->abort_lo = b->draw_min - b->abort_margin;
+        p->abort_hi = b->draw_max + b->abort_margin;
+        p->gen.abort = book_abort;
+        p->gen.abort_ctx = p;
+        p->gen.abort_depth = b->abort_depth;
+    }
     return p;
 }
 
