@@ -413,9 +413,11 @@ int cmd_submit(int argc, char **argv)
     // its own checkpoints: a fleet plays the kinds that hand out units.
     if (rc == 0 && job_kind_def(job->kind)->collective) {
         fprintf(stderr,
-                "xqforge submit: kind = %s is a fit on every rank: run it with xqforge run, a "
-                "fleet plays sprt, match, spsa, book and datagen tests (nothing queued)\n",
-                job_kind_name(job->kind));
+                "xqforge submit: kind = %s holds every rank for its whole length (%s): run it "
+                "with xqforge run, a fleet plays sprt, match, spsa, book, doe and datagen tests "
+                "(nothing queued)\n",
+                job_kind_name(job->kind),
+                job->kind == JOB_LOOP ? "its steps are jobs of their own" : "a fit on every rank");
         rc = EXIT_USAGE;
     }
     // The record: where relative paths come from, so that the fleet reads the job exactly

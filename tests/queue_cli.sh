@@ -39,8 +39,10 @@ check "an engine that does not start is refused as run refuses it" 2 "nonexisten
     "$xq" submit "$q" bad.ini
 check "a missing openings file is refused as run refuses it" 2 "nope.epd: No such file.*nothing queued" \
     "$xq" submit "$q" "$jobs/sprt-weights.ini" --set openings.file=nope.epd
-check "a Texel fit is not a fleet's test" 2 "kind = texel is a fit on every rank" \
+check "a Texel fit is not a fleet's test" 2 "kind = texel holds every rank .*(a fit on every rank)" \
     "$xq" submit "$q" "$jobs/texel.ini"
+check "a training loop is not a fleet's test" 2 "kind = loop holds every rank .*(its steps are jobs of their own)" \
+    "$xq" submit "$q" "$jobs/loop.ini"
 check "nothing was queued by the refusals" 0 "^2$" bash -c "ls '$q/tests' | wc -l"
 check "bad priority" 2 "--priority 'x'" "$xq" submit "$q" "$jobs/gauntlet.ini" --priority x
 check "bad throughput" 2 "--throughput '0'" "$xq" submit "$q" "$jobs/gauntlet.ini" --throughput 0
