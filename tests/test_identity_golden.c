@@ -123,6 +123,12 @@ static const GoldenCase CASES[] = {
      "positions = 268435456\nmax_games = 536870912\nseed = 2000000000\nunit = 16\n",
      {NULL}},
     {"loop", "jobs:loop.ini", {NULL}},
+    {"doe", "jobs:doe.ini", {NULL}},
+    {"doe-inline",
+     "[job]\nkind = doe\nrules = asian\n[doe]\nnodes = 123456\nround = 7\nalpha = "
+     "0.123456789012345\nwidth = 3\nwiden = 5\ndepth = 4\nhash = 8\nplies_max = 12\n"
+     "plies_min = 3\nscore_min = -20\nmargin = 15\n",
+     {NULL}},
     {"train-precise",
      "[job]\nkind = train\n[train]\ndata = @DATA@/identity/files/c.txt\n"
      "lr = 0.00123456789012\nlambda = 0.123456789012345\nval = 0.0123456789012\n"
@@ -323,7 +329,8 @@ static void test_rows_in_identity(void **state)
 {
     (void)state;
     static const char *const bases[] = {"sprt-inline", "spsa-data",      "texel-inline",
-                                        "book-inline", "datagen-inline", "train-inline"};
+                                        "book-inline", "datagen-inline", "train-inline",
+                                        "doe-inline"};
     char tmp[64] = "/tmp/xqgolden-XXXXXX";
     assert_non_null(mkdtemp(tmp));
     JobConfig *job = malloc(sizeof *job), *other = malloc(sizeof *other);
