@@ -20,8 +20,9 @@ static void train_usage(FILE *out)
         "usage: xqforge nnue train --data A.xqp[,B.xqp...] --out DIR [--hidden N] [--epochs N]\n"
         "                          [--batch N] [--lr X] [--lambda X] [--val X] [--seed N]\n"
         "                          [--threads N] [--checkpoint-steps N]\n"
-        "                          [--checkpoint-seconds S] [--fresh]\n\n"
-        "Trains the XQ1 net (search/nnue.h) on the positions (tuning/nnue_train.h): loss\n"
+        "                          [--checkpoint-seconds S] [--fresh] [--features xq1|xq2]\n\n"
+        "Trains the XQ1 net (search/nnue.h; --features xq2: the king-bucketed XQ2 net,\n"
+        "a version-2 file) on the positions (tuning/nnue_train.h): loss\n"
         "(sigmoid(eval/K) - target)^2, K = 400/ln 10, target = lambda sigmoid(score/K) +\n"
         "(1 - lambda) result; Adam on mini-batches, cosine learning rate from lr to lr/10;\n"
         "the games hashed into the val fraction are held out for the validation loss.\n"
@@ -100,6 +101,8 @@ static bool parse_option(const char *o, const char *v, NnueTrainRun *run, char *
         c->lambda = d;
     else if (!strcmp(o, "--val") && num && d >= 0 && d < 1)
         c->val = d;
+    else if (!strcmp(o, "--features") && (!strcmp(v, "xq1") || !strcmp(v, "xq2")))
+        c->version = !strcmp(v, "xq2") ? NNUE_VERSION_XQ2 : NNUE_VERSION;
     else {
         fprintf(stderr, "xqforge nnue train: bad option or value: %s %s (see --help)\n", o, v);
         return false;

@@ -286,9 +286,10 @@ typedef struct {
         double lambda; // the target's weight of the search score (1) against the result (0)
         double val;    // share of the positions held out for validation
         uint64_t seed; // shuffling, the validation split and the initial weights
-        char net[JOB_TEXT_MAX];  // output file names in output.dir
-        char loss[JOB_TEXT_MAX]; // the loss curves (CSV)
-        char init[JOB_TEXT_MAX]; // a net to start from (empty: fresh weights from seed)
+        char net[JOB_TEXT_MAX];      // output file names in output.dir
+        char loss[JOB_TEXT_MAX];     // the loss curves (CSV)
+        char init[JOB_TEXT_MAX];     // a net to start from (empty: fresh weights from seed)
+        char features[JOB_TEXT_MAX]; // the net's feature set: "xq1" or "xq2" (king-bucketed)
     } train;
     // The training loop (kind = loop): the [loop] section. Each generation runs a datagen job
     // with the best net, a train job on the last `keep` generations' data and an SPRT of the

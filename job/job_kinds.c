@@ -149,9 +149,21 @@ static bool validate_datagen(JobCtx *c)
     return true;
 }
 
+/// [train] features names one of the engine's net architectures.
+static bool train_features_ok(JobCtx *c)
+{
+    const char *f = c->job->train.features;
+    if (!strcmp(f, "xq1") || !strcmp(f, "xq2"))
+        return true;
+    return ctx_fail(c, JOB_ERR_VALUE, "train", "features",
+                    "'%s': xq1 (colour x type x square) or xq2 (king-bucketed)", f);
+}
+
 /// A train job reads positions files; it plays no games, so it has no engines and no rounds.
 static bool validate_train(JobCtx *c)
 {
+    if (!train_features_ok(c))
+        return false;
     if (!no_engines(c, "a train job trains a net from positions files: remove the engine sections"))
         return false;
     if (c->job->train.data_count == 0)
@@ -168,6 +180,8 @@ static bool validate_train(JobCtx *c)
 static bool validate_loop(JobCtx *c)
 {
     JobConfig *j = c->job;
+    if (!train_features_ok(c))
+        return false;
     if (j->player_count != 1)
         return ctx_fail(c, JOB_ERR_VALUE, "engine NAME", NULL,
                         "a loop job's one builtin engine makes the data and plays the gate (found "
@@ -556,7 +570,10 @@ static IdentityStatus identity_train(Identity *id, const JobConfig *j, uint64_t 
         snprintf(key, sizeof key, "train.data.%d", i);
         st = identity_add_file(id, key, t->data[i]);
     }
-    if (!st)
+    // features only when not xq1: the identities of XQ1 runs stay what they were.
+    if (!st && strcmp(t->features, "xq1"))
+        st = identity_addf(id, "train.net", "hidden=%d features=%s", t->hidden, t->features);
+    else if (!st)
         st = identity_addf(id, "train.net", "hidden=%d", t->hidden);
     // Only when set, so that the identities of runs from fresh weights stay what they were.
     if (!st && t->init[0])

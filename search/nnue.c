@@ -58,9 +58,21 @@ static void get_i16s(int16_t *v, const uint8_t *p, size_t n)
         v[i] = (int16_t)(uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
 }
 
-static size_t payload_bytes(int hidden)
+static size_t payload_bytes(int features, int hidden)
 {
-    return 2 * ((size_t)NNUE_FEATURES * (size_t)hidden + 3 * (size_t)hidden) + 4;
+    return 2 * ((size_t)features * (size_t)hidden + 3 * (size_t)hidden) + 4;
+}
+
+int nnue_version_features(int version)
+{
+    return version == NNUE_VERSION       ? NNUE_FEATURES
+           : version == NNUE_VERSION_XQ2 ? NNUE_FEATURES_XQ2
+                                         : 0;
+}
+
+const char *nnue_version_name(int version)
+{
+    return version == NNUE_VERSION ? "XQ1" : version == NNUE_VERSION_XQ2 ? "XQ2" : "?";
 }
 
 static bool hidden_ok(long hidden)
@@ -75,20 +87,30 @@ static void *alloc64(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 
 
 NnueStatus nnue_alloc(NnueNet *net, int hidden)
 {
+    return nnue_alloc_version(net, NNUE_VERSION, hidden);
+}
+
+NnueStatus nnue_alloc_version(NnueNet *net, int version, int hidden)
+{
     memset(net, 0, sizeof *net);
+    size_t nf = (size_t)nnue_version_features(version);
+    if (!nf)
+        return NNUE_ERR_VERSION;
     if (!hidden_ok(hidden))
         return NNUE_ERR_FORMAT;
     size_t h = (size_t)hidden;
-    net->ft_weight = alloc64(NNUE_FEATURES * h * sizeof(int16_t));
+    net->ft_weight = alloc64(nf * h * sizeof(int16_t));
     net->ft_bias = alloc64(h * sizeof(int16_t));
     net->out_weight = alloc64(2 * h * sizeof(int16_t));
     if (!net->ft_weight || !net->ft_bias || !net->out_weight) {
         nnue_free(net);
         return NNUE_ERR_NOMEM;
     }
-    memset(net->ft_weight, 0, NNUE_FEATURES * h * sizeof(int16_t));
+    memset(net->ft_weight, 0, nf * h * sizeof(int16_t));
     memset(net->ft_bias, 0, h * sizeof(int16_t));
     memset(net->out_weight, 0, 2 * h * sizeof(int16_t));
+    net->version = version;
+    net->features = (int)nf;
     net->hidden = hidden;
     net->qa = NNUE_QA;
     net->qb = NNUE_QB;
@@ -111,7 +133,7 @@ void nnue_rehash(NnueNet *net)
 {
     size_t h = (size_t)net->hidden;
     uint64_t x = FILES_FNV_BASIS;
-    x = fnv_i16s(x, net->ft_weight, NNUE_FEATURES * h);
+    x = fnv_i16s(x, net->ft_weight, (size_t)net->features * h);
     x = fnv_i16s(x, net->ft_bias, h);
     x = fnv_i16s(x, net->out_weight, 2 * h);
     uint8_t b[4];
@@ -138,8 +160,9 @@ static NnueStatus fail(NnueStatus st, char *why, size_t why_len, const char *fmt
     return st;
 }
 
-/// Checks a header (all but the content hash); on success sets *hidden.
-static NnueStatus header_check(const uint8_t *p, size_t len, int *hidden, char *why, size_t why_len)
+/// Checks a header (all but the content hash); on success sets *version and *hidden.
+static NnueStatus header_check(const uint8_t *p, size_t len, int *version_out, int *hidden,
+                               char *why, size_t why_len)
 {
     if (len < NNUE_HEADER)
         return fail(NNUE_ERR_FORMAT, why, why_len,
@@ -155,13 +178,16 @@ static NnueStatus header_check(const uint8_t *p, size_t len, int *hidden, char *
                     files_get_le32(p + 60), crc);
     uint32_t version = files_get_le32(p + 8), features = files_get_le32(p + 12),
              h = files_get_le32(p + 16);
-    if (version != NNUE_VERSION)
+    if (version != NNUE_VERSION && version != NNUE_VERSION_XQ2)
         return fail(NNUE_ERR_VERSION, why, why_len,
-                    "net format version %u, this engine reads version %d", version, NNUE_VERSION);
-    if (features != NNUE_FEATURES)
+                    "net format version %u, this engine reads versions %d (XQ1) and %d (XQ2)",
+                    version, NNUE_VERSION, NNUE_VERSION_XQ2);
+    int nf = nnue_version_features((int)version);
+    if (features != (uint32_t)nf)
         return fail(NNUE_ERR_VERSION, why, why_len,
-                    "the net has %u input features, this engine's feature set has %d", features,
-                    NNUE_FEATURES);
+                    "the net has %u input features, this engine's feature set of version %u (%s) "
+                    "has %d",
+                    features, version, nnue_version_name((int)version), nf);
     if (!hidden_ok(h))
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "hidden size %u: it must be a multiple of 32 from 32 to %d", h,
@@ -174,10 +200,10 @@ static NnueStatus header_check(const uint8_t *p, size_t len, int *hidden, char *
                     "scale 1..100000)",
                     qa, qb, scale);
     uint64_t claimed = files_get_le64(p + 32);
-    if (claimed != payload_bytes((int)h))
+    if (claimed != payload_bytes(nf, (int)h))
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "the header gives %llu payload bytes, a net of hidden size %u has %zu",
-                    (unsigned long long)claimed, h, payload_bytes((int)h));
+                    (unsigned long long)claimed, h, payload_bytes(nf, (int)h));
     if (len - NNUE_HEADER < claimed)
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "truncated: %zu payload bytes of the %llu the header gives", len - NNUE_HEADER,
@@ -186,6 +212,7 @@ static NnueStatus header_check(const uint8_t *p, size_t len, int *hidden, char *
         return fail(NNUE_ERR_FORMAT, why, why_len,
                     "%zu bytes after the %llu payload bytes the header gives",
                     (size_t)(len - NNUE_HEADER - claimed), (unsigned long long)claimed);
+    *version_out = (int)version;
     *hidden = (int)h;
     return NNUE_OK;
 }
@@ -194,24 +221,24 @@ NnueStatus nnue_load_memory(NnueNet *net, const void *data, size_t len, char *wh
 {
     memset(net, 0, sizeof *net);
     const uint8_t *p = data;
-    int hidden = 0;
-    NnueStatus st = header_check(p, len, &hidden, why, why_len);
+    int version = 0, hidden = 0;
+    NnueStatus st = header_check(p, len, &version, &hidden, why, why_len);
     if (st)
         return st;
     const uint8_t *q = p + NNUE_HEADER;
-    size_t n = payload_bytes(hidden);
+    size_t nf = (size_t)nnue_version_features(version), n = payload_bytes((int)nf, hidden);
     uint64_t want = files_get_le64(p + 40), got = files_fnv(FILES_FNV_BASIS, q, n);
     if (got != want)
         return fail(NNUE_ERR_HASH, why, why_len,
                     "the payload's content hash is %016llx, the header gives %016llx: a "
                     "damaged file",
                     (unsigned long long)got, (unsigned long long)want);
-    st = nnue_alloc(net, hidden);
+    st = nnue_alloc_version(net, version, hidden);
     if (st)
         return fail(st, why, why_len, "out of memory for a net of hidden size %d", hidden);
     size_t h = (size_t)hidden;
-    get_i16s(net->ft_weight, q, NNUE_FEATURES * h);
-    q += 2 * NNUE_FEATURES * h;
+    get_i16s(net->ft_weight, q, nf * h);
+    q += 2 * nf * h;
     get_i16s(net->ft_bias, q, h);
     q += 2 * h;
     get_i16s(net->out_weight, q, 2 * h);
@@ -233,7 +260,7 @@ NnueStatus nnue_load_file(NnueNet *net, const char *path, char *why, size_t why_
     if (!f)
         return fail(NNUE_ERR_IO, why, why_len, "cannot open %s: %s", path, strerror(errno));
     // One byte more than the largest net, so a longer file is seen as such.
-    size_t cap = NNUE_HEADER + payload_bytes(NNUE_HIDDEN_MAX) + 1;
+    size_t cap = NNUE_HEADER + payload_bytes(NNUE_FEATURES_XQ2, NNUE_HIDDEN_MAX) + 1;
     uint8_t *buf = malloc(cap);
     if (!buf) {
         fclose(f);
@@ -261,13 +288,13 @@ static void header_write(const NnueNet *net, uint8_t *p)
 {
     memset(p, 0, NNUE_HEADER);
     memcpy(p, NNUE_MAGIC, sizeof NNUE_MAGIC);
-    files_put_le32(p + 8, NNUE_VERSION);
-    files_put_le32(p + 12, NNUE_FEATURES);
+    files_put_le32(p + 8, (uint32_t)net->version);
+    files_put_le32(p + 12, (uint32_t)net->features);
     files_put_le32(p + 16, (uint32_t)net->hidden);
     files_put_le32(p + 20, (uint32_t)net->qa);
     files_put_le32(p + 24, (uint32_t)net->qb);
     files_put_le32(p + 28, (uint32_t)net->scale);
-    files_put_le64(p + 32, payload_bytes(net->hidden));
+    files_put_le64(p + 32, payload_bytes(net->features, net->hidden));
     files_put_le64(p + 40, net->hash);
     // NUL-padded by the memset; the CRC follows at 60.
     memcpy(p + 48, net->description, strnlen(net->description, NNUE_DESCRIPTION));
@@ -295,6 +322,9 @@ NnueStatus nnue_save_file(const NnueNet *net, const char *path)
 {
     if (!hidden_ok(net->hidden))
         return NNUE_ERR_FORMAT;
+    if (!nnue_version_features(net->version) ||
+        net->features != nnue_version_features(net->version))
+        return NNUE_ERR_VERSION;
     // Written beside the target and renamed, so a reader never sees half a net.
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
@@ -307,8 +337,9 @@ NnueStatus nnue_save_file(const NnueNet *net, const char *path)
     files_put_le32(tail, (uint32_t)net->out_bias);
     size_t h = (size_t)net->hidden;
     bool ok = fwrite(head, 1, sizeof head, f) == sizeof head &&
-              write_i16s(f, net->ft_weight, NNUE_FEATURES * h) && write_i16s(f, net->ft_bias, h) &&
-              write_i16s(f, net->out_weight, 2 * h) && fwrite(tail, 1, 4, f) == 4;
+              write_i16s(f, net->ft_weight, (size_t)net->features * h) &&
+              write_i16s(f, net->ft_bias, h) && write_i16s(f, net->out_weight, 2 * h) &&
+              fwrite(tail, 1, 4, f) == 4;
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) {
         remove(tmp);
@@ -356,7 +387,7 @@ void nnue_randomize(NnueNet *net, uint64_t seed)
     Rng rng;
     rng_seed(&rng, seed);
     size_t h = (size_t)net->hidden;
-    for (size_t i = 0; i < NNUE_FEATURES * h; i++)
+    for (size_t i = 0; i < (size_t)net->features * h; i++)
         net->ft_weight[i] = (int16_t)((int)rng_below(&rng, 97) - 48);
     for (size_t i = 0; i < h; i++)
         net->ft_bias[i] = (int16_t)((int)rng_below(&rng, 161) - 40);
@@ -390,6 +421,41 @@ int nnue_features(const Board *b, Color c, uint16_t *out)
     return n;
 }
 
+/// The palace point of c's general in c's view: rank 0..2 from c's own back rank, files d..f
+/// folded onto two columns (d and f mirrored). A square outside the palace (never in a legal
+/// position) is clamped to the nearest point, so any board gives a valid index.
+int nnue_bucket(Color c, Square king, bool *mirror)
+{
+    int f = sq_file(king), r = c == RED ? sq_rank(king) : RANK_NB - 1 - sq_rank(king);
+    f = f < 3 ? 3 : f > 5 ? 5 : f;
+    r = r > 2 ? 2 : r;
+    *mirror = f == 5;
+    return r * 2 + (f == 4);
+}
+
+int nnue_feature_xq2(Color c, Square king, Piece p, Square s)
+{
+    bool mirror;
+    int bucket = nnue_bucket(c, king, &mirror);
+    if (mirror)
+        s = sq_make(FILE_NB - 1 - sq_file(s), sq_rank(s));
+    return bucket * NNUE_FEATURES + nnue_feature(c, p, s);
+}
+
+int nnue_features_version(int version, const Board *b, Color c, uint16_t *out)
+{
+    if (version != NNUE_VERSION_XQ2)
+        return nnue_features(b, c, out);
+    int n = 0;
+    Square king = b->king_sq[c];
+    for (Square s = 0; s < SQUARE_NB; s++) {
+        Piece p = board_piece(b, s);
+        if (p != NO_PIECE)
+            out[n++] = (uint16_t)nnue_feature_xq2(c, king, p, s);
+    }
+    return n;
+}
+
 // ---------------------------------------------------------------------------------------
 // The evaluation, plain C (the reference)
 
@@ -401,7 +467,7 @@ static const int16_t *column(const NnueNet *net, int feature)
 static void refresh_c(const NnueNet *net, const Board *b, Color c, int16_t *acc)
 {
     uint16_t f[SQUARE_NB];
-    int n = nnue_features(b, c, f);
+    int n = nnue_features_version(net->version, b, c, f);
     memcpy(acc, net->ft_bias, (size_t)net->hidden * sizeof *acc);
     for (int k = 0; k < n; k++) {
         const int16_t *w = column(net, f[k]);
@@ -468,18 +534,23 @@ static void acc_update(int16_t *out, const int16_t *in, int hidden, const int16_
 #endif
 }
 
+/// Perspective c's accumulator of b from scratch, through the SIMD adds.
+static void refresh_side(const NnueNet *net, const Board *b, Color c, int16_t *out)
+{
+    uint16_t f[SQUARE_NB];
+    int n = nnue_features_version(net->version, b, c, f);
+    const int16_t *cols[SQUARE_NB];
+    for (int k = 0; k < n; k++)
+        cols[k] = column(net, f[k]);
+    acc_update(out, net->ft_bias, net->hidden, cols, n, NULL, 0);
+}
+
 void nnue_accumulator_refresh(const NnueNet *net, const Board *b, NnueAccumulator *acc)
 {
-    for (int c = 0; c < COLOR_NB; c++) {
-        uint16_t f[SQUARE_NB];
-        int n = nnue_features(b, (Color)c, f);
-        const int16_t *cols[SQUARE_NB];
-        for (int k = 0; k < n; k++)
-            cols[k] = column(net, f[k]);
-        acc_update(acc->v[c], net->ft_bias, net->hidden, cols, n, NULL, 0);
-    }
+    for (int c = 0; c < COLOR_NB; c++)
+        refresh_side(net, b, (Color)c, acc->v[c]);
     acc->key = b->key;
-    acc->valid = true;
+    acc->valid[RED] = acc->valid[BLACK] = true;
 }
 
 static uint32_t output_simd(const int16_t *acc, const int16_t *w, int hidden, int qa)
@@ -515,7 +586,7 @@ void nnue_stack_reset(NnueStack *st, const NnueNet *net, int base)
     st->net = net;
     st->base = base;
     for (int i = 0; i < NNUE_STACK_MAX; i++)
-        st->acc[i].valid = false;
+        st->acc[i].valid[RED] = st->acc[i].valid[BLACK] = false;
 }
 
 /// The key of the position at history length len of b.
@@ -524,22 +595,74 @@ static uint64_t key_at(const Board *b, int len)
     return len == b->hist_len ? b->key : b->hist[len].key;
 }
 
-/// Entry to = entry from (the position before history move u) updated by that move.
-static void apply_move(const NnueNet *net, const NnueAccumulator *from, NnueAccumulator *to,
-                       const BoardUndo *u)
+/// Whether history move u starts perspective c over: in XQ2 a move of c's own general changes
+/// c's bucket (every general move leaves its palace point), so every column of c changes.
+static bool move_refreshes(const NnueNet *net, const BoardUndo *u, Color c)
 {
-    for (int c = 0; c < COLOR_NB; c++) {
-        if (u->move == MOVE_NONE) { // a null move: only the side to move changes
-            memcpy(to->v[c], from->v[c], (size_t)net->hidden * sizeof(int16_t));
-            continue;
+    return net->version == NNUE_VERSION_XQ2 && u->move != MOVE_NONE &&
+           (Piece)u->piece == piece_make(c, KING);
+}
+
+/// The feature of p on s for perspective c of the net's version (king: c's general's square).
+static int feature_of(const NnueNet *net, Color c, Square king, Piece p, Square s)
+{
+    return net->version == NNUE_VERSION_XQ2 ? nnue_feature_xq2(c, king, p, s)
+                                            : nnue_feature(c, p, s);
+}
+
+/// Perspective c's accumulator `to` = `from` (the position before history move u) updated by
+/// that move; c's general stands on king throughout (a move of it refreshes instead).
+static void apply_side(const NnueNet *net, const int16_t *from, int16_t *to, const BoardUndo *u,
+                       Color c, Square king)
+{
+    if (u->move == MOVE_NONE) { // a null move: only the side to move changes
+        memcpy(to, from, (size_t)net->hidden * sizeof(int16_t));
+        return;
+    }
+    Piece p = (Piece)u->piece, cap = (Piece)u->captured;
+    Square sf = move_from(u->move), stq = move_to(u->move);
+    const int16_t *add[1] = {column(net, feature_of(net, c, king, p, stq))};
+    const int16_t *sub[2] = {column(net, feature_of(net, c, king, p, sf)),
+                             cap != NO_PIECE ? column(net, feature_of(net, c, king, cap, stq))
+                                             : NULL};
+    acc_update(to, from, net->hidden, add, 1, sub, cap != NO_PIECE ? 2 : 1);
+}
+
+/// Marks entry e as holding perspective c of the position with this key; an entry that held
+/// another position forgets its other perspective.
+static void entry_claim(NnueAccumulator *e, uint64_t key, Color c)
+{
+    if (e->key != key) {
+        e->key = key;
+        e->valid[RED] = e->valid[BLACK] = false;
+    }
+    e->valid[c] = true;
+}
+
+/// Entry i's perspective c made valid for b: replayed from the nearest entry on the path from
+/// the root that holds its own position for c, unless that is too far back or behind a move
+/// of c's general (XQ2), then refreshed from b.
+static void stack_side(NnueStack *st, const Board *b, int i, Color c)
+{
+    const NnueNet *net = st->net;
+    int j = i;
+    while (j >= 0 && i - j <= NNUE_LOOKBACK &&
+           !(st->acc[j].valid[c] && st->acc[j].key == key_at(b, st->base + j))) {
+        if (j > 0 && move_refreshes(net, &b->hist[st->base + j - 1], c)) {
+            j = -1;
+            break;
         }
-        Piece p = (Piece)u->piece, cap = (Piece)u->captured;
-        Square sf = move_from(u->move), stq = move_to(u->move);
-        const int16_t *add[1] = {column(net, nnue_feature((Color)c, p, stq))};
-        const int16_t *sub[2] = {column(net, nnue_feature((Color)c, p, sf)),
-                                 cap != NO_PIECE ? column(net, nnue_feature((Color)c, cap, stq))
-                                                 : NULL};
-        acc_update(to->v[c], from->v[c], net->hidden, add, 1, sub, cap != NO_PIECE ? 2 : 1);
+        j--;
+    }
+    if (j < 0 || i - j > NNUE_LOOKBACK) {
+        refresh_side(net, b, c, st->acc[i].v[c]);
+        entry_claim(&st->acc[i], b->key, c);
+        return;
+    }
+    for (; j < i; j++) {
+        apply_side(net, st->acc[j].v[c], st->acc[j + 1].v[c], &b->hist[st->base + j], c,
+                   b->king_sq[c]);
+        entry_claim(&st->acc[j + 1], key_at(b, st->base + j + 1), c);
     }
 }
 
@@ -549,19 +672,7 @@ int nnue_stack_evaluate(NnueStack *st, const Board *b)
     int i = b->hist_len - st->base;
     if (i < 0 || i >= NNUE_STACK_MAX)
         return nnue_evaluate_full(net, b);
-    // The nearest entry on the path from the root to b that holds its own position.
-    int j = i;
-    while (j >= 0 && i - j <= NNUE_LOOKBACK &&
-           !(st->acc[j].valid && st->acc[j].key == key_at(b, st->base + j)))
-        j--;
-    if (j < 0 || i - j > NNUE_LOOKBACK) {
-        nnue_accumulator_refresh(net, b, &st->acc[i]);
-    } else {
-        for (; j < i; j++) {
-            apply_move(net, &st->acc[j], &st->acc[j + 1], &b->hist[st->base + j]);
-            st->acc[j + 1].key = key_at(b, st->base + j + 1);
-            st->acc[j + 1].valid = true;
-        }
-    }
+    stack_side(st, b, i, RED);
+    stack_side(st, b, i, BLACK);
     return nnue_accumulator_evaluate(net, &st->acc[i], b->side);
 }

@@ -420,6 +420,15 @@ check "nnue extract unwritable output" 1 "nope/n.xqp.tmp: No such file" \
     "$xq" nnue extract -o "$tx/nope/n.xqp" "$tx/n.pgn"
 check "nnue extract bad option" 2 "--min-ply 'x': expected 0..1000" "$xq" nnue extract --min-ply x "$tx/n.pgn"
 
+# nnue net: a net's version and feature set (XQ1 version 1, the king-bucketed XQ2 version 2).
+check "nnue net --random xq1" 0 "random net, hidden 32" "$xq" nnue net --random 32 -o "$tx/x1.nnue"
+check "nnue net: version 1" 0 "format       : XQNNUE version 1 \(XQ1\), 1260 features" "$xq" nnue net "$tx/x1.nnue"
+check "nnue net --random xq2" 0 "random XQ2 net, hidden 32" \
+    "$xq" nnue net --random 32 --features xq2 -o "$tx/x2.nnue"
+check "nnue net: version 2" 0 "format       : XQNNUE version 2 \(XQ2\), 7560 features" "$xq" nnue net "$tx/x2.nnue"
+check "nnue net --features bad" 2 "--features xq3: xq1 or xq2" \
+    "$xq" nnue net --random 32 --features xq3 -o "$tx/x3.nnue"
+
 # texel fit: unusable inputs exit 2; a checkpoint is resumed only by the fit it was made from
 # (a changed dataset or setting is refused, named), and --fresh starts it and its loss file over.
 check "texel fit missing dataset" 2 "nonexistent.xqd: No such file" "$xq" texel fit --data /nonexistent.xqd

@@ -948,7 +948,7 @@ static void test_datagen_section(void **state)
 }
 
 /// [train] keys: data is one or more paths from the job file's directory; defaults for the
-/// rest; no engines, a data line required, ranges refused by key.
+/// rest; no engines, a data line required, ranges and unknown feature sets refused by key.
 static void test_train_section(void **state)
 {
     Fixture *f = *state;
@@ -968,6 +968,13 @@ static void test_train_section(void **state)
     assert_true(j->train.val > 0 && j->train.val < 0.5);
     assert_string_equal(j->train.net, "net.nnue");
     assert_string_equal(j->train.loss, "train-loss.csv");
+    assert_string_equal(j->train.features, "xq1");
+    assert_int_equal(load_text(f, "[job]\nkind = train\n[train]\ndata = x\nfeatures = xq2\n"),
+                     JOB_OK);
+    assert_string_equal(f->job->train.features, "xq2");
+    assert_int_equal(load_text(f, "[job]\nkind = train\n[train]\ndata = x\nfeatures = xq3\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[train] features: 'xq3': xq1"));
     assert_int_equal(load_text(f, "[job]\nkind = train\n[train]\nepochs = 3\n"), JOB_ERR_MISSING);
     assert_non_null(strstr(f->why, "[train] data: missing"));
     assert_int_equal(load_text(f, "[job]\nkind = train\n[engine a]\n[train]\ndata = x\n"),

@@ -2,7 +2,9 @@
 // NNUE: net files round-trip and every kind of damage is refused with its status and a
 // sentence; features follow nnue.h's definition; the evaluation is symmetric under the colour
 // flip; a tiny net's evaluation matches a hand computation; the incremental accumulator stack
-// gives exactly the from-scratch evaluation at every node of random walks.
+// gives exactly the from-scratch evaluation at every node of random walks. XQ2 (king-bucketed,
+// version 2) nets: the same, plus buckets and mirroring as nnue.h defines them, general moves
+// refreshing their side; version 1 files still load and evaluate as before (golden numbers).
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -159,9 +161,14 @@ static void test_corruption_refused(void **state)
         NnueStatus st;
         const char *word;
     } fields[] = {
-        {8, 2, NNUE_ERR_VERSION, "version"},         {12, 1000, NNUE_ERR_VERSION, "features"},
-        {16, 48, NNUE_ERR_FORMAT, "multiple of 32"}, {16, 2048, NNUE_ERR_FORMAT, "multiple of 32"},
-        {16, 64, NNUE_ERR_FORMAT, "payload bytes"},  {20, 0, NNUE_ERR_FORMAT, "quantization"},
+        {8, 2, NNUE_ERR_VERSION, "version 2 (XQ2) has 7560"},
+        {8, 3, NNUE_ERR_VERSION, "version 3, this engine reads versions 1 (XQ1) and 2 (XQ2)"},
+        {8, 0, NNUE_ERR_VERSION, "version 0"},
+        {12, 1000, NNUE_ERR_VERSION, "features"},
+        {16, 48, NNUE_ERR_FORMAT, "multiple of 32"},
+        {16, 2048, NNUE_ERR_FORMAT, "multiple of 32"},
+        {16, 64, NNUE_ERR_FORMAT, "payload bytes"},
+        {20, 0, NNUE_ERR_FORMAT, "quantization"},
         {32, 12, NNUE_ERR_FORMAT, "payload bytes"}};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         memcpy(b, good, len);
@@ -320,14 +327,15 @@ static void test_hand_computed(void **state)
 
 /// Random walks of makes, unmakes and null moves: the stack's evaluation equals the full one
 /// at every node (also for a net whose sums wrap, which the two paths must wrap alike).
-static void walk(const NnueNet *net, uint64_t seed, int steps)
+static int walk_from(const NnueNet *net, const char *fen, uint64_t seed, int steps)
 {
+    int general_moves = 0;
     Board *b = malloc(sizeof *b);
     NnueStack *st = aligned_alloc(64, sizeof *st);
     assert_true(b && st);
     Rng rng;
     rng_seed(&rng, seed);
-    assert_int_equal(board_set_fen(b, BOARD_START_FEN, NULL, 0), FEN_OK);
+    assert_int_equal(board_set_fen(b, fen, NULL, 0), FEN_OK);
     // A few game moves before the root, as a search's board has.
     for (int i = 0; i < 6; i++) {
         MoveList l;
@@ -352,11 +360,19 @@ static void walk(const NnueNet *net, uint64_t seed, int steps)
         } else if (r < 42 && !b->in_check) {
             board_make_null(b);
         } else if (n > 0) {
-            board_make_move(b, l.moves[rng_below(&rng, (uint32_t)n)]);
+            Move m = l.moves[rng_below(&rng, (uint32_t)n)];
+            general_moves += piece_type(board_piece(b, move_from(m))) == KING;
+            board_make_move(b, m);
         }
     }
     free(st);
     free(b);
+    return general_moves;
+}
+
+static void walk(const NnueNet *net, uint64_t seed, int steps)
+{
+    walk_from(net, BOARD_START_FEN, seed, steps);
 }
 
 static void test_incremental_equals_full(void **state)
@@ -380,6 +396,177 @@ static void test_incremental_equals_full(void **state)
     nnue_free(&net);
 }
 
+/// XQ2 buckets: the general's palace point in its side's view, files d and f one column (f read
+/// mirrored), 6 buckets; features offset by bucket * 1260 over XQ1's.
+static void test_xq2_features(void **state)
+{
+    (void)state;
+    bool mirror;
+    assert_int_equal(nnue_bucket(RED, sq_make(3, 0), &mirror), 0);
+    assert_false(mirror);
+    assert_int_equal(nnue_bucket(RED, sq_make(4, 0), &mirror), 1);
+    assert_false(mirror);
+    assert_int_equal(nnue_bucket(RED, sq_make(5, 0), &mirror), 0);
+    assert_true(mirror);
+    assert_int_equal(nnue_bucket(RED, sq_make(4, 2), &mirror), 5);
+    assert_int_equal(nnue_bucket(BLACK, sq_make(4, 9), &mirror), 1); // its own back rank
+    assert_false(mirror);
+    assert_int_equal(nnue_bucket(BLACK, sq_make(5, 8), &mirror), 2);
+    assert_true(mirror);
+    // Red general e1 (bucket 3): a Red chariot on a0 is XQ1's feature, offset by 3 * 1260.
+    assert_int_equal(nnue_feature_xq2(RED, sq_make(4, 1), RED_CHARIOT, sq_make(0, 0)),
+                     3 * NNUE_FEATURES + nnue_feature(RED, RED_CHARIOT, sq_make(0, 0)));
+    // General f0: read mirrored, the chariot on a0 is seen on i0.
+    assert_int_equal(nnue_feature_xq2(RED, sq_make(5, 0), RED_CHARIOT, sq_make(0, 0)),
+                     nnue_feature(RED, RED_CHARIOT, sq_make(8, 0)));
+    // A position and its left-right mirror give Red the same features when Red's general
+    // stands on d / f (the mirror's point), and every index is inside the XQ2 range.
+    Board a, m;
+    assert_int_equal(board_set_fen(&a, "4k4/9/2n6/9/9/2P6/9/9/4A4/1R1K5 w - - 0 1", NULL, 0),
+                     FEN_OK);
+    assert_int_equal(board_set_fen(&m, "4k4/9/6n2/9/9/6P2/9/9/4A4/5K1R1 w - - 0 1", NULL, 0),
+                     FEN_OK);
+    uint16_t fa[32], fm[32];
+    int na = nnue_features_version(NNUE_VERSION_XQ2, &a, RED, fa);
+    int nm = nnue_features_version(NNUE_VERSION_XQ2, &m, RED, fm);
+    assert_int_equal(na, 6);
+    assert_int_equal(nm, 6);
+    bool seen[NNUE_FEATURES_XQ2] = {0};
+    for (int i = 0; i < na; i++) {
+        assert_true(fa[i] < NNUE_BUCKETS * NNUE_FEATURES);
+        seen[fa[i]] = true;
+    }
+    for (int i = 0; i < nm; i++)
+        assert_true(seen[fm[i]]);
+    // Version 1 asks for XQ1's features.
+    assert_int_equal(nnue_features_version(NNUE_VERSION, &a, RED, fa), 6);
+    for (int i = 0; i < na; i++)
+        assert_true(fa[i] < NNUE_FEATURES);
+    assert_int_equal(nnue_version_features(NNUE_VERSION_XQ2), 7560);
+    assert_int_equal(nnue_version_features(3), 0);
+    NnueNet n;
+    assert_int_equal(nnue_alloc_version(&n, 3, 64), NNUE_ERR_VERSION);
+}
+
+static void random_net_xq2(NnueNet *net, int hidden, uint64_t seed)
+{
+    assert_int_equal(nnue_alloc_version(net, NNUE_VERSION_XQ2, hidden), NNUE_OK);
+    nnue_randomize(net, seed);
+    assert_int_equal(net->version, NNUE_VERSION_XQ2);
+    assert_int_equal(net->features, NNUE_FEATURES_XQ2);
+}
+
+/// An XQ2 net: the stack (AVX2 where the build has it, each general move refreshing its own
+/// side only) equals nnue_evaluate_full (plain C) at every node of random walks, from the
+/// start and from an ending where the generals move often, also with sums that wrap.
+static void test_xq2_incremental_equals_full(void **state)
+{
+    (void)state;
+    NnueNet net;
+    random_net_xq2(&net, 64, 14);
+    assert_true(walk_from(&net, BOARD_START_FEN, 21, 20000) > 50);
+    assert_true(walk_from(&net, "3ak4/4a4/4b4/9/9/9/2p3P2/4B4/4A4/3AK4 w - - 0 1", 22, 8000) > 500);
+    nnue_free(&net);
+    random_net_xq2(&net, 256, 15);
+    walk(&net, 23, 4000);
+    Rng rng;
+    rng_seed(&rng, 16);
+    for (size_t i = 0; i < (size_t)NNUE_FEATURES_XQ2 * 256; i++)
+        net.ft_weight[i] = (int16_t)rng_next(&rng);
+    for (int i = 0; i < 512; i++)
+        net.out_weight[i] = (int16_t)rng_next(&rng);
+    net.qa = 32767;
+    walk_from(&net, "3ak4/4a4/4b4/9/9/9/2p3P2/4B4/4A4/3AK4 w - - 0 1", 24, 3000);
+    nnue_free(&net);
+}
+
+/// A version-2 net saves and loads back identical (version, features, arrays, hash), its file
+/// is the header plus 7560 columns; a version-1 loader field stays version 1.
+static void test_xq2_round_trip(void **state)
+{
+    (void)state;
+    NnueNet a, b;
+    random_net_xq2(&a, 64, 8);
+    char path[256], why[256] = "";
+    temp_path(path, sizeof path, "xq2.nnue");
+    assert_int_equal(nnue_save_file(&a, path), NNUE_OK);
+    assert_int_equal(nnue_load_file(&b, path, why, sizeof why), NNUE_OK);
+    assert_int_equal(b.version, NNUE_VERSION_XQ2);
+    assert_int_equal(b.features, NNUE_FEATURES_XQ2);
+    assert_int_equal(b.hidden, 64);
+    assert_true(a.hash == b.hash);
+    assert_memory_equal(a.ft_weight, b.ft_weight, (size_t)NNUE_FEATURES_XQ2 * 64 * 2);
+    assert_memory_equal(a.out_weight, b.out_weight, 2 * 64 * 2);
+    size_t len;
+    uint8_t *bytes = read_all(path, &len);
+    assert_int_equal(len, NNUE_HEADER + 2 * (NNUE_FEATURES_XQ2 * 64 + 3 * 64) + 4);
+    assert_int_equal(bytes[8], 2);
+    assert_int_equal(bytes[12] | bytes[13] << 8, NNUE_FEATURES_XQ2);
+    // The header's feature count must be XQ2's: 1260 under version 2 is refused.
+    put32(bytes + 12, NNUE_FEATURES);
+    put32(bytes + 60, crc32_ref(bytes, 60));
+    expect_refused(bytes, len, NNUE_ERR_VERSION, "1260 input features");
+    Board pos;
+    assert_int_equal(board_set_fen(&pos, BOARD_START_FEN, NULL, 0), FEN_OK);
+    assert_int_equal(nnue_evaluate_full(&a, &pos), nnue_evaluate_full(&b, &pos));
+    // A net whose version and feature count disagree is not written.
+    b.features = NNUE_FEATURES;
+    assert_int_equal(nnue_save_file(&b, path), NNUE_ERR_VERSION);
+    b.features = NNUE_FEATURES_XQ2;
+    free(bytes);
+    unlink(path);
+    nnue_free(&a);
+    nnue_free(&b);
+}
+
+/// Version 1 as before the XQ2 format: a random net of seed 3 has the id and the evaluations
+/// along a fixed random game that the engine gave before (golden numbers from that build),
+/// from memory and after a save and load.
+static void test_xq1_unchanged(void **state)
+{
+    (void)state;
+    NnueNet a, b;
+    random_net(&a, 64, 3);
+    assert_int_equal(a.version, NNUE_VERSION);
+    assert_int_equal(a.features, NNUE_FEATURES);
+    char path[256], why[256] = "", id[NNUE_ID_MAX];
+    temp_path(path, sizeof path, "xq1.nnue");
+    assert_int_equal(nnue_save_file(&a, path), NNUE_OK);
+    assert_int_equal(nnue_load_file(&b, path, why, sizeof why), NNUE_OK);
+    size_t len;
+    uint8_t *bytes = read_all(path, &len);
+    assert_int_equal(bytes[8], 1);
+    assert_int_equal(bytes[12] | bytes[13] << 8, NNUE_FEATURES);
+    free(bytes);
+    unlink(path);
+    assert_int_equal(b.version, NNUE_VERSION);
+    for (int k = 0; k < 2; k++) {
+        const NnueNet *n = k ? &b : &a;
+        nnue_id(n, id);
+        assert_string_equal(id, "169654b01ace");
+        Board *pos = malloc(sizeof *pos);
+        assert_non_null(pos);
+        assert_int_equal(board_set_fen(pos, BOARD_START_FEN, NULL, 0), FEN_OK);
+        Rng rng;
+        rng_seed(&rng, 21);
+        long sum = 0, wsum = 0;
+        for (int ply = 0; ply < 150; ply++) {
+            int v = nnue_evaluate_full(n, pos);
+            sum += v;
+            wsum += (long)(ply + 1) * v;
+            MoveList l;
+            if (movegen_legal(pos, &l) == 0)
+                break;
+            board_make_move(pos, l.moves[rng_below(&rng, (uint32_t)l.count)]);
+        }
+        assert_int_equal(sum, -34774);
+        assert_int_equal(wsum, -2298496);
+        free(pos);
+    }
+    nnue_free(&a);
+    nnue_free(&b);
+}
+
 /// The embedded default net, when the build has one, is a checked net returned once and
 /// for all (the same object every call); without one, NULL.
 static void test_default_net(void **state)
@@ -390,6 +577,8 @@ static void test_default_net(void **state)
     if (!d)
         return;
     assert_true(d->hidden >= 32 && d->hidden % 32 == 0 && d->hidden <= NNUE_HIDDEN_MAX);
+    assert_int_equal(d->version, NNUE_VERSION);
+    assert_int_equal(d->features, NNUE_FEATURES);
     char id[NNUE_ID_MAX];
     nnue_id(d, id);
     assert_int_equal(strlen(id), 12);
@@ -411,6 +600,10 @@ int main(void)
         cmocka_unit_test(test_hand_computed),
         cmocka_unit_test(test_incremental_equals_full),
         cmocka_unit_test(test_default_net),
+        cmocka_unit_test(test_xq2_features),
+        cmocka_unit_test(test_xq2_incremental_equals_full),
+        cmocka_unit_test(test_xq2_round_trip),
+        cmocka_unit_test(test_xq1_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

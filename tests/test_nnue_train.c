@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The NNUE trainer: its gradient against finite differences, training lowers the loss, the
 // quantized export matches the float net within the stated tolerance, a stopped and resumed
-// run ends bit for bit where an uninterrupted one does, and bad settings are refused.
+// run ends bit for bit where an uninterrupted one does, and bad settings are refused; an XQ2
+// (king-bucketed) run exports a version-2 net within the same tolerance.
 #include <math.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -92,7 +93,7 @@ static int teardown(void **state)
 static void load(uint64_t n, double val, NnueSet **train, NnueSet **valid)
 {
     char why[256] = "";
-    assert_int_equal(nnue_set_from_records(recs, n, 0, val, train, valid, why, sizeof why),
+    assert_int_equal(nnue_set_from_records(recs, n, 0, val, 0, train, valid, why, sizeof why),
                      NNUE_TRAIN_OK);
 }
 
@@ -453,7 +454,7 @@ static void test_bad_settings(void **state)
     memcpy(bad, recs, sizeof bad);
     memset(bad + POSDATA_RECORD, 0x77, 45); // no generals: not a position
     NnueSet *train = NULL, *valid = NULL;
-    assert_int_equal(nnue_set_from_records(bad, 2, 0, 0, &train, &valid, why, sizeof why),
+    assert_int_equal(nnue_set_from_records(bad, 2, 0, 0, 0, &train, &valid, why, sizeof why),
                      NNUE_TRAIN_ERR_DATA);
     assert_non_null(strstr(why, "record 1"));
     assert_null(train);
@@ -494,6 +495,71 @@ static void test_run(void **state)
     free(res);
 }
 
+/// A tiny XQ2 run (400 positions, 2 epochs) lowers the loss and exports a version-2 net that
+/// the engine loads, its quantized evaluation within the tolerance of the float net's; its
+/// checkpoint is refused by an XQ1 run of the same settings, and a model or positions of the
+/// other version are refused by the trainer.
+static void test_xq2_run(void **state)
+{
+    (void)state;
+    char data[128], out[128], why[512] = "";
+    snprintf(data, sizeof data, "%s/run2.xqp", dir);
+    snprintf(out, sizeof out, "%s/run2", dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    PosWriter *w;
+    assert_int_equal(posdata_writer_open(data, false, &w, why, sizeof why), POSDATA_OK);
+    for (int i = 0; i < 400; i++)
+        assert_int_equal(posdata_writer_add(w, recs + (size_t)i * POSDATA_RECORD), POSDATA_OK);
+    assert_int_equal(posdata_writer_close(w, why, sizeof why), POSDATA_OK);
+    NnueTrainRun run = {.files = 1, .dir = out, .description = "unit xq2", .ranks = 1};
+    run.data[0] = data;
+    run.cfg = config(32, 2);
+    run.cfg.version = NNUE_VERSION_XQ2;
+    NnueRunResult *res = calloc(1, sizeof *res);
+    assert_non_null(res);
+    if (nnue_train_run(&run, res, why, sizeof why) != NNUE_TRAIN_OK)
+        fail_msg("%s", why);
+    assert_true(res->val_n > 0);
+    assert_true(res->train.loss_end < res->train.loss_start);
+    assert_true(res->quant_mean_cp <= NNUE_TRAIN_EXPORT_TOLERANCE);
+    NnueNet net;
+    assert_int_equal(nnue_load_file(&net, res->net_path, why, sizeof why), NNUE_OK);
+    assert_int_equal(net.version, NNUE_VERSION_XQ2);
+    assert_int_equal(net.features, NNUE_FEATURES_XQ2);
+    nnue_free(&net);
+    // The checkpoint names the version it was made for.
+    run.cfg.version = 0;
+    bool found = true;
+    int epoch = 0;
+    char ckpt[160];
+    snprintf(ckpt, sizeof ckpt, "%s/train.ckpt", out);
+    run.cfg.checkpoint = ckpt;
+    run.cfg.inputs.ranks = 1;
+    assert_int_equal(nnue_checkpoint_check(&run.cfg, &found, &epoch, why, sizeof why),
+                     NNUE_TRAIN_ERR_STALE);
+    assert_non_null(strstr(why, "XQ2 net, now XQ1"));
+    // An XQ1 model with XQ2 positions, and an unknown version, are refused.
+    NnueSet *train, *valid;
+    assert_int_equal(
+        nnue_set_from_records(recs, 64, 0, 0, NNUE_VERSION_XQ2, &train, &valid, why, sizeof why),
+        NNUE_TRAIN_OK);
+    NnueModel m;
+    assert_int_equal(nnue_model_init(&m, 32, 1), NNUE_TRAIN_OK);
+    NnueTrainConfig cfg = config(32, 1);
+    NnueTrainReport rep;
+    assert_int_equal(nnue_train(&m, train, valid, &cfg, &rep, why, sizeof why),
+                     NNUE_TRAIN_ERR_CONFIG);
+    assert_non_null(strstr(why, "XQ1"));
+    nnue_model_free(&m);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+    cfg.version = 3;
+    assert_int_equal(nnue_train_check(&cfg, why, sizeof why), NNUE_TRAIN_ERR_CONFIG);
+    assert_non_null(strstr(why, "version 3"));
+    assert_int_equal(nnue_model_init_version(&m, 3, 32, 1), NNUE_TRAIN_ERR_CONFIG);
+    free(res);
+}
+
 /// `test_nnue_train --write N FILE`: N such positions as a positions file (for
 /// nnue_train_run.sh).
 static int write_file(const char *count, const char *path)
@@ -525,6 +591,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_run),
         cmocka_unit_test(test_checkpoint_format),
         cmocka_unit_test(test_best_epoch_kept),
+        cmocka_unit_test(test_xq2_run),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

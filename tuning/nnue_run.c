@@ -76,13 +76,13 @@ NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, cons
                                   size_t why_len)
 {
     *mean_cp = *max_cp = 0;
-    if (nnue_alloc(net, m->hidden) != NNUE_OK)
+    if (nnue_alloc_version(net, m->version, m->hidden) != NNUE_OK)
         return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     size_t h = (size_t)m->hidden;
     net->qa = NNUE_QA;
     net->qb = NNUE_QB;
     net->scale = NNUE_SCALE;
-    for (size_t i = 0; i < NNUE_FEATURES * h; i++)
+    for (size_t i = 0; i < (size_t)m->features * h; i++)
         net->ft_weight[i] = quant16(m->ft_w[i], NNUE_QA);
     for (size_t i = 0; i < h; i++)
         net->ft_bias[i] = quant16(m->ft_b[i], NNUE_QA);
@@ -126,9 +126,13 @@ static NnueTrainStatus model_from_net(NnueModel *m, const char *path, char *why,
         st = fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
                   "the start net %s has %d hidden units (scale %d): not this run's %d (scale %d)",
                   path, net.hidden, (int)net.scale, m->hidden, NNUE_SCALE);
+    else if (net.version != m->version)
+        st = fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                  "the start net %s is an %s net: not this run's %s", path,
+                  nnue_version_name(net.version), nnue_version_name(m->version));
     size_t h = (size_t)m->hidden;
     double qa = net.qa, qb = net.qb;
-    for (size_t i = 0; st == NNUE_TRAIN_OK && i < NNUE_FEATURES * h; i++)
+    for (size_t i = 0; st == NNUE_TRAIN_OK && i < (size_t)m->features * h; i++)
         m->ft_w[i] = (float)(net.ft_weight[i] / qa);
     for (size_t i = 0; st == NNUE_TRAIN_OK && i < h; i++)
         m->ft_b[i] = (float)(net.ft_bias[i] / qa);
@@ -167,7 +171,7 @@ static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **va
 {
     double t0 = now_s();
     NnueTrainStatus st = nnue_set_load(run->data, run->files, run->rank, run->ranks, run->cfg.val,
-                                       train, valid, &res->total, why, why_len);
+                                       run->cfg.version, train, valid, &res->total, why, why_len);
     // The checkpoint's record of the data: the files' bytes, in order, so a file replaced by
     // another under the same name is refused on resume.
     uint64_t h = FILES_FNV_BASIS;
@@ -247,7 +251,8 @@ NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why,
                 (unsigned long long)res->val_n, run->ranks, run->ranks == 1 ? "" : "s",
                 res->load_s);
     NnueModel m = {0};
-    if (st == NNUE_TRAIN_OK && nnue_model_init(&m, cfg->hidden, cfg->seed) != NNUE_TRAIN_OK)
+    if (st == NNUE_TRAIN_OK &&
+        nnue_model_init_version(&m, cfg->version, cfg->hidden, cfg->seed) != NNUE_TRAIN_OK)
         st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     if (st == NNUE_TRAIN_OK && run->init)
         st = model_from_net(&m, run->init, why, why_len);

@@ -72,13 +72,19 @@ struct NnueSet {
     Sample *s;
     uint8_t *recs; // the records (validation sets only), POSDATA_RECORD bytes each
     bool keep_records;
+    int version; // the net version whose features the samples hold (NNUE_VERSION or _XQ2)
 };
 
-static NnueSet *set_new(bool keep_records)
+/// The version a setting names: 0 is XQ1.
+static int version_of(int v) { return v == 0 ? NNUE_VERSION : v; }
+
+static NnueSet *set_new(bool keep_records, int version)
 {
     NnueSet *s = calloc(1, sizeof *s);
-    if (s)
+    if (s) {
         s->keep_records = keep_records;
+        s->version = version_of(version);
+    }
     return s;
 }
 
@@ -156,8 +162,8 @@ static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *re
         // move's first.
         Sample *s = &to->s[to->n];
         Color us = pr->board.side;
-        s->n[0] = (uint8_t)nnue_features(&pr->board, us, s->f[0]);
-        s->n[1] = (uint8_t)nnue_features(&pr->board, (Color)(us ^ 1), s->f[1]);
+        s->n[0] = (uint8_t)nnue_features_version(to->version, &pr->board, us, s->f[0]);
+        s->n[1] = (uint8_t)nnue_features_version(to->version, &pr->board, (Color)(us ^ 1), s->f[1]);
         double r = us == RED ? pr->red_result : 1 - pr->red_result;
         s->result = (uint8_t)lround(r * 2);
         s->score = (int16_t)(pr->score > 30000 ? 30000 : pr->score < -30000 ? -30000 : pr->score);
@@ -171,10 +177,14 @@ static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *re
     return st;
 }
 
-static NnueTrainStatus sets_new(NnueSet **train, NnueSet **valid, char *why, size_t why_len)
+static NnueTrainStatus sets_new(NnueSet **train, NnueSet **valid, int version, char *why,
+                                size_t why_len)
 {
-    *train = set_new(false);
-    *valid = set_new(true);
+    if (!nnue_version_features(version_of(version)))
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "net version %d: 1 (XQ1) or 2 (XQ2)",
+                    version);
+    *train = set_new(false, version);
+    *valid = set_new(true, version);
     if (*train && *valid)
         return NNUE_TRAIN_OK;
     nnue_set_free(*train);
@@ -184,9 +194,11 @@ static NnueTrainStatus sets_new(NnueSet **train, NnueSet **valid, char *why, siz
 }
 
 NnueTrainStatus nnue_set_from_records(const uint8_t *recs, uint64_t n, int file, double val,
-                                      NnueSet **train, NnueSet **valid, char *why, size_t why_len)
+                                      int version, NnueSet **train, NnueSet **valid, char *why,
+                                      size_t why_len)
 {
-    NnueTrainStatus st = sets_new(train, valid, why, why_len);
+    *train = *valid = NULL;
+    NnueTrainStatus st = sets_new(train, valid, version, why, why_len);
     if (st == NNUE_TRAIN_OK)
         st = set_add(*train, *valid, recs, n, 0, 1, file, val, why, why_len);
     if (st != NNUE_TRAIN_OK) {
@@ -198,12 +210,13 @@ NnueTrainStatus nnue_set_from_records(const uint8_t *recs, uint64_t n, int file,
 }
 
 NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, int shards,
-                              double val, NnueSet **train, NnueSet **valid, uint64_t *total,
-                              char *why, size_t why_len)
+                              double val, int version, NnueSet **train, NnueSet **valid,
+                              uint64_t *total, char *why, size_t why_len)
 {
     if (total)
         *total = 0;
-    NnueTrainStatus st = sets_new(train, valid, why, why_len);
+    *train = *valid = NULL;
+    NnueTrainStatus st = sets_new(train, valid, version, why, why_len);
     for (int f = 0; f < files && st == NNUE_TRAIN_OK; f++) {
         uint8_t *recs = NULL;
         uint64_t n = 0, all = 0;
@@ -236,25 +249,34 @@ NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, in
 
 NnueTrainStatus nnue_model_init(NnueModel *m, int hidden, uint64_t seed)
 {
+    return nnue_model_init_version(m, NNUE_VERSION, hidden, seed);
+}
+
+NnueTrainStatus nnue_model_init_version(NnueModel *m, int version, int hidden, uint64_t seed)
+{
     memset(m, 0, sizeof *m);
-    if (hidden < 32 || hidden > NNUE_HIDDEN_MAX || hidden % 32)
+    version = version_of(version);
+    size_t nf = (size_t)nnue_version_features(version);
+    if (!nf || hidden < 32 || hidden > NNUE_HIDDEN_MAX || hidden % 32)
         return NNUE_TRAIN_ERR_CONFIG;
     size_t h = (size_t)hidden;
+    m->version = version;
+    m->features = (int)nf;
     m->hidden = hidden;
-    m->size = NNUE_FEATURES * h + h + 2 * h + 1;
+    m->size = nf * h + h + 2 * h + 1;
     // One block for all parameters: Adam, the sums over ranks and the checkpoint treat the
     // model as a single vector; the named pointers are views into it.
     m->p = malloc(m->size * sizeof *m->p);
     if (!m->p)
         return NNUE_TRAIN_ERR_NOMEM;
     m->ft_w = m->p;
-    m->ft_b = m->ft_w + NNUE_FEATURES * h;
+    m->ft_b = m->ft_w + nf * h;
     m->out_w = m->ft_b + h;
     m->out_b = m->out_w + 2 * h;
     // Small transformer columns (about 30 active features per perspective) around a bias in
     // the middle of the clip, so the units start in crelu's linear part.
     uint64_t s = seed ^ 0x6e6e75652d747261ull;
-    for (size_t i = 0; i < NNUE_FEATURES * h; i++)
+    for (size_t i = 0; i < nf * h; i++)
         m->ft_w[i] = (float)((uniform(&s) * 2 - 1) * 0.1);
     for (size_t i = 0; i < h; i++)
         m->ft_b[i] = 0.5f;
@@ -481,7 +503,8 @@ NnueTrainStatus nnue_model_loss(const NnueModel *m, const NnueSet *s, double lam
 /// What a checkpoint was made from (no padding: written as it is).
 typedef struct {
     uint64_t data, job, seed;
-    int32_t hidden, epochs, batch, ranks, threads, pad;
+    int32_t hidden, epochs, batch, ranks, threads;
+    int32_t version; // 0: XQ1 (this was padding before XQ2: older checkpoints read as XQ1), 2
     double lr, lambda, val;
 } CkptId;
 
@@ -519,6 +542,7 @@ static CkptId ckpt_id(const NnueTrainConfig *cfg)
     id.lr = cfg->lr;
     id.lambda = cfg->lambda;
     id.val = cfg->val;
+    id.version = version_of(cfg->version) == NNUE_VERSION ? 0 : cfg->version;
     return id;
 }
 
@@ -529,6 +553,9 @@ static bool ckpt_differs(const void *was, const void *now, char *out, size_t len
     if (a->data != b->data)
         snprintf(out, len, "made from other positions (hash %016llx, now %016llx)",
                  (unsigned long long)a->data, (unsigned long long)b->data);
+    else if (a->version != b->version)
+        snprintf(out, len, "made for a %s net, now %s", a->version ? "XQ2" : "XQ1",
+                 b->version ? "XQ2" : "XQ1");
     else if (a->hidden != b->hidden)
         snprintf(out, len, "made with hidden %d, now %d", a->hidden, b->hidden);
     else if (a->epochs != b->epochs)
@@ -627,13 +654,14 @@ NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, i
     // A bad hidden would size the state wrongly: the settings' own message comes first.
     *found = false;
     *epoch = 0;
-    if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32)
+    if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32 ||
+        !nnue_version_features(version_of(cfg->version)))
         return nnue_train_check(cfg, why, why_len);
-    size_t h = (size_t)cfg->hidden;
+    size_t h = (size_t)cfg->hidden, nf = (size_t)nnue_version_features(version_of(cfg->version));
     TrainState ts;
     CkptId id = ckpt_id(cfg);
     NnueTrainStatus st = NNUE_TRAIN_ERR_NOMEM;
-    if (state_alloc(&ts, NNUE_FEATURES * h + 3 * h + 1)) {
+    if (state_alloc(&ts, nf * h + 3 * h + 1)) {
         FitRunCkpt c = ckpt_of(cfg, &id, &ts);
         st = from_fitrun(fitrun_ckpt_read(&c, found, why, why_len));
     } else {
@@ -651,6 +679,9 @@ NnueTrainStatus nnue_train_check(const NnueTrainConfig *cfg, char *why, size_t w
     if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32)
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
                     "hidden %d: a multiple of 32 from 32 to %d", cfg->hidden, NNUE_HIDDEN_MAX);
+    if (!nnue_version_features(version_of(cfg->version)))
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "net version %d: 1 (XQ1) or 2 (XQ2)",
+                    cfg->version);
     if (cfg->epochs < 1 || cfg->epochs > 100000)
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "epochs %d: 1 to 100000", cfg->epochs);
     if (cfg->batch < 1 || cfg->batch > (1 << 24))
@@ -959,7 +990,13 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     if (m->hidden != cfg->hidden)
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "the model has hidden %d, settings %d",
                     m->hidden, cfg->hidden);
-    NnueSet empty = {0}; // a rank whose shard is empty still joins every sum
+    int version = version_of(cfg->version);
+    if (m->version != version || (train && train->version != version) ||
+        (valid && valid->version != version))
+        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                    "the model (%s) or the positions' features are not the settings' %s net",
+                    nnue_version_name(m->version), nnue_version_name(version));
+    NnueSet empty = {.version = version}; // a rank whose shard is empty still joins every sum
     Trainer t = {.cfg = cfg,
                  .m = m,
                  .train = train ? train : &empty,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// NNUE training (kind = train, `xqforge nnue train`): a float model of the engine's XQ1 net
-// (search/nnue.h) fitted to positions files (.xqp, tuning/posdata.h), then quantized to the
-// engine's integer format.
+// NNUE training (kind = train, `xqforge nnue train`): a float model of the engine's XQ1 or XQ2
+// net (search/nnue.h; cfg.version) fitted to positions files (.xqp, tuning/posdata.h), then
+// quantized to the engine's integer format of that version.
 //
 // Model: acc_p = ft_b + sum of the columns ft_w[f] of the active features f of perspective p,
 // h_p = clamp(acc_p, 0, 1), out = h_stm . out_w[0..H) + h_nstm . out_w[H..2H) + out_b, and the
@@ -77,14 +77,16 @@ const char *nnue_train_strerror(NnueTrainStatus st);
 typedef struct NnueSet NnueSet;
 
 /// Splits records (posdata_decode'd, file index `file` for the validation hash) into a training
-/// and a validation set (val: the fraction of games held out, 0 <= val < 1).
+/// and a validation set (val: the fraction of games held out, 0 <= val < 1), with the features
+/// of net version `version` (0 or NNUE_VERSION: XQ1; NNUE_VERSION_XQ2).
 NnueTrainStatus nnue_set_from_records(const uint8_t *recs, uint64_t n, int file, double val,
-                                      NnueSet **train, NnueSet **valid, char *why, size_t why_len);
+                                      int version, NnueSet **train, NnueSet **valid, char *why,
+                                      size_t why_len);
 /// Reads the records i with i % shards == shard of every file into the two sets; *total (may be
 /// NULL) the files' record count. A refused file gives NNUE_TRAIN_ERR_DATA with posdata's reason.
 NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, int shards,
-                              double val, NnueSet **train, NnueSet **valid, uint64_t *total,
-                              char *why, size_t why_len);
+                              double val, int version, NnueSet **train, NnueSet **valid,
+                              uint64_t *total, char *why, size_t why_len);
 void nnue_set_free(NnueSet *s);
 uint64_t nnue_set_size(const NnueSet *s);
 /// Record i of a validation set (POSDATA_RECORD bytes); NULL for a training set or past the end.
@@ -92,16 +94,20 @@ const uint8_t *nnue_set_record(const NnueSet *s, uint64_t i);
 
 // ---- Model ---------------------------------------------------------------------------------
 
-/// The float net: p holds ft_w [NNUE_FEATURES][hidden], ft_b [hidden], out_w [2 hidden], out_b.
+/// The float net: p holds ft_w [features][hidden], ft_b [hidden], out_w [2 hidden], out_b.
 typedef struct {
+    int version;  // NNUE_VERSION (XQ1) or NNUE_VERSION_XQ2
+    int features; // nnue_version_features(version)
     int hidden;
     size_t size; // floats in p
     float *p;
     float *ft_w, *ft_b, *out_w, *out_b;
 } NnueModel;
 
-/// Allocates and initialises a model (deterministic from seed); hidden a multiple of 32.
+/// Allocates and initialises an XQ1 model (deterministic from seed); hidden a multiple of 32.
 NnueTrainStatus nnue_model_init(NnueModel *m, int hidden, uint64_t seed);
+/// The same for a net version (0 or NNUE_VERSION: XQ1, NNUE_VERSION_XQ2).
+NnueTrainStatus nnue_model_init_version(NnueModel *m, int version, int hidden, uint64_t seed);
 void nnue_model_free(NnueModel *m);
 /// The float evaluation (centipawns for the side to move) of sample i of s.
 double nnue_model_eval(const NnueModel *m, const NnueSet *s, uint64_t i);
@@ -124,6 +130,7 @@ typedef struct {
 
 typedef struct {
     int hidden, epochs, batch, threads;
+    int version; // the net trained: 0 or NNUE_VERSION (XQ1), NNUE_VERSION_XQ2 (king-bucketed)
     double lr, lambda, val;
     uint64_t seed;
     const char *checkpoint;    // resume state (NULL: none)
@@ -152,7 +159,7 @@ typedef struct {
     bool drained;
 } NnueTrainReport;
 
-/// Checks the settings (hidden, epochs, batch, lr, lambda, val, threads).
+/// Checks the settings (hidden, epochs, batch, lr, lambda, val, threads, version).
 NnueTrainStatus nnue_train_check(const NnueTrainConfig *cfg, char *why, size_t why_len);
 /// Whether cfg's checkpoint (tuning/fitrun.h) will be resumed: OK with *found false (none, or
 /// fresh) or true and *epoch its completed epochs; NNUE_TRAIN_ERR_STALE naming the first difference
