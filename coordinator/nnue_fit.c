@@ -110,22 +110,23 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
                         .ranks = size};
     for (int i = 0; i < job->train.data_count && i < NNUE_TRAIN_FILES_MAX; i++)
         run.data[run.files++] = job->train.data[i];
-    run.cfg =
-        (NnueTrainConfig){.hidden = job->train.hidden,
-                          .epochs = job->train.epochs,
-                          .batch = job->train.batch,
-                          .threads = threads < 1 ? 1 : threads,
-                          .lr = job->train.lr,
-                          .lambda = job->train.lambda,
-                          .val = job->train.val,
-                          .seed = job->train.seed,
-                          .checkpoint_steps = NNUE_TRAIN_CHECKPOINT_STEPS, // [train] has no keys
-                          .checkpoint_seconds = NNUE_TRAIN_CHECKPOINT_SECONDS,
-                          .inputs = {.job = fingerprint},
-                          .reduce = reduce_link,
-                          .reduce_ctx = link,
-                          .stop = stop,
-                          .log = rank == 0 ? stdout : NULL};
+    run.cfg = (NnueTrainConfig){
+        .hidden = job->train.hidden,
+        .version = strcmp(job->train.features, "xq2") ? NNUE_VERSION : NNUE_VERSION_XQ2,
+        .epochs = job->train.epochs,
+        .batch = job->train.batch,
+        .threads = threads < 1 ? 1 : threads,
+        .lr = job->train.lr,
+        .lambda = job->train.lambda,
+        .val = job->train.val,
+        .seed = job->train.seed,
+        .checkpoint_steps = NNUE_TRAIN_CHECKPOINT_STEPS, // [train] has no keys
+        .checkpoint_seconds = NNUE_TRAIN_CHECKPOINT_SECONDS,
+        .inputs = {.job = fingerprint},
+        .reduce = reduce_link,
+        .reduce_ctx = link,
+        .stop = stop,
+        .log = rank == 0 ? stdout : NULL};
     if (rank == 0)
         printf("Job %s: NNUE training on %d file%s over %d rank%s x %d threads\n", job->name,
                run.files, run.files == 1 ? "" : "s", size, size == 1 ? "" : "s", run.cfg.threads);

@@ -99,6 +99,11 @@ if [ $# -ge 3 ]; then
     grep -q "Resuming at epoch" "$W/mbf.log" || fail "the MPI job did not resume"
     cmp "$W/ma/net.nnue" "$W/mb/net.nnue" || fail "the resumed MPI net differs"
     cmp "$W/ma/train-loss.csv" "$W/mb/train-loss.csv" || fail "the resumed MPI loss CSV differs"
+    # [train] features = xq2: the job trains and exports a king-bucketed (version 2) net.
+    "${MPI[@]}" "$X" run "$W/t.ini" --set output.dir="$W/mx" --set train.features=xq2 \
+        --set train.epochs=2 >"$W/mx.log" 2>&1 || fail "xq2 MPI job: $(tail -5 "$W/mx.log")"
+    "$X" nnue net "$W/mx/net.nnue" | grep -q "version 2 (XQ2), 7560 features" ||
+        fail "features = xq2 did not export an XQ2 net: $("$X" nnue net "$W/mx/net.nnue" | head -3)"
     echo "PASS: 2 ranks, one rank killed 3 times, resumed to the same net and loss CSV"
 fi
 echo "PASS: killed 3 times and stopped once, the resumed run wrote the same net and loss CSV"
