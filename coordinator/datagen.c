@@ -115,8 +115,8 @@ static bool datagen_check(void *ctx, uint64_t unit, const WireMessage *m, char *
 
 /// Adds one record unless its position was seen in this run.
 /// Dedup by the position's Zobrist key, first come first kept: records are counted in unit
-/// order, so any run of the same job, and a replay, keeps the very same ones. A write error fails the run, since the file
-/// would no longer hold what the journal says was accepted.
+/// order, so any run of the same job, and a replay, keeps the very same ones. A write error fails
+/// the run, since the file would no longer hold what the journal says was accepted.
 static bool add_record(DatagenCoord *d, const uint8_t *raw)
 {
     PosRecord rec;
