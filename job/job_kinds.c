@@ -25,28 +25,43 @@ static bool no_engines(JobCtx *c, const char *why)
     return true;
 }
 
+/// A book's windows, as the book and doe kinds name them in their sections.
+typedef struct {
+    int plies_min, plies_max, score_min, score_max;
+    double draw_min, draw_max;
+    const char *wdl_model;
+} Windows;
+
+/// No window may be empty, and a narrowed draw window needs the model that gives the draw
+/// rates; each error names section's key.
+static bool validate_windows(JobCtx *c, const char *section, const Windows *w)
+{
+    if (w->plies_min > w->plies_max)
+        return ctx_fail(c, JOB_ERR_VALUE, section, "plies_max",
+                        "plies_min (%d) is above plies_max (%d)", w->plies_min, w->plies_max);
+    if (w->score_min > w->score_max)
+        return ctx_fail(c, JOB_ERR_VALUE, section, "score_max",
+                        "score_min (%d) is above score_max (%d)", w->score_min, w->score_max);
+    if (w->draw_min > w->draw_max)
+        return ctx_fail(c, JOB_ERR_VALUE, section, "draw_max",
+                        "draw_min (%.12g) is above draw_max (%.12g)", w->draw_min, w->draw_max);
+    if (!w->wdl_model[0] && (w->draw_min > 0 || w->draw_max < 1))
+        return ctx_fail(c, JOB_ERR_VALUE, section, "wdl_model",
+                        "draw_min/draw_max need a model: set %s.wdl_model (xqforge wdl fit)",
+                        section);
+    return true;
+}
+
 /// A book job needs no engines (it runs the builtin search) and no rounds.
 static bool validate_book(JobCtx *c)
 {
     const JobConfig *j = c->job;
-    if (!no_engines(c, "a book job searches with the builtin engine: remove the engine sections"))
+    const __typeof__(j->book) *b = &j->book;
+    Windows w = {b->plies_min, b->plies_max, b->score_min, b->score_max,
+                 b->draw_min,  b->draw_max,  b->wdl_model};
+    if (!no_engines(c, "a book job searches with the builtin engine: remove the engine sections") ||
+        !validate_windows(c, "book", &w))
         return false;
-    if (j->book.plies_min > j->book.plies_max)
-        return ctx_fail(c, JOB_ERR_VALUE, "book", "plies_max",
-                        "plies_min (%d) is above plies_max (%d)", j->book.plies_min,
-                        j->book.plies_max);
-    if (j->book.score_min > j->book.score_max)
-        return ctx_fail(c, JOB_ERR_VALUE, "book", "score_max",
-                        "score_min (%d) is above score_max (%d)", j->book.score_min,
-                        j->book.score_max);
-    if (j->book.draw_min > j->book.draw_max)
-        return ctx_fail(c, JOB_ERR_VALUE, "book", "draw_max",
-                        "draw_min (%.12g) is above draw_max (%.12g)", j->book.draw_min,
-                        j->book.draw_max);
-    // A narrowed draw window means nothing without the model that gives the draw rates.
-    if (!j->book.wdl_model[0] && (j->book.draw_min > 0 || j->book.draw_max < 1))
-        return ctx_fail(c, JOB_ERR_VALUE, "book", "wdl_model",
-                        "draw_min/draw_max need a model: set book.wdl_model (xqforge wdl fit)");
     if (!j->book.wdl_model[0] && j->book.abort_margin > 0)
         return ctx_fail(c, JOB_ERR_VALUE, "book", "wdl_model",
                         "abort_margin needs a model: set book.wdl_model (xqforge wdl fit)");
@@ -98,31 +113,19 @@ static bool validate_texel(JobCtx *c)
     return true;
 }
 
-/// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
 /// A DOE book searches with the builtin engine; its windows must not be empty.
 static bool validate_doe(JobCtx *c)
 {
     const JobConfig *j = c->job;
-    if (!no_engines(c, "a doe job searches with the builtin engine: remove the engine sections"))
-        return false;
-    if (j->doe.plies_min > j->doe.plies_max)
-        return ctx_fail(c, JOB_ERR_VALUE, "doe", "plies_max",
-                        "plies_min (%d) is above plies_max (%d)", j->doe.plies_min,
-                        j->doe.plies_max);
-    if (j->doe.score_min > j->doe.score_max)
-        return ctx_fail(c, JOB_ERR_VALUE, "doe", "score_max",
-                        "score_min (%d) is above score_max (%d)", j->doe.score_min,
-                        j->doe.score_max);
-    if (j->doe.draw_min > j->doe.draw_max)
-        return ctx_fail(c, JOB_ERR_VALUE, "doe", "draw_max",
-                        "draw_min (%.12g) is above draw_max (%.12g)", j->doe.draw_min,
-                        j->doe.draw_max);
-    if (!j->doe.wdl_model[0] && (j->doe.draw_min > 0 || j->doe.draw_max < 1))
-        return ctx_fail(c, JOB_ERR_VALUE, "doe", "wdl_model",
-                        "draw_min/draw_max need a model: set doe.wdl_model (xqforge wdl fit)");
-    return true;
+    const __typeof__(j->doe) *d = &j->doe;
+    Windows w = {d->plies_min, d->plies_max, d->score_min, d->score_max,
+                 d->draw_min,  d->draw_max,  d->wdl_model};
+    return no_engines(c,
+                      "a doe job searches with the builtin engine: remove the engine sections") &&
+           validate_windows(c, "doe", &w);
 }
 
+/// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
 static bool validate_datagen(JobCtx *c)
 {
     JobConfig *j = c->job;

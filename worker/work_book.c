@@ -77,11 +77,18 @@ static WorkerUnitStatus book_unit_run(void *arg, const WireWork *work, uint64_t 
             k->path[p] = (WireBookMove){c->path[p], c->path_scores[p]};
         k->score = c->score;
     }
+    return book_worker_send(bw, res, nodes, t0, out, why, why_len) ? WORKER_UNIT_OK
+                                                                   : WORKER_UNIT_FAILED;
+}
+
+bool book_worker_send(BookWorker *bw, WireBookResult *res, uint64_t nodes, int64_t t0,
+                      msgpack_sbuffer *out, char *why, size_t why_len)
+{
     int64_t ms = timeman_now_ms() - t0;
     // Running totals since HELLO (wire.h), shared by the rank's threads: any one message
     // carries the rank's whole figures.
     pthread_mutex_lock(&bw->lock);
-    bw->candidates += (uint64_t)n;
+    bw->candidates += (uint64_t)res->candidate_count;
     bw->nodes += nodes;
     bw->busy_ms += (uint64_t)(ms > 0 ? ms : 0);
     res->candidates_done = bw->candidates;
@@ -89,16 +96,13 @@ static WorkerUnitStatus book_unit_run(void *arg, const WireWork *work, uint64_t 
     res->busy_ms = bw->busy_ms;
     pthread_mutex_unlock(&bw->lock);
     WireStatus ws = wire_pack_book(res, out);
-    if (ws != WIRE_OK) {
-        snprintf(why, why_len, "cannot pack unit %llu: %s", (unsigned long long)unit,
+    if (ws != WIRE_OK)
+        snprintf(why, why_len, "cannot pack unit %llu: %s", (unsigned long long)res->unit_id,
                  wire_strerror(ws));
-        return WORKER_UNIT_FAILED;
-    }
-    return WORKER_UNIT_OK;
+    return ws == WIRE_OK;
 }
 
-/// For BYE: the candidates this rank made.
-static uint64_t book_done(void *ctx)
+uint64_t book_worker_done(void *ctx)
 {
     BookWorker *bw = ctx;
     pthread_mutex_lock(&bw->lock);
@@ -107,13 +111,18 @@ static uint64_t book_done(void *ctx)
     return n;
 }
 
-void book_worker_kind(BookWorker *bw, const BookgenConfig *gen, uint32_t rank, WorkerKind *out)
+void book_worker_init(BookWorker *bw, const BookgenConfig *gen, uint32_t rank)
 {
     bw->gen = gen;
     bw->rank = rank;
     bw->candidates = bw->nodes = bw->busy_ms = 0;
     pthread_mutex_init(&bw->lock, NULL);
-    *out = (WorkerKind){bw, book_thread_new, book_thread_free, book_unit_run, book_done};
+}
+
+void book_worker_kind(BookWorker *bw, const BookgenConfig *gen, uint32_t rank, WorkerKind *out)
+{
+    book_worker_init(bw, gen, rank);
+    *out = (WorkerKind){bw, book_thread_new, book_thread_free, book_unit_run, book_worker_done};
 }
 
 void book_worker_destroy(BookWorker *bw) { pthread_mutex_destroy(&bw->lock); }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "work_doe.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,16 +8,11 @@
 #include "bookgen.h"
 #include "movegen.h"
 #include "timeman.h"
+#include "work_book.h"
 
+// The rank's state is a book worker's (its totals count scored children as candidates).
 typedef struct {
-    const BookgenConfig *gen;
-    uint32_t rank;
-    pthread_mutex_t lock; // the running totals below
-    uint64_t scored, nodes, busy_ms;
-} DoeWorker;
-
-typedef struct {
-    DoeWorker *dw;
+    BookWorker *dw;
     Bookgen *g;
     WireBookResult *res;
     Board *board;
@@ -95,33 +89,8 @@ static WorkerUnitStatus doe_unit_run(void *arg, const WireWork *work, uint64_t u
         k->path[0] = (WireBookMove){m, t->board->side == RED ? red : -red};
         k->score = red;
     }
-    int64_t ms = timeman_now_ms() - t0;
-    DoeWorker *dw = t->dw;
-    pthread_mutex_lock(&dw->lock);
-    dw->scored += (uint64_t)res->candidate_count;
-    dw->nodes += nodes;
-    dw->busy_ms += (uint64_t)(ms > 0 ? ms : 0);
-    res->candidates_done = dw->scored;
-    res->nodes = dw->nodes;
-    res->busy_ms = dw->busy_ms;
-    pthread_mutex_unlock(&dw->lock);
-    WireStatus ws = wire_pack_book(res, out);
-    if (ws != WIRE_OK) {
-        snprintf(why, why_len, "cannot pack unit %llu: %s", (unsigned long long)unit,
-                 wire_strerror(ws));
-        return WORKER_UNIT_FAILED;
-    }
-    return WORKER_UNIT_OK;
-}
-
-/// For BYE: the positions this rank scored.
-static uint64_t doe_done(void *ctx)
-{
-    DoeWorker *dw = ctx;
-    pthread_mutex_lock(&dw->lock);
-    uint64_t n = dw->scored;
-    pthread_mutex_unlock(&dw->lock);
-    return n;
+    return book_worker_send(t->dw, res, nodes, t0, out, why, why_len) ? WORKER_UNIT_OK
+                                                                      : WORKER_UNIT_FAILED;
 }
 
 static void *doe_plan_new(const JobConfig *job, FILE *warn, char *why, size_t why_len)
@@ -150,22 +119,19 @@ static void doe_plan_free(void *plan) { free(plan); }
 
 static void *doe_kind_new(const WorkerSetup *s, WorkerKind *out)
 {
-    DoeWorker *dw = calloc(1, sizeof *dw);
+    BookWorker *dw = calloc(1, sizeof *dw);
     if (!dw)
         return NULL;
-    dw->gen = s->plan;
-    dw->rank = s->rank;
-    pthread_mutex_init(&dw->lock, NULL);
-    *out = (WorkerKind){dw, doe_thread_new, doe_thread_free, doe_unit_run, doe_done};
+    book_worker_init(dw, s->plan, s->rank);
+    *out = (WorkerKind){dw, doe_thread_new, doe_thread_free, doe_unit_run, book_worker_done};
     return dw;
 }
 
 static void doe_kind_free(void *arg)
 {
-    DoeWorker *dw = arg;
-    if (dw)
-        pthread_mutex_destroy(&dw->lock);
-    free(dw);
+    if (arg)
+        book_worker_destroy(arg);
+    free(arg);
 }
 
 const WorkerKindDef work_doe_def = {doe_plan_new, doe_plan_free, doe_kind_new, doe_kind_free};
