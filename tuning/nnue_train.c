@@ -970,6 +970,7 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
     } else if (cfg->log) {
         fprintf(cfg->log, "Resuming at epoch %d, step %.0f of %.0f\n", (int)st->epoch + 1, st->step,
                 t->steps);
+        fflush(cfg->log); // at once: a run killed soon after still shows that it resumed
     }
     rep->resumed_epoch = resumed ? (int)st->epoch : 0;
     rep->loss_start = st->loss_start;

@@ -558,6 +558,9 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
                 "Validation: %.0f%% of the games held out (never trained on), loss %.6f at the "
                 "start\n",
                 cfg->val * 100, st->val_start);
+    // Said at once: a fit killed before its first progress line still shows where it began.
+    if (cfg->log)
+        fflush(cfg->log);
     else if (ts == TEXEL_OK && cfg->log)
         fprintf(cfg->log, "Validation: none (%s): the last epoch's weights are written\n",
                 cfg->val > 0 ? "no game held out" : "val 0");
