@@ -14,9 +14,10 @@
 # bootstrap, so the numbers are exact functions of the counts):
 #   pair score variance    v = mean (x - mu)^2, se(v) = sqrt((m4 - v^2) / N), m4 = mean (x - mu)^4
 #   games for Elo +/-1     games x (Elo 95% error)^2; Elo error ~ sqrt(v), so se = that x se(v) / v
-#   games for nElo +/-1    games x (nElo 95% error)^2 = (1.959964 x 800 / ln 10)^2, about 463,700 for
-#                          every book: nElo divides by the pair spread, so its error per game is
-#                          the same whatever the book (no error bar; shown so no one hunts for it)
+#   games for nElo +/-1    games x (nElo 95% error)^2 = (1.959964 x 800 / ln 10)^2, about
+#                          463,700 for every book: nElo divides by the pair spread, so its error
+#                          per game is the same whatever the book (no error bar; shown so no one
+#                          hunts for it)
 #   games to resolve       games x (nElo error / nElo)^2 = games (1.959964 / z)^2: the games after
 #                          which the change's 95% interval excludes 0; an SPRT's expected length
 #                          scales the same way (1 / nElo^2). se = 2 x that / |z| (se(nElo) =
@@ -44,7 +45,11 @@ table() {
             '[$name, .games, .wins, .losses, .draws, .elo, .error, .nelo, .nelo_error] + .ptnml
              | @tsv' "${arg#*=}" || die "${arg#*=}: not a game run's result.json"
     done | awk -F'\t' -v Z=1.959964 '
-    NF != 14 { print "bench-books.sh: " $1 ": no pentanomial counts" > "/dev/stderr"; bad = 1; exit }
+    NF != 14 {
+        print "bench-books.sh: " $1 ": no pentanomial counts" > "/dev/stderr"
+        bad = 1
+        exit
+    }
     {
         c = NR; head[c] = $1; g = $2; pairs = $10 + $11 + $12 + $13 + $14; mean = 0; var = 0; m4 = 0
         # A pair scores 0, 1/4, 1/2, 3/4 or 1 (LL, LD, DD or WL, WD, WW).
@@ -72,7 +77,10 @@ table() {
               "pair score variance (se)|games for Elo +/-1 (se)|games for nElo +/-1|" \
               "games to resolve (se)", name, "|")
         printf "| %-26s |", ""
-        for (j = 1; j <= c; j++) { w[j] = length(head[j]) > 22 ? length(head[j]) : 22; printf " %*s |", w[j], head[j] }
+        for (j = 1; j <= c; j++) {
+            w[j] = length(head[j]) > 22 ? length(head[j]) : 22
+            printf " %*s |", w[j], head[j]
+        }
         printf "\n|----------------------------|"
         for (j = 1; j <= c; j++) { d = ""; for (k = 0; k < w[j]; k++) d = d "-"; printf "-%s:|", d }
         printf "\n"

@@ -64,7 +64,7 @@ function facing(e,    r, n, f, i, ch, seen) {
         for (i = 1; i <= n; i++) {
             ch = substr(r[i], f, 1)
             if (ch == ".") continue
-            if ((ch == "k" || ch == "K") && seen != "" && seen != ch && (seen == "k" || seen == "K"))
+            if ((ch == "k" || ch == "K") && (seen == "k" || seen == "K") && seen != ch)
                 return 1
             seen = ch
         }
@@ -116,13 +116,17 @@ FNR == NR {
     if (chk[i]) { bad = 1; why = why " the side not to move is in check" }
     if ($4 != "-") {
         i = ++at
-        if (fen[i] != want) { badline++; if (badline <= 5) print "  line " $1 ": c0 reaches " fen[i] > "/dev/stderr" }
+        if (fen[i] != want && ++badline <= 5)
+            print "  line " $1 ": c0 reaches " fen[i] > "/dev/stderr"
     }
     if (bad) { illegal++; if (illegal <= 5) print "  line " $1 ":" why > "/dev/stderr" }
 }
 END {
-    if (nn != n) { print "check-book.sh: Fairy-Stockfish answered " nn " of " n " perfts" > "/dev/stderr"; exit 2 }
-    printf "positions %d\nduplicates %d\nmirror_pairs %d\nin_check %d\nillegal %d\nc0_mismatch %d\n",
-        n, dups, mirrors, incheck, illegal, badline
+    if (nn != n) {
+        print "check-book.sh: Fairy-Stockfish answered " nn " of " n " perfts" > "/dev/stderr"
+        exit 2
+    }
+    printf "positions %d\nduplicates %d\nmirror_pairs %d\n", n, dups, mirrors
+    printf "in_check %d\nillegal %d\nc0_mismatch %d\n", incheck, illegal, badline
     exit (dups + mirrors + incheck + illegal + badline) ? 1 : 0
 }' dups="$dups" mirrors="$mirrors" "$tmp/fsf.out" "$tmp/rows.tsv"

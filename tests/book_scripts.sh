@@ -34,7 +34,8 @@ out=$("$here/scripts/bench-books.sh" --table a b-book-with-a-long-name 2>&1)
 rc=$?
 row() { grep -F "| $1" <<<"$out" | tr -s ' ' | sed 's/^| //; s/ |$//'; }
 [[ $rc -eq 0 ]] && ok || bad "--table exit $rc: $out"
-[[ $(row 'pair score variance') == "pair score variance (se) | 0.0694 +/- 0.0086 | 0.0750 +/- 0.0092" ]] &&
+want="pair score variance (se) | 0.0694 +/- 0.0086 | 0.0750 +/- 0.0092"
+[[ $(row 'pair score variance') == "$want" ]] &&
     ok || bad "variance row: $(row 'pair score variance')"
 [[ $(row 'games for Elo') == "games for Elo +/-1 (se) | 245000 +/- 30517 | 320000 +/- 39192" ]] &&
     ok || bad "Elo games row: $(row 'games for Elo')"
@@ -47,11 +48,14 @@ row() { grep -F "| $1" <<<"$out" | tr -s ' ' | sed 's/^| //; s/ |$//'; }
     $(row 'Elo error at 1000') == "Elo error at 1000 games | 15.7 | 17.9" ]] &&
     ok || bad "old rows: $out"
 # The columns are as wide as the longest book name.
-[[ $(sed -n 1p <<<"$out") == "|                            |                      a | b-book-with-a-long-name |" ]] &&
+want="|                            |                      a | b-book-with-a-long-name |"
+[[ $(sed -n 1p <<<"$out") == "$want" ]] &&
     ok || bad "header: $(sed -n 1p <<<"$out")"
 
 out=$("$here/scripts/bench-books.sh" --help 2>&1)
-[[ $? -eq 0 && $out == "Usage: scripts/bench-books.sh [GAMES] [NODES] [CONCURRENCY]"* && $out == *BOOKS=* ]] &&
+rc=$?
+want="Usage: scripts/bench-books.sh [GAMES] [NODES] [CONCURRENCY]"
+[[ $rc -eq 0 && $out == "$want"* && $out == *BOOKS=* ]] &&
     ok || bad "--help: $out"
 out=$("$here/scripts/bench-books.sh" --table empty 2>&1)
 [[ $? -eq 2 && $out == "bench-books.sh: empty: no result.json (not a finished run)" ]] && ok ||
@@ -60,7 +64,8 @@ out=$(BOOKS="builtin:balanced nowhere.epd" "$here/scripts/bench-books.sh" 2 2>&1
 [[ $? -eq 2 && $out == "bench-books.sh: BOOKS: 'nowhere.epd': no such readable EPD file" ]] && ok ||
     bad "missing book: $out"
 out=$("$here/scripts/bench-books.sh" 3 2>&1)
-[[ $? -eq 2 && $out == "bench-books.sh: GAMES must be even (game pairs)" ]] && ok || bad "odd games: $out"
+[[ $? -eq 2 && $out == "bench-books.sh: GAMES must be even (game pairs)" ]] && ok ||
+    bad "odd games: $out"
 
 # check-book.sh: 1 start position, 2 its duplicate, 3 and 4 after h2e2 and its mirror b2e2 (a
 # mirror pair, c0 lines right), 5 Red to move in check by a chariot on its rank, 6 the same with
