@@ -531,7 +531,7 @@ static int doe_finish(void *ctx, const CoordState *st)
               write_moves(d, &entries, &dat_entries, why, sizeof why);
     if (!ok && end.end != COORD_FAILED) {
         end.end = COORD_FAILED;
-        snprintf(end.reason, sizeof end.reason, "%s", why);
+        snprintf(end.reason, sizeof end.reason, "%.500s", why);
     }
     const DoeCounts *k = doe_counts(d->tree);
     double minutes = (timeman_now_ms() - d->start_ms) / 60000.0;
