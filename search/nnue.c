@@ -585,8 +585,11 @@ void nnue_stack_reset(NnueStack *st, const NnueNet *net, int base)
 {
     st->net = net;
     st->base = base;
-    for (int i = 0; i < NNUE_STACK_MAX; i++)
+    // The key too: entry_claim compares it (valgrind: a read of an uninitialised key).
+    for (int i = 0; i < NNUE_STACK_MAX; i++) {
+        st->acc[i].key = 0;
         st->acc[i].valid[RED] = st->acc[i].valid[BLACK] = false;
+    }
 }
 
 /// The key of the position at history length len of b.
