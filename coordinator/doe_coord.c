@@ -316,6 +316,8 @@ static bool doe_start(void *ctx, const CoordState *st, const char *run_id, char 
            j->name, (long long)j->doe.nodes, j->doe.round, j->doe.alpha, j->doe.width, j->doe.widen,
            j->doe.depth, j->doe.plies_max, st->workers_expected,
            st->workers_expected == 1 ? "" : "s");
+    if (j->doe.root[0])
+        printf("Root: %s (plies count from it)\n", j->doe.root);
     return true;
 }
 
@@ -495,6 +497,7 @@ static bool write_result(DoeCoord *d, const CoordState *st, double minutes, uint
     json_object_set_new(o, "transpositions", json_integer((json_int_t)k->transpositions));
     json_object_set_new(o, "mirrors", json_integer((json_int_t)k->mirrors));
     json_object_set_new(o, "repetitions", json_integer((json_int_t)k->repetitions));
+    json_object_set_new(o, "root", json_string(root->fen));
     json_object_set_new(o, "root_value", json_integer(root->value));
     json_object_set_new(o, "first_moves_in_margin", json_integer(first));
     json_object_set_new(o, "exits", json_integer((json_int_t)exits));
@@ -603,9 +606,11 @@ static void *doe_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t
         }
         d->draw_window = true;
     }
-    // The root: the start position, as an EPD position (its keys from the replay of no move).
+    // The root ([doe] root, else the start position) as an EPD position: its keys from the
+    // replay of no move.
     BookgenLine root;
-    if (!bookgen_replay(BOARD_START_FEN, NULL, 0, &root, why, why_len)) {
+    if (!bookgen_replay(j->doe.root[0] ? j->doe.root : BOARD_START_FEN, NULL, 0, &root, why,
+                        why_len)) {
         doe_coord_free(d);
         return NULL;
     }

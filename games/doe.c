@@ -16,9 +16,13 @@ struct DoeTree {
     uint32_t edge_n, edge_cap;
     uint32_t *slot; // open addressing: node index + 1 by stored key (0: empty)
     uint32_t slot_cap;
-    uint32_t *stamp; // per node: the walk that saw it last
+    uint32_t *in_head; // per node: its first incoming edge + 1 (0: none; the root)
+    uint32_t *in_next; // per edge: the next edge into the same child + 1
+    uint32_t *stamp;   // per node: the walk that saw it last
     uint32_t walk;
-    uint32_t *stack;
+    uint32_t *stack, *iter, *order; // scratch of the walks, a node's worth each
+    uint32_t *dirty;                // leaves expanded since the last doe_update
+    uint32_t dirty_n;
     DoeCounts counts;
 };
 
@@ -74,15 +78,15 @@ static uint32_t add_node(DoeTree *t, const char *fen, uint64_t key, uint64_t mir
         if (!nn)
             return UINT32_MAX;
         t->node = nn;
-        uint32_t *st = realloc(t->stamp, cap * sizeof *st);
-        if (!st)
-            return UINT32_MAX;
-        memset(st + t->cap, 0, (cap - t->cap) * sizeof *st);
-        t->stamp = st;
-        uint32_t *sk = realloc(t->stack, cap * sizeof *sk);
-        if (!sk)
-            return UINT32_MAX;
-        t->stack = sk;
+        // The per-node arrays: stamps and incoming lists start empty, the scratch is scratch.
+        uint32_t **arrays[] = {&t->in_head, &t->stamp, &t->stack, &t->iter, &t->order, &t->dirty};
+        for (size_t a = 0; a < sizeof arrays / sizeof *arrays; a++) {
+            uint32_t *grown = realloc(*arrays[a], cap * sizeof *grown);
+            if (!grown)
+                return UINT32_MAX;
+            memset(grown + t->cap, 0, (cap - t->cap) * sizeof *grown);
+            *arrays[a] = grown;
+        }
         t->cap = cap;
     }
     if (2 * (t->n + 1) > t->slot_cap && !grow_slots(t))
@@ -99,6 +103,7 @@ static uint32_t add_node(DoeTree *t, const char *fen, uint64_t key, uint64_t mir
     d->in_check = in_check;
     d->parent = parent;
     d->parent_move = move;
+    d->prio = terminal || ply >= t->cfg.plies_max ? DOE_INF : 0;
     t->slot[slot_of(t, key)] = i + 1;
     return i;
 }
@@ -114,7 +119,6 @@ DoeTree *doe_new(const DoeConfig *cfg, const char *root_epd, uint64_t key, uint6
         doe_free(t);
         return NULL;
     }
-    doe_update(t);
     return t;
 }
 
@@ -125,27 +129,32 @@ void doe_free(DoeTree *t)
     free(t->node);
     free(t->edge);
     free(t->slot);
+    free(t->in_head);
+    free(t->in_next);
     free(t->stamp);
     free(t->stack);
+    free(t->iter);
+    free(t->order);
+    free(t->dirty);
     free(t);
 }
 
-/// Whether target is reachable from the node from (a walk over edges, iterative).
-static bool reaches(DoeTree *t, uint32_t from, uint32_t target)
+/// Whether node a is node v or one of its ancestors: a walk up the incoming edges from v,
+/// which visits only v's ancestors (a few, against the whole subtree below a).
+static bool is_ancestor(DoeTree *t, uint32_t a, uint32_t v)
 {
     uint32_t walk = ++t->walk, top = 0;
-    t->stack[top++] = from;
-    t->stamp[from] = walk;
+    t->stack[top++] = v;
+    t->stamp[v] = walk;
     while (top) {
-        uint32_t v = t->stack[--top];
-        if (v == target)
+        uint32_t x = t->stack[--top];
+        if (x == a)
             return true;
-        const DoeNode *d = &t->node[v];
-        for (uint32_t e = 0; e < d->edge_n; e++) {
-            uint32_t c = t->edge[d->edge0 + e].child;
-            if (t->stamp[c] != walk) {
-                t->stamp[c] = walk;
-                t->stack[top++] = c;
+        for (uint32_t e = t->in_head[x]; e; e = t->in_next[e - 1]) {
+            uint32_t p = t->edge[e - 1].parent;
+            if (t->stamp[p] != walk) {
+                t->stamp[p] = walk;
+                t->stack[top++] = p;
             }
         }
     }
@@ -164,6 +173,10 @@ DoeStatus doe_expand(DoeTree *t, uint32_t leaf, const DoeChild *c, int n)
         if (!e)
             return DOE_ERR_NOMEM;
         t->edge = e;
+        uint32_t *next = realloc(t->in_next, cap * sizeof *next);
+        if (!next)
+            return DOE_ERR_NOMEM;
+        t->in_next = next;
         t->edge_cap = cap;
     }
     t->counts.scored += (uint64_t)n;
@@ -178,7 +191,7 @@ DoeStatus doe_expand(DoeTree *t, uint32_t leaf, const DoeChild *c, int n)
         }
         if (child != UINT32_MAX) {
             // An edge back into the line would make a cycle: a repetition, not a book move.
-            if (reaches(t, child, leaf)) {
+            if (is_ancestor(t, child, leaf)) {
                 t->counts.repetitions++;
                 continue;
             }
@@ -190,7 +203,9 @@ DoeStatus doe_expand(DoeTree *t, uint32_t leaf, const DoeChild *c, int n)
             if (child == UINT32_MAX)
                 return DOE_ERR_NOMEM;
         }
-        t->edge[t->edge_n++] = (DoeEdge){child, c[i].move, mirrored};
+        t->in_next[t->edge_n] = t->in_head[child];
+        t->in_head[child] = t->edge_n + 1;
+        t->edge[t->edge_n++] = (DoeEdge){child, leaf, c[i].move, mirrored};
     }
     DoeNode *d = &t->node[leaf];
     d->pending = false;
@@ -198,6 +213,7 @@ DoeStatus doe_expand(DoeTree *t, uint32_t leaf, const DoeChild *c, int n)
     d->edge_n = t->edge_n - first;
     // No move left (none legal, or each a repetition): nothing more to expand here.
     d->state = d->edge_n ? DOE_EXPANDED : DOE_TERMINAL;
+    t->dirty[t->dirty_n++] = leaf;
     return DOE_OK;
 }
 
@@ -229,10 +245,10 @@ static double term(const DoeTree *t, const DoeNode *p, uint32_t e)
     return t->cfg.alpha * (double)(p->value + c->value) + c->prio + 1;
 }
 
-static void update_node(DoeTree *t, uint32_t i, uint32_t walk)
+/// Node i's value and priority from its children's, which are up to date.
+static void compute_node(DoeTree *t, uint32_t i)
 {
     DoeNode *d = &t->node[i];
-    t->stamp[i] = walk;
     if (d->state != DOE_EXPANDED) {
         d->value = d->eval;
         d->prio =
@@ -241,11 +257,9 @@ static void update_node(DoeTree *t, uint32_t i, uint32_t walk)
     }
     int best = -1000000;
     for (uint32_t e = 0; e < d->edge_n; e++) {
-        uint32_t c = t->edge[d->edge0 + e].child;
-        if (t->stamp[c] != walk)
-            update_node(t, c, walk);
-        if (-t->node[c].value > best)
-            best = -t->node[c].value;
+        int v = -t->node[t->edge[d->edge0 + e].child].value;
+        if (v > best)
+            best = v;
     }
     d->value = best;
     uint32_t order[DOE_MAX_EDGES], k;
@@ -258,7 +272,73 @@ static void update_node(DoeTree *t, uint32_t i, uint32_t walk)
     }
 }
 
-void doe_update(DoeTree *t) { update_node(t, 0, ++t->walk); }
+/// Everything below node i, then i (children first): the whole tree from the root.
+static void update_all(DoeTree *t, uint32_t i, uint32_t walk)
+{
+    DoeNode *d = &t->node[i];
+    t->stamp[i] = walk;
+    for (uint32_t e = 0; d->state == DOE_EXPANDED && e < d->edge_n; e++) {
+        uint32_t c = t->edge[d->edge0 + e].child;
+        if (t->stamp[c] != walk)
+            update_all(t, c, walk);
+    }
+    compute_node(t, i);
+}
+
+/// Recomputes the nodes whose value or priority can have changed: the n changed nodes and
+/// their ancestors, children before parents. A node outside that cone has no changed node
+/// below it, so its figures stand, and the result is the full recompute's, bit for bit. The
+/// cone's order is the reverse of a depth-first post-order over the incoming edges.
+static void update_cone(DoeTree *t, const uint32_t *changed, uint32_t n)
+{
+    uint32_t walk = ++t->walk, count = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        if (t->stamp[changed[s]] == walk)
+            continue;
+        uint32_t top = 0;
+        t->stack[top] = changed[s];
+        t->iter[top++] = t->in_head[changed[s]];
+        t->stamp[changed[s]] = walk;
+        while (top) {
+            uint32_t *e = &t->iter[top - 1];
+            if (!*e) {
+                t->order[count++] = t->stack[--top];
+                continue;
+            }
+            uint32_t p = t->edge[*e - 1].parent;
+            *e = t->in_next[*e - 1];
+            if (t->stamp[p] != walk) {
+                t->stamp[p] = walk;
+                t->stack[top] = p;
+                t->iter[top++] = t->in_head[p];
+            }
+        }
+    }
+    while (count)
+        compute_node(t, t->order[--count]);
+}
+
+void doe_update(DoeTree *t)
+{
+    update_cone(t, t->dirty, t->dirty_n);
+    t->dirty_n = 0;
+}
+
+bool doe_verify(DoeTree *t)
+{
+    int *value = malloc(t->n * sizeof *value);
+    double *prio = malloc(t->n * sizeof *prio);
+    bool same = value && prio;
+    for (uint32_t i = 0; same && i < t->n; i++)
+        value[i] = t->node[i].value, prio[i] = t->node[i].prio;
+    update_all(t, 0, ++t->walk);
+    // Bit for bit: the priorities are the same sums in the same order, or a step differs.
+    for (uint32_t i = 0; same && i < t->n; i++)
+        same = value[i] == t->node[i].value && !memcmp(&prio[i], &t->node[i].prio, sizeof *prio);
+    free(value);
+    free(prio);
+    return same;
+}
 
 int doe_select(DoeTree *t, uint32_t *leaves, int max)
 {
@@ -280,7 +360,7 @@ int doe_select(DoeTree *t, uint32_t *leaves, int max)
         }
         t->node[i].pending = true;
         leaves[got++] = i;
-        doe_update(t);
+        update_cone(t, &i, 1);
     }
     return got;
 }
@@ -298,8 +378,8 @@ const DoeCounts *doe_counts(const DoeTree *t) { return &t->counts; }
 
 size_t doe_bytes(const DoeTree *t)
 {
-    return sizeof *t + t->cap * (sizeof *t->node + 2 * sizeof(uint32_t)) +
-           t->edge_cap * sizeof *t->edge + t->slot_cap * sizeof *t->slot;
+    return sizeof *t + t->cap * (sizeof *t->node + 6 * sizeof(uint32_t)) +
+           t->edge_cap * (sizeof *t->edge + sizeof *t->in_next) + t->slot_cap * sizeof *t->slot;
 }
 
 bool doe_write(const DoeTree *t, FILE *f)

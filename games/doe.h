@@ -17,7 +17,7 @@
 // child of lowest term (the first in value order on a tie) and ends at a leaf.
 //
 // The cluster's part is the scoring: a round chooses up to `round` leaves (each chosen leaf's
-// priority set to INF and the tree's priorities recomputed before the next choice), the
+// priority set to INF and its ancestors' priorities recomputed before the next choice), the
 // worker ranks score every child of each, and the round's expansions are applied in the
 // order the leaves were chosen. Nothing depends on timing, so the tree is the same on 1 or N
 // ranks and after any kill and resume. A move that reaches a position from which the leaf is
@@ -59,7 +59,7 @@ typedef struct {
 } DoeNode;
 
 typedef struct {
-    uint32_t child;
+    uint32_t child, parent;
     uint16_t move; // in the parent's stored orientation
     bool mirrored; // the child's stored orientation is the mirror of the position reached
 } DoeEdge;
@@ -99,8 +99,13 @@ int doe_select(DoeTree *t, uint32_t *leaves, int max);
 /// Applies the scored children of a pending leaf (n = 0: it has no legal move); then
 /// doe_update, once the round is applied.
 DoeStatus doe_expand(DoeTree *t, uint32_t leaf, const DoeChild *c, int n);
-/// Recomputes values and priorities from the root.
+/// Brings values and priorities up to date after doe_expand: only the expanded leaves and
+/// their ancestors are recomputed (doe_select does the same for each leaf it chooses), so a
+/// round costs the few nodes above its leaves, not the tree.
 void doe_update(DoeTree *t);
+/// Recomputes every node from the root and says whether the figures (values, priorities,
+/// bit for bit) were already those: the check of the incremental updates (tests).
+bool doe_verify(DoeTree *t);
 
 const DoeNode *doe_node(const DoeTree *t, uint32_t i);
 const DoeEdge *doe_edges(const DoeTree *t, uint32_t i); // node i's edge_n edges

@@ -218,6 +218,7 @@ typedef struct {
         int score_min, score_max;  // the exits' window, cp, Red's view
         double draw_min, draw_max; // the draw-rate window, 0..1 (with wdl_model)
         int margin;                // cp below the best: a move of the move books
+        char root[JOB_TEXT_MAX];   // the tree's root, a FEN as validate writes it; "": the start
         char wdl_model[JOB_TEXT_MAX];
         char epd[JOB_TEXT_MAX]; // file names in output.dir
         char moves[JOB_TEXT_MAX];

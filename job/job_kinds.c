@@ -13,6 +13,7 @@
 #include "files.h"
 #include "job_ctx.h"
 #include "job_verify.h"
+#include "movegen.h"
 #include "params.h"
 
 // ---- Validation ---------------------------------------------------------------------------
@@ -113,16 +114,38 @@ static bool validate_texel(JobCtx *c)
     return true;
 }
 
+/// A DOE root: a legal position with a move to make, written back as the board writes it (one
+/// identity for every spelling of the position).
+static bool validate_doe_root(JobCtx *c, char *root)
+{
+    Board *b = malloc(sizeof *b);
+    if (!b)
+        return ctx_fail(c, JOB_ERR_VALUE, "doe", "root", "out of memory");
+    char why[256];
+    bool ok = false;
+    if (board_set_fen(b, root, why, sizeof why) != FEN_OK)
+        ctx_fail(c, JOB_ERR_VALUE, "doe", "root", "'%.300s': %s", root, why);
+    else if (movegen_count_legal(b) == 0)
+        ctx_fail(c, JOB_ERR_VALUE, "doe", "root",
+                 "'%.300s': the side to move has no legal move, so there is no tree", root);
+    else {
+        board_fen(b, root, JOB_TEXT_MAX);
+        ok = true;
+    }
+    free(b);
+    return ok;
+}
+
 /// A DOE book searches with the builtin engine; its windows must not be empty.
 static bool validate_doe(JobCtx *c)
 {
-    const JobConfig *j = c->job;
-    const __typeof__(j->doe) *d = &j->doe;
+    JobConfig *j = c->job;
+    __typeof__(j->doe) *d = &j->doe;
     Windows w = {d->plies_min, d->plies_max, d->score_min, d->score_max,
                  d->draw_min,  d->draw_max,  d->wdl_model};
     return no_engines(c,
                       "a doe job searches with the builtin engine: remove the engine sections") &&
-           validate_windows(c, "doe", &w);
+           validate_windows(c, "doe", &w) && (!d->root[0] || validate_doe_root(c, d->root));
 }
 
 /// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
@@ -502,8 +525,11 @@ static IdentityStatus identity_book(Identity *id, const JobConfig *j, uint64_t b
 /// DOE: the rules first, the tree's settings as rows, the bench signature of the search last.
 static IdentityStatus identity_doe(Identity *id, const JobConfig *j, uint64_t bench, const char *at)
 {
-    if (!at)
-        return identity_addf(id, "doe.bench", "%llu", (unsigned long long)bench);
+    if (!at) {
+        IdentityStatus st =
+            j->doe.root[0] ? identity_add(id, "doe.root", j->doe.root) : IDENTITY_OK;
+        return st ? st : identity_addf(id, "doe.bench", "%llu", (unsigned long long)bench);
+    }
     return identity_add_rules(id, &j->rules);
 }
 

@@ -7,7 +7,8 @@
 #   resumed each time ends with exactly the tree and books of the uninterrupted run;
 # - the exits hold no position twice, no mirror pair, none in check, every value in the
 #   window; result.json's counts agree with tree.txt and the page's; BOOK.DAT probes like the
-#   move book.
+#   move book;
+# - a tree grown from a [doe] root starts there, and its journal resumes only with that root.
 set -u
 xq=$1
 work=$(mktemp -d)
@@ -65,6 +66,21 @@ diff <(awk '/^  /{print $1}' "$work/p1" | sort) <(awk '/^  /{print $1}' "$work/p
     -openings file="$work/b/book.epd" order=random >"$work/play.log" 2>&1 ||
     fail "play with the exits failed: $(tail -3 "$work/play.log")"
 grep -q "skipped" "$work/play.log" && fail "play skipped exit lines"
+
+# [doe] root: the tree grows from that position; the exits' plies count from it; a journal
+# of another root is refused.
+root='rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1'
+"$xq" run "$work/doe.ini" --set output.dir="$work/r" --set doe.nodes=300 --set "doe.root=$root" \
+    >"$work/r.log" 2>&1 || fail "the run from a root failed: $(tail -5 "$work/r.log")"
+[[ $(jq -r .root "$work/r/result.json") == "${root% 1 1}" ]] ||
+    fail "result.json's root is $(jq -r .root "$work/r/result.json")"
+[[ $(head -1 "$work/r/tree.txt" | cut -d' ' -f8-11) == "${root% 1 1}" ]] ||
+    fail "tree.txt's first node is not the root: $(head -1 "$work/r/tree.txt" | cut -c1-120)"
+awk '{for (i = 1; i < NF; i++) if ($i == "ply") p = $(i + 1) + 0; if (p < 2 || p > 8) bad++} END {exit bad > 0}' \
+    "$work/r/book.epd" || fail "an exit's ply outside 2..8 from the root"
+"$xq" run "$work/doe.ini" --set output.dir="$work/r" --set doe.nodes=300 --resume >"$work/r2.log" 2>&1 &&
+    fail "a resume without the root was accepted"
+grep -q "doe.root" "$work/r2.log" || fail "the refused resume does not name doe.root: $(tail -2 "$work/r2.log")"
 
 # Three kills, three resumes: the uninterrupted tree.
 kill_rank() { # kill_rank RANK BYTES: SIGKILL that rank once the journal passes BYTES

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -139,14 +140,114 @@ static void test_plies_max_and_terminal(void **state)
     doe_free(t);
 }
 
-int main(void)
+static uint64_t mix(uint64_t x)
 {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+/// Grows a tree of pseudo-random positions to about nodes nodes in rounds of round leaves:
+/// children's keys come from a small space, so transpositions, mirrors and repetitions are
+/// frequent; with by_ply, a space per ply (transpositions join positions of the same ply, as
+/// move orders do, and none repeats). With verify, after every choice and every round the
+/// incremental figures must equal a full recompute's. Returns the tree.
+static DoeTree *grow(uint64_t nodes, int round, uint64_t space, bool by_ply, bool verify)
+{
+    DoeConfig cfg = {0.05, 2, 4, 40};
+    DoeTree *t = doe_new(&cfg, "root w - -", 1, 1, false);
+    assert_non_null(t);
+    uint32_t leaves[256];
+    int n;
+    while (doe_node_count(t) < nodes && (n = doe_select(t, leaves, round)) > 0) {
+        if (verify)
+            assert_true(doe_verify(t));
+        for (int i = 0; i < n; i++) {
+            uint64_t pk = doe_node(t, leaves[i])->key;
+            uint64_t ply = by_ply ? (uint64_t)doe_node(t, leaves[i])->ply + 1 : 0;
+            DoeChild c[12];
+            int k = (int)(mix(pk) % 12);
+            for (int j = 0; j < k; j++) {
+                uint64_t h = mix(pk * 31 + (uint64_t)j);
+                // even keys from 2; a key and key ^ 1 are each other's mirrors.
+                uint64_t key = ply << 40 | (2 + 2 * (h % space));
+                c[j] = child((uint16_t)(j + 1), (int)(h >> 40) % 200 - 100, key,
+                             h & 0x100 ? key ^ 1 : key);
+                c[j].terminal = (h >> 20) % 50 == 0;
+            }
+            assert_int_equal(doe_expand(t, leaves[i], c, k), DOE_OK);
+        }
+        doe_update(t);
+        if (verify)
+            assert_true(doe_verify(t));
+    }
+    return t;
+}
+
+/// The incremental updates (only the changed leaves' ancestors) give, after every choice and
+/// every round, exactly the figures of a recompute of the whole tree, on a tree full of
+/// transpositions, mirrors and repetitions.
+static void test_incremental_update(void **state)
+{
+    (void)state;
+    for (int round = 1; round <= 16; round *= 4) {
+        DoeTree *t = grow(3000, round, 2000, false, true);
+        assert_true(doe_node_count(t) >= 1000);
+        assert_true(doe_counts(t)->transpositions > 100);
+        assert_true(doe_counts(t)->repetitions > 0);
+        doe_free(t);
+    }
+}
+
+/// The same tree from every build (Release, Debug, the sanitizers; any -march): the
+/// priorities round alike everywhere (no FMA contraction), so a run resumed on another kind
+/// of node chooses the leaves its journal holds. Figures of this build-independent growth.
+static void test_same_tree_every_build(void **state)
+{
+    (void)state;
+    DoeTree *t = grow(5000, 32, 5000, true, false);
+    assert_int_equal(doe_node_count(t), 5072);
+    assert_int_equal(doe_counts(t)->expansions, 1027);
+    assert_int_equal(doe_counts(t)->transpositions, 667);
+    doe_free(t);
+}
+
+/// test_doe --bench NODES: grows a synthetic tree of NODES nodes in rounds of 32 (the keys of
+/// a ply from NODES / 8, about the transposition rate of a real run) and prints the seconds
+/// rank 0 spends on it (the choice of leaves and the updates; no search).
+static int bench(const char *arg)
+{
+    uint64_t nodes = strtoull(arg, NULL, 10);
+    if (!nodes) {
+        fprintf(stderr, "test_doe --bench: '%s': expected a node count\n", arg);
+        return 2;
+    }
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    DoeTree *t = grow(nodes, 32, nodes, true, false);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("%u nodes, %llu expansions, %llu transpositions: %.2f s\n", doe_node_count(t),
+           (unsigned long long)doe_counts(t)->expansions,
+           (unsigned long long)doe_counts(t)->transpositions,
+           (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+    doe_free(t);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--bench"))
+        return bench(argv[2]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_priorities_order),
         cmocka_unit_test(test_widening),
         cmocka_unit_test(test_negamax),
         cmocka_unit_test(test_transpositions),
         cmocka_unit_test(test_plies_max_and_terminal),
+        cmocka_unit_test(test_incremental_update),
+        cmocka_unit_test(test_same_tree_every_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

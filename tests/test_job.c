@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "engine_spec.h"
+#include "identity.h"
 #include "job.h"
 #include "job_kinds.h"
 #include "job_loop.h"
@@ -945,6 +946,36 @@ static void test_datagen_section(void **state)
                                   "[datagen]\nplies = 3\n"),
                      JOB_ERR_KEY);
     assert_non_null(strstr(f->why, "[datagen] plies: unknown key"));
+}
+
+/// [doe] root: a FEN written back as the board writes it (one identity for every spelling),
+/// part of the identity only when set; a malformed FEN or a position without a legal move
+/// refused, naming the key and what is wrong.
+static void test_doe_root(void **state)
+{
+    Fixture *f = *state;
+    assert_int_equal(load_text(f, "[job]\nkind = doe\n"), JOB_OK);
+    Identity id;
+    assert_int_equal(identity_of_job(f->job, 1, &id, NULL, 0), IDENTITY_OK);
+    assert_null(identity_get(&id, "doe.root"));
+    identity_destroy(&id);
+    assert_int_equal(load_text(f, "[job]\nkind = doe\n[doe]\nroot = rnbakabnr/9/1c5c1/p1p1p1p1p/"
+                                  "9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR   b  -  -  3  2\n"),
+                     JOB_OK);
+    char fen[JOB_TEXT_MAX];
+    snprintf(fen, sizeof fen, "%s", f->job->doe.root);
+    assert_int_equal(
+        strncmp(fen, "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b ", 62), 0);
+    assert_int_equal(identity_of_job(f->job, 1, &id, NULL, 0), IDENTITY_OK);
+    assert_string_equal(identity_get(&id, "doe.root"), fen);
+    identity_destroy(&id);
+    assert_int_equal(load_text(f, "[job]\nkind = doe\n[doe]\nroot = rnbakabnr/9/9 w\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[doe] root: 'rnbakabnr/9/9 w': "));
+    assert_int_equal(
+        load_text(f, "[job]\nkind = doe\n[doe]\nroot = 3k5/3R5/3R5/9/9/9/9/9/9/4K4 b\n"),
+        JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "the side to move has no legal move"));
 }
 
 /// [train] keys: data is one or more paths from the job file's directory; defaults for the
@@ -1967,6 +1998,7 @@ int main(void)
         cmocka_unit_test(test_time_scale_math),
         cmocka_unit_test_setup_teardown(test_run_control_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_datagen_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_doe_root, setup, teardown),
         cmocka_unit_test_setup_teardown(test_train_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval_weights_need_use_nnue, setup, teardown),
         cmocka_unit_test(test_keys_documented),
