@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Trainer throughput, XQ1 against the king-bucketed XQ2 (search/nnue.h) at the same hidden
-# size, side by side: `xqforge nnue train` on one thread over the same positions (random
+# Trainer throughput: today's embedded net's shape (XQ1, 128 wide), then XQ1 and the
+# king-bucketed XQ2 (search/nnue.h) at HIDDEN, side by side: `xqforge nnue train` on one
+# thread over the same positions (random
 # games scored by the linear evaluation, written by test_nnue_train --write), one epoch each,
 # positions/s per thread as the trainer counts it (its gradient sums) and over the whole run
 # (wall clock, Adam's step over every parameter included); then search nodes/s (bench, one
@@ -22,18 +23,22 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$gen" --write "$positions" "$work/pos.xqp"
 now() { date +%s.%N; }
-printf 'hidden %d, %d positions, 1 epoch, 1 thread, batch 16384\n' "$hidden" "$positions"
-printf '%-5s %9s %18s %18s %14s\n' net features "pos/s (sums)" "pos/s (wall)" "bench nodes/s"
-for f in xq1 xq2; do
+printf '%d positions, 1 epoch, 1 thread, batch 16384\n' "$positions"
+printf '%-5s %6s %9s %14s %14s %14s\n' net hidden features "pos/s (sums)" "pos/s (wall)" "bench nodes/s"
+rows=("xq1 128")
+((hidden != 128)) && rows+=("xq1 $hidden")
+rows+=("xq2 $hidden")
+for row in "${rows[@]}"; do
+    read -r f h <<<"$row"
     t0=$(now)
-    out=$("$xq" nnue train --data "$work/pos.xqp" --out "$work/$f" --hidden "$hidden" \
+    out=$("$xq" nnue train --data "$work/pos.xqp" --out "$work/$f-$h" --hidden "$h" \
         --epochs 1 --threads 1 --val 0 --features "$f" 2>&1) || { echo "$out" >&2; exit 1; }
     t1=$(now)
     sums=$(sed -n 's/^epoch 1\/1:.*, \([0-9]*\) positions\/s$/\1/p' <<<"$out")
     wall=$(echo "$positions / ($t1 - $t0)" | bc -l)
-    "$xq" nnue net --random "$hidden" --features "$f" -o "$work/$f.nnue" >/dev/null
-    nf=$("$xq" nnue net "$work/$f.nnue" | sed -n 's/^format.*), \([0-9]*\) features.*/\1/p')
-    nps=$("$xq" bench "$depth" 1 16 --option "EvalFile=$work/$f.nnue" --option UseNNUE=true \
+    "$xq" nnue net --random "$h" --features "$f" -o "$work/$f-$h.nnue" >/dev/null
+    nf=$("$xq" nnue net "$work/$f-$h.nnue" | sed -n 's/^format.*), \([0-9]*\) features.*/\1/p')
+    nps=$("$xq" bench "$depth" 1 16 --option "EvalFile=$work/$f-$h.nnue" --option UseNNUE=true \
         2>/dev/null | awk -F: '/Nodes\/second/ {gsub(/ /, "", $2); print $2}')
-    printf '%-5s %9s %18s %18.0f %14s\n' "$f" "$nf" "$sums" "$wall" "$nps"
+    printf '%-5s %6s %9s %14s %14.0f %14s\n' "$f" "$h" "$nf" "$sums" "$wall" "$nps"
 done
