@@ -95,8 +95,8 @@ static const char REPO_TEMPLATE[] =
 
 /// xqforge's own build (jobs/sprt-commits.ini's): the default of --build and --binary.
 static const char *const REPO_OWN_BUILD[] = {
-    "each.build=cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DXQ_NATIVE=OFF "
-    "-DXQ_MARCH=$XQ_ARCH >/dev/null && cmake --build build -j4 --target xqforge >/dev/null",
+    ("each.build=cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DXQ_NATIVE=OFF "
+     "-DXQ_MARCH=$XQ_ARCH >/dev/null && cmake --build build -j4 --target xqforge >/dev/null"),
     "each.binary=build/xqforge", "each.args=uci", "each.option.Threads=1"};
 
 /// Appends one override to the test's; false with why when there is no room for it.
