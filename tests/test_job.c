@@ -114,10 +114,13 @@ static const PlayerOption *option_of(const PlayerConfig *pc, const char *name)
 static void test_examples_load(void **state)
 {
     Fixture *f = *state;
-    const char *names[] = {"sprt-weights.ini", "sprt-binaries.ini", "gauntlet.ini",
-                           "book.ini",         "spsa-detuned.ini",  "texel.ini",
-                           "selfplay.ini",     "sprt-tuned.ini",    "spsa-search.ini",
-                           "datagen.ini",      "train.ini"};
+    const char *names[] = {"sprt-weights.ini", "sprt-binaries.ini",
+                           "gauntlet.ini",     "book.ini",
+                           "spsa-detuned.ini", "texel.ini",
+                           "selfplay.ini",     "sprt-tuned.ini",
+                           "spsa-search.ini",  "datagen.ini",
+                           "train.ini",        "loop.ini",
+                           "loop-xq2.ini",     "doe.ini"};
     char path[1024];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", XQ_JOBS_DIR, names[i]);
