@@ -560,6 +560,64 @@ static void test_xq2_run(void **state)
     free(res);
 }
 
+/// The rows no training position reaches: their number is the one the log gives (counted
+/// here from the records' own features), they are exactly the initial model's after training,
+/// and every row a position reaches has moved.
+static void test_unreached_rows(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    char why[512] = "";
+    static bool seen[NNUE_FEATURES_XQ2];
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < N; i++) {
+        PosRecord r;
+        assert_int_equal(posdata_decode(recs + (size_t)i * POSDATA_RECORD, &r, why, sizeof why),
+                         POSDATA_OK);
+        uint16_t f[64];
+        for (int c = 0; c < 2; c++)
+            for (int k = nnue_features_version(NNUE_VERSION_XQ2, &r.board, (Color)c, f); k-- > 0;)
+                seen[f[k]] = true;
+    }
+    int reached = 0;
+    for (int i = 0; i < NNUE_FEATURES_XQ2; i++)
+        reached += seen[i];
+    assert_true(reached > 100 && reached < NNUE_FEATURES_XQ2 / 2);
+    NnueSet *train, *valid;
+    assert_int_equal(
+        nnue_set_from_records(recs, N, 0, 0, NNUE_VERSION_XQ2, &train, &valid, why, sizeof why),
+        NNUE_TRAIN_OK);
+    NnueModel m, init;
+    assert_int_equal(nnue_model_init_version(&m, NNUE_VERSION_XQ2, 32, 5), NNUE_TRAIN_OK);
+    assert_int_equal(nnue_model_init_version(&init, NNUE_VERSION_XQ2, 32, 5), NNUE_TRAIN_OK);
+    NnueTrainConfig cfg = config(32, 2);
+    cfg.version = NNUE_VERSION_XQ2;
+    cfg.val = 0;
+    char *log = NULL;
+    size_t len = 0;
+    cfg.log = open_memstream(&log, &len);
+    NnueTrainReport rep;
+    assert_int_equal(nnue_train(&m, train, valid, &cfg, &rep, why, sizeof why), NNUE_TRAIN_OK);
+    fclose(cfg.log);
+    char want[96];
+    snprintf(want, sizeof want, "Input rows reached by the training positions: %d of %d\n", reached,
+             NNUE_FEATURES_XQ2);
+    if (!strstr(log, want))
+        fail_msg("the log does not say '%s': %s", want, log);
+    for (int i = 0; i < NNUE_FEATURES_XQ2; i++) {
+        bool same =
+            !memcmp(m.ft_w + (size_t)i * 32, init.ft_w + (size_t)i * 32, 32 * sizeof(float));
+        if (same == seen[i])
+            fail_msg("row %d: %s", i,
+                     seen[i] ? "reached but unchanged" : "not reached but changed");
+    }
+    free(log);
+    nnue_model_free(&m);
+    nnue_model_free(&init);
+    nnue_set_free(train);
+    nnue_set_free(valid);
+}
+
 /// `test_nnue_train --write N FILE`: N such positions as a positions file (for
 /// nnue_train_run.sh).
 static int write_file(const char *count, const char *path)
@@ -592,6 +650,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_checkpoint_format),
         cmocka_unit_test(test_best_epoch_kept),
         cmocka_unit_test(test_xq2_run),
+        cmocka_unit_test(test_unreached_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

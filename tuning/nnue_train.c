@@ -373,6 +373,25 @@ static double sample_loss(const NnueModel *m, const Sample *s, double lambda, fl
     return (p - t) * (p - t);
 }
 
+/// The parameters a run's steps can change, as spans of the parameter vector: the input rows
+/// of the features some training position has (on some rank), then the biases and the output
+/// layer. A king-bucketed net's inputs are mostly rows no position reaches (an advisor off its
+/// palace, a general's bucket beside a piece it cannot meet): their gradient is always 0, so
+/// Adam leaves them as they are, and the steps skip them (zeroing, sums over threads and
+/// ranks, Adam) with the same result, bit for bit. The gradient travels packed: span after
+/// span, total values.
+typedef struct {
+    size_t *off, *len;
+    size_t n, total;
+} Spans;
+
+static void spans_free(Spans *sp)
+{
+    free(sp->off);
+    free(sp->len);
+    memset(sp, 0, sizeof *sp);
+}
+
 /// Per-thread scratch: a gradient and the accumulators. A gradient per thread instead of one
 /// shared: no atomics in the inner loop, and a fixed order when they are added.
 typedef struct {
@@ -415,14 +434,15 @@ typedef struct {
     uint64_t from, to;
     double lambda;
     float *grad, *acc;
+    const Spans *sp; // of grad that the samples can reach
     double loss;
 } Part;
 
 static void *part_run(void *arg)
 {
     Part *p = arg;
-    if (p->grad)
-        memset(p->grad, 0, sizeof(float) * p->m->size);
+    for (size_t k = 0; p->grad && k < p->sp->n; k++)
+        memset(p->grad + p->sp->off[k], 0, sizeof(float) * p->sp->len[k]);
     double loss = 0;
     for (uint64_t i = p->from; i < p->to; i++) {
         uint64_t j = p->idx ? p->idx[i] : i;
@@ -433,12 +453,17 @@ static void *part_run(void *arg)
 }
 
 /// Sums over samples [from, to) of order idx: the loss into *loss and (gsum not NULL) the
-/// gradient into gsum (m->size doubles, overwritten). Each thread takes a fixed contiguous part
-/// and the parts are added in thread order, so the sums do not depend on timing.
+/// gradient into gsum, packed by sp (sp->total doubles, overwritten; sp NULL: all m->size
+/// parameters in order). Each thread takes a fixed contiguous part and the parts are added in
+/// thread order, so the sums do not depend on timing.
 static NnueTrainStatus batch_sums(const NnueModel *m, const NnueSet *s, const uint32_t *idx,
                                   uint64_t from, uint64_t to, double lambda, Work *w, double *gsum,
-                                  double *loss)
+                                  double *loss, const Spans *sp)
 {
+    size_t zero = 0, size = m->size;
+    const Spans all = {&zero, &size, 1, size};
+    if (!sp)
+        sp = &all;
     int threads = w->threads;
     Part parts[NNUE_TRAIN_THREADS_MAX];
     pthread_t tid[NNUE_TRAIN_THREADS_MAX];
@@ -453,6 +478,7 @@ static NnueTrainStatus batch_sums(const NnueModel *m, const NnueSet *s, const ui
                           lambda,
                           gsum ? w->grad[t] : NULL,
                           w->acc[t],
+                          sp,
                           0};
         started[t] = t > 0 && pthread_create(&tid[t], NULL, part_run, &parts[t]) == 0;
         if (t > 0 && !started[t])
@@ -465,13 +491,14 @@ static NnueTrainStatus batch_sums(const NnueModel *m, const NnueSet *s, const ui
     *loss = 0; // in thread order, in doubles: the same bits for the same parts
     for (int t = 0; t < threads; t++)
         *loss += parts[t].loss;
-    if (gsum) {
-        for (size_t j = 0; j < m->size; j++)
-            gsum[j] = 0;
+    for (size_t k = 0, at = 0; gsum && k < sp->n; at += sp->len[k], k++) {
+        double *restrict out = gsum + at;
+        for (size_t j = 0; j < sp->len[k]; j++)
+            out[j] = 0;
         for (int t = 0; t < threads; t++) {
-            const float *g = w->grad[t];
-            for (size_t j = 0; j < m->size; j++)
-                gsum[j] += g[j];
+            const float *restrict g = w->grad[t] + sp->off[k];
+            for (size_t j = 0; j < sp->len[k]; j++)
+                out[j] += g[j];
         }
     }
     return NNUE_TRAIN_OK;
@@ -485,7 +512,7 @@ NnueTrainStatus nnue_model_loss(const NnueModel *m, const NnueSet *s, double lam
     if (!work_init(&w, threads, m, grad != NULL))
         return NNUE_TRAIN_ERR_NOMEM;
     double sum = 0;
-    batch_sums(m, s, NULL, 0, s->n, lambda, &w, grad, &sum);
+    batch_sums(m, s, NULL, 0, s->n, lambda, &w, grad, &sum, NULL);
     double n = s->n ? (double)s->n : 1;
     *loss = sum / n;
     for (size_t j = 0; grad && j < m->size; j++)
@@ -720,17 +747,17 @@ static NnueTrainStatus mean_loss(const NnueTrainConfig *cfg, const NnueModel *m,
 {
     double sums[2] = {0, (double)nnue_set_size(s)};
     if (s && s->n)
-        batch_sums(m, s, NULL, 0, s->n, cfg->lambda, w, NULL, &sums[0]);
+        batch_sums(m, s, NULL, 0, s->n, cfg->lambda, w, NULL, &sums[0], NULL);
     if (!reduce(cfg, sums, 2))
         return NNUE_TRAIN_ERR_REDUCE;
     *loss = sums[1] > 0 ? sums[0] / sums[1] : NAN;
     return NNUE_TRAIN_OK;
 }
 
-/// One Adam step of every parameter (gradient g, mean over the batch) at global step t, then
-/// the clips that keep the quantized net in range.
+/// One Adam step of the parameters of sp (gradient g packed by sp, mean over the batch) at
+/// global step t, then the clips that keep the quantized net in range.
 static void adam_step(const NnueTrainConfig *cfg, TrainState *ts, const NnueModel *m,
-                      const double *g, double t, double total)
+                      const double *g, double t, double total, const Spans *sp)
 {
     const double b1 = 0.9, b2 = 0.999, pi = 3.14159265358979323846;
     // Cosine decay to lr / 10 over the whole run: big steps early, fine ones at the end, and
@@ -739,16 +766,18 @@ static void adam_step(const NnueTrainConfig *cfg, TrainState *ts, const NnueMode
     double c1 = 1 - pow(b1, t + 1), c2 = 1 - pow(b2, t + 1);
     size_t ft = (size_t)(m->out_w - m->p), ob = (size_t)(m->out_b - m->p);
     double clip_out = 127.0 / NNUE_QB;
-    for (size_t j = 0; j < ts->size; j++) {
-        double mj = b1 * ts->m[j] + (1 - b1) * g[j];
-        double vj = b2 * ts->v[j] + (1 - b2) * g[j] * g[j];
-        ts->m[j] = (float)mj; // stored as floats: the checkpoint holds exactly what is used
-        ts->v[j] = (float)vj;
-        double p = ts->p[j] - lr * (mj / c1) / (sqrt(vj / c2) + 1e-8);
-        // The clips the int16 net needs (nnue_train.h, top); the output bias is free.
-        double lim = j < ft ? NNUE_TRAIN_FT_CLIP : j < ob ? clip_out : 1000;
-        ts->p[j] = (float)(p < -lim ? -lim : p > lim ? lim : p);
-    }
+    size_t k = 0;
+    for (size_t s = 0; s < sp->n; s++)
+        for (size_t j = sp->off[s]; j < sp->off[s] + sp->len[s]; j++, k++) {
+            double mj = b1 * ts->m[j] + (1 - b1) * g[k];
+            double vj = b2 * ts->v[j] + (1 - b2) * g[k] * g[k];
+            ts->m[j] = (float)mj; // stored as floats: the checkpoint holds exactly what is used
+            ts->v[j] = (float)vj;
+            double p = ts->p[j] - lr * (mj / c1) / (sqrt(vj / c2) + 1e-8);
+            // The clips the int16 net needs (nnue_train.h, top); the output bias is free.
+            double lim = j < ft ? NNUE_TRAIN_FT_CLIP : j < ob ? clip_out : 1000;
+            ts->p[j] = (float)(p < -lim ? -lim : p > lim ? lim : p);
+        }
 }
 
 /// The epoch's sample order on this rank: a shuffle that is a function of (seed, epoch, rank).
@@ -793,7 +822,8 @@ typedef struct {
     CkptId id;
     FitRunCkpt ckpt; // of ts, with id
     Work w;
-    double *g; // gradient, then loss sum, count, stop
+    Spans sp;  // the parameters the steps change
+    double *g; // gradient (packed by sp), then loss sum, count, stop
     uint32_t *idx;
     int rank;
     double steps, total_steps, saved, busy;
@@ -805,14 +835,14 @@ typedef struct {
 static NnueTrainStatus train_step(Trainer *t, double step, bool *stop)
 {
     const NnueTrainConfig *cfg = t->cfg;
-    size_t n = t->m->size;
+    size_t n = t->sp.total;
     // Each rank takes the same fraction of its own shard, so a batch is spread over the ranks
     // in proportion to their shards, and all ranks agree on the number of steps.
     uint64_t local = t->train->n;
     uint64_t from = (uint64_t)((double)local * step / t->steps);
     uint64_t to = (uint64_t)((double)local * (step + 1) / t->steps);
     double t0 = now_s();
-    batch_sums(t->m, t->train, t->idx, from, to, cfg->lambda, &t->w, t->g, &t->g[n]);
+    batch_sums(t->m, t->train, t->idx, from, to, cfg->lambda, &t->w, t->g, &t->g[n], &t->sp);
     t->busy += now_s() - t0;
     t->trained += to - from;
     // The count and the stop flag ride on the gradient's sum: one collective a step.
@@ -825,7 +855,7 @@ static NnueTrainStatus train_step(Trainer *t, double step, bool *stop)
         for (size_t j = 0; j < n; j++)
             t->g[j] /= count;
         double gstep = t->ts.st.epoch * t->steps + step;
-        adam_step(cfg, &t->ts, t->m, t->g, gstep, t->total_steps);
+        adam_step(cfg, &t->ts, t->m, t->g, gstep, t->total_steps, &t->sp);
     }
     t->ts.st.sum_loss += t->g[n];
     t->ts.st.sum_n += count;
@@ -930,6 +960,40 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
     return rc;
 }
 
+/// The spans of the rows some rank's training positions reach (a sum over ranks: every rank
+/// calls it, and all get the same spans), then the biases and the output layer.
+static bool spans_build(const NnueTrainConfig *cfg, const NnueModel *m, const NnueSet *train,
+                        Spans *sp)
+{
+    size_t nf = (size_t)m->features, h = (size_t)m->hidden;
+    double *seen = calloc(nf, sizeof *seen);
+    sp->off = malloc((nf + 1) * sizeof *sp->off);
+    sp->len = malloc((nf + 1) * sizeof *sp->len);
+    if (!seen || !sp->off || !sp->len) {
+        free(seen);
+        return false;
+    }
+    for (uint64_t i = 0; i < train->n; i++)
+        for (int p = 0; p < 2; p++)
+            for (int k = 0; k < train->s[i].n[p]; k++)
+                seen[train->s[i].f[p][k]] = 1;
+    bool ok = reduce(cfg, seen, (int)nf);
+    sp->n = sp->total = 0;
+    for (size_t f = 0; ok && f <= nf; f++) {
+        if (f < nf && !seen[f])
+            continue;
+        // The tail (f == nf): the transformer's bias, the output weights and bias.
+        size_t off = f * h, len = f < nf ? h : 3 * h + 1;
+        if (sp->n && sp->off[sp->n - 1] + sp->len[sp->n - 1] == off)
+            sp->len[sp->n - 1] += len;
+        else
+            sp->off[sp->n] = off, sp->len[sp->n++] = len;
+        sp->total += len;
+    }
+    free(seen);
+    return ok;
+}
+
 /// The state, the work space and the first rows: fresh (row 0 from the initial model) or
 /// resumed from the checkpoint.
 static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, size_t why_len)
@@ -948,6 +1012,11 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
         return NNUE_TRAIN_ERR_REDUCE;
     if (counts < 1)
         return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
+    if (!spans_build(cfg, m, t->train, &t->sp))
+        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory (or the sum over ranks)");
+    if (cfg->log)
+        fprintf(cfg->log, "Input rows reached by the training positions: %zu of %d\n",
+                (t->sp.total - (size_t)(3 * m->hidden + 1)) / (size_t)m->hidden, m->features);
     // Steps per epoch from the positions of all ranks: every rank makes the same steps.
     t->steps = ceil(counts / cfg->batch);
     t->total_steps = t->steps * cfg->epochs;
@@ -1013,6 +1082,7 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     t.ts.p = NULL; // the model's
     state_free(&t.ts);
     work_free(&t.w);
+    spans_free(&t.sp);
     free(t.idx);
     free(t.g);
     return rc;
