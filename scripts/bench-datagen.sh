@@ -8,8 +8,11 @@
 # their order do not depend on the ranks), so the ranks share exactly the same work. Ranks
 # beyond the free cores measure oversubscription, not scaling: run it where cores are free
 # (a 16-core machine: scripts/bench-datagen.sh 15).
+# With NET=FILE, one more row: the same job on 1 worker rank with that net (option.EvalFile)
+# instead of the embedded one, and its speed against the embedded net's (a new net's games
+# differ, so only the speeds are compared).
 # Usage: scripts/bench-datagen.sh [MAX_WORKERS] [POSITIONS]   (defaults: cores - 1, 20000)
-#   XQ=path/to/xqforge (default build/xqforge)
+#   XQ=path/to/xqforge (default build/xqforge), NET=a net file to compare (optional)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 xq=${XQ:-$here/build/xqforge}
@@ -19,6 +22,8 @@ for v in "$max" "$positions"; do
     [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-datagen.sh: '$v': expected a positive integer" >&2; exit 2; }
 done
 [[ -x $xq ]] || { echo "bench-datagen.sh: $xq: no xqforge binary (set XQ)" >&2; exit 2; }
+net=${NET:-}
+[[ -z $net ]] || "$xq" nnue net "$net" >/dev/null || { echo "bench-datagen.sh: NET=$net: not a net file" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -63,3 +68,13 @@ for ((w = 1; w <= max; w *= 2)); do
     printf '%2d worker rank(s) %9.1f positions/s %8.2f per core  efficiency %5.1f%%%s\n' \
         "$w" "$r" "$pc" "$eff" "$note"
 done
+if [[ -n $net ]]; then
+    sed "s|^option.Hash = 16$|&\noption.EvalFile = $(realpath "$net")|" "$work/datagen.ini" >"$work/net.ini"
+    mpirun --oversubscribe --bind-to none -np 2 "$xq" run "$work/net.ini" \
+        --set output.dir="$work/net" >"$work/net.log" 2>&1 ||
+        { echo "bench-datagen.sh: the run with $net failed:" >&2; tail -5 "$work/net.log" >&2; exit 1; }
+    r=$(jq '.positions_per_s' "$work/net/result.json")
+    pc=$(jq '.positions_per_s_per_core' "$work/net/result.json")
+    printf ' 1 worker rank(s) %9.1f positions/s %8.2f per core  with %s: %.2fx the embedded net\n' \
+        "$r" "$pc" "$(basename "$net")" "$(echo "$r / $base" | bc -l)"
+fi
