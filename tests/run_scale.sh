@@ -57,16 +57,18 @@ run() { # run NAME SLOWDOWN [--set ...]: 3 ranks, rank 2 slowed down
 w() { jq -r "$2" "$work/$1/report.json"; } # w NAME FILTER
 npm_ratio() { w "$1" '(.workers[] | select(.rank == 2).nodes_per_move) / (.workers[] | select(.rank == 1).nodes_per_move)'; }
 
-# Nodes per move compare two ranks' wall-clock speeds, which load from outside the test shifts
-# (a bench taken while another process had a core): up to 3 tries for the ratio, each a fresh
-# run. Broken scaling fails every try (the slow rank then searches a third as much).
+# Nodes per move and the benches compare two ranks' wall-clock speeds, which load from outside
+# the test shifts (a bench taken while another process had a core): up to 3 tries for the
+# ratios, each a fresh run. Broken scaling fails every try (the slow rank then searches a
+# third as much); a broken slowdown too (the scales then stay near each other).
+scale_ratio() { w "$1" '(.workers[] | select(.rank == 2).scale) / (.workers[] | select(.rank == 1).scale)'; }
 for try in 1 2 3; do
     rm -rf "${work:?}/scaled"
     run scaled 3
-    ratio=$(npm_ratio scaled)
-    awk -v x="$ratio" 'BEGIN { exit !(x > 0.65 && x < 1.35) }' && break
-    echo "try $try: the slow rank searched $ratio times the fast one's nodes per move (want 1 +/- 0.35)"
-    [[ $try == 3 ]] && fail "scaled: the slow rank's nodes per move were off in 3 runs (last $ratio)"
+    ratio=$(npm_ratio scaled) scales=$(scale_ratio scaled)
+    awk -v x="$ratio" -v s="$scales" 'BEGIN { exit !(x > 0.65 && x < 1.35 && s > 1.5 && s < 6) }' && break
+    echo "try $try: the slow rank searched $ratio times the fast one's nodes per move (want 1 +/- 0.35), its scale $scales times the fast one's (want about 3)"
+    [[ $try == 3 ]] && fail "scaled: the slow rank's nodes per move or scale were off in 3 runs (last $ratio and $scales)"
 done
 for r in 1 2; do
     nps=$(w scaled ".workers[] | select(.rank == $r).bench_nps")
@@ -87,9 +89,6 @@ pgn_moves=$(($(grep -o '^\[PlyCount "[0-9]*' "$work/scaled/games.pgn" | grep -o 
     fail "scaled: the workers' moves add up to $(w scaled '[.workers[].moves] | add'), the PGN has $pgn_moves past the book"
 [[ $(w scaled '[.workers[] | (.nodes_per_move * .moves - .nodes) | fabs < 0.001] | all') == true ]] ||
     fail "scaled: a rank's nodes_per_move is not its nodes / moves"
-scales=$(w scaled '(.workers[] | select(.rank == 2).scale) / (.workers[] | select(.rank == 1).scale)')
-awk -v x="$scales" 'BEGIN { exit !(x > 1.5 && x < 6) }' ||
-    fail "scaled: the slow rank's scale is $scales times the fast one's, not about 3"
 echo "scale = bench: scales x$(w scaled '[.workers[].scale * 1000 | round / 1000] | join(", x")'), slow/fast scale $scales, nodes per move slow/fast $ratio"
 
 run unscaled 3 --set time.scale=none
