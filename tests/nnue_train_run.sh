@@ -35,9 +35,9 @@ grep -q "^Best validation at epoch [0-9]* of 60" "$W/a.log" || fail "no best epo
 for k in 1 2 3; do
     "$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/b$k.log" 2>&1 &
     pid=$!
-    for _ in $(seq 500); do # this run's first checkpoint (every 3 steps), then a moment more,
-        [ "$W/b/train.ckpt" -nt "$W/b$k.log" ] && break # so a fast machine cannot finish first
-        sleep 0.02
+    end=$((SECONDS + 300)) # this run's first checkpoint (every 3 steps), then a moment more,
+    until [ "$W/b/train.ckpt" -nt "$W/b$k.log" ] || [ $SECONDS -ge $end ]; do # so a fast
+        sleep 0.02 # machine cannot finish first; by time, as polls are slow under load
     done
     sleep "0.0$((RANDOM % 5))"
     kill -9 "$pid" 2>/dev/null || fail "run $k ended before its kill (make the run longer)"
@@ -49,8 +49,12 @@ grep -q "Resuming at epoch" "$W/b2.log" "$W/b3.log" || fail "no kill left a chec
 # SIGTERM: a checkpoint, exit 130.
 "$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/bt.log" 2>&1 &
 pid=$!
-for _ in $(seq 500); do # its first checkpoint: the handler is in place (a fixed 0.4 s could
-    [ "$W/b/train.ckpt" -nt "$W/bt.log" ] && break # land before it on a loaded machine: 143)
+# Its first checkpoint: the handler is in place (a signal before it ends the run with 143).
+# Waited for by time, not by a count of polls: a loaded machine once took longer than 500.
+end=$((SECONDS + 300))
+until [ "$W/b/train.ckpt" -nt "$W/bt.log" ]; do
+    kill -0 "$pid" 2>/dev/null || break # finished: the check below says so
+    [ $SECONDS -lt $end ] || fail "SIGTERM: no checkpoint in 300 s: $(tail -3 "$W/bt.log")"
     sleep 0.02
 done
 kill -TERM "$pid"

@@ -85,9 +85,11 @@ grep -q "doe.root" "$work/r2.log" || fail "the refused resume does not name doe.
 # Three kills, three resumes: the uninterrupted tree.
 kill_rank() { # kill_rank RANK BYTES: SIGKILL that rank once the journal passes BYTES
     "${mpi[@]}" "$xq" run "$work/doe.ini" --set output.dir="$work/e" --set job.resume=auto >>"$work/e.log" 2>&1 &
-    local pid=$! killed=""
-    for _ in $(seq 3000); do
-        [[ $(stat -c %s "$work/e/journal.xqj" 2>/dev/null || echo 0) -gt $2 ]] && break
+    local pid=$! killed="" end=$((SECONDS + 300))
+    # Time, not a count of polls: on a loaded machine a poll (a fork) and mpirun's start are slow.
+    while (($(stat -c %s "$work/e/journal.xqj" 2>/dev/null || echo 0) <= $2)); do
+        kill -0 $pid 2>/dev/null || fail "the run ended before its kill of rank $1: $(tail -5 "$work/e.log")"
+        ((SECONDS < end)) || fail "the journal did not pass $2 bytes in 300 s: $(tail -5 "$work/e.log")"
         sleep 0.01
     done
     for p in $(pgrep -f "output.dir=$work/e"); do
@@ -96,7 +98,7 @@ kill_rank() { # kill_rank RANK BYTES: SIGKILL that rank once the journal passes 
         fi
     done
     wait $pid 2>/dev/null
-    [[ -n $killed ]] || fail "could not find rank $1 to kill"
+    [[ -n $killed ]] || fail "could not find rank $1 to kill: $(pgrep -af "output.dir=$work/e" | head -5; tail -5 "$work/e.log")"
 }
 size=$(stat -c %s "$work/b/journal.xqj")
 kill_rank 0 $((size / 5))
