@@ -32,11 +32,14 @@ ARGS=(--data "$W/d.xqp" --hidden 32 --epochs 60 --batch 1024 --threads 2 --check
 [ -s "$W/a/net.nnue" ] || fail "no net written"
 grep -q "^Best validation at epoch [0-9]* of 60" "$W/a.log" || fail "no best epoch said: $(tail -5 "$W/a.log")"
 
+# A checkpoint newer than the mark is the new run's (its log is no mark: the run may not
+# have opened it yet when the first check comes, and a missing file is "older").
 for k in 1 2 3; do
+    touch "$W/mark"
     "$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/b$k.log" 2>&1 &
     pid=$!
     end=$((SECONDS + 300)) # this run's first checkpoint (every 3 steps), then a moment more,
-    until [ "$W/b/train.ckpt" -nt "$W/b$k.log" ] || [ $SECONDS -ge $end ]; do # so a fast
+    until [ "$W/b/train.ckpt" -nt "$W/mark" ] || [ $SECONDS -ge $end ]; do # so a fast
         sleep 0.02 # machine cannot finish first; by time, as polls are slow under load
     done
     sleep "0.0$((RANDOM % 5))"
@@ -47,12 +50,13 @@ done
 grep -q "Resuming at epoch" "$W/b2.log" "$W/b3.log" || fail "no kill left a checkpoint to resume"
 
 # SIGTERM: a checkpoint, exit 130.
+touch "$W/mark"
 "$X" nnue train "${ARGS[@]}" --out "$W/b" >"$W/bt.log" 2>&1 &
 pid=$!
 # Its first checkpoint: the handler is in place (a signal before it ends the run with 143).
 # Waited for by time, not by a count of polls: a loaded machine once took longer than 500.
 end=$((SECONDS + 300))
-until [ "$W/b/train.ckpt" -nt "$W/bt.log" ]; do
+until [ "$W/b/train.ckpt" -nt "$W/mark" ]; do
     kill -0 "$pid" 2>/dev/null || break # finished: the check below says so
     [ $SECONDS -lt $end ] || fail "SIGTERM: no checkpoint in 300 s: $(tail -3 "$W/bt.log")"
     sleep 0.02
