@@ -7,15 +7,16 @@
 # and the second, below its share, drains and goes on with 2; when the second ends, the
 # first drains again and goes on with all 3. Both tests end with exactly the totals and PGN
 # results of solo runs of their jobs (fixed nodes: the same games), nothing lost or doubled,
-# and their records say no worker is left on them. XQ_ROUNDS_A and XQ_ROUNDS_B (pairs, 200
-# and 60) must let b outlive the moves above and a outlive b.
+# and their records say no worker is left on them. XQ_ROUNDS_A and XQ_ROUNDS_B (pairs, 500
+# and 60) must let b outlive the moves above and a outlive b: a plays alone on 3 ranks until
+# b is in, and with 200 pairs a quiet machine once ended a before b.
 set -u
 xq=$1 jobs=$2
 source "$(dirname "$0")/fleet_lib.sh"
 job=$jobs/sprt-weights.ini
 base=(--set job.kind=match --set job.concurrency=1 --set "time.nodes=${XQ_FLEET_NODES:-500}")
-"$xq" submit "$q" "$job" "${base[@]}" --set job.rounds="${XQ_ROUNDS_A:-200}" --name a >/dev/null || fail "submit a"
-timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$xq" fleet "$q" --until-empty \
+"$xq" submit "$q" "$job" "${base[@]}" --set job.rounds="${XQ_ROUNDS_A:-500}" --name a >/dev/null || fail "submit a"
+timeout 540 mpirun --oversubscribe --bind-to none -np 4 "$xq" fleet "$q" --until-empty \
     --settle 2 >"$work/f.log" 2>&1 &
 pid=$!
 log=$work/f.log
@@ -54,9 +55,9 @@ for t in 0001 0002; do
 done
 totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml, .pairs_done]' "$1"; }
 results() { grep -o '^\[Result "[^"]*"\]' "$1" | sort | uniq -c | tr -s ' ' | tr '\n' ' '; }
-for t in "0001 ${XQ_ROUNDS_A:-200}" "0002 ${XQ_ROUNDS_B:-60}"; do
+for t in "0001 ${XQ_ROUNDS_A:-500}" "0002 ${XQ_ROUNDS_B:-60}"; do
     set -- $t
-    timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$xq" run "$job" "${base[@]}" \
+    timeout 540 mpirun --oversubscribe --bind-to none -np 4 "$xq" run "$job" "${base[@]}" \
         --set job.rounds="$2" --set output.dir="$work/solo-$1" >"$work/solo-$1.log" 2>&1 ||
         fail "solo $1: $(tail -3 "$work/solo-$1.log")"
     [[ $(totals "$q/tests/$1/result.json") == "$(totals "$work/solo-$1/result.json")" ]] ||
