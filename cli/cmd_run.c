@@ -498,25 +498,19 @@ static int verify_same_files(Run *v, Link *link, char *why, size_t why_len)
     return ok && h == h0 ? 0 : 1;
 }
 
-/// Drops what a finished step left on the link: a worker that said BYE may still have a STOP
-/// queued (the answer to its last REQUEST), which the next step's worker would read as its
-/// own. Every rank, twice after a collective, so what was sent before it has arrived.
-static void run_link_flush(Link *link)
+/// Leaves what a finished step left in transit behind: a worker that said BYE may still have a
+/// STOP coming (the answer to its last REQUEST), which the next step's worker would read as
+/// its own. Every rank moves to a fresh communicator (link_renew, a collective), where only
+/// the next step's messages travel; MPI promises nothing about when the old ones arrive, so
+/// no draining could be sure to catch them. False (said on stderr) when MPI fails.
+static bool run_link_renew(Link *link)
 {
-    for (int round = 0; round < 2; round++) {
-        (void)link_all_ok(link, true);
-        int src;
-        LinkTag tag;
-        void *data = NULL;
-        size_t len;
-        LinkStatus st;
-        while ((st = link_poll(link, LINK_TAG_NB, &src, &tag, &data, &len)) != LINK_NONE &&
-               st != LINK_ERR_MPI) {
-            if (st == LINK_OK)
-                free(data);
-            data = NULL;
-        }
-    }
+    char why[512] = "";
+    if (link_renew(link, why, sizeof why) == LINK_OK)
+        return true;
+    fprintf(stderr, "xqforge run (rank %d): MPI: cannot start the next step clean: %s\n",
+            link_rank(link), why);
+    return false;
 }
 
 /// Frees a run made from another on the same ranks ([verify]'s SPRT, a loop's step); NULL: no-op.
@@ -541,7 +535,8 @@ static int run_verify(Run *run, Link *link, int rc)
     int rank = link_rank(link);
     if (!link_all_ok(link, rc == 0))
         return rc ? rc : 1; // the tuning did not finish: nothing to verify
-    run_link_flush(link);   // nothing sends before the next collective (after the start weights)
+    if (!run_link_renew(link))
+        return 1;
     char why[1024] = "";
     Run *v = calloc(1, sizeof *v);
     int vrc = 0;
@@ -697,7 +692,8 @@ static int run_loop(Run *run, Link *link)
             return 0;
         }
         int rc = run_loop_step(run, link, &msg.next);
-        run_link_flush(link);
+        if (!run_link_renew(link))
+            return 1;
         if (!link_all_ok(link, rc == 0)) {
             LoopNext ignored;
             if (rank == 0 && !loop_record(&run->job, &ignored, why, sizeof why))

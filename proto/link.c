@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,31 @@ struct Link {
     size_t max_message;
     char host[MPI_MAX_PROCESSOR_NAME];
 };
+
+// Communicators link_renew and link_group_free are done with, kept a while before they are
+// freed: one may still receive a message nobody reads (a finished step's last STOP, still in
+// transit), and Open MPI hands a freed communicator's context id to the next one made, whose
+// receives could then match it. Freed only after RETIRED_MAX later ones (what was in transit
+// has long arrived, and goes with it), so a fleet that makes groups for weeks holds a bounded
+// number. Fleet tests retire theirs from threads of their own.
+enum { RETIRED_MAX = 64 };
+static struct {
+    pthread_mutex_t lock;
+    MPI_Comm comm[RETIRED_MAX];
+    size_t n, next; // how many are held; the slot the next one takes (the oldest when full)
+} retired = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void link_retire(MPI_Comm c)
+{
+    pthread_mutex_lock(&retired.lock);
+    if (retired.n == RETIRED_MAX)
+        MPI_Comm_free(&retired.comm[retired.next]);
+    else
+        retired.n++;
+    retired.comm[retired.next] = c;
+    retired.next = (retired.next + 1) % RETIRED_MAX;
+    pthread_mutex_unlock(&retired.lock);
+}
 
 const char *link_strerror(LinkStatus st)
 {
@@ -161,6 +187,11 @@ void link_finalize(Link *l)
     if (!l)
         return;
     MPI_Comm_free(&l->comm);
+    pthread_mutex_lock(&retired.lock);
+    for (size_t i = 0; i < retired.n; i++)
+        MPI_Comm_free(&retired.comm[i]);
+    retired.n = retired.next = 0;
+    pthread_mutex_unlock(&retired.lock);
     free(l->node_members);
     free(l);
     MPI_Finalize();
@@ -213,9 +244,26 @@ void link_group_free(Link *l)
 {
     if (!l)
         return;
-    MPI_Comm_free(&l->comm);
+    link_retire(l->comm);
     free(l->node_members);
     free(l);
+}
+
+LinkStatus link_renew(Link *l, char *why, size_t why_len)
+{
+    MPI_Comm fresh = MPI_COMM_NULL;
+    int rc = MPI_Comm_dup(l->comm, &fresh);
+    const char *what = "MPI_Comm_dup";
+    if (rc == MPI_SUCCESS) {
+        what = "MPI_Comm_set_errhandler";
+        if ((rc = MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
+            MPI_Comm_free(&fresh); // never used: no message can be on it
+    }
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(rc, what, why, why_len);
+    link_retire(l->comm);
+    l->comm = fresh; // the same ranks in the same order: rank, size and node stay true
+    return LINK_OK;
 }
 
 int link_rank(const Link *l) { return l->rank; }

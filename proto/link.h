@@ -41,8 +41,14 @@ void link_finalize(Link *l);
 /// with the same list and tag, while the parent's others go on. A fleet's test runs on one.
 LinkStatus link_group(Link *parent, const int *ranks, int n, int tag, Link **out, char *why,
                       size_t why_len);
-/// Frees a link made by link_group (MPI stays initialised).
+/// Frees a link made by link_group (MPI stays initialised; its communicator is freed later, as
+/// link_renew's old one: messages still in transit to it cannot reach a newer one).
 void link_group_free(Link *l);
+/// Moves the link to a fresh communicator over the same ranks (MPI_Comm_dup: a collective,
+/// every rank of the link calls it). What was sent on the old one and not yet received can
+/// never be received: the steps of a run (a loop's generations, [verify]'s SPRT) start clean
+/// whatever a finished step left in transit. On failure the link is unchanged.
+LinkStatus link_renew(Link *l, char *why, size_t why_len);
 int link_rank(const Link *l);
 int link_size(const Link *l);
 /// How many ranks of the job share this node (one shared-memory domain), this one included.
