@@ -480,28 +480,117 @@ static double number_of(json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void print_test(const char *dir, const QueueTest *t)
+// The table's columns; each as wide as its widest cell (an Elo text of a gauntlet or an
+// unbalanced match is longer than a typical one, and must not push the columns after it).
+enum {
+    COL_ID,
+    COL_NAME,
+    COL_KIND,
+    COL_STATE,
+    COL_GAMES,
+    COL_ELO,
+    COL_LLR,
+    COL_PRIO,
+    COL_SHARE,
+    COL_RANKS,
+    COL_SUB,
+    COL_START,
+    COL_FIN,
+    COL_NB
+};
+enum { CELL_MAX = 128 };
+typedef struct {
+    char cell[COL_NB][CELL_MAX];
+    char reason[sizeof((QueueTest *)0)->reason];
+} QueueRow;
+
+static const char *const COL_HEAD[COL_NB] = {
+    "id",   "name",  "kind",  "state",     "games",   "Elo",     "LLR (bounds)",
+    "prio", "share", "ranks", "submitted", "started", "finished"};
+// Numbers align right, text left.
+static const bool COL_RIGHT[COL_NB] = {
+    [COL_GAMES] = true, [COL_PRIO] = true, [COL_SHARE] = true, [COL_RANKS] = true};
+
+/// Characters on screen, not bytes: the Elo text may hold a UTF-8 "±".
+static int text_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void fill_row(const char *dir, const QueueTest *t, QueueRow *row)
 {
     json_t *r = queue_page_figures(dir, t->id);
-    char games[32] = "-", elo[96] = "-", llr[64] = "-", sub[32], start[32], fin[32];
+    char(*c)[CELL_MAX] = row->cell;
+    for (int i = 0; i < COL_NB; i++)
+        snprintf(c[i], CELL_MAX, "-");
     double g = number_of(r, "games"), llr_v = number_of(r, "llr");
+    snprintf(c[COL_ID], CELL_MAX, "%s", t->id);
+    snprintf(c[COL_NAME], CELL_MAX, "%.20s", t->name);
+    snprintf(c[COL_KIND], CELL_MAX, "%s", t->kind);
+    snprintf(c[COL_STATE], CELL_MAX, "%s",
+             t->stop_requested && t->state == TEST_RUNNING ? "stopping"
+                                                           : queue_state_name(t->state));
     if (isfinite(g))
-        snprintf(games, sizeof games, "%.0f", g);
+        snprintf(c[COL_GAMES], CELL_MAX, "%.0f", g);
     json_t *text = json_object_get(r, "elo_text");
     if (json_is_string(text))
-        snprintf(elo, sizeof elo, "%s", json_string_value(text));
+        snprintf(c[COL_ELO], CELL_MAX, "%s", json_string_value(text));
     if (isfinite(llr_v))
-        snprintf(llr, sizeof llr, "%.2f (%.2f, %.2f)", llr_v, number_of(r, "lower"),
+        snprintf(c[COL_LLR], CELL_MAX, "%.2f (%.2f, %.2f)", llr_v, number_of(r, "lower"),
                  number_of(r, "upper"));
-    queue_time_text(t->submitted, sub, sizeof sub);
-    queue_time_text(t->started, start, sizeof start);
-    queue_time_text(t->finished, fin, sizeof fin);
-    printf("%-6s %-20.20s %-7s %-9s %7s  %-30s %-22s %4d %5d%% %5d  %-16s  %-16s  %s%s%s\n", t->id,
-           t->name, t->kind,
-           t->stop_requested && t->state == TEST_RUNNING ? "stopping" : queue_state_name(t->state),
-           games, elo, llr, t->priority, t->throughput, t->workers, sub, start, fin,
-           t->reason[0] ? "  " : "", t->reason);
+    snprintf(c[COL_PRIO], CELL_MAX, "%d", t->priority);
+    snprintf(c[COL_SHARE], CELL_MAX, "%d%%", t->throughput);
+    snprintf(c[COL_RANKS], CELL_MAX, "%d", t->workers);
+    queue_time_text(t->submitted, c[COL_SUB], CELL_MAX);
+    queue_time_text(t->started, c[COL_START], CELL_MAX);
+    queue_time_text(t->finished, c[COL_FIN], CELL_MAX);
+    snprintf(row->reason, sizeof row->reason, "%s", t->reason);
     json_decref(r);
+}
+
+/// One line: the cells padded to width[] (the last one not), two spaces before the reason.
+static void print_row(const char *const *cell, const int *width, const char *reason)
+{
+    for (int i = 0; i < COL_NB; i++) {
+        int pad = width[i] - text_width(cell[i]);
+        if (i == COL_NB - 1 && !reason[0])
+            pad = 0;
+        if (COL_RIGHT[i])
+            printf("%*s%s", pad > 0 ? pad : 0, "", cell[i]);
+        else
+            printf("%s%*s", cell[i], pad > 0 ? pad : 0, "");
+        printf(i + 1 < COL_NB ? "  " : "");
+    }
+    printf("%s%s\n", reason[0] ? "  " : "", reason);
+}
+
+static void print_table(const char *dir, const QueueTest *tests, int n)
+{
+    QueueRow *rows = n ? calloc((size_t)n, sizeof *rows) : NULL;
+    if (n && !rows) {
+        fprintf(stderr, "xqforge queue: out of memory\n");
+        return;
+    }
+    int width[COL_NB];
+    for (int i = 0; i < COL_NB; i++)
+        width[i] = text_width(COL_HEAD[i]);
+    for (int k = 0; k < n; k++) {
+        fill_row(dir, &tests[k], &rows[k]);
+        for (int i = 0; i < COL_NB; i++)
+            if (text_width(rows[k].cell[i]) > width[i])
+                width[i] = text_width(rows[k].cell[i]);
+    }
+    print_row(COL_HEAD, width, "");
+    for (int k = 0; k < n; k++) {
+        const char *cell[COL_NB];
+        for (int i = 0; i < COL_NB; i++)
+            cell[i] = rows[k].cell[i];
+        print_row(cell, width, rows[k].reason);
+    }
+    free(rows);
 }
 
 int cmd_queue(int argc, char **argv)
@@ -562,11 +651,7 @@ int cmd_queue(int argc, char **argv)
         free(text);
         json_decref(o);
     } else {
-        printf("%-6s %-20s %-7s %-9s %7s  %-30s %-22s %4s %6s %5s  %-16s  %-16s  %s\n", "id",
-               "name", "kind", "state", "games", "Elo", "LLR (bounds)", "prio", "share", "ranks",
-               "submitted", "started", "finished");
-        for (int i = 0; i < n; i++)
-            print_test(dir, &tests[i]);
+        print_table(dir, tests, n);
         if (n == 0)
             printf("(no tests)\n");
     }

@@ -47,6 +47,15 @@ check "nothing was queued by the refusals" 0 "^2$" bash -c "ls '$q/tests' | wc -
 check "bad priority" 2 "--priority 'x'" "$xq" submit "$q" "$jobs/gauntlet.ini" --priority x
 check "bad throughput" 2 "--throughput '0'" "$xq" submit "$q" "$jobs/gauntlet.ini" --throughput 0
 check "queue lists both" 0 "^0002 +self play +match +queued .* 3 +300%" "$xq" queue "$q"
+# A long Elo text (as a finished test's result.json may hold) widens its column: the columns
+# after it stay under their headers (the share's last character under the header's).
+printf '{"games": 1234, "text": "Elo: -12.34 +/- 56.78 (nElo -13.02 +/- 60.11), LOS 33.3%%", "llr": -1.2, "lower": -2.94, "upper": 2.94}\n' \
+    >"$q/tests/0001/result.json"
+check "queue: columns stay aligned after a long Elo text" 0 "^aligned 3$" bash -c "'$xq' queue '$q' | awk '
+    NR == 1 { end = index(\$0, \"share\") + 4; next }
+    match(\$0, / [0-9]+% /) && RSTART + RLENGTH - 2 == end { n++ }
+    END { print (n == 2 ? \"aligned \" NR : \"misaligned\") }'"
+rm "$q/tests/0001/result.json"
 check "queue --json" 0 "^2 queued null$" \
     bash -c "'$xq' queue '$q' --json | jq -r '[(.tests|length), .tests[1].state, .tests[1].result] | join(\" \")' | sed 's/ $/ null/'"
 check "set changes the share" 0 "test 0001: priority 7, throughput 50%" "$xq" set "$q" 0001 priority=7 throughput=50
