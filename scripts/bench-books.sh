@@ -29,6 +29,8 @@
 #        scripts/bench-books.sh --table RUNDIR...   the table of runs already played (OUT=)
 #   BOOKS="builtin:balanced builtin:unbalanced book.epd ..." the books (builtin names or EPD
 #     files; default: the two builtin sets); each is a column named by it (file name less .epd)
+#   TC=10+0.1 plays at that time control instead of NODES (tc = TC in [time]; each game then
+#     needs its cores to itself: keep CONCURRENCY at most the idle cores)
 #   XQ=path/to/xqforge (default build/xqforge); OUT=dir keeps the runs (default: a temporary one)
 #   PRUNE="--min-games 10 --draw 0.1,0.9": book prune's options for the EPD books
 set -euo pipefail
@@ -113,6 +115,10 @@ for v in "$games" "$nodes" "$conc"; do
     [[ $v =~ ^[1-9][0-9]*$ ]] || die "'$v': expected a positive integer"
 done
 ((games % 2 == 0)) || die "GAMES must be even (game pairs)"
+tc=${TC:-}
+[[ -z $tc || $tc =~ ^[0-9]+(\.[0-9]+)?(\+[0-9]+(\.[0-9]+)?)?$ ]] ||
+    die "TC '$tc': expected SECONDS+INCREMENT (10+0.1)"
+if [[ -n $tc ]]; then limit="tc = $tc" limit_text="tc=$tc"; else limit="nodes = $nodes" limit_text="nodes=$nodes"; fi
 # Each book: its openings file (builtin:NAME or an absolute path) and its column/run name.
 read -r -a books <<<"${BOOKS:-builtin:balanced builtin:unbalanced}"
 ((${#books[@]})) || die "BOOKS is empty"
@@ -159,7 +165,7 @@ option.UseNNUE = false
 option.Threads = 1
 option.Hash = 16
 [time]
-nodes = $nodes
+$limit
 [openings]
 file = ${files[i]}
 order = random
@@ -176,7 +182,7 @@ INI
     "$xq" run "$work/$book.ini" >"$work/$book.log" 2>&1 ||
         { echo "bench-books.sh: the $book run failed:" >&2; tail -5 "$work/$book.log" >&2; exit 1; }
 done
-echo "new (horse_mg 300) vs base (270), $games games per book, nodes=$nodes, game pairs"
+echo "new (horse_mg 300) vs base (270), $games games per book, $limit_text, game pairs"
 args=()
 for book in "${names[@]}"; do args+=("$book=$work/$book/result.json"); done
 table "${args[@]}"

@@ -66,6 +66,9 @@ out=$(BOOKS="builtin:balanced nowhere.epd" "$here/scripts/bench-books.sh" 2 2>&1
 out=$("$here/scripts/bench-books.sh" 3 2>&1)
 [[ $? -eq 2 && $out == "bench-books.sh: GAMES must be even (game pairs)" ]] && ok ||
     bad "odd games: $out"
+out=$(TC=10s "$here/scripts/bench-books.sh" 2 2>&1)
+[[ $? -eq 2 && $out == "bench-books.sh: TC '10s': expected SECONDS+INCREMENT (10+0.1)" ]] && ok ||
+    bad "bad TC: $out"
 
 # check-book.sh: 1 start position, 2 its duplicate, 3 and 4 after h2e2 and its mirror b2e2 (a
 # mirror pair, c0 lines right), 5 Red to move in check by a chariot on its rank, 6 the same with
