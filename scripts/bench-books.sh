@@ -32,6 +32,9 @@
 #   TC=10+0.1 plays at that time control instead of NODES (tc = TC in [time]; each game then
 #     needs its cores to itself: keep CONCURRENCY at most the idle cores)
 #   XQ=path/to/xqforge (default build/xqforge); OUT=dir keeps the runs (default: a temporary one)
+#     and resumes them: a run stopped (Ctrl-C drains it) goes on where it stopped when the same
+#     command is given again, a finished one is not played again (other GAMES, NODES or TC
+#     are refused by the run, naming what changed: use another OUT)
 #   PRUNE="--min-games 10 --draw 0.1,0.9": book prune's options for the EPD books
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -154,6 +157,7 @@ for ((i = 0; i < ${#names[@]}; i++)); do
 [job]
 kind = match
 name = books-$book
+resume = auto
 rounds = $((games / 2))
 concurrency = $conc
 [engine new]
@@ -178,8 +182,7 @@ maxplies = 300
 [output]
 dir = $work/$book
 INI
-    rm -rf "${work:?}/$book"
-    "$xq" run "$work/$book.ini" >"$work/$book.log" 2>&1 ||
+    "$xq" run "$work/$book.ini" >>"$work/$book.log" 2>&1 ||
         { echo "bench-books.sh: the $book run failed:" >&2; tail -5 "$work/$book.log" >&2; exit 1; }
 done
 echo "new (horse_mg 300) vs base (270), $games games per book, $limit_text, game pairs"
