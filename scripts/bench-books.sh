@@ -121,7 +121,8 @@ done
 tc=${TC:-}
 [[ -z $tc || $tc =~ ^[0-9]+(\.[0-9]+)?(\+[0-9]+(\.[0-9]+)?)?$ ]] ||
     die "TC '$tc': expected SECONDS+INCREMENT (10+0.1)"
-if [[ -n $tc ]]; then limit="tc = $tc" limit_text="tc=$tc"; else limit="nodes = $nodes" limit_text="nodes=$nodes"; fi
+limit="nodes = $nodes" limit_text="nodes=$nodes" # the [time] line, and its name in the table
+[[ -z $tc ]] || limit="tc = $tc" limit_text="tc=$tc"
 # Each book: its openings file (builtin:NAME or an absolute path) and its column/run name.
 read -r -a books <<<"${BOOKS:-builtin:balanced builtin:unbalanced}"
 ((${#books[@]})) || die "BOOKS is empty"
