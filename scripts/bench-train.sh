@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Trainer throughput: today's embedded net's shape (XQ1, 128 wide), then XQ1 and the
-# king-bucketed XQ2 (search/nnue.h) at HIDDEN, side by side: `xqforge nnue train` on one
+# Trainer throughput: the former embedded net's shape (XQ1, 128 wide), then XQ1 and the
+# king-bucketed XQ2 (search/nnue.h) at HIDDEN (today's embedded net: XQ2 256), side by side: `xqforge nnue train` on one
 # thread over the same positions (random
 # games scored by the linear evaluation, written by test_nnue_train --write), one epoch each,
 # positions/s per thread as the trainer counts it (its gradient sums) and over the whole run

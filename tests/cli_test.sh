@@ -312,11 +312,12 @@ check "run: --resume without a journal" 2 "no journal at" "$xq" run "$jobs/sprt-
     --resume --set output.dir="$run_dir/none"
 check "run: --resume and --fresh together" 2 "exclude each other" "$xq" run \
     "$jobs/sprt-weights.ini" --resume --fresh
-# A gauntlet of three depths (deterministic games): d2 scores 4.5/6 against d1 and 1.5/6
-# against d3. The joint rating anchored at d3 (job.anchor), by hand: with the prior's one virtual
-# draw per pair, d2 - d1 = d3 - d2 = 400 log10(5/2) = 159.2; the gauntlet is a tree, so each
-# difference's variance is the sum of its edges' 1 / (7 (5/7) (2/7)) = 0.7, and the error bars
-# are 1.96 sqrt(0.7) 400/ln 10 = 284.9 (d2) and 1.96 sqrt(1.4) 400/ln 10 = 402.9 (d1).
+# A gauntlet of three depths (deterministic games): d2 scores 5/6 against d1 (W 5 L 1) and
+# 1.5/6 against d3. The joint rating anchored at d3 (job.anchor), by hand: with the prior's one
+# virtual draw per pair, d3 - d2 = 400 log10(5/2) = 159.2 and d2 - d1 = 400 log10(5.5/1.5) =
+# 225.7; the gauntlet is a tree, so each difference's variance is the sum of its edges'
+# 1 / (7 p (1 - p)): 0.7 (p = 5/7) and 0.8485 (p = 5.5/7), and the error bars are
+# 1.96 sqrt(0.7) 400/ln 10 = 284.9 (d2) and 1.96 sqrt(1.5485) 400/ln 10 = 423.7 (d1).
 printf '%s\n' '[job]' 'kind = match' 'rounds = 3' 'concurrency = 2' '[engine d2]' 'depth = 2' \
     '[engine d1]' 'depth = 1' '[engine d3]' 'depth = 3' '[time]' 'tc = inf' >"$run_dir/gauntlet.ini"
 "$xq" run "$run_dir/gauntlet.ini" --set job.anchor=d3 --set output.dir="$run_dir/gauntlet" \
@@ -325,18 +326,18 @@ check "run: the rating states its anchor and prior" 0 \
     "^Joint rating \(Bradley-Terry over all games, Elo relative to the anchor d3 = 0; prior: 1 virtual draw added to every pair that met\):$" \
     cat "$run_dir/gauntlet.log"
 check "run: the anchor reads 0" 0 "^   1 d3 +6 +4\.5  0 \(anchor\)$" cat "$run_dir/gauntlet.log"
-check "run: ratings relative to the anchor" 0 "^   2 d2 +12 +6\.0  -159\.2 \+/- 284\.9$" \
+check "run: ratings relative to the anchor" 0 "^   2 d2 +12 +6\.5  -159\.2 \+/- 284\.9$" \
     cat "$run_dir/gauntlet.log"
-check "run: ... errors relative to the anchor" 0 "^   3 d1 +6 +1\.5  -318\.4 \+/- 402\.9$" \
+check "run: ... errors relative to the anchor" 0 "^   3 d1 +6 +1\.0  -384\.9 \+/- 423\.7$" \
     cat "$run_dir/gauntlet.log"
-check "run: the cross-table on the console" 0 "^d2 vs d1 +75\.0% +6 +16\.7%$" cat "$run_dir/gauntlet.log"
-check "run: the cross-table in result.json" 0 '^d2 d1 6 4 1 1 4.5 0.75 d2 d3 6 1 1 4 1.5 0.25 $' \
+check "run: the cross-table on the console" 0 "^d2 vs d1 +83\.3% +6 +0\.0%$" cat "$run_dir/gauntlet.log"
+check "run: the cross-table in result.json" 0 '^d2 d1 6 5 0 1 5 0\.833333[0-9]* d2 d3 6 1 1 4 1\.5 0\.25 $' \
     jq -j '.crosstable[] | "\(.engine) \(.opponent) \(.games) \(.wins) \(.draws) \(.losses) \(.points) \(.score) "' \
     "$run_dir/gauntlet/result.json"
-check "run: the cross-table and anchor in report.json" 0 '^2 d3 1 -318.4$' \
+check "run: the cross-table and anchor in report.json" 0 '^2 d3 1 -384.9$' \
     jq -r '"\(.crosstable | length) \(.rating.anchor) \(.rating.prior_draws) \(.ratings[2].elo * 10 | round / 10)"' \
     "$run_dir/gauntlet/report.json"
-check "run: the cross-table on the page" 0 "75.0% in 6 games, 16.7% draws" cat "$run_dir/gauntlet/report.html"
+check "run: the cross-table on the page" 0 "83.3% in 6 games, 0.0% draws" cat "$run_dir/gauntlet/report.html"
 check "run: an anchor that is no engine is refused" 2 "\[job\] anchor: 'd4' is not one of the engines \(d2, d1, d3\)" \
     "$xq" run "$run_dir/gauntlet.ini" --set job.anchor=d4 --set output.dir="$run_dir/gauntlet.bad"
 rm -rf "$run_dir"
