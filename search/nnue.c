@@ -590,6 +590,9 @@ void nnue_stack_reset(NnueStack *st, const NnueNet *net, int base)
         st->acc[i].key = 0;
         st->acc[i].valid[RED] = st->acc[i].valid[BLACK] = false;
     }
+    for (int c = 0; c < COLOR_NB; c++)
+        for (int k = 0; k < NNUE_PALACE; k++)
+            st->cache[c][k].valid = false;
 }
 
 /// The key of the position at history length len of b.
@@ -642,6 +645,49 @@ static void entry_claim(NnueAccumulator *e, uint64_t key, Color c)
     e->valid[c] = true;
 }
 
+/// Perspective c's accumulator of b into out, from the cached one of c's general's square:
+/// the columns of the points whose piece changed since are subtracted and added (in chunks the
+/// size of acc_update's lists), then the cache holds b. The same sums modulo 2^16 as
+/// refresh_side, so the same accumulator.
+static void refresh_cached(NnueStack *st, const Board *b, Color c, int16_t *out)
+{
+    const NnueNet *net = st->net;
+    Square king = b->king_sq[c];
+    int f = king >= 0 && king < SQUARE_NB ? sq_file(king) - 3 : -1;
+    int r = f < 0 ? -1 : c == RED ? sq_rank(king) : RANK_NB - 1 - sq_rank(king);
+    if (f < 0 || f > 2 || r > 2) { // no general in its palace (a test board): no cache entry
+        refresh_side(net, b, c, out);
+        return;
+    }
+    NnueRefreshEntry *e = &st->cache[c][r * 3 + f];
+    if (!e->valid) {
+        refresh_side(net, b, c, e->v);
+        memcpy(e->squares, b->squares, sizeof e->squares);
+        e->valid = true;
+    } else {
+        enum { CHUNK = 8 };
+        const int16_t *add[CHUNK], *sub[CHUNK];
+        int nadd = 0, nsub = 0;
+        for (Square s = 0; s < SQUARE_NB; s++) {
+            Piece was = (Piece)e->squares[s], now = board_piece(b, s);
+            if (was == now)
+                continue;
+            if (was != NO_PIECE)
+                sub[nsub++] = column(net, feature_of(net, c, king, was, s));
+            if (now != NO_PIECE)
+                add[nadd++] = column(net, feature_of(net, c, king, now, s));
+            if (nadd == CHUNK || nsub == CHUNK) {
+                acc_update(e->v, e->v, net->hidden, add, nadd, sub, nsub);
+                nadd = nsub = 0;
+            }
+        }
+        if (nadd || nsub)
+            acc_update(e->v, e->v, net->hidden, add, nadd, sub, nsub);
+        memcpy(e->squares, b->squares, sizeof e->squares);
+    }
+    memcpy(out, e->v, (size_t)net->hidden * sizeof *out);
+}
+
 /// Entry i's perspective c made valid for b: replayed from the nearest entry on the path from
 /// the root that holds its own position for c, unless that is too far back or behind a move
 /// of c's general (XQ2), then refreshed from b.
@@ -658,7 +704,7 @@ static void stack_side(NnueStack *st, const Board *b, int i, Color c)
         j--;
     }
     if (j < 0 || i - j > NNUE_LOOKBACK) {
-        refresh_side(net, b, c, st->acc[i].v[c]);
+        refresh_cached(st, b, c, st->acc[i].v[c]);
         entry_claim(&st->acc[i], b->key, c);
         return;
     }
