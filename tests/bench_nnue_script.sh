@@ -6,11 +6,7 @@
 # ratios (worked out by hand below, so a wrong median or ratio fails); a bad ROUNDS is refused.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/tally_lib.sh"
 
 # Round r (1..3) prints the r-th value of its list; the call counts are kept in files.
 cat >"$dir/xq" <<'XQ'
@@ -62,5 +58,4 @@ out=$(XQ=$dir/xq FSF=$dir/fsf ROUNDS=0 "$here/scripts/bench-nnue.sh" 2>&1)
 rc=$?
 [[ $rc -eq 2 && $out == *"ROUNDS='0': expected a positive integer"* ]] && ok || bad "ROUNDS=0: exit $rc: $out"
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+tally_end

@@ -10,13 +10,9 @@
 set -u
 xq=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 jobs=$(cd "$(dirname "$0")/../jobs" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/tally_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 cd "$dir" || exit 1
 printf '# a tiny test book\nstartpos moves h2e2 h9g7\n\nstartpos moves c3c4 b9c7\nstartpos moves b0c2 b9c7 h2e2\n' >book.epd
@@ -98,5 +94,4 @@ rc=$?
 [[ $rc -eq 1 ]] && grep -q 'nowhere: No such file or directory' <<<"$out" && ok ||
     bad "missing run (exit $rc): $out"
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+tally_end

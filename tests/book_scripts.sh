@@ -9,11 +9,7 @@
 # passes with exit 0.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/tally_lib.sh"
 cd "$dir" || exit 1
 
 # Book a: 100 pairs LL..WW = 5 15 40 25 15, so mu = 57.5 / 100 = 0.575,
@@ -103,5 +99,4 @@ rc=$?
 want=$'positions 2\nduplicates 0\nmirror_pairs 0\nin_check 0\nillegal 0\nc0_mismatch 0'
 [[ $rc -eq 0 && $out == "$want" ]] && ok || bad "check-book.sh on a clean book (exit $rc): $out"
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+tally_end

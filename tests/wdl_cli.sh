@@ -9,12 +9,8 @@ set -u
 xq=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 data=$(cd "$(dirname "$0")/data" && pwd)
 jobs=$(cd "$(dirname "$0")/../jobs" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/tally_lib.sh"
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 check() { # description, expected exit code, expected text (regex) in output, command...
     local what=$1 code=$2 pattern=$3
     shift 3
@@ -118,5 +114,4 @@ check "a draw window upside down" 2 "draw_min \(0.9\) is above draw_max \(0.8\)"
 check "a model that is not one" 1 "book.wdl_model: .*short.json: \"a\" is not an array" \
     "$xq" run book.ini --set book.wdl_model=short.json --set output.dir=badmodel
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+tally_end
