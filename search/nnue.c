@@ -591,7 +591,7 @@ void nnue_stack_reset(NnueStack *st, const NnueNet *net, int base)
         st->acc[i].valid[RED] = st->acc[i].valid[BLACK] = false;
     }
     for (int c = 0; c < COLOR_NB; c++)
-        for (int k = 0; k < NNUE_PALACE; k++)
+        for (int k = 0; k < NNUE_REFRESH_SLOTS; k++)
             st->cache[c][k].valid = false;
 }
 
@@ -645,21 +645,18 @@ static void entry_claim(NnueAccumulator *e, uint64_t key, Color c)
     e->valid[c] = true;
 }
 
-/// Perspective c's accumulator of b into out, from the cached one of c's general's square:
-/// the columns of the points whose piece changed since are subtracted and added (in chunks the
+/// Perspective c's accumulator of b into out, from the cached one of c's general's bucket and
+/// mirroring (what the XQ2 features depend on; XQ1's do not depend on the general at all): the
+/// columns of the points whose piece changed since are subtracted and added (in chunks the
 /// size of acc_update's lists), then the cache holds b. The same sums modulo 2^16 as
 /// refresh_side, so the same accumulator.
 static void refresh_cached(NnueStack *st, const Board *b, Color c, int16_t *out)
 {
     const NnueNet *net = st->net;
     Square king = b->king_sq[c];
-    int f = king >= 0 && king < SQUARE_NB ? sq_file(king) - 3 : -1;
-    int r = f < 0 ? -1 : c == RED ? sq_rank(king) : RANK_NB - 1 - sq_rank(king);
-    if (f < 0 || f > 2 || r > 2) { // no general in its palace (a test board): no cache entry
-        refresh_side(net, b, c, out);
-        return;
-    }
-    NnueRefreshEntry *e = &st->cache[c][r * 3 + f];
+    bool mirror;
+    int bucket = nnue_bucket(c, king, &mirror);
+    NnueRefreshEntry *e = &st->cache[c][bucket * 2 + mirror];
     if (!e->valid) {
         refresh_side(net, b, c, e->v);
         memcpy(e->squares, b->squares, sizeof e->squares);

@@ -61,7 +61,7 @@ enum {
     NNUE_EVAL_MAX = 20000, // evaluations are clamped to +-this, well inside the mate scores
     NNUE_STACK_MAX = 160,  // accumulators a search thread keeps (plies from its root)
     NNUE_LOOKBACK = 8,     // plies an update may replay before a refresh from scratch is cheaper
-    NNUE_PALACE = 9        // a general's points: the refresh cache's entries per perspective
+    NNUE_REFRESH_SLOTS = 2 * NNUE_BUCKETS // refresh cache entries a perspective: bucket x mirror
 };
 
 typedef enum {
@@ -152,9 +152,10 @@ int nnue_accumulator_evaluate(const NnueNet *net, const NnueAccumulator *acc, Co
 /// NNUE_LOOKBACK plies, and not past an XQ2 move of that perspective's general) and replays
 /// the moves since (a null move changes no feature), else refreshes.
 /// The net is shared read-only between threads; the stack is the thread's own.
-/// A refresh starts from the thread's cached accumulator of the same perspective and general's
-/// square (a "Finny table", as Stockfish and Berserk keep one per king bucket) and applies only
-/// the points whose piece differs from the cached board, instead of summing every piece.
+/// A refresh starts from the thread's cached accumulator of the same perspective, general's
+/// bucket and mirroring (a "Finny table", as Stockfish and Berserk keep one per king bucket) and
+/// applies only the points whose piece differs from the cached board, instead of summing every
+/// piece.
 typedef struct {
     _Alignas(64) int16_t v[NNUE_HIDDEN_MAX];
     uint8_t squares[SQUARE_NB]; // the board the accumulator is for (this perspective's view)
@@ -165,7 +166,7 @@ typedef struct {
     const NnueNet *net;
     int base;
     NnueAccumulator acc[NNUE_STACK_MAX];
-    NnueRefreshEntry cache[COLOR_NB][NNUE_PALACE]; // by perspective and its general's point
+    NnueRefreshEntry cache[COLOR_NB][NNUE_REFRESH_SLOTS]; // by perspective, bucket and mirror
 } NnueStack;
 
 /// Forgets every entry and roots the stack at history length base (the search's root).
