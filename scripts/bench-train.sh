@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Trainer throughput: the former embedded net's shape (XQ1, 128 wide), then XQ1 and the
-# king-bucketed XQ2 (search/nnue.h) at HIDDEN (today's embedded net: XQ2 256), side by side: `xqforge nnue train` on one
-# thread over the same positions (random
-# games scored by the linear evaluation, written by test_nnue_train --write), one epoch each,
-# positions/s per thread as the trainer counts it (its gradient sums) and over the whole run
-# (wall clock, Adam's step over every parameter included); then search nodes/s (bench, one
-# thread) with a random net of each kind, which costs what a trained net of that shape costs.
+# king-bucketed XQ2 (search/nnue.h) at HIDDEN (today's embedded net: XQ2 256), side by side:
+# `xqforge nnue train` on one thread over the same positions (random games scored by the linear
+# evaluation, written by test_nnue_train --write), one epoch each, positions/s per thread as
+# the trainer counts it (its gradient sums) and over the whole run (wall clock, Adam's step
+# over every parameter included); then search nodes/s (bench, one thread) with a random net of
+# each kind, which costs what a trained net of that shape costs.
 # Usage: scripts/bench-train.sh [HIDDEN [POSITIONS [DEPTH]]]   (defaults 256, 100000, 8; about 10 s)
 #   XQ=path/to/xqforge, GEN=path/to/test_nnue_train (defaults: build/...)
 set -euo pipefail
