@@ -146,8 +146,9 @@ for ((i = 0; i < ${#names[@]}; i++)); do
 done
 [[ -x $xq ]] || die "$xq: no xqforge binary (set XQ)"
 if [[ -n ${OUT:-} ]]; then
-    work=$OUT
-    mkdir -p "$work"
+    # Absolute: the job files' relative paths are taken from their own directory.
+    mkdir -p "$OUT" || die "OUT '$OUT': cannot make the directory"
+    work=$(cd "$OUT" && pwd)
 else
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT

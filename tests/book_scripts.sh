@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The book scripts' arithmetic and counts, without playing a game. bench-books.sh --table on two
+# The book scripts' arithmetic and counts, playing two games at most. bench-books.sh --table on two
 # hand-made result.json files: the pair-score variance and its standard error, the games for
 # Elo and nElo errors of +/-1 and the games to resolve the change are the values worked out by
 # hand below (so a wrong formula fails); its usage and bad input. check-book.sh on a small EPD
 # file with two duplicates, one mirror pair, one position in check, three illegal positions
 # and one c0 line that reaches another position: each counted once, exit 1; a clean file
-# passes with exit 0.
+# passes with exit 0. With the xqforge binary as argument: bench-books.sh with a relative OUT
+# plays its runs there (job files take relative paths from their own directory, which once put
+# them in OUT/OUT) and a second call resumes the finished run without playing it again.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$(dirname "$0")/tally_lib.sh"
@@ -65,6 +67,17 @@ out=$("$here/scripts/bench-books.sh" 3 2>&1)
 out=$(TC=10s "$here/scripts/bench-books.sh" 2 2>&1)
 [[ $? -eq 2 && $out == "bench-books.sh: TC '10s': expected SECONDS+INCREMENT (10+0.1)" ]] && ok ||
     bad "bad TC: $out"
+
+if [[ -n ${1:-} ]]; then
+    for pass in first again; do
+        out=$(OUT=rel XQ=$1 BOOKS=builtin:balanced "$here/scripts/bench-books.sh" 2 200 1 2>&1)
+        rc=$?
+        games=$(jq -r .games rel/balanced/result.json 2>/dev/null)
+        [[ $rc -eq 0 && $games == 2 && $out == *"| games                      |                      2 |"* ]] &&
+            ok || bad "bench-books.sh into a relative OUT ($pass, exit $rc, games ${games:-none}): $out"
+    done
+    [[ ! -e rel/rel ]] && ok || bad "bench-books.sh nested a run in rel/rel"
+fi
 
 # check-book.sh: 1 start position, 2 its duplicate, 3 and 4 after h2e2 and its mirror b2e2 (a
 # mirror pair, c0 lines right), 5 Red to move in check by a chariot on its rank, 6 the same with
