@@ -8,7 +8,7 @@
 # and one c0 line that reaches another position: each counted once, exit 1; a clean file
 # passes with exit 0. With the xqforge binary as argument: bench-books.sh with a relative OUT
 # plays its runs there (job files take relative paths from their own directory, which once put
-# them in OUT/OUT) and a second call resumes the finished run without playing it again.
+# them in OUT/OUT), and a second call finds that finished run there and prints its table.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$(dirname "$0")/tally_lib.sh"
