@@ -450,7 +450,13 @@ static void on_sigint(int sig)
 static void print_summary(PlayArgs *a, const MatchTotals *t)
 {
     a->summarised_games = t->games;
-    summary_print(a->log, a->m.players[0].name, a->m.players[1].name, t, a->m.repeat,
+    // fastchess's meaning: the first -engine is the tested one, and the figures are its own.
+    char roles[3 * PLAYER_NAME_MAX + 128];
+    snprintf(roles, sizeof roles,
+             "Roles: new = %s, base = %s (the first -engine is new, as in "
+             "fastchess); every figure is %s's.",
+             a->m.players[0].name, a->m.players[1].name, a->m.players[0].name);
+    summary_print(a->log, a->m.players[0].name, a->m.players[1].name, roles, t, a->m.repeat,
                   a->sprt ? &a->sprt_params : NULL, (timeman_now_ms() - a->start_ms) / 60000.0);
 }
 

@@ -87,7 +87,7 @@ static const char REPO_TEMPLATE[] =
     "; xqforge submit --repo: an SPRT of one commit against another (jobs/sprt-commits.ini);\n"
     "; the engines, time control and bounds are the test's overrides (test.json \"sets\").\n"
     "[job]\nkind = sprt\nrounds = 20000\nconcurrency = 0\n"
-    "[engine base]\n[engine new]\n"
+    "[engine base]\n[engine new]\n" // base first on purpose: the roles go by name
     "[time]\ntimemargin = 200\n"
     "[openings]\nfile = default\norder = random\nseed = 7\n"
     "[adjudication]\ndraw = on\nresign = on\nresign_twosided = true\n"
@@ -463,14 +463,15 @@ static void queue_usage(FILE *out)
 {
     fprintf(out,
             "usage: xqforge queue QUEUE [--json]\n\n"
-            "Lists the tests of a fleet's queue: id, name, kind, state, games, Elo with its\n"
-            "95%% error, the SPRT's LLR and bounds, priority, throughput, the worker ranks the\n"
+            "Lists the tests of a fleet's queue: id, name, kind, state, games, the two roles\n"
+            "(new vs base: every figure is new's), Elo with its 95%% error, the SPRT's LLR\n"
+            "and bounds, priority, throughput, the worker ranks the\n"
             "fleet gives it now, and the submitted, started and finished times (UTC). The\n"
             "figures are the test's result.json, or\n"
             "while it runs its report.json; '-' where there is none yet.\n\n"
             "  --json   one JSON object: {\"queue\": DIR, \"tests\": [...]}, each test's record\n"
-            "           (test.json) with its \"result\": games, elo_text, llr, lower, upper,\n"
-            "           done, total (pairs), games_per_minute, or null before any\n");
+            "           (test.json) with its \"result\": games, new, base, elo_text, llr,\n"
+            "           lower, upper, done, total (pairs), games_per_minute, or null before any\n");
 }
 
 /// A number member, or NAN.
@@ -488,6 +489,7 @@ enum {
     COL_KIND,
     COL_STATE,
     COL_GAMES,
+    COL_ROLES,
     COL_ELO,
     COL_LLR,
     COL_PRIO,
@@ -505,8 +507,8 @@ typedef struct {
 } QueueRow;
 
 static const char *const COL_HEAD[COL_NB] = {
-    "id",   "name",  "kind",  "state",     "games",   "Elo",     "LLR (bounds)",
-    "prio", "share", "ranks", "submitted", "started", "finished"};
+    "id",           "name", "kind",  "state", "games",     "new vs base", "Elo (new)",
+    "LLR (bounds)", "prio", "share", "ranks", "submitted", "started",     "finished"};
 // Numbers align right, text left.
 static const bool COL_RIGHT[COL_NB] = {
     [COL_GAMES] = true, [COL_PRIO] = true, [COL_SHARE] = true, [COL_RANKS] = true};
@@ -535,6 +537,10 @@ static void fill_row(const char *dir, const QueueTest *t, QueueRow *row)
                                                            : queue_state_name(t->state));
     if (isfinite(g))
         snprintf(c[COL_GAMES], CELL_MAX, "%.0f", g);
+    json_t *nn = json_object_get(r, "new"), *bn = json_object_get(r, "base");
+    if (json_is_string(nn) && json_is_string(bn)) // the side every figure of the row is from
+        snprintf(c[COL_ROLES], CELL_MAX, "%.40s vs %.40s", json_string_value(nn),
+                 json_string_value(bn));
     json_t *text = json_object_get(r, "elo_text");
     if (json_is_string(text))
         snprintf(c[COL_ELO], CELL_MAX, "%s", json_string_value(text));

@@ -321,8 +321,17 @@ static int run_same_experiment(Run *run, char *why, size_t why_len)
         snprintf(why, why_len, "journal %.900s: its experiment cannot be read", run->journal);
         rc = 1;
     } else {
-        char diff[900];
-        if (identity_diff(&then, &now, diff, sizeof diff) != 0) {
+        char diff[900], was[PLAYER_NAME_MAX + 1], is[PLAYER_NAME_MAX + 1];
+        if (identity_roles_swapped(&then, &now, was, is, sizeof was)) {
+            // Never a silent flip: the journal's figures are from the other engine's side.
+            snprintf(why, why_len,
+                     "--resume: %.200s holds the figures of '%s', and this job tests '%s' "
+                     "(a journal written before roles were chosen by name tested the file's "
+                     "first engine). Start afresh with --fresh, or keep the journal's roles "
+                     "with --set sprt.new=%s --set sprt.base=%s",
+                     run->journal, was, is, was, is);
+            rc = 2;
+        } else if (identity_diff(&then, &now, diff, sizeof diff) != 0) {
             snprintf(why, why_len,
                      "--resume: %.200s is the journal of another experiment: %.600s (start afresh "
                      "with --fresh, or another output.dir)",

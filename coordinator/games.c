@@ -490,11 +490,14 @@ bool games_coord_start(GamesCoord *g, const CoordState *st, const char *run_id, 
     g->cpu_at_start = thread_cpu_seconds();
     const GamePlan *plan = g->plan;
     int workers = st->workers_expected;
+    // The roles said where the names do not say them ("new dev vs base master").
+    bool roles = g->job->roles != JOB_ROLES_NONE && g->job->player_count == 2;
+    const char *n = plan->pairings[0].m.players[0].name, *b = plan->pairings[0].m.players[1].name;
     if (plan->pairing_count == 1)
-        printf("Job %s: %s vs %s, %llu %s, %d worker rank%s\n", g->job->name,
-               plan->pairings[0].m.players[0].name, plan->pairings[0].m.players[1].name,
-               (unsigned long long)plan->pairs_total, plan->repeat ? "game pairs" : "games",
-               workers, workers == 1 ? "" : "s");
+        printf("Job %s: %s%s vs %s%s, %llu %s, %d worker rank%s\n", g->job->name,
+               roles && strcmp(n, "new") ? "new " : "", n,
+               roles && strcmp(b, "base") ? "base " : "", b, (unsigned long long)plan->pairs_total,
+               plan->repeat ? "game pairs" : "games", workers, workers == 1 ? "" : "s");
     else
         printf("Job %s: %d engines, %s, %d pairings x %d rounds (%llu %s), %d worker rank%s\n",
                g->job->name, g->job->player_count, g->job->round_robin ? "round robin" : "gauntlet",

@@ -75,6 +75,11 @@ json_t *queue_page_figures(const char *dir, const char *id)
         set_number(f, "games_per_minute", number_at(rep, "timings", "games_per_minute"));
     }
     json_object_set_new(f, "elo_text", text ? json_string(text) : json_null());
+    // Whose figures these are: the tested engine (new) and its reference; null without roles.
+    const char *n = res ? text_at(res, "roles", "new") : text_at(rep, "roles", "new");
+    const char *b = res ? text_at(res, "roles", "base") : text_at(rep, "roles", "base");
+    json_object_set_new(f, "new", n ? json_string(n) : json_null());
+    json_object_set_new(f, "base", b ? json_string(b) : json_null());
     json_decref(res);
     json_decref(rep);
     return f;
@@ -170,6 +175,14 @@ static void page_row(SvgBuf *b, json_t *t)
     else
         svg_buf_printf(b, "<td>-</td>");
     svg_buf_printf(b, "<td>");
+    if (text_at(f, "new", NULL) && text_at(f, "base", NULL)) {
+        svg_buf_escaped(b, text_at(f, "new", NULL));
+        svg_buf_printf(b, " vs ");
+        svg_buf_escaped(b, text_at(f, "base", NULL));
+    } else {
+        svg_buf_printf(b, "-");
+    }
+    svg_buf_printf(b, "</td><td>");
     svg_buf_escaped(b, text_at(f, "elo_text", NULL) ? text_at(f, "elo_text", NULL) : "-");
     svg_buf_printf(b, "</td>");
     double llr = number_at(f, "llr", NULL), lo = number_at(f, "lower", NULL),
@@ -252,7 +265,8 @@ bool queue_page_write(const char *dir, char *why, size_t why_len)
                 svg_buf_printf(
                     &b,
                     "<h2>%s</h2>\n<table><tr><th>Test</th><th>Name</th><th>Kind"
-                    "</th><th>State</th><th>Progress</th><th>Games</th><th>Elo"
+                    "</th><th>State</th><th>Progress</th><th>Games</th><th>New vs base</th><th>Elo "
+                    "of new"
                     "</th><th>LLR (bounds)</th><th>Games/min</th><th>Workers</th><th>Priority"
                     "</th><th>Throughput</th><th>Submitted</th><th>Started</th>"
                     "<th>Finished</th><th>Reason</th></tr>\n",

@@ -27,14 +27,16 @@ MatchResults summary_results(const MatchTotals *t, bool pairs)
     return r;
 }
 
-void summary_print(FILE *out, const char *name0, const char *name1, const MatchTotals *t,
-                   bool pairs, const SprtParams *sprt, double minutes)
+void summary_print(FILE *out, const char *name0, const char *name1, const char *roles,
+                   const MatchTotals *t, bool pairs, const SprtParams *sprt, double minutes)
 {
-    summary_print_rate(out, name0, name1, t, pairs, sprt, minutes > 0 ? t->games / minutes : 0.0);
+    summary_print_rate(out, name0, name1, roles, t, pairs, sprt,
+                       minutes > 0 ? t->games / minutes : 0.0);
 }
 
-void summary_print_rate(FILE *out, const char *name0, const char *name1, const MatchTotals *t,
-                        bool pairs, const SprtParams *sprt, double games_per_min)
+void summary_print_rate(FILE *out, const char *name0, const char *name1, const char *roles,
+                        const MatchTotals *t, bool pairs, const SprtParams *sprt,
+                        double games_per_min)
 {
     MatchResults r = summary_results(t, pairs);
     char block[2048] = "";
@@ -51,6 +53,8 @@ void summary_print_rate(FILE *out, const char *name0, const char *name1, const M
         fprintf(out, "; %d game%s of unfinished pairs not yet counted", waiting,
                 waiting == 1 ? "" : "s");
     fprintf(out, "):\n");
+    if (roles && roles[0])
+        fprintf(out, "%s\n", roles);
     fprintf(out, "%s", block);
     fprintf(out, "Terminations:");
     const char *sep = " ";

@@ -10,11 +10,15 @@
 /// The match so far as the statistics library sees it: W/D/L always, Ptnml with pairs.
 MatchResults summary_results(const MatchTotals *t, bool pairs);
 
-void summary_print(FILE *out, const char *name0, const char *name1, const MatchTotals *t,
-                   bool pairs, const SprtParams *sprt, double minutes);
+/// The fastchess-style block: "Results of NAME0 vs NAME1 (...)" (name0 the tested side, each
+/// name possibly with its commit), then roles (a line saying whose every figure is; NULL:
+/// none), the figures from name0's side, and the terminations.
+void summary_print(FILE *out, const char *name0, const char *name1, const char *roles,
+                   const MatchTotals *t, bool pairs, const SprtParams *sprt, double minutes);
 /// The same with the rate given: a resumed run's rate is of this session's games only.
-void summary_print_rate(FILE *out, const char *name0, const char *name1, const MatchTotals *t,
-                        bool pairs, const SprtParams *sprt, double games_per_min);
+void summary_print_rate(FILE *out, const char *name0, const char *name1, const char *roles,
+                        const MatchTotals *t, bool pairs, const SprtParams *sprt,
+                        double games_per_min);
 
 /// What run's progress line says (games_print_progress fills it in).
 typedef struct {

@@ -145,6 +145,24 @@ bool engine_build_any(const JobConfig *job)
     return false;
 }
 
+/// s->subject: the resolved commit's subject line, shown on the console and the pages (never
+/// part of the identity); control characters and bytes of a subject that is not UTF-8 as '?'.
+static void subject_of(JobSource *s)
+{
+    char *argv[] = {"git", "-C", s->source, "log", "-1", "--format=%s", s->commit_id, NULL};
+    char buf[sizeof s->subject];
+    if (run_cmd(NULL, argv, NULL, 0, "GIT_ALLOW_PROTOCOL=file", GIT_TIMEOUT, NULL, buf,
+                sizeof buf) != 0)
+        buf[0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    char why[64];
+    bool utf8 = inifile_utf8(buf, why, sizeof why);
+    for (unsigned char *p = (unsigned char *)buf; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (!utf8 && *p >= 0x80))
+            *p = '?';
+    copy_text(s->subject, sizeof s->subject, buf);
+}
+
 bool engine_build_resolve(JobConfig *job, char *why, size_t why_len)
 {
     for (int i = 0; i < job->player_count; i++) {
@@ -166,6 +184,7 @@ bool engine_build_resolve(JobConfig *job, char *why, size_t why_len)
                      s->source);
             return false;
         }
+        subject_of(s);
     }
     return true;
 }
@@ -744,6 +763,9 @@ void engine_build_code(const JobConfig *job, EngineBuildCode *code)
         else if (code->head < 0 && !strcmp(job->sources[code->base].source, s->source))
             code->head = i;
     }
+    // Two engines: new (players[0]) is the head, base the base, whatever the file's order.
+    if (job->roles != JOB_ROLES_NONE && code->base == 0 && code->head == 1)
+        code->base = 1, code->head = 0;
     if (code->head < 0)
         return;
     const JobSource *b = &job->sources[code->base], *h = &job->sources[code->head];

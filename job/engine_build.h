@@ -46,7 +46,8 @@ typedef struct {
     char url[JOB_TEXT_MAX * 2];         // [build] diff_url rendered (empty: none)
 } EngineBuildCode;
 
-/// Fills *code (base: the first source engine, head: the next one of the same repository).
+/// Fills *code. Two engines of a game job from one repository: head is new and base base (the
+/// job's roles); else base is the first source engine, head the next one of its repository.
 void engine_build_code(const JobConfig *job, EngineBuildCode *code);
 
 /// The sha256 of a file in lower-case hex (how nets are named: nn-<sha256[:12]>.nnue); false

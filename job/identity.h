@@ -4,7 +4,9 @@
 // engines, so their results may share a journal; anything that changes the engines or the
 // games changes it, and nothing else does.
 //
-// In it: the job kind; the engines in order and, per engine (keys "engine.NAME.*"), its
+// In it: the job kind; the engines in order (of two engines in a game job, new first: the
+// tested side, whose figures every output shows, so the order tells a journal's roles) and,
+// per engine (keys "engine.NAME.*"), its
 // protocol; for a builtin engine the hash of its effective weight table (weights file and
 // weight options applied to a fresh engine), its other options and the bench signature the
 // caller passes; for an external engine the content hash of the program file (the path the
@@ -96,6 +98,13 @@ IdentityStatus identity_decode(const char *text, size_t len, Identity *out);
 /// naming them in why[why_len] (may be NULL), e.g. "engine 'new': weights changed; time
 /// control of 'base' changed (10+0.1 -> 5+0.05)". 0: the identities are equal.
 int identity_diff(const Identity *journal, const Identity *now, char *why, size_t why_len);
+
+/// Whether the two identities differ only in the order of their two engines ("engines=base,new"
+/// against "engines=new,base"): a journal written before roles were chosen by name, whose
+/// figures are from the other engine's side. The names go to a (the journal's first engine)
+/// and b (now's first), each of cap bytes.
+bool identity_roles_swapped(const Identity *journal, const Identity *now, char *a, char *b,
+                            size_t cap);
 
 /// 64-bit FNV-1a of the text form: the job id on the wire.
 uint64_t identity_hash(const Identity *id);

@@ -90,6 +90,7 @@ typedef struct {
     char net_expect[JOB_NET_HASH_MAX]; // an expected hex prefix of its sha256; empty: any
     char commit_id[JOB_GIT_ID_MAX];    // resolved: the full commit id
     char tree_id[JOB_GIT_ID_MAX];      // resolved: its tree
+    char subject[JOB_BUILD_TEXT_MAX];  // resolved: the commit's subject line (what is shown)
     char compiler[JOB_BUILD_TEXT_MAX]; // found: the compiler's version line
     char net_hash[JOB_NET_HASH_MAX];   // found: the net's sha256
 } JobSource;
@@ -98,6 +99,18 @@ typedef struct {
     PlayerConfig cfg;
     TimeControl tc;
 } JobPlayer;
+
+/// How a two-engine game job chose its tested engine ("new", players[0]: every figure is its
+/// own) and its reference ("base", players[1]). Never the file's order alone when both names
+/// exist: a job that writes [engine base] first still measures new.
+typedef enum {
+    JOB_ROLES_NONE,    // not a two-engine game job (a gauntlet, tuning, books, data)
+    JOB_ROLES_NAMED,   // [sprt] new = NAME and/or base = NAME
+    JOB_ROLES_NAMES,   // the engines called "new" and "base"
+    JOB_ROLES_FIRST,   // neither: the first engine in the file is new (as fastchess's -engine)
+    JOB_ROLES_DERIVED, // an SPRT a run makes ([verify], the loop's gate): its tuned side is new
+    JOB_ROLES_NB
+} JobRoles;
 
 typedef struct {
     JobKind kind;
@@ -145,7 +158,11 @@ typedef struct {
         bool enabled;
         double elo0, elo1, alpha, beta;
         JobSprtModel model;
+        // The roles of a two-engine game job (sprt or match), engine names; empty: by rule
+        char new_name[JOB_TEXT_MAX], base_name[JOB_TEXT_MAX];
     } sprt;
+    // How players[0] (new) and players[1] (base) were chosen; the loader puts new first.
+    JobRoles roles;
     struct {
         char dir[JOB_TEXT_MAX]; // a path (from the file: absolute); default "."
         // Plain file names in dir, distinct among the files the kind writes, none of them
@@ -353,6 +370,8 @@ const JobKeyDef *job_keys(int *count);
 
 const char *job_strerror(JobStatus st);
 const char *job_kind_name(JobKind k);
+/// How roles were chosen, in words for a summary ("the engines called new and base").
+const char *job_roles_text(JobRoles r);
 
 /// Loads path, then applies overrides[0..n_overrides) in order, and validates the whole.
 /// On failure why says "file:line: [section] key: what is wrong" (or "override N 'text':

@@ -255,6 +255,76 @@ static bool validate_loop(JobCtx *c)
     return ok || ctx_fail(c, JOB_ERR_VALUE, "loop", "gate_tc", "%s", why);
 }
 
+/// The index of the engine called name, or -1.
+static int engine_named(const JobConfig *j, const char *name)
+{
+    for (int i = 0; i < j->player_count; i++)
+        if (!strcmp(j->players[i].cfg.name, name))
+            return i;
+    return -1;
+}
+
+/// Two engines: which is new (tested, every figure its own) and which base, by [sprt] new and
+/// base, else by the names "new" and "base", else the file's first engine is new; then new is
+/// moved to players[0], so that every figure, file and page below reads from its side.
+static bool assign_roles(JobCtx *c, const char *names)
+{
+    JobConfig *j = c->job;
+    const char *nn = j->sprt.new_name, *bn = j->sprt.base_name;
+    if (j->player_count != 2) {
+        if (nn[0] || bn[0])
+            return ctx_fail(c, JOB_ERR_VALUE, "sprt", nn[0] ? "new" : "base",
+                            "roles are for two engines (found %d): with more, the first engine "
+                            "is the gauntlet's base and [job] anchor sets the rating's zero",
+                            j->player_count);
+        return true;
+    }
+    int n = nn[0] ? engine_named(j, nn) : -1, b = bn[0] ? engine_named(j, bn) : -1;
+    if (nn[0] && n < 0)
+        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "new", "'%s' is not one of the engines (%s)", nn,
+                        names);
+    if (bn[0] && b < 0)
+        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "base", "'%s' is not one of the engines (%s)", bn,
+                        names);
+    if (n >= 0 && n == b)
+        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "base",
+                        "'%s' is also [sprt] new: the two roles need two engines", bn);
+    if (n >= 0 || b >= 0) {
+        j->roles = JOB_ROLES_NAMED;
+        n = n >= 0 ? n : 1 - b;
+    } else if (engine_named(j, "new") >= 0 && engine_named(j, "base") >= 0) {
+        j->roles = JOB_ROLES_NAMES;
+        n = engine_named(j, "new");
+    } else {
+        j->roles = JOB_ROLES_FIRST;
+        n = 0;
+    }
+    if (n == 1) { // every per-engine array of the job and of the parser, swapped together
+        JobPlayer p = j->players[0];
+        j->players[0] = j->players[1], j->players[1] = p;
+        JobSource s = j->sources[0];
+        j->sources[0] = j->sources[1], j->sources[1] = s;
+        char e[sizeof c->engines[0]];
+        memcpy(e, c->engines[0], sizeof e);
+        memcpy(c->engines[0], c->engines[1], sizeof e);
+        memcpy(c->engines[1], e, sizeof e);
+        int line = c->engine_lines[0];
+        c->engine_lines[0] = c->engine_lines[1], c->engine_lines[1] = line;
+    }
+    return true;
+}
+
+const char *job_roles_text(JobRoles r)
+{
+    switch (r) {
+    case JOB_ROLES_NAMED: return "[sprt] new and base";
+    case JOB_ROLES_NAMES: return "the engines called new and base";
+    case JOB_ROLES_FIRST: return "the first engine of the job file";
+    case JOB_ROLES_DERIVED: return "the run that made this test: its new net or tuned weights";
+    default: return "none";
+    }
+}
+
 /// A game job (sprt, match): two or more engines, rounds; an SPRT has exactly two.
 static bool validate_games(JobCtx *c, bool sprt)
 {
@@ -290,6 +360,8 @@ static bool validate_games(JobCtx *c, bool sprt)
         return ctx_fail(c, JOB_ERR_VALUE, "job", "kind",
                         "sprt needs exactly two engines (found %d); use kind = match",
                         j->player_count);
+    if (!assign_roles(c, names))
+        return false;
     if (sprt && !(j->sprt.elo0 < j->sprt.elo1))
         return ctx_fail(c, JOB_ERR_VALUE, "sprt", "elo1", "elo0 (%g) must be below elo1 (%g)",
                         j->sprt.elo0, j->sprt.elo1);

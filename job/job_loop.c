@@ -127,6 +127,8 @@ bool job_loop_make(const JobConfig *t, int gen, JobLoopStep s, const char *best,
             return false;
         }
         out->player_count = 2;
+        out->roles = JOB_ROLES_DERIVED; // players[0] is new: what the run made
+        out->sprt.new_name[0] = out->sprt.base_name[0] = '\0';
         for (int i = 0; i < 2; i++)
             if (!loop_gate_tc(t, &out->players[i].cfg, &out->players[i].tc, why, why_len))
                 return false;

@@ -73,6 +73,8 @@ bool job_verify_make(const JobConfig *t, JobConfig *out, char *why, size_t why_l
         return false;
     }
     out->player_count = 2;
+    out->roles = JOB_ROLES_DERIVED; // players[0] is new: what the run made
+    out->sprt.new_name[0] = out->sprt.base_name[0] = '\0';
     for (int i = 0; i < 2; i++)
         if (!verify_tc(t, &base.cfg, &out->players[i].tc, why, why_len))
             return false;

@@ -85,7 +85,7 @@ check "its refs are pinned, its keys are overrides" 0 \
     jq -r '"\(.name) \(.kind) " + ([.job.sets[] | select(test("commit=|build=|binary=|bench=1|tc=|sprt"))] | join(" "))' "$q2/tests/0001/test.json"
 printf '[job]\nkind = sprt\nrounds = 2\n[each]\nsource = repo\nbuild = make\nbinary = engine\n[engine base]\ncommit = HEAD~1\n[engine new]\ncommit = HEAD\n[time]\nnodes = 1000\n' >src.ini
 check "a job file's engines from source: queued, not built or started" 0 "^0002$" "$xq" submit "$q2" src.ini
-check "its commits pinned too" 0 "^engine.base.commit=$base,engine.new.commit=$head$" \
+check "its commits pinned too (new first: the tested engine)" 0 "^engine.new.commit=$head,engine.base.commit=$base$" \
     jq -r '.job.sets | join(",")' "$q2/tests/0002/test.json"
 check "--repo without --base" 2 "needs --base REF and --new REF.*nothing queued" \
     "$xq" submit "$q2" --repo "$r" --new HEAD

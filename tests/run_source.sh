@@ -82,9 +82,10 @@ mpi -np 3 "$xq" run job.ini >run1.log 2>&1 || fail "run 1: $(tail -5 run1.log)"
 [[ $(entries) == 2 && $(builds) == 2 ]] || fail "run 1: $(entries) cache entries, $(builds) builds (want 2, 2): $(cat "$cache/builds.log")"
 grep -q "commit $base" "$cache/builds.log" && grep -q "commit $head" "$cache/builds.log" ||
     fail "the cache's log does not name both commits: $(cat "$cache/builds.log")"
-[[ $(jq -r '.code.engines | map(.commit) | join(" ")' out/report.json) == "$base $head" ]] ||
+# new first: the engine tested (its section is second in the file)
+[[ $(jq -r '.code.engines | map(.commit) | join(" ")' out/report.json) == "$head $base" ]] ||
     fail "report.json's code.engines: $(jq -c .code out/report.json)"
-[[ $(jq -r '.code.engines[1].subject' out/report.json) == "new: 1234 nodes" ]] || fail "no subject in report.json"
+[[ $(jq -r '.code.engines[0].subject' out/report.json) == "new: 1234 nodes" ]] || fail "no subject in report.json"
 jq -r .code.diff_stat out/report.json | grep -q 'engine.c | 2 +-' || fail "no diff stat in report.json"
 jq -r .code.log out/report.json | grep -q "^${head:0:7} new: 1234 nodes" || fail "no commit list in report.json"
 grep -q "href=\"https://example.org/repo/compare/$base...$head\"" out/report.html || fail "no diff link on the page"
@@ -199,7 +200,7 @@ mpi -np 3 "$xq" run sprt.ini >solo.log 2>&1 || fail "the solo run: $(tail -5 sol
 totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml, .pairs_done]' "$1"; }
 [[ $(totals q/tests/0001/result.json) == "$(totals solo/result.json)" ]] ||
     fail "fleet $(totals q/tests/0001/result.json) against solo $(totals solo/result.json)"
-[[ $(jq -r '.code.engines | map(.commit) | join(" ")' q/tests/0001/report.json) == "$base $head" ]] ||
+[[ $(jq -r '.code.engines | map(.commit) | join(" ")' q/tests/0001/report.json) == "$head $base" ]] ||
     fail "the test's report.json: $(jq -c .code q/tests/0001/report.json)"
 grep -q "<code>${base:0:12}</code> base: 1000 nodes" q/tests/0001/report.html &&
     grep -q "<code>${head:0:12}</code> new: 1234 nodes" q/tests/0001/report.html || fail "the test's page does not name both commits"

@@ -586,6 +586,94 @@ static JobStatus load_pair(Fixture *f, const char *new_lines, const char *base_l
     return load_text(f, text);
 }
 
+/// The engine at players[idx] of the loaded job, with its node limit.
+static void assert_player(const Fixture *f, int idx, const char *name, int64_t nodes)
+{
+    assert_string_equal(f->job->players[idx].cfg.name, name);
+    assert_int_equal(f->job->players[idx].tc.nodes, nodes);
+}
+
+/// Roles by name, never by the order of sections: the engine tested (new, players[0], whose
+/// figures every output shows) is [sprt] new (or not [sprt] base), else the engine called
+/// "new", else the first engine; each engine keeps its own settings and source through the
+/// move, and the identity of a job written new-first is unchanged by naming the roles.
+static void test_roles_by_name(void **state)
+{
+    Fixture *f = *state;
+    static const char *const kinds[] = {"sprt", "match"};
+    for (int k = 0; k < 2; k++) {
+        char text[1024];
+        // base written first, in a sprt and a two-engine match
+        snprintf(text, sizeof text,
+                 "[job]\nkind = %s\nrounds = 2\n[engine base]\nnodes = 200\n"
+                 "source = /nonexistent/base\ncommit = b1\nbuild = make\nbinary = e\n"
+                 "[engine new]\nnodes = 5000\n",
+                 kinds[k]);
+        assert_int_equal(load_text(f, text), JOB_OK);
+        assert_int_equal(f->job->roles, JOB_ROLES_NAMES);
+        assert_player(f, 0, "new", 5000);
+        assert_player(f, 1, "base", 200);
+        assert_string_equal(f->job->sources[1].commit, "b1"); // the source moved with its engine
+        assert_string_equal(f->job->sources[0].source, "");
+    }
+    // Other names: the first engine is new, unless [sprt] names a role (either one is enough).
+    static const char *const two = "[job]\nkind = sprt\nrounds = 2\n[engine master]\nnodes = 1\n"
+                                   "[engine dev]\nnodes = 2\n%s";
+    char text[1024];
+    snprintf(text, sizeof text, two, "");
+    assert_int_equal(load_text(f, text), JOB_OK);
+    assert_int_equal(f->job->roles, JOB_ROLES_FIRST);
+    assert_player(f, 0, "master", 1);
+    static const char *const named[] = {"[sprt]\nnew = dev\n", "[sprt]\nbase = master\n",
+                                        "[sprt]\nbase = master\nnew = dev\n"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, two, named[i]);
+        assert_int_equal(load_text(f, text), JOB_OK);
+        assert_int_equal(f->job->roles, JOB_ROLES_NAMED);
+        assert_player(f, 0, "dev", 2);
+        assert_player(f, 1, "master", 1);
+    }
+    // [sprt] overrides the names: an engine called new can be the base.
+    assert_int_equal(load_pair(f, "nodes = 7\n[sprt]\nnew = base\n", ""), JOB_OK);
+    assert_player(f, 0, "base", 100);
+    assert_player(f, 1, "new", 7);
+    // Refused, naming the key: an unknown engine, one engine in both roles, roles of three.
+    snprintf(text, sizeof text, two, "[sprt]\nnew = devv\n");
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "[sprt] new: 'devv' is not one of the engines (master, dev)"));
+    snprintf(text, sizeof text, two, "[sprt]\nnew = dev\nbase = dev\n");
+    assert_int_equal(load_text(f, text), JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "the two roles need two engines"));
+    assert_int_equal(load_text(f, "[job]\nkind = match\nrounds = 1\n[engine a]\n[engine b]\n"
+                                  "[engine c]\n[time]\nnodes = 1\n[sprt]\nbase = a\n"),
+                     JOB_ERR_VALUE);
+    assert_non_null(strstr(f->why, "roles are for two engines (found 3)"));
+    // The identity: new first whatever the file's order; naming the roles already in that
+    // order changes nothing (an old journal of a new-first job resumes).
+    Identity a, b;
+    assert_int_equal(load_pair(f, "", ""), JOB_OK);
+    assert_int_equal(identity_of_job(f->job, 1, &a, NULL, 0), IDENTITY_OK);
+    assert_int_equal(load_pair(f, "[sprt]\nnew = new\nbase = base\n", ""), JOB_OK);
+    assert_int_equal(identity_of_job(f->job, 1, &b, NULL, 0), IDENTITY_OK);
+    assert_int_equal(identity_diff(&a, &b, NULL, 0), 0);
+    assert_string_equal(identity_get(&a, "engines"), "new,base");
+    identity_destroy(&b);
+    // The journal of a base-first job written before roles (engines=base,new): swapped roles,
+    // named both ways; any other difference is not a swap.
+    assert_int_equal(load_pair(f, "[sprt]\nnew = base\n", ""), JOB_OK);
+    assert_int_equal(identity_of_job(f->job, 1, &b, NULL, 0), IDENTITY_OK);
+    char was[64], is[64];
+    assert_true(identity_roles_swapped(&b, &a, was, is, sizeof was));
+    assert_string_equal(was, "base");
+    assert_string_equal(is, "new");
+    identity_destroy(&b);
+    assert_int_equal(load_pair(f, "[sprt]\nnew = base\n", "nodes = 101\n"), JOB_OK);
+    assert_int_equal(identity_of_job(f->job, 1, &b, NULL, 0), IDENTITY_OK);
+    assert_false(identity_roles_swapped(&b, &a, was, is, sizeof was));
+    identity_destroy(&a);
+    identity_destroy(&b);
+}
+
 /// The NNUE net (on by default when the build embeds one) never reads evaluation weights, so a
 /// job whose engine changes one (option.NAME, params = FILE) or whose SPSA tunes evaluation
 /// rows must set UseNNUE, and two builtin engines either both set it or neither: otherwise
@@ -2014,6 +2102,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_examples_no_upload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readme_main_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_anchor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_roles_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tc_ratio, setup, teardown),
     };

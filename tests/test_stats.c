@@ -406,7 +406,7 @@ static void test_summary_counts_finished_pairs(void **state)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
-    summary_print_rate(out, "gen1", "linear", &t, true, &p, 3.5);
+    summary_print_rate(out, "gen1", "linear", NULL, &t, true, &p, 3.5);
     fclose(out);
     assert_non_null(
         strstr(text, "(205 games, 3.5 games/min; 1 game of unfinished pairs not yet counted)"));
@@ -426,7 +426,7 @@ static void test_summary_counts_finished_pairs(void **state)
     assert_int_equal(s.decision, SPRT_CONTINUE);
     out = open_memstream(&text, &len);
     assert_non_null(out);
-    summary_print_rate(out, "gen1", "linear", &first, true, &p, 1.0);
+    summary_print_rate(out, "gen1", "linear", NULL, &first, true, &p, 1.0);
     fclose(out);
     assert_non_null(strstr(text,
                            "(1 game, 1.0 games/min; 1 game of unfinished pairs not yet counted):\n"
