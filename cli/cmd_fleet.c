@@ -18,6 +18,14 @@
 // another waits below, a test of lower priority than the W first, or a test below its share
 // when ranks are free. A drained test resumes from its journal, exactly.
 // Rank 0 names a worker's next test by LINK_TAG_FLEET (id, group tag, the group's ranks).
+//
+// Faults: one fleet per queue (QUEUE/fleet.lock, held for the fleet's life: a second one is
+// refused naming the holder, or waits with --wait); a test is run only when the queue trusts
+// it (queue_test_allowed, on every rank, before its job is read); a start that finds the
+// test's output directory held by another run is tried again later, backing off, and fails
+// the test only after FLEET_START_TRIES in a row; a test whose state cannot be recorded
+// (a full disk) ends the fleet: the running tests drained (their games journaled), exit 1.
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -29,6 +37,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "files.h"
 #include "job.h"
 #include "link.h"
 #include "queue.h"
@@ -44,14 +53,19 @@ enum {
     FLEET_TAG_BASE = 1000, // a group's tag: this plus the test's number
     FLEET_MESSAGE_MAX = 16384,
     FLEET_RANKS_MAX = 1024, // ranks of a fleet (a group's list travels as text)
-    FLEET_SETTLE_S = 30     // --settle: a test's seconds before it may be drained to rebalance
+    FLEET_SETTLE_S = 30,    // --settle: a test's seconds before it may be drained to rebalance
+    FLEET_START_TRIES = 6,  // failed starts in a row (output directory held) before it fails
+    FLEET_BACKOFF_S = 2,    // the first wait after a failed start; doubled each time
+    FLEET_BACKOFF_MAX_S = 300,
+    FLEET_RETRY_MAX = 256 // tests backing off at once (more are failed at once)
 };
 
 static void fleet_usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: mpirun -np N xqforge fleet QUEUE [--until-empty] [--set S.K=V]... [--verbose]\n\n"
+        "usage: mpirun -np N xqforge fleet QUEUE [--until-empty] [--wait] [--set S.K=V]...\n"
+        "       [--verbose]\n\n"
         "Plays the tests of a queue made by `xqforge submit`, several at once, in one MPI\n"
         "allocation: rank 0 coordinates every running test, the other ranks are split among\n"
         "them by priority, then by fishtest's internal throughput (`submit --throughput`,\n"
@@ -66,14 +80,20 @@ static void fleet_usage(FILE *out)
         "shows the queue and refreshes itself. With one rank (no mpirun) the tests run one\n"
         "after another on it.\n\n"
         "  --until-empty  end when no test is left (default: wait for new tests)\n"
+        "  --wait         when another fleet holds the queue, wait for it to end (default:\n"
+        "                 refuse, naming its host, pid and start)\n"
         "  --settle S     seconds a test runs before it may be drained to share its ranks\n"
         "                 again (default %d)\n"
         "  --set S.K=V    a job key for every test, after the test's own (the allocation's\n"
         "                 layout: job.concurrency, job.drain_grace)\n"
         "  --verbose      the coordinator's diagnostics line after each test\n\n"
         "SIGINT, SIGTERM and SIGUSR1 drain every running test (each stays running, and a new\n"
-        "fleet resumes it) and end the fleet. Exit status: 0 ended with --until-empty, 1 the\n"
-        "queue cannot be used, 2 bad usage, 130 drained by a signal.\n",
+        "fleet resumes it) and end the fleet. A test the queue does not trust (another user's\n"
+        "directory or file, a link: SECURITY.md) is never started. When a test's state\n"
+        "cannot be recorded (a full disk) the fleet drains every test and ends with exit 1,\n"
+        "naming the cause; `xqforge requeue QUEUE ID` puts it back. Exit status: 0 ended with\n"
+        "--until-empty, 1 the queue cannot be used or recorded, 2 bad usage (or another fleet\n"
+        "holds the queue), 130 drained by a signal.\n",
         FLEET_SETTLE_S);
 }
 
@@ -92,6 +112,7 @@ typedef struct {
     bool user_stopped; // `xqforge stop` drained it
     bool yielding;     // drained to be started again on its share
     double since;      // when it started (monotonic seconds)
+    bool busy;         // its run found the output directory held by another run
     int rc;
     char why[1024];
     pthread_t thread;
@@ -103,8 +124,8 @@ typedef struct {
 
 /// Every rank of a test's group: its job run as `xqforge run` would, outputs in its directory.
 static int fleet_run_test(Link *group, const char *dir, const char *id, const FleetSets *fs,
-                          bool coordinator_plays, atomic_bool *stop, bool verbose, char *why,
-                          size_t why_len)
+                          bool coordinator_plays, atomic_bool *stop, bool *busy, bool verbose,
+                          char *why, size_t why_len)
 {
     QueueTest *t = calloc(1, sizeof *t);
     char *path = malloc(QUEUE_PATH_MAX + 64), *out = malloc(QUEUE_PATH_MAX + 64),
@@ -114,6 +135,10 @@ static int fleet_run_test(Link *group, const char *dir, const char *id, const Fl
         snprintf(why, why_len, "out of memory");
     } else if (!realpath(dir, abs_dir)) {
         snprintf(why, why_len, "queue %s cannot be resolved", dir);
+    } else if (queue_test_allowed(dir, id, why, why_len) != QUEUE_OK) {
+        // Checked again here, on every rank, right before the job is read: nothing of a test
+        // the queue does not trust is read, built or started.
+        fprintf(stderr, "xqforge fleet (rank %d): %s\n", link_rank(group), why);
     } else if (queue_read(dir, id, t, why, why_len) == QUEUE_OK) {
         queue_test_path(abs_dir, id, "job.ini", path, QUEUE_PATH_MAX + 64);
         queue_test_path(abs_dir, id, NULL, out, QUEUE_PATH_MAX + 64);
@@ -129,7 +154,15 @@ static int fleet_run_test(Link *group, const char *dir, const char *id, const Fl
             coordinator_plays ? "job.coordinator_plays=true" : "job.coordinator_plays=false";
         snprintf(set_out, QUEUE_PATH_MAX + 80, "output.dir=%s", out);
         sets[n++] = set_out;
-        RunArgs a = {path, sets, n, t->job_dir, t->set_dir, false, false, true, verbose, stop};
+        RunArgs a = {.path = path,
+                     .sets = sets,
+                     .n_sets = n,
+                     .file_dir = t->job_dir,
+                     .set_dir = t->set_dir,
+                     .resume_auto = true,
+                     .verbose = verbose,
+                     .stop = stop,
+                     .busy = busy};
         rc = run_session(group, &a, why, why_len);
     }
     free(t);
@@ -149,8 +182,8 @@ static void *slot_main(void *arg)
     if (link_group(s->world, s->ranks, s->n, tag, &group, s->why, sizeof s->why) != LINK_OK) {
         s->rc = 1;
     } else {
-        s->rc = fleet_run_test(group, s->dir, s->test.id, s->fs, s->n == 1, &s->stop, s->verbose,
-                               s->why, sizeof s->why);
+        s->rc = fleet_run_test(group, s->dir, s->test.id, s->fs, s->n == 1, &s->stop, &s->busy,
+                               s->verbose, s->why, sizeof s->why);
         link_group_free(group);
     }
     atomic_store(&s->done, true);
@@ -180,15 +213,22 @@ static bool change_mark(QueueTest *t, void *user, char *why, size_t why_len)
     return true;
 }
 
-static void fleet_mark(const char *dir, const char *id, TestState state, const char *reason,
-                       bool start, int workers)
+/// Records a test's state; false (said, and kept in failed[cap]) when it cannot be recorded:
+/// the fleet then stops, since a test it cannot record it would run again and again.
+static bool fleet_mark(const char *dir, const char *id, TestState state, const char *reason,
+                       bool start, int workers, char *failed, size_t cap)
 {
     char why[512];
     Mark m = {state, reason, start, workers};
-    if (queue_update(dir, id, change_mark, &m, why, sizeof why) != QUEUE_OK)
-        fprintf(stderr, "xqforge fleet: test %s: %s\n", id, why);
+    bool ok = queue_update(dir, id, change_mark, &m, why, sizeof why) == QUEUE_OK;
+    if (!ok) {
+        fprintf(stderr, "xqforge fleet: cannot record test %s: %s\n", id, why);
+        if (failed && !failed[0])
+            snprintf(failed, cap, "cannot record test %s: %s", id, why);
+    }
     if (!queue_page_write(dir, why, sizeof why))
         fprintf(stderr, "xqforge fleet: the queue page: %s\n", why);
+    return ok;
 }
 
 /// The state of rank 0's coordination.
@@ -202,6 +242,15 @@ typedef struct {
     bool *busy;    // [workers + 1]: a worker rank in a running test
     Slot **slots;  // running tests
     int slot_count;
+    char broken[640]; // the state that could not be recorded: the fleet drains and ends
+    struct {
+        char id[QUEUE_ID_MAX + 1];
+        int fails;         // failed starts in a row
+        double not_before; // monotonic seconds
+        bool warned;       // a test refused as foreign: said once
+    } retry[FLEET_RETRY_MAX];
+    int retry_count;
+    bool backing_off; // a test waits for its next try: the queue is not empty
 } Fleet;
 
 static double fleet_now(void)
@@ -237,7 +286,7 @@ static bool fleet_start(Fleet *f, const QueueTest *t, const int *workers, int n)
     s->since = fleet_now();
     printf("\nxqforge fleet: test %s (%s, %s) on %d worker rank%s%s\n", t->id, t->name, t->kind, n,
            n == 1 ? "" : "s", t->state == TEST_RUNNING ? ": resuming it" : "");
-    fleet_mark(f->dir, t->id, TEST_RUNNING, NULL, true, n);
+    fleet_mark(f->dir, t->id, TEST_RUNNING, NULL, true, n, f->broken, sizeof f->broken);
     // "ID TAG N R1 .. RN": the group, in the order every member passes to link_group.
     char msg[FLEET_MESSAGE_MAX];
     int len = snprintf(msg, sizeof msg, "%s %d", t->id, s->n);
@@ -298,8 +347,32 @@ static void fleet_yield(Slot *s, int want, const char *because)
     atomic_store(&s->stop, true);
 }
 
+/// The retry entry of a test (made when make is true); NULL when there is none (or no room).
+static int fleet_retry(Fleet *f, const char *id, bool make)
+{
+    for (int i = 0; i < f->retry_count; i++)
+        if (!strcmp(f->retry[i].id, id))
+            return i;
+    if (!make || f->retry_count == FLEET_RETRY_MAX)
+        return -1;
+    int i = f->retry_count++;
+    memset(&f->retry[i], 0, sizeof f->retry[i]);
+    snprintf(f->retry[i].id, sizeof f->retry[i].id, "%s", id);
+    return i;
+}
+
+/// A test ended: its failed starts in a row are forgotten.
+static void fleet_retry_clear(Fleet *f, const char *id)
+{
+    int i = fleet_retry(f, id, false);
+    if (i >= 0)
+        f->retry[i] = f->retry[--f->retry_count];
+}
+
 /// The tests that may hold ranks, in the fleet's order, with their internal throughput;
-/// NULL when out of memory. A test that may not run here is marked failed and left out.
+/// NULL when out of memory. A test that may not run here is marked failed and left out (a
+/// foreign one only said, once: its directory is not the queue's to write), and so is one
+/// backing off after a failed start until its time comes.
 static Cand *fleet_candidates(Fleet *f, int *count, bool *draining)
 {
     QueueTest *tests = NULL;
@@ -313,6 +386,7 @@ static Cand *fleet_candidates(Fleet *f, int *count, bool *draining)
         return NULL;
     }
     *draining = false;
+    f->backing_off = false;
     for (int i = 0; i < f->slot_count; i++) {
         Slot *sl = f->slots[i];
         *draining = *draining || atomic_load(&sl->stop); // a drain in progress
@@ -323,9 +397,24 @@ static Cand *fleet_candidates(Fleet *f, int *count, bool *draining)
         if ((tests[i].state != TEST_RUNNING && tests[i].state != TEST_QUEUED) ||
             fleet_running(f, tests[i].id))
             continue;
-        if (queue_test_allowed(f->dir, tests[i].id, why, sizeof why) != QUEUE_OK) {
+        int r = fleet_retry(f, tests[i].id, false);
+        if (r >= 0 && f->retry[r].warned)
+            continue;
+        if (r >= 0 && fleet_now() < f->retry[r].not_before) {
+            f->backing_off = true;
+            continue;
+        }
+        QueueStatus qs = queue_test_allowed(f->dir, tests[i].id, why, sizeof why);
+        if (qs == QUEUE_ERR_FOREIGN) {
             fprintf(stderr, "xqforge fleet: %s\n", why);
-            fleet_mark(f->dir, tests[i].id, TEST_FAILED, why, false, 0);
+            if ((r = fleet_retry(f, tests[i].id, true)) >= 0)
+                f->retry[r].warned = true;
+            continue;
+        }
+        if (qs != QUEUE_OK) {
+            fprintf(stderr, "xqforge fleet: %s\n", why);
+            fleet_mark(f->dir, tests[i].id, TEST_FAILED, why, false, 0, f->broken,
+                       sizeof f->broken);
             continue;
         }
         c[nc++] = (Cand){.test = tests[i]};
@@ -342,7 +431,7 @@ static Cand *fleet_candidates(Fleet *f, int *count, bool *draining)
 static bool fleet_schedule(Fleet *f, bool *waiting)
 {
     int nc = 0, free_n = 0;
-    bool draining;
+    bool draining = false;
     Cand *c = fleet_candidates(f, &nc, &draining);
     int *free_ranks = malloc((size_t)(f->workers + 1) * sizeof *free_ranks),
         *want = malloc((size_t)(nc + 1) * sizeof *want);
@@ -448,25 +537,49 @@ static void fleet_reap(Fleet *f, int *rc)
         pthread_join(s->thread, NULL);
         const char *id = s->test.id;
         bool again = false;
+        char *broken = f->broken;
+        size_t bcap = sizeof f->broken;
+        int r = -1;
         if (s->user_stopped && !run_signalled()) {
-            fleet_mark(f->dir, id, TEST_STOPPED, "stopped by xqforge stop", false, 0);
+            fleet_mark(f->dir, id, TEST_STOPPED, "stopped by xqforge stop", false, 0, broken, bcap);
         } else if (s->rc == 130 && s->yielding && !run_signalled()) {
             // Drained to share the ranks again: it stays running, and starts on its share.
-            fleet_mark(f->dir, id, TEST_RUNNING, NULL, false, 0);
+            fleet_mark(f->dir, id, TEST_RUNNING, NULL, false, 0, broken, bcap);
             again = true;
         } else if (s->rc == 130 || run_signalled()) {
             *rc = 130; // drained by a signal: it stays running, and the next fleet resumes it
-            fleet_mark(f->dir, id, TEST_RUNNING, NULL, false, 0);
+            fleet_mark(f->dir, id, TEST_RUNNING, NULL, false, 0, broken, bcap);
         } else if (s->rc == 0) {
-            fleet_mark(f->dir, id, TEST_FINISHED, "", false, 0);
+            fleet_mark(f->dir, id, TEST_FINISHED, "", false, 0, broken, bcap);
+        } else if (s->busy && (r = fleet_retry(f, id, true)) >= 0 &&
+                   ++f->retry[r].fails < FLEET_START_TRIES) {
+            // Its output directory is another run's for now: never a reason to fail it. It
+            // waits, 2, 4, 8 ... s (capped), and keeps the state it had.
+            double wait = FLEET_BACKOFF_S * pow(2, f->retry[r].fails - 1);
+            wait = wait < FLEET_BACKOFF_MAX_S ? wait : FLEET_BACKOFF_MAX_S;
+            f->retry[r].not_before = fleet_now() + wait;
+            char reason[1200];
+            snprintf(reason, sizeof reason, "start %d of %d failed: %.1000s; tried again in %.0f s",
+                     f->retry[r].fails, FLEET_START_TRIES, s->why, wait);
+            printf("xqforge fleet: test %s: %s\n", id, reason);
+            fleet_mark(f->dir, id, s->test.state, reason, false, 0, broken, bcap);
+            again = true;
         } else {
             char reason[1200];
-            snprintf(reason, sizeof reason, "exit %d: %.1000s", s->rc,
-                     s->why[0] ? s->why : "see the fleet's output");
-            fleet_mark(f->dir, id, TEST_FAILED, reason, false, 0);
+            if (r >= 0)
+                snprintf(reason, sizeof reason, "%d starts in a row failed: %.1000s",
+                         FLEET_START_TRIES, s->why);
+            else
+                snprintf(reason, sizeof reason, "exit %d: %.1000s", s->rc,
+                         s->why[0] ? s->why : "see the fleet's output");
+            fleet_mark(f->dir, id, TEST_FAILED, reason, false, 0, broken, bcap);
         }
+        if (!again)
+            fleet_retry_clear(f, id);
         printf("xqforge fleet: test %s %s\n", id,
-               again ? "drained, to go on on its share" : "ended");
+               !again    ? "ended"
+               : s->busy ? "not started"
+                         : "drained, to go on on its share");
         for (int k = 1; k < s->n; k++)
             f->busy[s->ranks[k]] = false;
         free(s);
@@ -500,15 +613,14 @@ static int fleet_coordinate(Link *world, const char *dir, const FleetSets *fs, b
                             bool verbose, double settle)
 {
     int workers = link_size(world) - 1, rc = 0;
-    Fleet f = {world,
-               dir,
-               fs,
-               verbose,
-               settle,
-               workers,
-               calloc((size_t)workers + 1, sizeof(bool)),
-               calloc((size_t)workers + 1, sizeof(Slot *)),
-               0};
+    Fleet f = {.world = world,
+               .dir = dir,
+               .fs = fs,
+               .verbose = verbose,
+               .settle = settle,
+               .workers = workers,
+               .busy = calloc((size_t)workers + 1, sizeof(bool)),
+               .slots = calloc((size_t)workers + 1, sizeof(Slot *))};
     if (!f.busy || !f.slots) {
         fprintf(stderr, "xqforge fleet: out of memory\n");
         free(f.busy);
@@ -524,7 +636,21 @@ static int fleet_coordinate(Link *world, const char *dir, const FleetSets *fs, b
         fleet_reap(&f, &rc);
         poll = poll || f.slot_count < before; // ranks were freed: give them out at once
         fleet_watch(&f, poll);
-        if (run_signalled()) {
+        if (f.broken[0]) {
+            // A state it cannot record: nothing more is started, the running tests drain
+            // (their games journaled), and the fleet ends naming the cause.
+            for (int i = 0; i < f.slot_count; i++)
+                atomic_store(&f.slots[i]->stop, true);
+            if (f.slot_count == 0) {
+                fprintf(stderr,
+                        "xqforge fleet: %s: the fleet stops (the tests' games are in their "
+                        "journals; once the cause is fixed, `xqforge requeue %s ID` puts a test "
+                        "back)\n",
+                        f.broken, dir);
+                rc = 1;
+                break;
+            }
+        } else if (run_signalled()) {
             if (f.slot_count == 0)
                 break;
         } else if (poll) {
@@ -532,7 +658,7 @@ static int fleet_coordinate(Link *world, const char *dir, const FleetSets *fs, b
                 rc = 1;
                 break;
             }
-            if (f.slot_count == 0 && !waiting) {
+            if (f.slot_count == 0 && !waiting && !f.backing_off) {
                 if (until_empty) {
                     printf("xqforge fleet: no test left: the fleet ends\n");
                     break;
@@ -593,17 +719,56 @@ static int fleet_work(Link *world, const char *dir, const FleetSets *fs, bool ve
             fprintf(stderr, "xqforge fleet (rank %d): test %s: %s\n", link_rank(world), id, why);
             continue;
         }
-        fleet_run_test(group, dir, id, fs, false, NULL, verbose, why, sizeof why);
+        fleet_run_test(group, dir, id, fs, false, NULL, NULL, verbose, why, sizeof why);
         link_group_free(group);
         run_stop_clear();
     }
     return run_signalled() ? 130 : 0;
 }
 
+/// QUEUE/fleet.lock taken for the fleet's life (flock, or the O_EXCL file where the file
+/// system has no flock); with wait, polled each second until the fleet holding it ends.
+/// false with why naming the holder.
+static bool fleet_lock(const char *dir, bool wait, FilesLock *lock, char *why, size_t why_len)
+{
+    char path[QUEUE_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/fleet.lock", dir);
+    bool said = false;
+    for (;;) {
+        FilesLockHolder h = {0};
+        if (files_lock(path, lock, &h) == 0) {
+            if (h.stale)
+                printf("xqforge fleet: took over the lock of a fleet that is gone (pid %ld on "
+                       "%s)\n",
+                       h.pid, h.host);
+            return true;
+        }
+        if (errno != EWOULDBLOCK) {
+            snprintf(why, why_len, "cannot lock %.900s: %s", path, strerror(errno));
+            return false;
+        }
+        char since[32] = "?";
+        time_t t = (time_t)h.started;
+        struct tm tm;
+        if (h.started > 0 && gmtime_r(&t, &tm))
+            strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S UTC", &tm);
+        snprintf(why, why_len,
+                 "queue %s is held by another fleet (pid %ld on host %s, since %s): one fleet "
+                 "per queue (--wait waits for it to end)",
+                 dir, h.pid, h.host[0] ? h.host : "?", since);
+        if (!wait)
+            return false;
+        if (!said)
+            printf("xqforge fleet: waiting: %s\n", why);
+        said = true;
+        sleep(1);
+    }
+}
+
 int cmd_fleet(int argc, char **argv)
 {
     const char *dir = NULL, *sets[QUEUE_SETS_MAX];
-    bool until_empty = false, verbose = false;
+    bool until_empty = false, verbose = false, wait = false;
     long settle = FLEET_SETTLE_S;
     FleetSets fs = {sets, 0};
     for (int i = 1; i < argc; i++) {
@@ -612,6 +777,8 @@ int cmd_fleet(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--until-empty")) {
             until_empty = true;
+        } else if (!strcmp(argv[i], "--wait")) {
+            wait = true;
         } else if (!strcmp(argv[i], "--settle") && i + 1 < argc) {
             if (!cli_parse_int(argv[++i], 0, 86400, &settle)) {
                 fprintf(stderr, "xqforge fleet: --settle '%s': seconds from 0 to 86400\n", argv[i]);
@@ -653,7 +820,14 @@ int cmd_fleet(int argc, char **argv)
         qs = QUEUE_ERR_UNSAFE; // a fleet.ini it cannot follow: the queue is refused
     if (qs != QUEUE_OK && rank == 0)
         fprintf(stderr, "xqforge fleet: %s\n", why);
+    // One fleet per queue: rank 0 holds QUEUE/fleet.lock for the fleet's life.
+    FilesLock lock = {.fd = -1};
+    if (qs == QUEUE_OK && rank == 0 && !fleet_lock(dir, wait, &lock, why, sizeof why)) {
+        fprintf(stderr, "xqforge fleet: %s\n", why);
+        qs = QUEUE_ERR_BUSY;
+    }
     if (!link_all_ok(link, qs == QUEUE_OK)) {
+        files_unlock(&lock);
         link_finalize(link);
         return qs == QUEUE_ERR_IO || qs == QUEUE_OK ? 1 : EXIT_USAGE;
     }
@@ -665,6 +839,7 @@ int cmd_fleet(int argc, char **argv)
     } else {
         rc = fleet_work(link, dir, &fs, verbose);
     }
+    files_unlock(&lock);
     link_finalize(link);
     return rc;
 }

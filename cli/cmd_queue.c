@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "files.h"
 #include "engine_build.h"
 #include "inifile.h"
 #include "job.h"
@@ -708,6 +709,69 @@ int cmd_stop(int argc, char **argv)
     if (queue_read(argv[1], argv[2], &t, why, sizeof why) == QUEUE_OK)
         printf("test %s: %s\n", t.id,
                t.state == TEST_STOPPED ? "stopped" : "stopping (the fleet ends it)");
+    return 0;
+}
+
+/// `xqforge requeue`: a failed or stopped test, or a running one that no fleet plays (its
+/// fleet was killed), goes back to queued; the next fleet resumes it from its journal.
+static bool change_requeue(QueueTest *t, void *user, char *why, size_t why_len)
+{
+    const FilesLockHolder *fleet = user; // pid 0: no fleet holds the queue
+    if (t->state == TEST_FINISHED) {
+        snprintf(why, why_len,
+                 "test %s has finished: its result stands (submit it again to play "
+                 "more)",
+                 t->id);
+        return false;
+    }
+    if (t->state == TEST_QUEUED) {
+        snprintf(why, why_len, "test %s is already queued", t->id);
+        return false;
+    }
+    if (t->state == TEST_RUNNING && fleet->pid > 0) {
+        snprintf(why, why_len,
+                 "test %s is running in the fleet of pid %ld on host %s (stop it "
+                 "with xqforge stop)",
+                 t->id, fleet->pid, fleet->host);
+        return false;
+    }
+    char was[sizeof t->reason + 32];
+    snprintf(was, sizeof was, "%s%s%s", queue_state_name(t->state), t->reason[0] ? ": " : "",
+             t->reason);
+    snprintf(t->reason, sizeof t->reason, "requeued (was %.400s)", was);
+    t->state = TEST_QUEUED;
+    t->stop_requested = false;
+    t->finished = 0;
+    t->workers = 0;
+    return true;
+}
+
+int cmd_requeue(int argc, char **argv)
+{
+    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: xqforge requeue QUEUE ID\n\nPuts a failed or stopped test back in the "
+               "queue, or a running one whose fleet is gone\n(killed, a lost node): the next "
+               "fleet resumes it from its journal, nothing lost.\nA running test of a live "
+               "fleet and a finished one are refused (exit 1).\n");
+        return 0;
+    }
+    if (argc != 3) {
+        fprintf(stderr, "usage: xqforge requeue QUEUE ID\n");
+        return EXIT_USAGE;
+    }
+    char why[1024] = "";
+    FilesLockHolder fleet = {0};
+    QueueStatus st = queue_open(argv[1], false, why, sizeof why);
+    if (st == QUEUE_OK)
+        st = queue_fleet_holder(argv[1], &fleet, why, sizeof why);
+    if (st == QUEUE_OK)
+        st = queue_update(argv[1], argv[2], change_requeue, &fleet, why, sizeof why);
+    if (st != QUEUE_OK) {
+        fprintf(stderr, "xqforge requeue: %s\n", why);
+        return st == QUEUE_ERR_NOT_QUEUE || st == QUEUE_ERR_NO_TEST ? EXIT_USAGE : 1;
+    }
+    page_update("requeue", argv[1]);
+    printf("test %s: queued again\n", argv[2]);
     return 0;
 }
 

@@ -183,6 +183,7 @@ typedef struct {
     bool verbose;      // --verbose: the coordinator's diagnostics line on the console
     atomic_bool *stop; // the drain flag its coordinator reads (a fleet's test has its own)
     bool resumed;      // rank 0: the run went on from its journal or checkpoint
+    bool busy;         // rank 0: another run holds the output directory's lock
 } Run;
 
 /// Game threads per worker rank: the job's concurrency, or (0) the node's cores shared among
@@ -370,6 +371,7 @@ static int run_outputs(Run *run, bool resume, bool fresh, char *why, size_t why_
     FilesLockHolder holder;
     snprintf(lock, sizeof lock, "%s/.xqforge.lock", run->dir);
     if (files_lock(lock, &run->lock, &holder) != 0) {
+        run->busy = errno == EWOULDBLOCK; // a fleet tries again later, never fails it for this
         if (errno == EWOULDBLOCK && holder.pid > 0 && holder.host[0])
             snprintf(why, why_len,
                      "%.700s is in use by another xqforge run (pid %ld on host %.200s, since %s)",
@@ -748,6 +750,8 @@ int run_session(Link *link, const RunArgs *a, char *why, size_t why_len)
         rc = run_identity(run, why, why_len);
     if (rc == 0 && rank == 0)
         rc = run_outputs(run, a->resume, a->fresh, why, why_len);
+    if (a->busy)
+        *a->busy = run->busy;
     // The job file is the same everywhere (rank 0 says what is wrong with it); what fails
     // after it (an openings file missing on one node, the bench) is said by that rank.
     if (rc != 0 && rank == 0)
@@ -828,9 +832,13 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "xqforge run: MPI: %s\n", why);
         return 1;
     }
-    RunArgs args = {
-        path, (const char *const *)sets, n_sets, NULL, NULL, resume, fresh, resume_auto, verbose,
-        NULL};
+    RunArgs args = {.path = path,
+                    .sets = (const char *const *)sets,
+                    .n_sets = n_sets,
+                    .resume = resume,
+                    .fresh = fresh,
+                    .resume_auto = resume_auto,
+                    .verbose = verbose};
     int rc = run_session(link, &args, why, sizeof why);
     link_finalize(link);
     return rc;

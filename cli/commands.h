@@ -16,10 +16,11 @@ int cmd_play(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
-/// The fleet's queue (cmd_queue.c): submit a job, list, stop or reweigh a test.
+/// The fleet's queue (cmd_queue.c): submit a job, list, stop, requeue or reweigh a test.
 int cmd_submit(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_requeue(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 /// The fleet that plays a queue's tests (cmd_fleet.c).
 int cmd_fleet(int argc, char **argv);

@@ -33,6 +33,7 @@ typedef struct {
     const char *set_dir;  // the overrides' (NULL: as typed, from the current directory)
     bool resume, fresh, resume_auto, verbose;
     atomic_bool *stop; // the drain flag (NULL: the process's, set by the signals and run_stop)
+    bool *busy;        // rank 0: set when another run holds the output directory (NULL: not asked)
 } RunArgs;
 
 /// Runs one job on every rank of link, exactly as `xqforge run` does (load and check, plan and

@@ -34,6 +34,7 @@ static const Command COMMANDS[] = {
     {"submit", "check a job and add it to a fleet's queue as a test", cmd_submit},
     {"queue", "list the tests of a fleet's queue (state, games, Elo, LLR, share)", cmd_queue},
     {"stop", "stop a test of a fleet's queue", cmd_stop},
+    {"requeue", "put a failed, stopped or abandoned test of a queue back", cmd_requeue},
     {"set", "change a queued or running test's priority or throughput", cmd_set},
     {"fleet", "play the tests of a queue in one MPI allocation (mpirun ... xqforge fleet)",
      cmd_fleet},

@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <jansson.h>
 #include <pwd.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ static const char *const STATUS_TEXT[QUEUE_STATUS_NB] = {
     [QUEUE_ERR_STATE] = "the change does not apply to the test's state",
     [QUEUE_ERR_BUSY] = "the queue's lock is held",
     [QUEUE_ERR_NOMEM] = "out of memory",
+    [QUEUE_ERR_FOREIGN] = "a test directory that is not the queue's to trust",
 };
 
 static const char *const STATE_NAME[TEST_STATE_NB] = {
@@ -177,7 +179,8 @@ QueueStatus queue_open(const char *dir, bool create, char *why, size_t why_len)
                  mine ? "" : "; you are not its owner nor in its group");
         return QUEUE_ERR_UNSAFE;
     }
-    if (stat(tests, &sb) != 0) {
+    uid_t queue_owner = sb.st_uid;
+    if (lstat(tests, &sb) != 0) {
         if (errno == ENOENT && create && mkdir(tests, shared ? 0770 : 0700) == 0)
             return QUEUE_OK;
         snprintf(why, why_len, "%s is not a queue (no tests/ directory in it%s%s)", dir,
@@ -185,19 +188,35 @@ QueueStatus queue_open(const char *dir, bool create, char *why, size_t why_len)
         return QUEUE_ERR_NOT_QUEUE;
     }
     if (!S_ISDIR(sb.st_mode)) {
-        snprintf(why, why_len, "%s is not a queue (tests is not a directory)", dir);
+        snprintf(why, why_len, "%s is not a queue (tests is not a directory%s)", dir,
+                 S_ISLNK(sb.st_mode) ? ": a symbolic link" : "");
         return QUEUE_ERR_NOT_QUEUE;
+    }
+    // Where tests are planted: as the queue itself, its owner's, and never writable by others.
+    if (sb.st_uid != queue_owner || (sb.st_mode & 002) ||
+        ((sb.st_mode & 020) && !(group_ok && sb.st_gid == gid))) {
+        char towner[64];
+        owner_name(sb.st_uid, towner, sizeof towner);
+        snprintf(why, why_len,
+                 "queue %s is refused: %s has owner %s, mode %04o: it must be the queue "
+                 "owner's (%s) and writable by them alone, or by the group its fleet.ini names",
+                 dir, tests, towner, (unsigned)(sb.st_mode & 07777), owner);
+        return QUEUE_ERR_UNSAFE;
     }
     return QUEUE_OK;
 }
 
-/// Reads a whole regular file of at most max bytes into a NUL-terminated buffer.
-static char *slurp(const char *path, size_t max, size_t *len, char *why, size_t why_len)
+/// Reads a whole regular file of at most max bytes into a NUL-terminated buffer; flags are
+/// added to open's (O_NOFOLLOW: a link is refused). Never blocks on a FIFO or a device: it is
+/// opened non-blocking and refused as not a regular file.
+static char *slurp(const char *path, int flags, size_t max, size_t *len, char *why, size_t why_len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0) {
-        snprintf(why, why_len, "%s: %s", path, strerror(errno));
+        snprintf(why, why_len, "%s: %s", path,
+                 errno == ELOOP && (flags & O_NOFOLLOW) ? "a symbolic link (refused)"
+                                                        : strerror(errno));
         if (fd >= 0)
             close(fd);
         return NULL;
@@ -350,7 +369,7 @@ QueueStatus queue_read(const char *dir, const char *id, QueueTest *t, char *why,
     }
     queue_test_path(dir, id, "test.json", path, sizeof path);
     size_t len;
-    char *text = slurp(path, RECORD_MAX, &len, why, why_len);
+    char *text = slurp(path, O_NOFOLLOW, RECORD_MAX, &len, why, why_len);
     if (!text)
         return QUEUE_ERR_RECORD;
     json_error_t err;
@@ -374,6 +393,15 @@ QueueStatus queue_read(const char *dir, const char *id, QueueTest *t, char *why,
     return QUEUE_OK;
 }
 
+/// Test hook (the fault drills): XQ_FAULT_RECORD_FULL=N makes every write of a test.json after
+/// this process's first N fail with ENOSPC, as on a full disk, so that a drill runs anywhere.
+static bool queue_fault_full(void)
+{
+    static atomic_long writes;
+    const char *v = getenv("XQ_FAULT_RECORD_FULL");
+    return v && v[0] && atomic_fetch_add(&writes, 1) >= strtol(v, NULL, 10);
+}
+
 QueueStatus queue_write(const char *dir, const QueueTest *t, char *why, size_t why_len)
 {
     char path[QUEUE_PATH_MAX + 64];
@@ -390,7 +418,7 @@ QueueStatus queue_write(const char *dir, const QueueTest *t, char *why, size_t w
     }
     size_t len = strlen(text);
     text[len] = '\n'; // json_dumps's NUL replaced: the file ends with a newline
-    int rc = files_write_atomic(path, text, len + 1);
+    int rc = queue_fault_full() ? (errno = ENOSPC, -1) : files_write_atomic(path, text, len + 1);
     int e = errno;
     free(text);
     if (rc != 0) {
@@ -411,7 +439,7 @@ static long id_value(const char *name)
 QueueStatus queue_add(const char *dir, QueueTest *t, char *why, size_t why_len)
 {
     size_t len;
-    char *job = slurp(t->job_file, JOB_COPY_MAX, &len, why, why_len);
+    char *job = slurp(t->job_file, 0, JOB_COPY_MAX, &len, why, why_len);
     if (!job)
         return QUEUE_ERR_IO;
     char path[QUEUE_PATH_MAX + 64];
@@ -534,33 +562,136 @@ QueueStatus queue_update(const char *dir, const char *id, QueueChange change, vo
     return st;
 }
 
+/// Whether uid may own a test of the queue dir (owner: its owner): the owner, or a member of
+/// the group its fleet.ini names (*gid then that group, has_group set).
+static bool uid_trusted(const char *dir, uid_t owner, uid_t uid, bool *has_group, gid_t *gid)
+{
+    char group[64], gwhy[512];
+    *has_group = fleet_group(dir, owner, group, sizeof group, gid, gwhy, sizeof gwhy);
+    if (uid == owner)
+        return true;
+    struct passwd *pw = getpwuid(uid);
+    gid_t groups[256];
+    int n = 256;
+    if (*has_group && pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) >= 0)
+        for (int i = 0; i < n; i++)
+            if (groups[i] == *gid)
+                return true;
+    return false;
+}
+
+/// A mode that only its owner (or the fleet's group, where the queue has one) may write.
+static bool mode_safe(const struct stat *sb, bool has_group, gid_t gid)
+{
+    return !(sb->st_mode & 002) && (!(sb->st_mode & 020) || (has_group && sb->st_gid == gid));
+}
+
+/// Opens a file of a test without following a link or blocking, and checks it: a regular
+/// file, owned by want (or by also, when not (uid_t)-1), writable by its owner alone (or the
+/// fleet's group). -1 with why.
+static int open_trusted(const char *path, uid_t want, uid_t also, bool has_group, gid_t gid,
+                        struct stat *sb, char *why, size_t why_len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, sb) != 0) {
+        snprintf(why, why_len, "%s: %s", path,
+                 errno == ELOOP ? "a symbolic link (refused)" : strerror(errno));
+    } else if (!S_ISREG(sb->st_mode)) {
+        snprintf(why, why_len, "%s: not a regular file (refused)", path);
+    } else if (sb->st_uid != want && sb->st_uid != also) {
+        char who[64], should[64];
+        owner_name(sb->st_uid, who, sizeof who);
+        owner_name(want, should, sizeof should);
+        snprintf(why, why_len, "%s: written by %s, not by the test's submitter %s (refused)", path,
+                 who, should);
+    } else if (!mode_safe(sb, has_group, gid)) {
+        snprintf(why, why_len, "%s: mode %04o, writable by others (refused)", path,
+                 (unsigned)(sb->st_mode & 07777));
+    } else {
+        return fd;
+    }
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+QueueStatus queue_fleet_holder(const char *dir, FilesLockHolder *holder, char *why, size_t why_len)
+{
+    char path[QUEUE_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/fleet.lock", dir);
+    FilesLock lock = {.fd = -1};
+    memset(holder, 0, sizeof *holder);
+    if (files_lock(path, &lock, holder) == 0) { // free: no fleet (held a moment, let go)
+        files_unlock(&lock);
+        memset(holder, 0, sizeof *holder);
+        return QUEUE_OK;
+    }
+    if (errno == EWOULDBLOCK) {
+        if (holder->pid <= 0)
+            holder->pid = 1; // held, by a holder that wrote nothing readable yet
+        return QUEUE_OK;
+    }
+    snprintf(why, why_len, "cannot lock %s: %s", path, strerror(errno));
+    return QUEUE_ERR_IO;
+}
+
 QueueStatus queue_test_allowed(const char *dir, const char *id, char *why, size_t why_len)
 {
-    char path[QUEUE_PATH_MAX + 64];
-    struct stat qs, js;
-    if (!id_valid(id) || !queue_test_path(dir, id, "job.ini", path, sizeof path) ||
-        stat(dir, &qs) != 0 || stat(path, &js) != 0) {
-        snprintf(why, why_len, "test %s: its job.ini cannot be read", id);
+    char path[QUEUE_PATH_MAX + 64], tdir[QUEUE_PATH_MAX + 64];
+    struct stat qs, ds, js, rs;
+    // The queue and tests/ again (checked on every read, not once at the fleet's start).
+    QueueStatus st = queue_open(dir, false, why, why_len);
+    if (st != QUEUE_OK)
+        return st;
+    if (!id_valid(id) || !queue_test_path(dir, id, NULL, tdir, sizeof tdir) ||
+        stat(dir, &qs) != 0 || lstat(tdir, &ds) != 0) {
+        snprintf(why, why_len, "test %s: its directory cannot be read", id);
         return QUEUE_ERR_NO_TEST;
     }
-    if (js.st_uid == qs.st_uid)
-        return QUEUE_OK;
-    // Another user's test: only a member of the group the owner's fleet.ini names.
-    char group[64], gwhy[256], user[64];
-    gid_t gid;
-    owner_name(js.st_uid, user, sizeof user);
-    if (fleet_group(dir, qs.st_uid, group, sizeof group, &gid, gwhy, sizeof gwhy)) {
-        struct passwd *pw = getpwuid(js.st_uid);
-        gid_t groups[256];
-        int n = 256;
-        if (pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) >= 0)
-            for (int i = 0; i < n; i++)
-                if (groups[i] == gid)
-                    return QUEUE_OK;
+    bool has_group;
+    gid_t gid = 0;
+    char user[64];
+    owner_name(ds.st_uid, user, sizeof user);
+    // The test's directory: a real directory of a trusted user that nobody else may write (so
+    // that no file in it can be swapped after the checks below). Never written to otherwise.
+    if (!S_ISDIR(ds.st_mode) || !uid_trusted(dir, qs.st_uid, ds.st_uid, &has_group, &gid) ||
+        !mode_safe(&ds, has_group, gid)) {
+        snprintf(why, why_len,
+                 "test %s is refused: %s is %s (owner %s, mode %04o): a test's directory must be "
+                 "made by the queue's owner or a member of the group its fleet.ini names, and "
+                 "writable by them alone; it is never run nor written to",
+                 id, tdir, S_ISLNK(ds.st_mode) ? "a symbolic link" : "not the queue's", user,
+                 (unsigned)(ds.st_mode & 07777));
+        return QUEUE_ERR_FOREIGN;
     }
-    snprintf(why, why_len,
-             "test %s was submitted by %s, who is neither the queue's owner nor in the group "
-             "its fleet.ini names: it is not run (a job file starts programs)",
-             id, user);
-    return QUEUE_ERR_UNSAFE;
+    // job.ini and test.json: no link, regular, the submitter's (test.json: or the fleet's,
+    // which rewrites it), test.json's record naming the same submitter.
+    queue_test_path(dir, id, "job.ini", path, sizeof path);
+    char fwhy[QUEUE_PATH_MAX + 160];
+    int fd = open_trusted(path, ds.st_uid, (uid_t)-1, has_group, gid, &js, fwhy, sizeof fwhy);
+    if (fd >= 0)
+        close(fd);
+    queue_test_path(dir, id, "test.json", path, sizeof path);
+    int rfd =
+        fd < 0 ? -1
+               : open_trusted(path, js.st_uid, qs.st_uid, has_group, gid, &rs, fwhy, sizeof fwhy);
+    if (rfd >= 0)
+        close(rfd);
+    QueueTest *t = rfd >= 0 ? malloc(sizeof *t) : NULL;
+    char rwhy[512] = "out of memory";
+    bool same = false;
+    if (t && queue_read(dir, id, t, rwhy, sizeof rwhy) == QUEUE_OK) {
+        same = t->uid == js.st_uid;
+        snprintf(rwhy, sizeof rwhy, "its record says uid %u submitted it, its job.ini is uid %u's",
+                 t->uid, (unsigned)js.st_uid);
+    }
+    free(t);
+    if (fd < 0 || rfd < 0 || !same) {
+        snprintf(why, why_len,
+                 "test %s is refused: %.900s; it is not run (a job file starts "
+                 "programs)",
+                 id, fd < 0 || rfd < 0 ? fwhy : rwhy);
+        return QUEUE_ERR_UNSAFE;
+    }
+    return QUEUE_OK;
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "files.h"
+
 enum {
     QUEUE_ID_MAX = 15,     // characters of a test id ("0001")
     QUEUE_NAME_MAX = 120,  // characters of a test's name
@@ -34,6 +36,7 @@ typedef enum {
     QUEUE_ERR_STATE,     // the change does not apply to the test's state (stop of a finished test)
     QUEUE_ERR_BUSY,      // the queue's lock stayed held
     QUEUE_ERR_NOMEM,
+    QUEUE_ERR_FOREIGN, // a test directory the queue cannot trust (a stranger's, a link): untouched
     QUEUE_STATUS_NB
 } QueueStatus;
 
@@ -74,7 +77,8 @@ const char *queue_state_name(TestState s);
 void queue_time_text(int64_t t, char *out, size_t cap);
 
 /// Checks that dir is a safe queue: a directory owned by the caller, not writable by group or
-/// others. create: a missing queue is made (mode 0700, tests/ inside). why names the problem.
+/// others (or shared with the group its fleet.ini names), and so is its tests/ (the queue
+/// owner's). create: a missing queue is made (mode 0700, tests/ inside). why names the problem.
 QueueStatus queue_open(const char *dir, bool create, char *why, size_t why_len);
 
 /// Adds a test: a new id (the largest so far plus one), QUEUE/tests/ID/job.ini copied from
@@ -98,9 +102,19 @@ typedef bool (*QueueChange)(QueueTest *t, void *user, char *why, size_t why_len)
 QueueStatus queue_update(const char *dir, const char *id, QueueChange change, void *user, char *why,
                          size_t why_len);
 
-/// Whether the fleet may run a test: its job.ini is the queue owner's, or a member's of the
-/// group QUEUE/fleet.ini names. QUEUE_ERR_UNSAFE with why naming the submitter otherwise.
+/// Whether the fleet may run a test, checked before anything of it is read or started (and on
+/// every rank again): the queue and tests/ as queue_open checks them; tests/ID a directory
+/// (not a link) of the queue's owner or of a member of the group QUEUE/fleet.ini names, that
+/// nobody else may write (else QUEUE_ERR_FOREIGN: the fleet neither runs it nor writes there);
+/// job.ini opened without following a link, a regular file of that same user, writable by
+/// them alone; test.json the same, the submitter's or the queue owner's (the fleet rewrites
+/// it), its record naming the submitter, so that nobody else's overrides (sets) are applied.
+/// QUEUE_ERR_UNSAFE with why naming the path and the reason otherwise.
 QueueStatus queue_test_allowed(const char *dir, const char *id, char *why, size_t why_len);
+
+/// Whether a fleet holds the queue (QUEUE/fleet.lock, taken for its life by `xqforge fleet`):
+/// *holder's pid is 0 when none does, else names it (host, pid, start).
+QueueStatus queue_fleet_holder(const char *dir, FilesLockHolder *holder, char *why, size_t why_len);
 
 /// The path of a file of a test: QUEUE/tests/ID/NAME; false when it does not fit cap.
 bool queue_test_path(const char *dir, const char *id, const char *name, char *out, size_t cap);

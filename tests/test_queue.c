@@ -221,8 +221,25 @@ static void test_update(void **state)
         assert_true(queue_test_path(p->queue, "0001", "job.ini", path, sizeof path));
         assert_int_equal(chown(path, 65534, (gid_t)-1), 0);
         assert_int_equal(queue_test_allowed(p->queue, "0001", why, sizeof why), QUEUE_ERR_UNSAFE);
-        assert_non_null(strstr(why, "neither the queue's owner nor in the group"));
+        assert_non_null(strstr(why, "job.ini: written by nobody, not by the test's submitter"));
+        // A test directory another user made: foreign, never run nor written to.
+        assert_int_equal(chown(path, 0, (gid_t)-1), 0);
+        assert_true(queue_test_path(p->queue, "0001", NULL, path, sizeof path));
+        assert_int_equal(chown(path, 65534, (gid_t)-1), 0);
+        assert_int_equal(queue_test_allowed(p->queue, "0001", why, sizeof why), QUEUE_ERR_FOREIGN);
+        assert_non_null(strstr(why, "is not the queue's (owner nobody"));
     }
+    // A job.ini that is a symbolic link (to the owner's own file) is refused.
+    char job[200], moved[220];
+    assert_true(queue_test_path(p->queue, "0001", NULL, job, sizeof job));
+    if (geteuid() == 0)
+        assert_int_equal(chown(job, 0, (gid_t)-1), 0);
+    assert_true(queue_test_path(p->queue, "0001", "job.ini", job, sizeof job));
+    snprintf(moved, sizeof moved, "%s.real", job);
+    assert_int_equal(rename(job, moved), 0);
+    assert_int_equal(symlink(moved, job), 0);
+    assert_int_equal(queue_test_allowed(p->queue, "0001", why, sizeof why), QUEUE_ERR_UNSAFE);
+    assert_non_null(strstr(why, "job.ini: a symbolic link (refused)"));
     free(a);
     free(r);
 }
