@@ -23,7 +23,7 @@
 #include "job_kinds.h"
 #include "queue.h"
 #include "queue_page.h"
-#include "run_common.h"
+#include "session.h"
 
 enum { SHARE_DEFAULT = 100 };
 
@@ -412,13 +412,12 @@ int cmd_submit(int argc, char **argv)
     }
     // A collective fit (texel, train) holds every rank for its whole length and stops by
     // its own checkpoints: a fleet plays the kinds that hand out units.
-    if (rc == 0 && job_kind_def(job->kind)->collective) {
+    if (rc == 0 && run_kind_whole(job->kind)) {
         fprintf(stderr,
                 "xqforge submit: kind = %s holds every rank for its whole length (%s): run it "
                 "with xqforge run, a fleet plays sprt, match, spsa, book, doe and datagen tests "
                 "(nothing queued)\n",
-                job_kind_name(job->kind),
-                job->kind == JOB_LOOP ? "its steps are jobs of their own" : "a fit on every rank");
+                job_kind_name(job->kind), run_kind_whole(job->kind));
         rc = EXIT_USAGE;
     }
     // The record: where relative paths come from, so that the fleet reads the job exactly

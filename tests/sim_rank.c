@@ -27,7 +27,7 @@
 #include "channel.h"
 #include "journal.h"
 #include "link.h"
-#include "run_common.h"
+#include "session.h"
 #include "wire.h"
 
 enum {

@@ -4,6 +4,7 @@
 // history.json, one row per generation, with its page (report.html and report.json:
 // loop_report.h) made from it. Rank 0 calls these between the steps; nothing here is
 // kept in memory across a kill: a resumed loop derives the same state from the same files.
+// The driver (run_loop, run_impl.h) runs each step as a derived run on the same ranks.
 #pragma once
 
 #include <stdbool.h>

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: MIT
-#include "run_common.h"
-
-#include <stdio.h>
+// The bench signature every rank of a run proves (session.h: run_bench).
 #include <stdlib.h>
 
 #include "bench.h"
-#include "commands.h"
 #include "search.h"
+#include "session.h"
 
 bool run_bench(uint64_t *signature, uint64_t *nps)
 {
     const char *depth_env = getenv("XQFORGE_BENCH_DEPTH");
     long depth = BENCH_DEPTH_SIGNATURE;
-    if (depth_env && !cli_parse_int(depth_env, 1, 20, &depth))
-        depth = BENCH_DEPTH_SIGNATURE;
+    char *end = NULL;
+    if (depth_env) {
+        long d = strtol(depth_env, &end, 10);
+        if (end != depth_env && !*end && d >= 1 && d <= 20)
+            depth = d;
+    }
     Engine *e = engine_new();
     BenchResult br = {0, 0};
     bool ok = e && bench_run(e, (int)depth, NULL, NULL, &br) == 0;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+// The training loop (loop.h): its record from the steps' result files, and its driver.
 #include "loop.h"
 
 #include <dirent.h>
@@ -13,9 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "derived.h"
 #include "engine_build.h"
 #include "files.h"
 #include "fitrun.h"
+#include "job_kinds.h"
 #include "loop_report.h"
 #include "nnue.h"
 #include "run_report.h"
@@ -360,4 +363,97 @@ bool loop_move_aside(const char *dir, const char *moved, char *why, size_t why_l
     }
     closedir(d);
     return ok;
+}
+
+// ---- The driver: each step a derived run (derived.h) ------------------------------------------
+
+/// Rank 0, before a step plays: which one.
+static void driver_banner(const Run *run, const Run *v, const void *ctx)
+{
+    const LoopNext *nx = ctx;
+    printf("\nLoop: generation %d of %d, %s (%s)\n", nx->gen, run->job.loop.generations,
+           job_loop_step_name((JobLoopStep)nx->step), v->dir);
+}
+
+/// Rank 0, after it: a finished train step is marked (its result.json).
+static int driver_done(Run *run, Run *v, int rc, const void *ctx)
+{
+    (void)run;
+    const LoopNext *nx = ctx;
+    char why[1024];
+    if (rc == 0 && nx->step == JOB_LOOP_TRAIN && !loop_train_done(&v->job, why, sizeof why)) {
+        fprintf(stderr, "xqforge run: %s\n", why);
+        return 1;
+    }
+    return rc;
+}
+
+/// One step of a loop (job_loop.h) as a job of its own on every rank: its own output
+/// directory, identity and journal (or checkpoint), resume = auto, so a killed step goes on
+/// from where it was.
+static int run_loop_step(Run *run, Link *link, const LoopNext *nx)
+{
+    char why[1024] = "";
+    Run *v = run_derived_new(run);
+    int vrc = 0;
+    if (!v) {
+        link_all_ok(link, false); // every rank takes part in run_derived's agreement
+        fprintf(stderr, "xqforge run (rank %d): out of memory\n", link_rank(link));
+        return 1;
+    }
+    if (!job_loop_make(&run->job, nx->gen, (JobLoopStep)nx->step, nx->best, &v->job, why,
+                       sizeof why))
+        vrc = 2;
+    v->kind = run_kind(v->job.kind);
+    snprintf(v->dir, sizeof v->dir, "%s", v->job.output.dir);
+    snprintf(v->journal, sizeof v->journal, "%s/%s", v->dir, job_state_file(&v->job));
+    Derived d = {.banner = driver_banner, .done = driver_done, .ctx = nx};
+    return run_derived(run, v, link, vrc, why, sizeof why, &d);
+}
+
+/// kind = loop: the next step derived on rank 0 from the steps' result files (loop_record,
+/// which also promotes and writes history.json) and sent to every rank, run, and again, until
+/// every generation's gate has finished. Nothing is kept in memory between steps, so a loop
+/// killed anywhere and run again derives the same next step from the same files.
+int run_loop(Run *run, Link *link)
+{
+    int rank = link_rank(link);
+    if (rank == 0)
+        printf("Job %s: training loop, %d generation%s in %s (history.json)\n", run->job.name,
+               run->job.loop.generations, run->job.loop.generations == 1 ? "" : "s", run->dir);
+    for (;;) {
+        struct {
+            int status;
+            LoopNext next;
+        } msg;
+        memset(&msg, 0, sizeof msg);
+        char why[1024] = "";
+        if (rank == 0 && !loop_record(&run->job, &msg.next, why, sizeof why)) {
+            fprintf(stderr, "xqforge run: %s\n", why);
+            msg.status = 1;
+        }
+        if (!link_bcast(link, &msg, sizeof msg, 0)) {
+            fprintf(stderr, "xqforge run (rank %d): MPI: cannot share the loop's next step\n",
+                    rank);
+            return 1;
+        }
+        if (msg.status)
+            return msg.status;
+        if (msg.next.done) {
+            if (rank == 0)
+                printf("\nLoop: %d generation%s done; best net %s (%s/history.json)\n",
+                       run->job.loop.generations, run->job.loop.generations == 1 ? "" : "s",
+                       msg.next.best[0] ? msg.next.best : "the engine's own", run->dir);
+            return 0;
+        }
+        int rc = run_loop_step(run, link, &msg.next);
+        if (!run_link_renew(link))
+            return 1;
+        if (!link_all_ok(link, rc == 0)) {
+            LoopNext ignored;
+            if (rank == 0 && !loop_record(&run->job, &ignored, why, sizeof why))
+                fprintf(stderr, "xqforge run: %s\n", why);
+            return rc ? rc : 1;
+        }
+    }
 }
