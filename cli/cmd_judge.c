@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "pgn.h"
+#include "pgn_read.h"
 
 static void judge_usage(FILE *out)
 {

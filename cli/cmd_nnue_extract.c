@@ -14,7 +14,7 @@
 #include "commands.h"
 #include "game.h"
 #include "keyset.h"
-#include "pgn.h"
+#include "pgn_read.h"
 #include "posdata.h"
 
 static void usage(FILE *out)

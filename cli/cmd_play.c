@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // xqforge play: a local match between two engines, fastchess-style flags.
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,238 +136,363 @@ static bool kv_int(const char *kv, const char *key, long lo, long hi, long *out,
     return set_int(key, kv + k + 1, lo, hi, out);
 }
 
-static bool parse_args(int argc, char **argv, PlayArgs *a)
+enum { PLAY_VALUES_MAX = 64 }; // the words a flag takes at most (the rest are read as flags)
+
+/// What the flags gather besides PlayArgs: the engines' words, applied once every flag is read
+/// (-each before each engine's own), and the openings' settings, loaded last.
+typedef struct {
+    PlayArgs *a;
+    int n; // the words of the flag being read
+    int engines;
+    const char *per[2][PLAY_VALUES_MAX];
+    int per_n[2];
+    const char *each[PLAY_VALUES_MAX];
+    int each_n;
+    const char *openings_file;
+    OpeningsFormat openings_format;
+    int openings_plies;
+} PlayParse;
+
+typedef struct PlayFlag PlayFlag;
+
+/// One flag (fastchess and cutechess style: -name then its words), matched only with p->n
+/// words in [min, max]. Its words go to set all at once, or to word one by one; then done
+/// (NULL: nothing) turns on what the flag names and checks what its words add up to. A
+/// handler that refuses says why on stderr, and the parse ends there.
+struct PlayFlag {
+    const char *name;
+    int min, max;
+    bool (*set)(PlayParse *p, const PlayFlag *f, const char **kv);
+    bool (*word)(PlayParse *p, const char *kv);
+    bool (*done)(PlayParse *p);
+    long lo, hi;  // flag_int: the range
+    size_t field; // flag_int: the int of PlayArgs it sets (offsetof)
+};
+
+static bool flag_engine(PlayParse *p, const PlayFlag *f, const char **kv)
 {
-    const char *kv[64];
-    int n, engines = 0;
-    const char *each[64];
-    int each_n = 0;
-    const char *per[2][64];
-    int per_n[2] = {0, 0};
-    const char *openings_file = NULL;
-    OpeningsFormat openings_format = OPENINGS_FORMAT_EPD;
-    int openings_plies = 0;
-    for (int i = 1; i < argc;) {
-        const char *flag = argv[i];
-        long v;
-        bool m;
-        i = collect(argc, argv, i + 1, kv, &n, 64);
-        if (strcmp(flag, "-engine") == 0) {
-            if (engines == 2) {
-                fprintf(stderr, "xqforge play: exactly two -engine groups are supported\n");
-                return false;
-            }
-            memcpy(per[engines], kv, sizeof(kv[0]) * (size_t)n);
-            per_n[engines++] = n;
-        } else if (strcmp(flag, "-each") == 0) {
-            memcpy(each + each_n, kv, sizeof(kv[0]) * (size_t)(n < 64 - each_n ? n : 64 - each_n));
-            each_n += n < 64 - each_n ? n : 64 - each_n;
-        } else if (strcmp(flag, "-rules") == 0 && n == 1) {
-            if (!rules_set_parse(kv[0], &a->m.game.rules.set)) {
-                fprintf(stderr, "xqforge play: -rules %s: expected seed or asian\n", kv[0]);
-                return false;
-            }
-            int counting = a->m.game.rules.counting_default;
-            a->m.game.rules = rules_config_default(a->m.game.rules.set);
-            a->m.game.rules.counting_default = counting;
-        } else if (strcmp(flag, "-counting") == 0 && n == 1) {
-            if (!set_int(flag, kv[0], 1, 1000, &v))
-                return false;
-            a->m.game.rules.counting_default = (int)v;
-        } else if (strcmp(flag, "-rounds") == 0 && n == 1) {
-            if (!set_int(flag, kv[0], 1, 100000000, &v))
-                return false;
-            a->m.rounds = (int)v;
-        } else if (strcmp(flag, "-games") == 0 && n == 1) {
-            if (!set_int(flag, kv[0], 1, 2, &v))
-                return false;
-            a->m.repeat = v == 2;
-        } else if (strcmp(flag, "-repeat") == 0 && n == 0) {
-            a->m.repeat = true;
-        } else if (strcmp(flag, "-concurrency") == 0 && n == 1) {
-            if (!set_int(flag, kv[0], 1, MATCH_MAX_CONCURRENCY, &v))
-                return false;
-            a->m.concurrency = (int)v;
-        } else if (strcmp(flag, "-maxplies") == 0 && n == 1) {
-            if (!set_int(flag, kv[0], 1, GAME_MAX_PLIES, &v))
-                return false;
-            a->m.game.max_plies = (int)v;
-        } else if (strcmp(flag, "-srand") == 0 && n == 1) {
-            if (!set_int(flag, kv[0], 0, 2000000000L, &v))
-                return false;
-            a->m.seed = (uint64_t)v;
-        } else if (strcmp(flag, "-log") == 0 && n >= 1) {
-            for (int k = 0; k < n; k++) {
-                m = false;
-                if (strncmp(kv[k], "file=", 5) == 0 && kv[k][5])
-                    a->englog_path = kv[k] + 5;
-                else if (!kv_int(kv[k], "size", ENGLOG_SIZE_MIN, 1000000000000L, &v, &m) || !m) {
-                    if (!m)
-                        fprintf(stderr, "xqforge play: -log: unknown setting '%s'\n", kv[k]);
-                    return false;
-                } else
-                    a->englog_size = (uint64_t)v;
-            }
-            if (!a->englog_path) {
-                fprintf(stderr, "xqforge play: -log: give the file: -log file=F\n");
-                return false;
-            }
-        } else if (strcmp(flag, "-ratinginterval") == 0 && n == 1) {
-            if (!set_int(flag, kv[0], 1, 100000000, &v))
-                return false;
-            a->rating_interval = (int)v;
-        } else if (strcmp(flag, "-event") == 0 && n == 1) {
-            a->m.event = kv[0];
-        } else if (strcmp(flag, "-pgnout") == 0 && n >= 1) {
-            for (int k = 0; k < n; k++) {
-                m = false;
-                if (strncmp(kv[k], "file=", 5) == 0)
-                    a->pgn_path = kv[k] + 5;
-                else if (strncmp(kv[k], "notation=", 9) == 0) {
-                    if (!pgn_notation_parse(kv[k] + 9, &a->m.notation)) {
-                        fprintf(stderr,
-                                "xqforge play: -pgnout: %s: expected coordinate, iccs or wxf\n",
-                                kv[k]);
-                        return false;
-                    }
-                } else if (!kv_int(kv[k], "ranks", 0, 1, &v, &m))
-                    return false;
-                else if (m)
-                    a->m.pgn_rank_base = (int)v;
-                else if (n == 1 && !strchr(kv[k], '='))
-                    a->pgn_path = kv[k];
-                else {
-                    fprintf(stderr, "xqforge play: -pgnout: unknown setting '%s'\n", kv[k]);
-                    return false;
-                }
-            }
-            if (!a->pgn_path) {
-                fprintf(stderr, "xqforge play: -pgnout: give file=F\n");
-                return false;
-            }
-            // ICCS and WXF have their own ranks: 0-9, and none.
-            if (a->m.pgn_rank_base && a->m.notation != PGN_NOTATION_COORDINATE) {
-                fprintf(stderr, "xqforge play: -pgnout: ranks=1 is for notation=coordinate\n");
-                return false;
-            }
-        } else if (strcmp(flag, "-openings") == 0 && n >= 1) {
-            for (int k = 0; k < n; k++) {
-                m = false;
-                if (strncmp(kv[k], "file=", 5) == 0)
-                    openings_file = kv[k] + 5;
-                else if (strcmp(kv[k], "order=random") == 0)
-                    a->m.random_order = true;
-                else if (strcmp(kv[k], "order=sequential") == 0)
-                    a->m.random_order = false;
-                else if (strncmp(kv[k], "format=", 7) == 0) {
-                    // epd also covers FEN lines
-                    if (!openings_format_parse(kv[k] + 7, &openings_format)) {
-                        fprintf(stderr, "xqforge play: -openings: %s: expected epd or pgn\n",
-                                kv[k]);
-                        return false;
-                    }
-                } else if (!kv_int(kv[k], "plies", 1, OPENING_MAX_MOVES, &v, &m))
-                    return false;
-                else if (m)
-                    openings_plies = (int)v;
-                else if (!kv_int(kv[k], "start", 1, 100000000, &v, &m) || !m) {
-                    if (!m)
-                        fprintf(stderr, "xqforge play: -openings: unknown setting '%s'\n", kv[k]);
-                    return false;
-                } else
-                    a->m.start = (int)v - 1;
-            }
-        } else if (strcmp(flag, "-draw") == 0) {
-            a->m.game.draw.enabled = true;
-            for (int k = 0; k < n; k++) {
-                m = false;
-                if (!kv_int(kv[k], "movenumber", 0, 100000, &v, &m))
-                    return false;
-                if (m) {
-                    a->m.game.draw.movenumber = (int)v;
-                    continue;
-                }
-                if (!kv_int(kv[k], "movecount", 1, 100000, &v, &m))
-                    return false;
-                if (m) {
-                    a->m.game.draw.movecount = (int)v;
-                    continue;
-                }
-                if (!kv_int(kv[k], "score", 0, 100000, &v, &m))
-                    return false;
-                if (m) {
-                    a->m.game.draw.score = (int)v;
-                    continue;
-                }
-                fprintf(stderr, "xqforge play: -draw: unknown setting '%s'\n", kv[k]);
-                return false;
-            }
-        } else if (strcmp(flag, "-resign") == 0) {
-            a->m.game.resign.enabled = true;
-            for (int k = 0; k < n; k++) {
-                m = false;
-                if (!kv_int(kv[k], "movecount", 1, 100000, &v, &m))
-                    return false;
-                if (m) {
-                    a->m.game.resign.movecount = (int)v;
-                    continue;
-                }
-                if (!kv_int(kv[k], "score", 0, 100000, &v, &m))
-                    return false;
-                if (m) {
-                    a->m.game.resign.score = (int)v;
-                    continue;
-                }
-                if (strcmp(kv[k], "twosided=true") == 0 || strcmp(kv[k], "twosided=false") == 0) {
-                    a->m.game.resign.twosided = kv[k][9] == 't';
-                    continue;
-                }
-                fprintf(stderr, "xqforge play: -resign: unknown setting '%s'\n", kv[k]);
-                return false;
-            }
-        } else if (strcmp(flag, "-sprt") == 0) {
-            a->sprt = true;
-            for (int k = 0; k < n; k++) {
-                const char *eq = strchr(kv[k], '=');
-                double d;
-                if (!eq) {
-                    fprintf(stderr, "xqforge play: -sprt: '%s' is not key=value\n", kv[k]);
-                    return false;
-                }
-                if (!strncmp(kv[k], "elo0=", 5) && set_double("elo0", eq + 1, -1000, 1000, &d))
-                    a->sprt_params.elo0 = d;
-                else if (!strncmp(kv[k], "elo1=", 5) && set_double("elo1", eq + 1, -1000, 1000, &d))
-                    a->sprt_params.elo1 = d;
-                else if (!strncmp(kv[k], "alpha=", 6) && set_double("alpha", eq + 1, 1e-9, 0.5, &d))
-                    a->sprt_params.alpha = d;
-                else if (!strncmp(kv[k], "beta=", 5) && set_double("beta", eq + 1, 1e-9, 0.5, &d))
-                    a->sprt_params.beta = d;
-                else if (!strcmp(kv[k], "model=normalized"))
-                    a->sprt_params.model = SPRT_NORMALIZED;
-                else if (!strcmp(kv[k], "model=logistic"))
-                    a->sprt_params.model = SPRT_LOGISTIC;
-                else {
-                    fprintf(stderr, "xqforge play: -sprt: bad setting '%s'\n", kv[k]);
-                    return false;
-                }
-            }
-        } else {
-            fprintf(stderr, "xqforge play: unknown flag or wrong number of values: '%s'\n", flag);
+    (void)f;
+    if (p->engines == 2) {
+        fprintf(stderr, "xqforge play: exactly two -engine groups are supported\n");
+        return false;
+    }
+    memcpy(p->per[p->engines], kv, sizeof(kv[0]) * (size_t)p->n);
+    p->per_n[p->engines++] = p->n;
+    return true;
+}
+
+static bool flag_each(PlayParse *p, const PlayFlag *f, const char **kv)
+{
+    (void)f;
+    int room = PLAY_VALUES_MAX - p->each_n, take = p->n < room ? p->n : room;
+    memcpy(p->each + p->each_n, kv, sizeof(kv[0]) * (size_t)take);
+    p->each_n += take;
+    return true;
+}
+
+static bool flag_int(PlayParse *p, const PlayFlag *f, const char **kv)
+{
+    long v;
+    if (!set_int(f->name, kv[0], f->lo, f->hi, &v))
+        return false;
+    *(int *)((char *)p->a + f->field) = (int)v;
+    return true;
+}
+
+static bool rules_word(PlayParse *p, const char *kv)
+{
+    RulesConfig *rules = &p->a->m.game.rules;
+    if (!rules_set_parse(kv, &rules->set)) {
+        fprintf(stderr, "xqforge play: -rules %s: expected seed or asian\n", kv);
+        return false;
+    }
+    // The set's defaults, but a -counting given before stays.
+    int counting = rules->counting_default;
+    *rules = rules_config_default(rules->set);
+    rules->counting_default = counting;
+    return true;
+}
+
+static bool games_word(PlayParse *p, const char *kv)
+{
+    long v;
+    if (!set_int("-games", kv, 1, 2, &v))
+        return false;
+    p->a->m.repeat = v == 2;
+    return true;
+}
+
+static bool repeat_done(PlayParse *p)
+{
+    p->a->m.repeat = true;
+    return true;
+}
+
+static bool srand_word(PlayParse *p, const char *kv)
+{
+    long v;
+    if (!set_int("-srand", kv, 0, 2000000000L, &v))
+        return false;
+    p->a->m.seed = (uint64_t)v;
+    return true;
+}
+
+static bool event_word(PlayParse *p, const char *kv)
+{
+    p->a->m.event = kv;
+    return true;
+}
+
+static bool log_word(PlayParse *p, const char *kv)
+{
+    long v;
+    bool m = false;
+    if (strncmp(kv, "file=", 5) == 0 && kv[5])
+        p->a->englog_path = kv + 5;
+    else if (!kv_int(kv, "size", ENGLOG_SIZE_MIN, 1000000000000L, &v, &m) || !m) {
+        if (!m)
+            fprintf(stderr, "xqforge play: -log: unknown setting '%s'\n", kv);
+        return false;
+    } else
+        p->a->englog_size = (uint64_t)v;
+    return true;
+}
+
+static bool log_done(PlayParse *p)
+{
+    if (!p->a->englog_path) {
+        fprintf(stderr, "xqforge play: -log: give the file: -log file=F\n");
+        return false;
+    }
+    return true;
+}
+
+static bool pgnout_word(PlayParse *p, const char *kv)
+{
+    PlayArgs *a = p->a;
+    long v;
+    bool m = false;
+    if (strncmp(kv, "file=", 5) == 0)
+        a->pgn_path = kv + 5;
+    else if (strncmp(kv, "notation=", 9) == 0) {
+        if (!pgn_notation_parse(kv + 9, &a->m.notation)) {
+            fprintf(stderr, "xqforge play: -pgnout: %s: expected coordinate, iccs or wxf\n", kv);
             return false;
         }
+    } else if (!kv_int(kv, "ranks", 0, 1, &v, &m))
+        return false;
+    else if (m)
+        a->m.pgn_rank_base = (int)v;
+    else if (p->n == 1 && !strchr(kv, '='))
+        a->pgn_path = kv;
+    else {
+        fprintf(stderr, "xqforge play: -pgnout: unknown setting '%s'\n", kv);
+        return false;
     }
-    if (engines != 2) {
-        fprintf(stderr, "xqforge play: two -engine groups are needed (found %d)\n", engines);
+    return true;
+}
+
+static bool pgnout_done(PlayParse *p)
+{
+    if (!p->a->pgn_path) {
+        fprintf(stderr, "xqforge play: -pgnout: give file=F\n");
+        return false;
+    }
+    // ICCS and WXF have their own ranks: 0-9, and none.
+    if (p->a->m.pgn_rank_base && p->a->m.notation != PGN_NOTATION_COORDINATE) {
+        fprintf(stderr, "xqforge play: -pgnout: ranks=1 is for notation=coordinate\n");
+        return false;
+    }
+    return true;
+}
+
+static bool openings_word(PlayParse *p, const char *kv)
+{
+    long v;
+    bool m = false;
+    if (strncmp(kv, "file=", 5) == 0)
+        p->openings_file = kv + 5;
+    else if (strcmp(kv, "order=random") == 0)
+        p->a->m.random_order = true;
+    else if (strcmp(kv, "order=sequential") == 0)
+        p->a->m.random_order = false;
+    else if (strncmp(kv, "format=", 7) == 0) {
+        // epd also covers FEN lines
+        if (!openings_format_parse(kv + 7, &p->openings_format)) {
+            fprintf(stderr, "xqforge play: -openings: %s: expected epd or pgn\n", kv);
+            return false;
+        }
+    } else if (!kv_int(kv, "plies", 1, OPENING_MAX_MOVES, &v, &m))
+        return false;
+    else if (m)
+        p->openings_plies = (int)v;
+    else if (!kv_int(kv, "start", 1, 100000000, &v, &m) || !m) {
+        if (!m)
+            fprintf(stderr, "xqforge play: -openings: unknown setting '%s'\n", kv);
+        return false;
+    } else
+        p->a->m.start = (int)v - 1;
+    return true;
+}
+
+/// An integer setting of -draw or -resign: key=N with N in [lo, hi], stored in *to.
+typedef struct {
+    const char *key;
+    long lo, hi;
+    int *to;
+} PlayKey;
+
+/// Sets the first of keys[0..n) that kv names (*matched then true); false for a bad value.
+static bool kv_keys(const char *kv, const PlayKey *keys, int n, bool *matched)
+{
+    for (int j = 0; j < n; j++) {
+        long v;
+        bool m = false;
+        if (!kv_int(kv, keys[j].key, keys[j].lo, keys[j].hi, &v, &m))
+            return false;
+        if (m) {
+            *keys[j].to = (int)v;
+            *matched = true;
+            return true;
+        }
+    }
+    return true;
+}
+
+static bool draw_word(PlayParse *p, const char *kv)
+{
+    DrawAdjudication *draw = &p->a->m.game.draw;
+    const PlayKey keys[] = {{"movenumber", 0, 100000, &draw->movenumber},
+                            {"movecount", 1, 100000, &draw->movecount},
+                            {"score", 0, 100000, &draw->score}};
+    bool m = false;
+    if (!kv_keys(kv, keys, 3, &m))
+        return false;
+    if (!m)
+        fprintf(stderr, "xqforge play: -draw: unknown setting '%s'\n", kv);
+    return m;
+}
+
+static bool draw_done(PlayParse *p)
+{
+    p->a->m.game.draw.enabled = true;
+    return true;
+}
+
+static bool resign_word(PlayParse *p, const char *kv)
+{
+    ResignAdjudication *resign = &p->a->m.game.resign;
+    const PlayKey keys[] = {{"movecount", 1, 100000, &resign->movecount},
+                            {"score", 0, 100000, &resign->score}};
+    bool m = false;
+    if (!kv_keys(kv, keys, 2, &m))
+        return false;
+    if (m)
+        return true;
+    if (strcmp(kv, "twosided=true") == 0 || strcmp(kv, "twosided=false") == 0) {
+        resign->twosided = kv[9] == 't';
+        return true;
+    }
+    fprintf(stderr, "xqforge play: -resign: unknown setting '%s'\n", kv);
+    return false;
+}
+
+static bool resign_done(PlayParse *p)
+{
+    p->a->m.game.resign.enabled = true;
+    return true;
+}
+
+static bool sprt_word(PlayParse *p, const char *kv)
+{
+    SprtParams *sp = &p->a->sprt_params;
+    const char *eq = strchr(kv, '=');
+    double d;
+    if (!eq) {
+        fprintf(stderr, "xqforge play: -sprt: '%s' is not key=value\n", kv);
+        return false;
+    }
+    if (!strncmp(kv, "elo0=", 5) && set_double("elo0", eq + 1, -1000, 1000, &d))
+        sp->elo0 = d;
+    else if (!strncmp(kv, "elo1=", 5) && set_double("elo1", eq + 1, -1000, 1000, &d))
+        sp->elo1 = d;
+    else if (!strncmp(kv, "alpha=", 6) && set_double("alpha", eq + 1, 1e-9, 0.5, &d))
+        sp->alpha = d;
+    else if (!strncmp(kv, "beta=", 5) && set_double("beta", eq + 1, 1e-9, 0.5, &d))
+        sp->beta = d;
+    else if (!strcmp(kv, "model=normalized"))
+        sp->model = SPRT_NORMALIZED;
+    else if (!strcmp(kv, "model=logistic"))
+        sp->model = SPRT_LOGISTIC;
+    else {
+        fprintf(stderr, "xqforge play: -sprt: bad setting '%s'\n", kv);
+        return false;
+    }
+    return true;
+}
+
+static bool sprt_done(PlayParse *p)
+{
+    p->a->sprt = true;
+    return true;
+}
+
+/// An integer flag of one word, in [lo, hi], stored in the int at PlayArgs' member.
+#define PLAY_INT_FLAG(flag, low, high, member)                                                     \
+    {                                                                                              \
+        .name = flag, .min = 1, .max = 1, .set = flag_int, .lo = low, .hi = high,                  \
+        .field = offsetof(PlayArgs, member)                                                        \
+    }
+
+static const PlayFlag PLAY_FLAGS[] = {
+    {.name = "-engine", .min = 0, .max = PLAY_VALUES_MAX, .set = flag_engine},
+    {.name = "-each", .min = 0, .max = PLAY_VALUES_MAX, .set = flag_each},
+    {.name = "-rules", .min = 1, .max = 1, .word = rules_word},
+    PLAY_INT_FLAG("-counting", 1, 1000, m.game.rules.counting_default),
+    PLAY_INT_FLAG("-rounds", 1, 100000000, m.rounds),
+    {.name = "-games", .min = 1, .max = 1, .word = games_word},
+    {.name = "-repeat", .min = 0, .max = 0, .done = repeat_done},
+    PLAY_INT_FLAG("-concurrency", 1, MATCH_MAX_CONCURRENCY, m.concurrency),
+    PLAY_INT_FLAG("-maxplies", 1, GAME_MAX_PLIES, m.game.max_plies),
+    {.name = "-srand", .min = 1, .max = 1, .word = srand_word},
+    {.name = "-log", .min = 1, .max = PLAY_VALUES_MAX, .word = log_word, .done = log_done},
+    PLAY_INT_FLAG("-ratinginterval", 1, 100000000, rating_interval),
+    {.name = "-event", .min = 1, .max = 1, .word = event_word},
+    {.name = "-pgnout", .min = 1, .max = PLAY_VALUES_MAX, .word = pgnout_word, .done = pgnout_done},
+    {.name = "-openings", .min = 1, .max = PLAY_VALUES_MAX, .word = openings_word},
+    {.name = "-draw", .min = 0, .max = PLAY_VALUES_MAX, .word = draw_word, .done = draw_done},
+    {.name = "-resign", .min = 0, .max = PLAY_VALUES_MAX, .word = resign_word, .done = resign_done},
+    {.name = "-sprt", .min = 0, .max = PLAY_VALUES_MAX, .word = sprt_word, .done = sprt_done},
+};
+
+/// The row of flag given n words; NULL for an unknown flag or a wrong number of words.
+static const PlayFlag *play_flag_find(const char *flag, int n)
+{
+    for (size_t k = 0; k < sizeof PLAY_FLAGS / sizeof PLAY_FLAGS[0]; k++) {
+        const PlayFlag *f = &PLAY_FLAGS[k];
+        if (strcmp(flag, f->name) == 0 && n >= f->min && n <= f->max)
+            return f;
+    }
+    return NULL;
+}
+
+/// The two engines from their words (-each first, then each one's own), checked alone and as
+/// a pair; a name both share gets "-2" on the second.
+static bool play_engines(PlayParse *p)
+{
+    PlayArgs *a = p->a;
+    if (p->engines != 2) {
+        fprintf(stderr, "xqforge play: two -engine groups are needed (found %d)\n", p->engines);
         return false;
     }
     for (int e = 0; e < 2; e++) {
         PlayerConfig *pc = &a->m.players[e];
         snprintf(pc->name, sizeof pc->name, "engine%d", e + 1);
-        for (int k = 0; k < each_n; k++)
-            if (!engine_word(pc, &a->m.game.tc[e], each[k]))
+        for (int k = 0; k < p->each_n; k++)
+            if (!engine_word(pc, &a->m.game.tc[e], p->each[k]))
                 return false;
-        for (int k = 0; k < per_n[e]; k++)
-            if (!engine_word(pc, &a->m.game.tc[e], per[e][k]))
+        for (int k = 0; k < p->per_n[e]; k++)
+            if (!engine_word(pc, &a->m.game.tc[e], p->per[e][k]))
                 return false;
         if (pc->proto != PROTO_BUILTIN && !pc->cmd[0]) {
             fprintf(stderr, "xqforge play: engine %d: proto=%s needs cmd=PATH\n", e + 1,
@@ -396,18 +522,49 @@ static bool parse_args(int argc, char **argv, PlayArgs *a)
         strncat(a->m.players[1].name, "-2",
                 sizeof a->m.players[1].name - strlen(a->m.players[1].name) - 1);
     }
+    return true;
+}
+
+/// The openings -openings names, or the embedded default set.
+static bool play_openings(PlayParse *p)
+{
+    PlayArgs *a = p->a;
     char why[512];
-    OpeningsStatus os = openings_file
-                            ? openings_load_as(&a->openings, openings_file, openings_format,
-                                               openings_plies, stderr, why, sizeof why)
+    OpeningsStatus os = p->openings_file
+                            ? openings_load_as(&a->openings, p->openings_file, p->openings_format,
+                                               p->openings_plies, stderr, why, sizeof why)
                             : openings_load_default(&a->openings);
     if (os != OPENINGS_OK) {
         fprintf(stderr, "xqforge play: openings: %s\n",
-                openings_file ? why : openings_strerror(os));
+                p->openings_file ? why : openings_strerror(os));
         return false;
     }
     a->m.openings = &a->openings;
     return true;
+}
+
+static bool parse_args(int argc, char **argv, PlayArgs *a)
+{
+    PlayParse p = {.a = a, .openings_format = OPENINGS_FORMAT_EPD};
+    for (int i = 1; i < argc;) {
+        const char *flag = argv[i], *kv[PLAY_VALUES_MAX];
+        int n;
+        i = collect(argc, argv, i + 1, kv, &n, PLAY_VALUES_MAX);
+        const PlayFlag *f = play_flag_find(flag, n);
+        if (!f) {
+            fprintf(stderr, "xqforge play: unknown flag or wrong number of values: '%s'\n", flag);
+            return false;
+        }
+        p.n = n;
+        if (f->set && !f->set(&p, f, kv))
+            return false;
+        for (int k = 0; f->word && k < n; k++)
+            if (!f->word(&p, kv[k]))
+                return false;
+        if (f->done && !f->done(&p))
+            return false;
+    }
+    return play_engines(&p) && play_openings(&p);
 }
 
 /// -log: a log per external engine, opened now (after the engines' check, as the PGN); the

@@ -19,7 +19,7 @@
 #include "job.h"
 #include "link.h"
 #include "params.h"
-#include "pgn.h"
+#include "pgn_read.h"
 #include "texel_fit.h"
 #include "texel.h"
 #include "timeman.h"

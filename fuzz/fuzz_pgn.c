@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// PGN (games/pgn.c, pgn_read): any input reads as games, malformed games or the end, never
+// PGN (games/pgn_read.c, pgn_read): any input reads as games, malformed games or the end, never
 // loops; every game read replays legally from its start FEN and writes back out.
 #include "fuzz_util.h"
 
 #include "movegen.h"
 #include "pgn.h"
+#include "pgn_read.h"
 
 static GameRecord rec;
 static Board board;

@@ -6,7 +6,7 @@
 #include "fuzz_util.h"
 
 #include "movegen.h"
-#include "pgn.h"
+#include "pgn_read.h"
 
 static PgnText text;
 static Board board;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "move.h"
-#include "pgn.h"
+#include "pgn_read.h"
 #include "rng.h"
 
 const char *openings_format_name(OpeningsFormat f)

@@ -20,6 +20,7 @@
 #include "movegen.h"
 #include "openings.h"
 #include "pgn.h"
+#include "pgn_read.h"
 #include "rng.h"
 
 /// Time controls parse as testers write them; malformed ones are refused.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "nnue_train.h"
+#include "nnue_train_impl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +12,6 @@
 
 #include "files.h"
 #include "fitrun.h"
-#include "posdata.h"
 
 const char *nnue_train_strerror(NnueTrainStatus st)
 {
@@ -28,219 +27,13 @@ const char *nnue_train_strerror(NnueTrainStatus st)
     return st >= 0 && st < NNUE_TRAIN_STATUS_NB ? text[st] : "unknown status";
 }
 
-__attribute__((format(printf, 4, 5))) static NnueTrainStatus
-fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
+NnueTrainStatus nnue_train_fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
 {
     if (why && why_len) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(why, why_len, fmt, ap);
         va_end(ap);
-    }
-    return st;
-}
-
-/// splitmix64: a tiny generator whose whole state is one integer, so an epoch's shuffle and a
-/// game's validation draw are functions of their seeds (an exact resume recomputes them).
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/// A uniform double in [0, 1) from the generator.
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
-
-// ---- Samples -------------------------------------------------------------------------------
-
-enum { SAMPLE_FEATURES = 32 }; // a side's pieces at most (16) twice over: room to spare
-
-/// One position: perspective 0 is the side to move's, 1 the other's. Only the active features
-/// are kept (the input is sparse), about 70 bytes a position instead of its 2 x 1260 inputs.
-typedef struct {
-    uint16_t f[2][SAMPLE_FEATURES];
-    uint8_t n[2];
-    uint8_t result; // for the side to move, x 2 (0 loss, 1 draw, 2 win)
-    int16_t score;  // centipawns for the side to move
-} Sample;
-
-/// Samples in one growing array (cap doubles), so a shard of millions is a few reallocations.
-struct NnueSet {
-    uint64_t n, cap;
-    Sample *s;
-    uint8_t *recs; // the records (validation sets only), POSDATA_RECORD bytes each
-    bool keep_records;
-    int version; // the net version whose features the samples hold (NNUE_VERSION or _XQ2)
-};
-
-/// The version a setting names: 0 is XQ1.
-static int version_of(int v) { return v == 0 ? NNUE_VERSION : v; }
-
-static NnueSet *set_new(bool keep_records, int version)
-{
-    NnueSet *s = calloc(1, sizeof *s);
-    if (s) {
-        s->keep_records = keep_records;
-        s->version = version_of(version);
-    }
-    return s;
-}
-
-void nnue_set_free(NnueSet *s)
-{
-    if (!s)
-        return;
-    free(s->s);
-    free(s->recs);
-    free(s);
-}
-
-const uint8_t *nnue_set_record(const NnueSet *s, uint64_t i)
-{
-    return s->keep_records && i < s->n ? s->recs + i * POSDATA_RECORD : NULL;
-}
-
-uint64_t nnue_set_size(const NnueSet *s) { return s ? s->n : 0; }
-
-static bool set_reserve(NnueSet *s, uint64_t more)
-{
-    if (s->n + more <= s->cap)
-        return true;
-    uint64_t cap = s->cap ? s->cap : 1024;
-    while (cap < s->n + more)
-        cap *= 2;
-    Sample *ns = realloc(s->s, cap * sizeof *ns);
-    if (!ns)
-        return false;
-    s->s = ns;
-    if (s->keep_records) {
-        uint8_t *nr = realloc(s->recs, cap * POSDATA_RECORD);
-        if (!nr)
-            return false;
-        s->recs = nr;
-    }
-    s->cap = cap;
-    return true;
-}
-
-/// Whether a game is held out for validation: a hash of (file, game) below the fraction. By
-/// game, not by position: positions of one game are alike, and a game split between the two
-/// sets would let the validation loss flatter the net.
-static bool game_is_val(int file, uint32_t game, double val)
-{
-    uint64_t h = ((uint64_t)(uint32_t)file << 32) ^ game;
-    return val > 0 && uniform(&h) < val;
-}
-
-/// Adds records (record i is the file's record first + i * stride, for the messages).
-static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *recs, uint64_t n,
-                               uint64_t first, uint64_t stride, int file, double val, char *why,
-                               size_t why_len)
-{
-    if (!set_reserve(train, n) || !set_reserve(valid, 0))
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-    PosRecord *pr = malloc(sizeof *pr);
-    if (!pr)
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-    NnueTrainStatus st = NNUE_TRAIN_OK;
-    for (uint64_t i = 0; i < n && st == NNUE_TRAIN_OK; i++) {
-        const uint8_t *rec = recs + i * POSDATA_RECORD;
-        char reason[256] = "";
-        if (posdata_decode(rec, pr, reason, sizeof reason) != POSDATA_OK) {
-            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "record %llu: %s",
-                      (unsigned long long)(first + i * stride), reason);
-            break;
-        }
-        NnueSet *to = game_is_val(file, pr->game, val) ? valid : train;
-        if (!set_reserve(to, 1)) {
-            st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-            break;
-        }
-        // Both perspectives, as the engine's accumulators see them: the net reads the side to
-        // move's first.
-        Sample *s = &to->s[to->n];
-        Color us = pr->board.side;
-        s->n[0] = (uint8_t)nnue_features_version(to->version, &pr->board, us, s->f[0]);
-        s->n[1] = (uint8_t)nnue_features_version(to->version, &pr->board, (Color)(us ^ 1), s->f[1]);
-        double r = us == RED ? pr->red_result : 1 - pr->red_result;
-        s->result = (uint8_t)lround(r * 2);
-        s->score = (int16_t)(pr->score > 30000 ? 30000 : pr->score < -30000 ? -30000 : pr->score);
-        // The validation set keeps the record itself: the export check decodes it to run the
-        // engine's own evaluation on the board.
-        if (to->keep_records)
-            memcpy(to->recs + to->n * POSDATA_RECORD, rec, POSDATA_RECORD);
-        to->n++;
-    }
-    free(pr);
-    return st;
-}
-
-static NnueTrainStatus sets_new(NnueSet **train, NnueSet **valid, int version, char *why,
-                                size_t why_len)
-{
-    if (!nnue_version_features(version_of(version)))
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "net version %d: 1 (XQ1) or 2 (XQ2)",
-                    version);
-    *train = set_new(false, version);
-    *valid = set_new(true, version);
-    if (*train && *valid)
-        return NNUE_TRAIN_OK;
-    nnue_set_free(*train);
-    nnue_set_free(*valid);
-    *train = *valid = NULL;
-    return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
-}
-
-NnueTrainStatus nnue_set_from_records(const uint8_t *recs, uint64_t n, int file, double val,
-                                      int version, NnueSet **train, NnueSet **valid, char *why,
-                                      size_t why_len)
-{
-    *train = *valid = NULL;
-    NnueTrainStatus st = sets_new(train, valid, version, why, why_len);
-    if (st == NNUE_TRAIN_OK)
-        st = set_add(*train, *valid, recs, n, 0, 1, file, val, why, why_len);
-    if (st != NNUE_TRAIN_OK) {
-        nnue_set_free(*train);
-        nnue_set_free(*valid);
-        *train = *valid = NULL;
-    }
-    return st;
-}
-
-NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, int shards,
-                              double val, int version, NnueSet **train, NnueSet **valid,
-                              uint64_t *total, char *why, size_t why_len)
-{
-    if (total)
-        *total = 0;
-    *train = *valid = NULL;
-    NnueTrainStatus st = sets_new(train, valid, version, why, why_len);
-    for (int f = 0; f < files && st == NNUE_TRAIN_OK; f++) {
-        uint8_t *recs = NULL;
-        uint64_t n = 0, all = 0;
-        char reason[512] = "";
-        PosdataStatus ps =
-            posdata_read_file(paths[f], shard, shards, &recs, &n, &all, reason, sizeof reason);
-        if (ps != POSDATA_OK)
-            st = fail(ps == POSDATA_ERR_NOMEM ? NNUE_TRAIN_ERR_NOMEM : NNUE_TRAIN_ERR_DATA, why,
-                      why_len, "%s", reason[0] ? reason : posdata_strerror(ps));
-        if (st == NNUE_TRAIN_OK) { // the record numbered in its file, the file named
-            char inner[400] = "";
-            st = set_add(*train, *valid, recs, n, (uint64_t)shard, (uint64_t)shards, f, val, inner,
-                         sizeof inner);
-            if (st != NNUE_TRAIN_OK)
-                fail(st, why, why_len, "%s: %s", paths[f], inner);
-        }
-        if (total)
-            *total += all;
-        free(recs);
-    }
-    if (st != NNUE_TRAIN_OK) {
-        nnue_set_free(*train);
-        nnue_set_free(*valid);
-        *train = *valid = NULL;
     }
     return st;
 }
@@ -255,7 +48,7 @@ NnueTrainStatus nnue_model_init(NnueModel *m, int hidden, uint64_t seed)
 NnueTrainStatus nnue_model_init_version(NnueModel *m, int version, int hidden, uint64_t seed)
 {
     memset(m, 0, sizeof *m);
-    version = version_of(version);
+    version = nnue_train_version(version);
     size_t nf = (size_t)nnue_version_features(version);
     if (!nf || hidden < 32 || hidden > NNUE_HIDDEN_MAX || hidden % 32)
         return NNUE_TRAIN_ERR_CONFIG;
@@ -277,12 +70,12 @@ NnueTrainStatus nnue_model_init_version(NnueModel *m, int version, int hidden, u
     // the middle of the clip, so the units start in crelu's linear part.
     uint64_t s = seed ^ 0x6e6e75652d747261ull;
     for (size_t i = 0; i < nf * h; i++)
-        m->ft_w[i] = (float)((uniform(&s) * 2 - 1) * 0.1);
+        m->ft_w[i] = (float)((nnue_uniform(&s) * 2 - 1) * 0.1);
     for (size_t i = 0; i < h; i++)
         m->ft_b[i] = 0.5f;
     double a = 1.0 / sqrt(2.0 * (double)h); // the output starts near 0 cp, whatever h is
     for (size_t i = 0; i < 2 * h; i++)
-        m->out_w[i] = (float)((uniform(&s) * 2 - 1) * a);
+        m->out_w[i] = (float)((nnue_uniform(&s) * 2 - 1) * a);
     *m->out_b = 0;
     return NNUE_TRAIN_OK;
 }
@@ -569,7 +362,7 @@ static CkptId ckpt_id(const NnueTrainConfig *cfg)
     id.lr = cfg->lr;
     id.lambda = cfg->lambda;
     id.val = cfg->val;
-    id.version = version_of(cfg->version) == NNUE_VERSION ? 0 : cfg->version;
+    id.version = nnue_train_version(cfg->version) == NNUE_VERSION ? 0 : cfg->version;
     return id;
 }
 
@@ -682,9 +475,10 @@ NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, i
     *found = false;
     *epoch = 0;
     if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32 ||
-        !nnue_version_features(version_of(cfg->version)))
+        !nnue_version_features(nnue_train_version(cfg->version)))
         return nnue_train_check(cfg, why, why_len);
-    size_t h = (size_t)cfg->hidden, nf = (size_t)nnue_version_features(version_of(cfg->version));
+    size_t h = (size_t)cfg->hidden,
+           nf = (size_t)nnue_version_features(nnue_train_version(cfg->version));
     TrainState ts;
     CkptId id = ckpt_id(cfg);
     NnueTrainStatus st = NNUE_TRAIN_ERR_NOMEM;
@@ -692,7 +486,7 @@ NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, i
         FitRunCkpt c = ckpt_of(cfg, &id, &ts);
         st = from_fitrun(fitrun_ckpt_read(&c, found, why, why_len));
     } else {
-        fail(st, why, why_len, "out of memory");
+        nnue_train_fail(st, why, why_len, "out of memory");
     }
     *epoch = *found ? (int)ts.st.epoch : 0;
     state_free(&ts);
@@ -704,26 +498,33 @@ NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, i
 NnueTrainStatus nnue_train_check(const NnueTrainConfig *cfg, char *why, size_t why_len)
 {
     if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32)
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                    "hidden %d: a multiple of 32 from 32 to %d", cfg->hidden, NNUE_HIDDEN_MAX);
-    if (!nnue_version_features(version_of(cfg->version)))
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "net version %d: 1 (XQ1) or 2 (XQ2)",
-                    cfg->version);
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                               "hidden %d: a multiple of 32 from 32 to %d", cfg->hidden,
+                               NNUE_HIDDEN_MAX);
+    if (!nnue_version_features(nnue_train_version(cfg->version)))
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                               "net version %d: 1 (XQ1) or 2 (XQ2)", cfg->version);
     if (cfg->epochs < 1 || cfg->epochs > 100000)
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "epochs %d: 1 to 100000", cfg->epochs);
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "epochs %d: 1 to 100000",
+                               cfg->epochs);
     if (cfg->batch < 1 || cfg->batch > (1 << 24))
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "batch %d: 1 to %d", cfg->batch, 1 << 24);
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "batch %d: 1 to %d", cfg->batch,
+                               1 << 24);
     if (!(cfg->lr > 0 && cfg->lr <= 1))
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lr %g: above 0, at most 1", cfg->lr);
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lr %g: above 0, at most 1",
+                               cfg->lr);
     if (!(cfg->lambda >= 0 && cfg->lambda <= 1))
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lambda %g: 0 to 1", cfg->lambda);
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lambda %g: 0 to 1",
+                               cfg->lambda);
     if (!(cfg->val >= 0 && cfg->val < 1))
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "val %g: 0 to below 1", cfg->val);
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "val %g: 0 to below 1",
+                               cfg->val);
     if (cfg->threads < 0 || cfg->threads > NNUE_TRAIN_THREADS_MAX || cfg->checkpoint_steps < 0 ||
         !(cfg->checkpoint_seconds >= 0))
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                    "threads %d (0 to %d), checkpoint every %d steps or %g s", cfg->threads,
-                    NNUE_TRAIN_THREADS_MAX, cfg->checkpoint_steps, cfg->checkpoint_seconds);
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                               "threads %d (0 to %d), checkpoint every %d steps or %g s",
+                               cfg->threads, NNUE_TRAIN_THREADS_MAX, cfg->checkpoint_steps,
+                               cfg->checkpoint_seconds);
     return NNUE_TRAIN_OK;
 }
 
@@ -788,7 +589,7 @@ static void shuffle(uint32_t *idx, uint64_t n, uint64_t seed, int epoch, int ran
     for (uint64_t i = 0; i < n; i++)
         idx[i] = (uint32_t)i;
     for (uint64_t i = n; i > 1; i--) { // Fisher-Yates
-        uint64_t j = splitmix(&s) % i;
+        uint64_t j = nnue_splitmix(&s) % i;
         uint32_t t = idx[i - 1];
         idx[i - 1] = idx[j];
         idx[j] = t;
@@ -941,8 +742,9 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
                 (cfg->checkpoint_seconds > 0 && now_s() - t->saved >= cfg->checkpoint_seconds);
             if (rc == NNUE_TRAIN_OK && cfg->checkpoint && due) {
                 if (!fitrun_ckpt_write(&t->ckpt))
-                    rc = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
-                              cfg->checkpoint, strerror(errno));
+                    rc = nnue_train_fail(NNUE_TRAIN_ERR_IO, why, why_len,
+                                         "cannot write the checkpoint %s: %s", cfg->checkpoint,
+                                         strerror(errno));
                 t->saved = now_s();
                 since = 0;
             }
@@ -953,9 +755,9 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
         train_keep_best(t, rep);
     if (rc == NNUE_TRAIN_OK && stop && st->epoch < cfg->epochs) {
         rep->drained = true;
-        rc = fail(NNUE_TRAIN_DRAINED, why, why_len,
-                  "stopped in epoch %d of %d, step %.0f of %.0f (checkpointed)", (int)st->epoch + 1,
-                  cfg->epochs, st->step, t->steps);
+        rc = nnue_train_fail(NNUE_TRAIN_DRAINED, why, why_len,
+                             "stopped in epoch %d of %d, step %.0f of %.0f (checkpointed)",
+                             (int)st->epoch + 1, cfg->epochs, st->step, t->steps);
     }
     return rc;
 }
@@ -1004,16 +806,17 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
     t->g = malloc(sizeof *t->g * (m->size + 3));
     if (!t->idx || !t->g || !state_alloc(&t->ts, m->size) ||
         !work_init(&t->w, run_threads(cfg), m, true))
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+        return nnue_train_fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     free(t->ts.p);
     t->ts.p = m->p; // the model is the state's parameters
     double counts = (double)t->train->n;
     if (!reduce(cfg, &counts, 1))
         return NNUE_TRAIN_ERR_REDUCE;
     if (counts < 1)
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
     if (!spans_build(cfg, m, t->train, &t->sp))
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory (or the sum over ranks)");
+        return nnue_train_fail(NNUE_TRAIN_ERR_NOMEM, why, why_len,
+                               "out of memory (or the sum over ranks)");
     if (cfg->log)
         fprintf(cfg->log, "Input rows reached by the training positions: %zu of %d\n",
                 (t->sp.total - (size_t)(3 * m->hidden + 1)) / (size_t)m->hidden, m->features);
@@ -1058,14 +861,15 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     if (rc != NNUE_TRAIN_OK)
         return rc;
     if (m->hidden != cfg->hidden)
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "the model has hidden %d, settings %d",
-                    m->hidden, cfg->hidden);
-    int version = version_of(cfg->version);
+        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                               "the model has hidden %d, settings %d", m->hidden, cfg->hidden);
+    int version = nnue_train_version(cfg->version);
     if (m->version != version || (train && train->version != version) ||
         (valid && valid->version != version))
-        return fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                    "the model (%s) or the positions' features are not the settings' %s net",
-                    nnue_version_name(m->version), nnue_version_name(version));
+        return nnue_train_fail(
+            NNUE_TRAIN_ERR_CONFIG, why, why_len,
+            "the model (%s) or the positions' features are not the settings' %s net",
+            nnue_version_name(m->version), nnue_version_name(version));
     NnueSet empty = {.version = version}; // a rank whose shard is empty still joins every sum
     Trainer t = {.cfg = cfg,
                  .m = m,
@@ -1078,7 +882,7 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     rep->seconds = t.busy;
     rep->positions_per_second = t.busy > 0 ? (double)t.trained / t.busy : 0;
     if (rc != NNUE_TRAIN_OK && why && !why[0])
-        fail(rc, why, why_len, "%s", nnue_train_strerror(rc));
+        nnue_train_fail(rc, why, why_len, "%s", nnue_train_strerror(rc));
     t.ts.p = NULL; // the model's
     state_free(&t.ts);
     work_free(&t.w);
