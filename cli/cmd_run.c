@@ -155,15 +155,15 @@ typedef struct {
 } RunKind;
 
 static const RunKind RUN_KINDS[JOB_KIND_NB] = {
-    [JOB_SPRT] = {&work_games_def, &coord_games_def, NULL},
-    [JOB_MATCH] = {&work_games_def, &coord_games_def, NULL},
-    [JOB_SPSA] = {&work_games_def, &coord_games_def, NULL},
-    [JOB_BOOK] = {&work_book_def, &coord_books_def, NULL},
-    [JOB_DATAGEN] = {&work_datagen_def, &coord_datagen_def, NULL},
-    [JOB_TEXEL] = {NULL, NULL, texel_fit_job},
-    [JOB_TRAIN] = {NULL, NULL, nnue_fit_job},
-    [JOB_LOOP] = {NULL, NULL, NULL}, // run_loop: its steps are jobs of the kinds above
-    [JOB_DOE] = {&work_doe_def, &coord_doe_def, NULL},
+    [JOB_SPRT] = {.worker = &work_games_def, .coord = &coord_games_def},
+    [JOB_MATCH] = {.worker = &work_games_def, .coord = &coord_games_def},
+    [JOB_SPSA] = {.worker = &work_games_def, .coord = &coord_games_def},
+    [JOB_BOOK] = {.worker = &work_book_def, .coord = &coord_books_def},
+    [JOB_DATAGEN] = {.worker = &work_datagen_def, .coord = &coord_datagen_def},
+    [JOB_TEXEL] = {.collective = texel_fit_job},
+    [JOB_TRAIN] = {.collective = nnue_fit_job},
+    [JOB_LOOP] = {0}, // run_loop: its steps are jobs of the kinds above
+    [JOB_DOE] = {.worker = &work_doe_def, .coord = &coord_doe_def},
 };
 
 /// Every rank's view of the job.
@@ -435,7 +435,10 @@ static int run_worker(Run *run)
 {
     WorkerConfig cfg = {&run->ch,        run->threads,      run->bench_signature, run->bench_nps,
                         XQFORGE_VERSION, run->engine_bench, run->job.player_count};
-    WorkerSetup setup = {&run->job, run->plan, (uint32_t)run->ch.rank, run->bench_nps};
+    WorkerSetup setup = {.job = &run->job,
+                         .plan = run->plan,
+                         .rank = (uint32_t)run->ch.rank,
+                         .bench_nps = run->bench_nps};
     WorkerKind kind;
     const WorkerKindDef *def = run->kind->worker;
     void *k = def->kind_new(&setup, &kind);

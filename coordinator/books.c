@@ -323,8 +323,14 @@ static int books_finish(void *b, const CoordState *st) { return books_coord_fini
 
 void books_coord_kind(BooksCoord *b, CoordKind *out)
 {
-    *out = (CoordKind){b,    WIRE_BOOK,      books_check, books_count, NULL,        NULL,
-                       NULL, books_complete, books_tick,  books_start, books_finish};
+    *out = (CoordKind){.ctx = b,
+                       .result_kind = WIRE_BOOK,
+                       .check = books_check,
+                       .count = books_count,
+                       .complete = books_complete,
+                       .tick = books_tick,
+                       .start = books_start,
+                       .finish = books_finish};
 }
 
 /// The plan of a book job is the generator's settings (worker/work_book.c makes it).
@@ -338,7 +344,7 @@ static void *books_kind_new(const CoordSetup *s, CoordKind *out, char *why, size
 
 static void books_kind_free(void *b) { books_coord_free(b); }
 
-const CoordKindDef coord_books_def = {books_kind_new, books_kind_free};
+const CoordKindDef coord_books_def = {.kind_new = books_kind_new, .kind_free = books_kind_free};
 
 /// The positions of an existing book: never emitted again.
 /// Each line is replayed on the coordinator's board, so its key is computed the same way as

@@ -389,8 +389,14 @@ static int datagen_finish(void *d, const CoordState *st) { return datagen_coord_
 
 void datagen_coord_kind(DatagenCoord *d, CoordKind *out)
 {
-    *out = (CoordKind){d,    WIRE_DATAGEN,     datagen_check, datagen_count, NULL,          NULL,
-                       NULL, datagen_complete, datagen_tick,  datagen_start, datagen_finish};
+    *out = (CoordKind){.ctx = d,
+                       .result_kind = WIRE_DATAGEN,
+                       .check = datagen_check,
+                       .count = datagen_count,
+                       .complete = datagen_complete,
+                       .tick = datagen_tick,
+                       .start = datagen_start,
+                       .finish = datagen_finish};
 }
 
 static void *datagen_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t why_len)
@@ -403,7 +409,8 @@ static void *datagen_kind_new(const CoordSetup *s, CoordKind *out, char *why, si
 
 static void datagen_kind_free(void *d) { datagen_coord_free(d); }
 
-const CoordKindDef coord_datagen_def = {datagen_kind_new, datagen_kind_free};
+const CoordKindDef coord_datagen_def = {.kind_new = datagen_kind_new,
+                                        .kind_free = datagen_kind_free};
 
 DatagenCoord *datagen_coord_new(const JobConfig *job, const char *dir, char *why, size_t why_len)
 {

@@ -642,4 +642,4 @@ static void *doe_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t
     return d;
 }
 
-const CoordKindDef coord_doe_def = {doe_kind_new, doe_coord_free};
+const CoordKindDef coord_doe_def = {.kind_new = doe_kind_new, .kind_free = doe_coord_free};
