@@ -414,7 +414,7 @@ BooksCoord *books_coord_new(const JobConfig *job, const BookgenConfig *gen, cons
         return NULL;
     }
     char title[JOB_TEXT_MAX + 16];
-    snprintf(title, sizeof title, "book: %s", job->name);
+    snprintf(title, sizeof title, "%s: %s", job_kind_name(JOB_BOOK), job->name);
     // The histogram plot is declared once here; refresh only sets its bars.
     run_report_begin(&b->rr, job, dir, "", title);
     if (b->rr.report)
@@ -513,7 +513,7 @@ static bool write_result(BooksCoord *b, const CoordState *st, double minutes)
             json_object_set_new(first, mv, json_integer((json_int_t)bs->first_move[m]));
         }
     json_object_set_new(o, "schema", json_integer(2));
-    json_object_set_new(o, "kind", json_string("book"));
+    json_object_set_new(o, "kind", json_string(job_kind_name(JOB_BOOK)));
     json_object_set_new(o, "job", json_string(job->name));
     json_object_set_new(o, "run_id", json_string(b->run_id));
     json_object_set_new(o, "state", json_string(state_name(b, st, true)));

@@ -435,7 +435,7 @@ DatagenCoord *datagen_coord_new(const JobConfig *job, const char *dir, char *why
         return NULL;
     }
     char title[JOB_TEXT_MAX + 16];
-    snprintf(title, sizeof title, "datagen: %s", job->name);
+    snprintf(title, sizeof title, "%s: %s", job_kind_name(JOB_DATAGEN), job->name);
     run_report_begin(&d->rr, job, dir, "", title);
     if (d->rr.report)
         report_plot(d->rr.report, "positions", REPORT_PLOT_LINE, "Positions accepted", "minutes",
@@ -500,7 +500,7 @@ static bool write_result(DatagenCoord *d, const CoordState *st, double seconds)
     double r = seconds > 0 ? (double)(d->accepted - d->accepted_at_start) / seconds : 0;
     json_t *o = json_object();
     json_object_set_new(o, "schema", json_integer(1));
-    json_object_set_new(o, "kind", json_string("datagen"));
+    json_object_set_new(o, "kind", json_string(job_kind_name(JOB_DATAGEN)));
     json_object_set_new(o, "job", json_string(job->name));
     json_object_set_new(o, "run_id", json_string(d->run_id));
     json_object_set_new(o, "state", json_string(state_name(d, st, true)));
