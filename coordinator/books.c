@@ -323,8 +323,14 @@ static int books_finish(void *b, const CoordState *st) { return books_coord_fini
 
 void books_coord_kind(BooksCoord *b, CoordKind *out)
 {
-    *out = (CoordKind){b,    WIRE_BOOK,      books_check, books_count, NULL,        NULL,
-                       NULL, books_complete, books_tick,  books_start, books_finish};
+    *out = (CoordKind){.ctx = b,
+                       .result_kind = WIRE_BOOK,
+                       .check = books_check,
+                       .count = books_count,
+                       .complete = books_complete,
+                       .tick = books_tick,
+                       .start = books_start,
+                       .finish = books_finish};
 }
 
 /// The plan of a book job is the generator's settings (worker/work_book.c makes it).
@@ -338,7 +344,7 @@ static void *books_kind_new(const CoordSetup *s, CoordKind *out, char *why, size
 
 static void books_kind_free(void *b) { books_coord_free(b); }
 
-const CoordKindDef coord_books_def = {books_kind_new, books_kind_free};
+const CoordKindDef coord_books_def = {.kind_new = books_kind_new, .kind_free = books_kind_free};
 
 /// The positions of an existing book: never emitted again.
 /// Each line is replayed on the coordinator's board, so its key is computed the same way as
@@ -408,7 +414,7 @@ BooksCoord *books_coord_new(const JobConfig *job, const BookgenConfig *gen, cons
         return NULL;
     }
     char title[JOB_TEXT_MAX + 16];
-    snprintf(title, sizeof title, "book: %s", job->name);
+    snprintf(title, sizeof title, "%s: %s", job_kind_name(JOB_BOOK), job->name);
     // The histogram plot is declared once here; refresh only sets its bars.
     run_report_begin(&b->rr, job, dir, "", title);
     if (b->rr.report)
@@ -507,7 +513,7 @@ static bool write_result(BooksCoord *b, const CoordState *st, double minutes)
             json_object_set_new(first, mv, json_integer((json_int_t)bs->first_move[m]));
         }
     json_object_set_new(o, "schema", json_integer(2));
-    json_object_set_new(o, "kind", json_string("book"));
+    json_object_set_new(o, "kind", json_string(job_kind_name(JOB_BOOK)));
     json_object_set_new(o, "job", json_string(job->name));
     json_object_set_new(o, "run_id", json_string(b->run_id));
     json_object_set_new(o, "state", json_string(state_name(b, st, true)));

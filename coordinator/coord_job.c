@@ -57,7 +57,11 @@ int coord_job_run(const CoordJob *cj, const CoordKindDef *def)
 {
     char why[1024] = "";
     const JobConfig *job = cj->job;
-    CoordSetup setup = {job, cj->plan, cj->dir, cj->bench_signature, cj->ch->size};
+    CoordSetup setup = {.job = job,
+                        .plan = cj->plan,
+                        .dir = cj->dir,
+                        .bench_signature = cj->bench_signature,
+                        .ranks = cj->ch->size};
     CoordKind kind;
     void *ctx = def->kind_new(&setup, &kind, why, sizeof why);
     CoordConfig cfg = {cj->ch,

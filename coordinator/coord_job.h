@@ -22,7 +22,8 @@ typedef struct {
     int ranks; // the channel's size
 } CoordSetup;
 
-/// A rank-0 kind as a plug-in (the analogue of curl's protocol handler).
+/// A rank-0 kind as a plug-in (the analogue of curl's protocol handler), initialised by field
+/// name.
 typedef struct {
     /// The kind's state over s, with its CoordKind in *out (start and finish included); NULL
     /// with why (an output that cannot be opened): the run then only stops its workers.

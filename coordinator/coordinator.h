@@ -98,6 +98,8 @@ typedef struct {
 
 typedef struct Coordinator Coordinator;
 
+/// A kind's hooks, set by field name (`.check = ...`): a hook that may be NULL is simply left
+/// out, and adding a hook edits no kind that does not need it.
 typedef struct {
     void *ctx;
     WireKind result_kind; // WIRE_RESULT (one pair per message) or WIRE_BOOK
@@ -122,7 +124,8 @@ typedef struct {
     /// progress are not needed (a verdict), else the workers finish them.
     bool (*complete)(void *ctx, const CoordState *st, bool *abandon, char *verdict,
                      size_t verdict_len);
-    /// Every loop turn (force: something changed): progress line, periodic report.
+    /// Every loop turn (force: something changed): progress line, periodic report (may be
+    /// NULL: nothing to show).
     void (*tick)(void *ctx, const CoordState *st, bool force);
     /// After the journal's replay, before the first unit goes out (may be NULL): the kind's
     /// outputs made whole from what the replay counted (PGN, report header). false with why:

@@ -389,8 +389,14 @@ static int datagen_finish(void *d, const CoordState *st) { return datagen_coord_
 
 void datagen_coord_kind(DatagenCoord *d, CoordKind *out)
 {
-    *out = (CoordKind){d,    WIRE_DATAGEN,     datagen_check, datagen_count, NULL,          NULL,
-                       NULL, datagen_complete, datagen_tick,  datagen_start, datagen_finish};
+    *out = (CoordKind){.ctx = d,
+                       .result_kind = WIRE_DATAGEN,
+                       .check = datagen_check,
+                       .count = datagen_count,
+                       .complete = datagen_complete,
+                       .tick = datagen_tick,
+                       .start = datagen_start,
+                       .finish = datagen_finish};
 }
 
 static void *datagen_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t why_len)
@@ -403,7 +409,8 @@ static void *datagen_kind_new(const CoordSetup *s, CoordKind *out, char *why, si
 
 static void datagen_kind_free(void *d) { datagen_coord_free(d); }
 
-const CoordKindDef coord_datagen_def = {datagen_kind_new, datagen_kind_free};
+const CoordKindDef coord_datagen_def = {.kind_new = datagen_kind_new,
+                                        .kind_free = datagen_kind_free};
 
 DatagenCoord *datagen_coord_new(const JobConfig *job, const char *dir, char *why, size_t why_len)
 {
@@ -428,7 +435,7 @@ DatagenCoord *datagen_coord_new(const JobConfig *job, const char *dir, char *why
         return NULL;
     }
     char title[JOB_TEXT_MAX + 16];
-    snprintf(title, sizeof title, "datagen: %s", job->name);
+    snprintf(title, sizeof title, "%s: %s", job_kind_name(JOB_DATAGEN), job->name);
     run_report_begin(&d->rr, job, dir, "", title);
     if (d->rr.report)
         report_plot(d->rr.report, "positions", REPORT_PLOT_LINE, "Positions accepted", "minutes",
@@ -493,7 +500,7 @@ static bool write_result(DatagenCoord *d, const CoordState *st, double seconds)
     double r = seconds > 0 ? (double)(d->accepted - d->accepted_at_start) / seconds : 0;
     json_t *o = json_object();
     json_object_set_new(o, "schema", json_integer(1));
-    json_object_set_new(o, "kind", json_string("datagen"));
+    json_object_set_new(o, "kind", json_string(job_kind_name(JOB_DATAGEN)));
     json_object_set_new(o, "job", json_string(job->name));
     json_object_set_new(o, "run_id", json_string(d->run_id));
     json_object_set_new(o, "state", json_string(state_name(d, st, true)));

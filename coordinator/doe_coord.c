@@ -483,7 +483,7 @@ static bool write_result(DoeCoord *d, const CoordState *st, double minutes, uint
         first += root->value + doe_node(t, doe_edges(t, 0)[e].child)->value <= j->doe.margin;
     const char *state = state_name(st);
     json_object_set_new(o, "schema", json_integer(1));
-    json_object_set_new(o, "kind", json_string("doe"));
+    json_object_set_new(o, "kind", json_string(job_kind_name(JOB_DOE)));
     json_object_set_new(o, "job", json_string(j->name));
     json_object_set_new(o, "run_id", json_string(d->run_id));
     json_object_set_new(o, "state", json_string(state));
@@ -622,7 +622,7 @@ static void *doe_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t
         return NULL;
     }
     char title[JOB_TEXT_MAX + 16];
-    snprintf(title, sizeof title, "doe: %s", j->name);
+    snprintf(title, sizeof title, "%s: %s", job_kind_name(JOB_DOE), j->name);
     run_report_begin(&d->rr, j, s->dir, "", title);
     if (d->rr.report)
         report_plot(d->rr.report, "plies", REPORT_PLOT_BARS, "Nodes by ply", "ply", "nodes");
@@ -642,4 +642,4 @@ static void *doe_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t
     return d;
 }
 
-const CoordKindDef coord_doe_def = {doe_kind_new, doe_coord_free};
+const CoordKindDef coord_doe_def = {.kind_new = doe_kind_new, .kind_free = doe_coord_free};

@@ -438,14 +438,25 @@ static int games_finish(void *g, const CoordState *st) { return games_coord_fini
 
 void games_coord_kind(GamesCoord *g, CoordKind *out)
 {
-    *out = (CoordKind){
-        g,    WIRE_RESULT,    games_check, games_count, games_replay_extra, games_attach,
-        NULL, games_complete, games_tick,  games_start, games_finish};
+    *out = (CoordKind){.ctx = g,
+                       .result_kind = WIRE_RESULT,
+                       .check = games_check,
+                       .count = games_count,
+                       .replay_extra = games_replay_extra,
+                       .attach = games_attach,
+                       .complete = games_complete,
+                       .tick = games_tick,
+                       .start = games_start,
+                       .finish = games_finish};
 }
 
 static void *games_kind_new(const CoordSetup *s, CoordKind *out, char *why, size_t why_len)
 {
-    GamesSetup gs = {s->job, s->plan, s->dir, s->bench_signature, s->ranks};
+    GamesSetup gs = {.job = s->job,
+                     .plan = s->plan,
+                     .dir = s->dir,
+                     .bench_signature = s->bench_signature,
+                     .ranks = s->ranks};
     GamesCoord *g = games_coord_new(&gs, why, why_len);
     if (g)
         games_coord_kind(g, out);
@@ -454,7 +465,7 @@ static void *games_kind_new(const CoordSetup *s, CoordKind *out, char *why, size
 
 static void games_kind_free(void *g) { games_coord_free(g); }
 
-const CoordKindDef coord_games_def = {games_kind_new, games_kind_free};
+const CoordKindDef coord_games_def = {.kind_new = games_kind_new, .kind_free = games_kind_free};
 
 // ---- Start and end -------------------------------------------------------------------------
 

@@ -140,8 +140,10 @@ int nnue_fit_job(Link *link, const JobConfig *job, const char *dir, uint64_t fin
         snprintf(loss_path, sizeof loss_path, "%.4000s", loss);
     else
         snprintf(loss_path, sizeof loss_path, "%.2000s/%.2000s", dir, loss);
+    char title[64];
+    snprintf(title, sizeof title, "%s: NNUE net", job_kind_name(JOB_TRAIN));
     if (rank == 0)
-        run_report_begin(rr, job, dir, run_id, "train: NNUE net");
+        run_report_begin(rr, job, dir, run_id, title);
     if (rank == 0 && rr->report) {
         report_plot(rr->report, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)",
                     "epoch", "loss");

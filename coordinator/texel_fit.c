@@ -292,12 +292,14 @@ int texel_fit_run(const TexelFitJob *fj, Link *link, const atomic_bool *stop)
              (unsigned long long)(fj->fingerprint ? fj->fingerprint
                                                   : files_fnv(cfg.inputs.data, &cfg.inputs.start,
                                                               sizeof cfg.inputs.start)));
+    char title[64];
+    snprintf(title, sizeof title, "%s: evaluation fit", job_kind_name(JOB_TEXEL));
     if (rank == 0 && fj->job) {
-        run_report_begin(&rr, fj->job, fj->out_dir, run_id, "texel: evaluation fit");
+        run_report_begin(&rr, fj->job, fj->out_dir, run_id, title);
         fr.r = rr.report;
         fr.rr = &rr;
     } else if (rank == 0) {
-        fr.r = report_new(run_id, "texel: evaluation fit", XQFORGE_VERSION);
+        fr.r = report_new(run_id, title, XQFORGE_VERSION);
     }
     if (fr.r) {
         report_plot(fr.r, "loss", REPORT_PLOT_LINE, "Loss per epoch (mean squared error)", "epoch",

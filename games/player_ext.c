@@ -257,47 +257,23 @@ static PlayerStatus settle(ExternalPlayer *ep)
         return ext_fail(ep, PLAYER_ERR_CRASH, "the engine has exited");
     if (!ep->searching)
         return PLAYER_OK;
-    int64_t deadline = timeman_now_ms() + ep->ping_timeout_ms;
-    if (ep->proto == PROTO_XBOARD) {
-        ep->view_valid = false;
-        PlayerStatus st = ext_send_line(ep, "force");
-        if (!st)
-            st = xb_ping(ep, deadline);
-        if (!st)
-            ep->searching = false;
-        return st;
-    }
-    for (;;) {
-        ProcessStatus ps = ext_next_line(ep, deadline);
-        if (ps == PROCESS_ERR_TIMEOUT)
-            return ext_fail(ep, PLAYER_ERR_STALL, "no bestmove %d ms after 'stop'",
-                            ep->ping_timeout_ms);
-        if (ps != PROCESS_OK)
-            return ext_crashed(ep, ps, "waiting for bestmove after 'stop'");
-        if (ext_word_is(ext_skip_ws(ep->line), "bestmove")) {
-            ep->searching = false;
-            return PLAYER_OK;
-        }
-    }
+    return ep->pr->settle(ep, timeman_now_ms() + ep->ping_timeout_ms);
 }
 
 static PlayerStatus apply_options(ExternalPlayer *ep, const PlayerConfig *cfg)
 {
-    PlayerStatus st = PLAYER_OK;
-    if (ep->proto != PROTO_XBOARD && ep->has_variant_option)
-        st = uci_set_option(ep, "UCI_Variant", "xiangqi");
-    if (ep->proto == PROTO_XBOARD && ep->xb_claim_option)
-        st = ext_send_line(ep, "option Claim repetitions=0"); // we are the referee
-    for (int i = 0; !st && i < cfg->option_count; i++) {
-        const PlayerOption *o = &cfg->options[i];
-        if (ep->proto != PROTO_XBOARD)
-            st = uci_set_option(ep, o->name, o->value);
-        else if (*o->value)
-            st = ext_send_line(ep, "option %s=%s", o->name, o->value);
-        else
-            st = ext_send_line(ep, "option %s", o->name);
-    }
+    PlayerStatus st = ep->pr->configure(ep);
+    for (int i = 0; !st && i < cfg->option_count; i++)
+        st = ep->pr->set_option(ep, cfg->options[i].name, cfg->options[i].value);
     return st;
+}
+
+/// The row of an engine protocol, or NULL (the builtin player, or not a protocol).
+static const ExtProtocol *ext_protocol(Protocol p)
+{
+    static const ExtProtocol *const rows[PROTO_NB] = {
+        [PROTO_UCI] = &ext_uci, [PROTO_UCCI] = &ext_ucci, [PROTO_XBOARD] = &ext_xboard};
+    return (unsigned)p < PROTO_NB ? rows[p] : NULL;
 }
 
 static PlayerStatus start_engine(ExternalPlayer *ep, const PlayerConfig *cfg)
@@ -327,30 +303,19 @@ static PlayerStatus start_engine(ExternalPlayer *ep, const PlayerConfig *cfg)
                         cfg->workdir[0] ? " in " : "", cfg->workdir, process_strerror(ps),
                         strerror(err));
     }
-    PlayerStatus st = ep->proto == PROTO_XBOARD ? xb_handshake(ep, start, timeout)
-                                                : uci_handshake(ep, start + timeout, timeout);
-    if (!st && ep->proto == PROTO_XBOARD) {
-        const char *n = ep->engine_name;
-        if (strstr(n, "Sjaak"))
-            ep->fen_dialect = FEN_HE;
-        else if (strstr(n, "HoiXiangqi"))
-            ep->fen_dialect = FEN_HE | FEN_SHORT;
-        st = xb_reset(ep);
-        if (!st)
-            st = ext_send_line(ep, "easy"); // no pondering: the engine is idle between our calls
-    }
+    PlayerStatus st = ep->pr->handshake(ep, start, timeout);
     if (!st)
         st = apply_options(ep, cfg);
     if (!st)
-        st = ep->proto == PROTO_XBOARD ? xb_ping(ep, timeman_now_ms() + ep->ping_timeout_ms)
-                                       : uci_ping(ep);
+        st = ep->pr->ping(ep);
     return st;
 }
 
 PlayerStatus external_player_new(const PlayerConfig *cfg, void **impl, char *msg, size_t msg_len)
 {
     *impl = NULL;
-    if (cfg->proto != PROTO_UCI && cfg->proto != PROTO_UCCI && cfg->proto != PROTO_XBOARD) {
+    const ExtProtocol *pr = ext_protocol(cfg->proto);
+    if (!pr) {
         put_msg(msg, msg_len, "not an external engine protocol");
         return PLAYER_ERR_CONFIG;
     }
@@ -363,6 +328,7 @@ PlayerStatus external_player_new(const PlayerConfig *cfg, void **impl, char *msg
         return PLAYER_ERR_START;
     }
     ep->scratch = scratch;
+    ep->pr = pr;
     ep->proto = cfg->proto;
     ep->rank_base = cfg->rank_base;
     ep->ping_timeout_ms = cfg->ping_timeout_ms > 0 ? cfg->ping_timeout_ms : DEFAULT_PING_MS;
@@ -420,17 +386,8 @@ PlayerStatus external_player_new_game(void *impl, const RulesConfig *rules, char
     (void)rules; // no protocol here can tell an engine our rule set
     ExternalPlayer *ep = impl;
     PlayerStatus st = settle(ep);
-    if (!st && ep->proto == PROTO_UCI)
-        st = ext_send_line(ep, "ucinewgame");
-    if (!st && ep->proto == PROTO_UCCI && ep->has_newgame_option)
-        st = ext_send_line(ep, "setoption newgame");
-    if (!st && ep->proto != PROTO_XBOARD)
-        st = uci_ping(ep);
-    if (!st && ep->proto == PROTO_XBOARD) {
-        st = xb_reset(ep);
-        if (!st)
-            st = xb_ping(ep, timeman_now_ms() + ep->ping_timeout_ms);
-    }
+    if (!st)
+        st = ep->pr->new_game(ep);
     if (st)
         put_msg(msg, msg_len, ep->err);
     return st;
@@ -440,7 +397,7 @@ PlayerStatus external_player_new_game(void *impl, const RulesConfig *rules, char
 static PlayerStatus check_limits(ExternalPlayer *ep, const Board *game, const PlayerLimits *l)
 {
     bool bounded = l->time_ms[game->side] >= 0 || l->movetime_ms > 0 || l->depth > 0;
-    if (!bounded && l->nodes > 0 && ep->proto == PROTO_XBOARD)
+    if (!bounded && l->nodes > 0 && !ep->pr->node_limit)
         return ext_fail(ep, PLAYER_ERR_CONFIG,
                         "xboard has no node limit: give a clock, a movetime or a depth");
     if (!bounded && l->nodes == 0)
@@ -461,8 +418,7 @@ PlayerStatus external_player_go(void *impl, const Board *game, const PlayerLimit
         st = settle(ep);
     if (!st) {
         game_start_fen(ep, game);
-        st = ep->proto == PROTO_XBOARD ? xb_go(ep, game, limits, deadline_ms, out)
-                                       : uci_go(ep, game, limits, deadline_ms, out);
+        st = ep->pr->go(ep, game, limits, deadline_ms, out);
     }
     if (st)
         put_msg(msg, msg_len, ep->err);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Internal to games/: the external player shared by player_ext.c (process, text, the
 // common calls) and the protocols in player_uci.c (UCI, UCCI) and player_xboard.c (CECP).
+// Each protocol is one ExtProtocol row (curl's protocol handlers); player_ext.c picks the row
+// once, when the engine starts, and never asks which protocol it speaks.
 #pragma once
 
 #include <stdbool.h>
@@ -29,7 +31,38 @@ enum {
 /// N/B, bit 1 = four fields (board, side, halfmove, fullmove) instead of six.
 enum { FEN_HE = 1, FEN_SHORT = 2, FEN_DIALECT_NB = 4 };
 
+typedef struct ExternalPlayer ExternalPlayer;
+
+/// What an engine protocol does for each of player_ext.c's calls, every hook set, designated
+/// by field name. Each hook returns PLAYER_OK, or the status of the failure it recorded in
+/// ep->err (ext_fail); none is called on a dead engine that would need to answer.
 typedef struct {
+    Protocol proto;
+    /// The spawned engine greeted and its answer read (its name, its options) within
+    /// timeout_ms of start, then made ready to take options.
+    PlayerStatus (*handshake)(ExternalPlayer *ep, int64_t start, int timeout_ms);
+    /// Before the job's options: what we set ourselves (the variant, no claims of its own).
+    PlayerStatus (*configure)(ExternalPlayer *ep);
+    /// One option of the job ("" value: an option without one, a button).
+    PlayerStatus (*set_option)(ExternalPlayer *ep, const char *name, const char *value);
+    /// The engine has taken everything sent so far (within ping_timeout_ms).
+    PlayerStatus (*ping)(ExternalPlayer *ep);
+    /// A new game, the engine pinged after it.
+    PlayerStatus (*new_game)(ExternalPlayer *ep);
+    /// The answer of a search abandoned at its deadline (ep->searching) collected by
+    /// deadline, so that it is not taken for the next one.
+    PlayerStatus (*settle)(ExternalPlayer *ep, int64_t deadline);
+    /// A search of the game (ep->start_fen is its start) to a legal move, bounded by deadline.
+    PlayerStatus (*go)(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
+                       int64_t deadline, PlayerMove *out);
+    bool node_limit; // a search can be limited by nodes (xboard has no such limit)
+} ExtProtocol;
+
+extern const ExtProtocol ext_uci, ext_ucci; // player_uci.c
+extern const ExtProtocol ext_xboard;        // player_xboard.c
+
+struct ExternalPlayer {
+    const ExtProtocol *pr; // chosen once, when the engine starts
     Protocol proto;
     int rank_base;
     int ping_timeout_ms;
@@ -68,7 +101,7 @@ typedef struct {
     int log_session; // this process's number in the log
     char line[PROCESS_LINE_MAX];
     char cmd[CMD_MAX];
-} ExternalPlayer;
+};
 
 // player_ext.c: the process and text helpers every protocol uses.
 void ext_copy_text(char *dst, size_t cap, const char *src, size_t len);
@@ -100,20 +133,3 @@ void ext_log_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *l, in
 /// Checks the engine's move text against the game position.
 PlayerStatus ext_take_move(ExternalPlayer *ep, const Board *game, const char *text,
                            PlayerMove *out);
-
-// player_uci.c: UCI and UCCI.
-PlayerStatus uci_handshake(ExternalPlayer *ep, int64_t deadline, int timeout_ms);
-PlayerStatus uci_set_option(ExternalPlayer *ep, const char *name, const char *value);
-/// isready / readyok.
-PlayerStatus uci_ping(ExternalPlayer *ep);
-PlayerStatus uci_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
-                    int64_t deadline, PlayerMove *out);
-
-// player_xboard.c: xboard / CECP.
-PlayerStatus xb_handshake(ExternalPlayer *ep, int64_t start, int timeout_ms);
-/// ping N / pong N (skipped for engines without feature ping=1).
-PlayerStatus xb_ping(ExternalPlayer *ep, int64_t deadline);
-/// A fresh game in the start position, the engine in force mode.
-PlayerStatus xb_reset(ExternalPlayer *ep);
-PlayerStatus xb_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
-                   int64_t deadline, PlayerMove *out);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // External engines over UCI (the Pikafish / Fairy-Stockfish dialect) and UCCI: the handshake,
-// options, isready, and a search from `position` to `bestmove` (player_ext.c drives them).
+// options, isready, and a search from `position` to `bestmove`; their rows ext_uci and
+// ext_ucci are what player_ext.c calls.
 #include "player_ext_impl.h"
 
 #include <errno.h>
@@ -56,8 +57,9 @@ static void uci_option_line(ExternalPlayer *ep, const char *rest)
     ext_advertise(ep, name, n, kind, bounds == 3 && min <= max, min, max);
 }
 
-PlayerStatus uci_handshake(ExternalPlayer *ep, int64_t deadline, int timeout_ms)
+static PlayerStatus uci_handshake(ExternalPlayer *ep, int64_t start, int timeout_ms)
 {
+    int64_t deadline = start + timeout_ms;
     bool uci = ep->proto == PROTO_UCI;
     const char *ok = uci ? "uciok" : "ucciok";
     PlayerStatus st = ext_send_line(ep, "%s", uci ? "uci" : "ucci");
@@ -81,17 +83,26 @@ PlayerStatus uci_handshake(ExternalPlayer *ep, int64_t deadline, int timeout_ms)
     }
 }
 
-PlayerStatus uci_set_option(ExternalPlayer *ep, const char *name, const char *value)
+static PlayerStatus uci_set_option(ExternalPlayer *ep, const char *name, const char *value)
 {
-    if (ep->proto == PROTO_UCCI)
-        return *value ? ext_send_line(ep, "setoption %s %s", name, value)
-                      : ext_send_line(ep, "setoption %s", name);
     return *value ? ext_send_line(ep, "setoption name %s value %s", name, value)
                   : ext_send_line(ep, "setoption name %s", name);
 }
 
+static PlayerStatus ucci_set_option(ExternalPlayer *ep, const char *name, const char *value)
+{
+    return *value ? ext_send_line(ep, "setoption %s %s", name, value)
+                  : ext_send_line(ep, "setoption %s", name);
+}
+
+/// UCI_Variant only where advertised (Fairy-Stockfish, in either dialect).
+static PlayerStatus uci_configure(ExternalPlayer *ep)
+{
+    return ep->has_variant_option ? ep->pr->set_option(ep, "UCI_Variant", "xiangqi") : PLAYER_OK;
+}
+
 /// isready / readyok.
-PlayerStatus uci_ping(ExternalPlayer *ep)
+static PlayerStatus uci_ping(ExternalPlayer *ep)
 {
     PlayerStatus st = ext_send_line(ep, "isready");
     if (st)
@@ -198,8 +209,38 @@ static PlayerStatus uci_send_go(ExternalPlayer *ep, Color us, const PlayerLimits
     return ext_send_line(ep, "%s", go);
 }
 
-PlayerStatus uci_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
-                    int64_t deadline, PlayerMove *out)
+static PlayerStatus uci_new_game(ExternalPlayer *ep)
+{
+    PlayerStatus st = ext_send_line(ep, "ucinewgame");
+    return st ? st : uci_ping(ep);
+}
+
+/// UCCI has no new-game command: an engine may offer a `newgame` option (a button).
+static PlayerStatus ucci_new_game(ExternalPlayer *ep)
+{
+    PlayerStatus st = ep->has_newgame_option ? ext_send_line(ep, "setoption newgame") : PLAYER_OK;
+    return st ? st : uci_ping(ep);
+}
+
+/// The `bestmove` that answers the `stop` sent at the deadline.
+static PlayerStatus uci_settle(ExternalPlayer *ep, int64_t deadline)
+{
+    for (;;) {
+        ProcessStatus ps = ext_next_line(ep, deadline);
+        if (ps == PROCESS_ERR_TIMEOUT)
+            return ext_fail(ep, PLAYER_ERR_STALL, "no bestmove %d ms after 'stop'",
+                            ep->ping_timeout_ms);
+        if (ps != PROCESS_OK)
+            return ext_crashed(ep, ps, "waiting for bestmove after 'stop'");
+        if (ext_word_is(ext_skip_ws(ep->line), "bestmove")) {
+            ep->searching = false;
+            return PLAYER_OK;
+        }
+    }
+}
+
+static PlayerStatus uci_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
+                           int64_t deadline, PlayerMove *out)
 {
     PlayerStatus st = uci_send_position(ep, game);
     if (!st) {
@@ -229,3 +270,23 @@ PlayerStatus uci_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *l
         }
     }
 }
+
+const ExtProtocol ext_uci = {.proto = PROTO_UCI,
+                             .handshake = uci_handshake,
+                             .configure = uci_configure,
+                             .set_option = uci_set_option,
+                             .ping = uci_ping,
+                             .new_game = uci_new_game,
+                             .settle = uci_settle,
+                             .go = uci_go,
+                             .node_limit = true};
+
+const ExtProtocol ext_ucci = {.proto = PROTO_UCCI,
+                              .handshake = uci_handshake,
+                              .configure = uci_configure,
+                              .set_option = ucci_set_option,
+                              .ping = uci_ping,
+                              .new_game = ucci_new_game,
+                              .settle = uci_settle,
+                              .go = uci_go,
+                              .node_limit = true};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // External engines over xboard/CECP: features, ping/pong, the engine's view of the game
-// (force mode, setboard in the FEN dialect it reads), limits and the wait for its move
-// (player_ext.c drives them).
+// (force mode, setboard in the FEN dialect it reads), limits and the wait for its move; its
+// row ext_xboard is what player_ext.c calls.
 #include "player_ext_impl.h"
 
 #include <errno.h>
@@ -139,7 +139,7 @@ static PlayerStatus xb_common_line(ExternalPlayer *ep, const char *s)
     return PLAYER_OK;
 }
 
-PlayerStatus xb_handshake(ExternalPlayer *ep, int64_t start, int timeout_ms)
+static PlayerStatus xb_handshake(ExternalPlayer *ep, int64_t start, int timeout_ms)
 {
     if (ext_send_line(ep, "xboard") || ext_send_line(ep, "protover 2"))
         return PLAYER_ERR_START;
@@ -165,7 +165,7 @@ PlayerStatus xb_handshake(ExternalPlayer *ep, int64_t start, int timeout_ms)
 }
 
 /// ping N / pong N (skipped for engines without feature ping=1).
-PlayerStatus xb_ping(ExternalPlayer *ep, int64_t deadline)
+static PlayerStatus xb_ping(ExternalPlayer *ep, int64_t deadline)
 {
     if (!ep->xb_ping)
         return PLAYER_OK;
@@ -193,7 +193,7 @@ PlayerStatus xb_ping(ExternalPlayer *ep, int64_t deadline)
 
 /// A fresh game in the start position, the engine in force mode (Sjaak: `new` resets the
 /// variant, so `variant` comes after it).
-PlayerStatus xb_reset(ExternalPlayer *ep)
+static PlayerStatus xb_reset(ExternalPlayer *ep)
 {
     PlayerStatus st = ext_send_line(ep, "new");
     if (!st)
@@ -427,8 +427,8 @@ static PlayerStatus xb_wait_move(ExternalPlayer *ep, const Board *game, int64_t 
     }
 }
 
-PlayerStatus xb_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
-                   int64_t deadline, PlayerMove *out)
+static PlayerStatus xb_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *limits,
+                          int64_t deadline, PlayerMove *out)
 {
     PlayerStatus st = xb_sync(ep, game, deadline);
     if (!st)
@@ -445,3 +445,64 @@ PlayerStatus xb_go(ExternalPlayer *ep, const Board *game, const PlayerLimits *li
         question_at = timeman_now_ms() + limits->movetime_ms;
     return xb_wait_move(ep, game, question_at, deadline, out);
 }
+
+/// The handshake, then the FEN dialect guessed from the engine's name and a fresh game.
+static PlayerStatus xb_start(ExternalPlayer *ep, int64_t start, int timeout_ms)
+{
+    PlayerStatus st = xb_handshake(ep, start, timeout_ms);
+    if (st)
+        return st;
+    const char *n = ep->engine_name;
+    if (strstr(n, "Sjaak"))
+        ep->fen_dialect = FEN_HE;
+    else if (strstr(n, "HoiXiangqi"))
+        ep->fen_dialect = FEN_HE | FEN_SHORT;
+    st = xb_reset(ep);
+    if (!st)
+        st = ext_send_line(ep, "easy"); // no pondering: the engine is idle between our calls
+    return st;
+}
+
+static PlayerStatus xb_configure(ExternalPlayer *ep)
+{
+    // We are the referee.
+    return ep->xb_claim_option ? ext_send_line(ep, "option Claim repetitions=0") : PLAYER_OK;
+}
+
+static PlayerStatus xb_set_option(ExternalPlayer *ep, const char *name, const char *value)
+{
+    return *value ? ext_send_line(ep, "option %s=%s", name, value)
+                  : ext_send_line(ep, "option %s", name);
+}
+
+static PlayerStatus xb_ready(ExternalPlayer *ep)
+{
+    return xb_ping(ep, timeman_now_ms() + ep->ping_timeout_ms);
+}
+
+static PlayerStatus xb_new_game(ExternalPlayer *ep)
+{
+    PlayerStatus st = xb_reset(ep);
+    return st ? st : xb_ready(ep);
+}
+
+/// Force mode ends the search; a ping then says its move (if any) has come and gone.
+static PlayerStatus xb_settle(ExternalPlayer *ep, int64_t deadline)
+{
+    ep->view_valid = false;
+    PlayerStatus st = ext_send_line(ep, "force");
+    if (!st)
+        st = xb_ping(ep, deadline);
+    if (!st)
+        ep->searching = false;
+    return st;
+}
+
+const ExtProtocol ext_xboard = {.proto = PROTO_XBOARD,
+                                .handshake = xb_start,
+                                .configure = xb_configure,
+                                .set_option = xb_set_option,
+                                .ping = xb_ready,
+                                .new_game = xb_new_game,
+                                .settle = xb_settle,
+                                .go = xb_go};

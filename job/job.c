@@ -284,7 +284,7 @@ static bool set_urls(JobCtx *c, const char *key, const char *v)
 static bool set_model(JobCtx *c, const char *key, const char *v)
 {
     int i = 0;
-    if (!ctx_set_enum(c, "sprt", key, v, MODEL_NAMES, JOB_SPRT_MODEL_NB, &i))
+    if (!ctx_set_enum(c, job_kind_section(JOB_SPRT), key, v, MODEL_NAMES, JOB_SPRT_MODEL_NB, &i))
         return false;
     return c->job->sprt.model = (JobSprtModel)i, true;
 }
@@ -312,7 +312,7 @@ static bool set_score_view(JobCtx *c, const char *key, const char *v)
 {
     static const char *const views[] = {"red", "side_to_move"};
     int i = 0;
-    if (!ctx_set_enum(c, "book", key, v, views, 2, &i))
+    if (!ctx_set_enum(c, job_kind_section(JOB_BOOK), key, v, views, 2, &i))
         return false;
     return c->job->book.side_to_move = i == 1, true;
 }
@@ -342,25 +342,26 @@ static bool spsa_add_one(void *ctx, int id)
 
 static bool spsa_add_names(JobCtx *c, const char *key, const char *v)
 {
+    const char *sec = job_kind_section(JOB_SPSA);
     char bad[64];
     switch (params_parse_list(v, spsa_add_one, c->job, bad, sizeof bad)) {
     case PARAMS_LIST_OK: return true;
     case PARAMS_LIST_UNKNOWN:
-        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", bad);
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key, "'%s' is not an engine weight", bad);
     case PARAMS_LIST_STOPPED:
-        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key,
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key,
                         "more than %d parameters (the table has %d rows: list psq, eval, search or "
                         "names)",
                         JOB_SPSA_PARAMS_MAX, PARAM_NB);
     default:
-        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key,
-                        "empty: give all, psq, eval, search or names");
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key, "empty: give all, psq, eval, search or names");
     }
 }
 
 /// `param = NAME, start, min, max, c_end, r_end` as fishtest writes them.
 static bool spsa_add_line(JobCtx *c, const char *key, const char *v)
 {
+    const char *sec = job_kind_section(JOB_SPSA);
     JobConfig *j = c->job;
     char name[64];
     double x[5];
@@ -368,15 +369,15 @@ static bool spsa_add_line(JobCtx *c, const char *key, const char *v)
     if (sscanf(v, " %63[^, \t] , %lf , %lf , %lf , %lf , %lf %n", name, &x[0], &x[1], &x[2], &x[3],
                &x[4], &used) != 6 ||
         v[used])
-        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key,
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key,
                         "'%s': expected NAME, start, min, max, c_end, r_end", v);
     int id = params_find(name);
     if (id < 0)
-        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key, "'%s' is not an engine weight", name);
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key, "'%s' is not an engine weight", name);
     const ParamInfo *pi = &params_info[id];
     if (!(x[1] < x[2]) || x[0] < x[1] || x[0] > x[2] || x[1] < pi->min || x[2] > pi->max ||
         !(x[3] > 0) || !(x[4] > 0))
-        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key,
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key,
                         "%s: need %d <= min < max <= %d, min <= start <= max, c_end > 0, r_end > 0",
                         name, pi->min, pi->max);
     int k = 0;
@@ -385,8 +386,7 @@ static bool spsa_add_line(JobCtx *c, const char *key, const char *v)
     while (k < j->spsa.param_count && j->spsa.params[k].id != id)
         k++;
     if (k >= JOB_SPSA_PARAMS_MAX)
-        return ctx_fail(c, JOB_ERR_VALUE, "spsa", key, "more than %d parameters",
-                        JOB_SPSA_PARAMS_MAX);
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key, "more than %d parameters", JOB_SPSA_PARAMS_MAX);
     j->spsa.params[k] = (JobSpsaParam){id, true, x[0], x[1], x[2], x[3], x[4]};
     if (k == j->spsa.param_count)
         j->spsa.param_count++;
@@ -403,10 +403,11 @@ static bool texel_tune_one(void *ctx, int id)
 
 static bool texel_params(JobCtx *c, const char *key, const char *v)
 {
+    const char *sec = job_kind_section(JOB_TEXEL);
     JobConfig *j = c->job;
     char bad[64];
     if (params_list_names_search(v, bad, sizeof bad))
-        return ctx_fail(c, JOB_ERR_VALUE, "texel", key,
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key,
                         "'%s' is a search row: Texel fits only what the evaluation reads (tune the "
                         "search with kind = spsa)",
                         bad);
@@ -417,14 +418,15 @@ static bool texel_params(JobCtx *c, const char *key, const char *v)
     switch (params_parse_list(v, texel_tune_one, j->texel.tuned, bad, sizeof bad)) {
     case PARAMS_LIST_OK: return true;
     case PARAMS_LIST_UNKNOWN:
-        return ctx_fail(c, JOB_ERR_VALUE, "texel", key, "'%s' is not an engine weight", bad);
-    default: return ctx_fail(c, JOB_ERR_VALUE, "texel", key, "empty: give all, psq, eval or names");
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key, "'%s' is not an engine weight", bad);
+    default: return ctx_fail(c, JOB_ERR_VALUE, sec, key, "empty: give all, psq, eval or names");
     }
 }
 
 /// `data = A.xqp B.xqp ...`: blank-separated paths, each taken from the job file's directory.
 static bool train_data(JobCtx *c, const char *key, const char *v)
 {
+    const char *sec = job_kind_section(JOB_TRAIN);
     JobConfig *j = c->job;
     char buf[JOB_LINE_MAX + 1];
     snprintf(buf, sizeof buf, "%s", v);
@@ -432,14 +434,13 @@ static bool train_data(JobCtx *c, const char *key, const char *v)
     j->train.data_count = 0;
     for (char *save, *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
         if (j->train.data_count == JOB_TRAIN_DATA_MAX)
-            return ctx_fail(c, JOB_ERR_VALUE, "train", key, "more than %d files",
-                            JOB_TRAIN_DATA_MAX);
-        if (!ctx_set_path(c, "train", key, t, j->train.data[j->train.data_count], JOB_TEXT_MAX))
+            return ctx_fail(c, JOB_ERR_VALUE, sec, key, "more than %d files", JOB_TRAIN_DATA_MAX);
+        if (!ctx_set_path(c, sec, key, t, j->train.data[j->train.data_count], JOB_TEXT_MAX))
             return false;
         j->train.data_count++;
     }
     if (j->train.data_count == 0)
-        return ctx_fail(c, JOB_ERR_VALUE, "train", key, "empty: give one or more .xqp files");
+        return ctx_fail(c, JOB_ERR_VALUE, sec, key, "empty: give one or more .xqp files");
     return true;
 }
 

@@ -56,15 +56,16 @@ static bool validate_windows(JobCtx *c, const char *section, const Windows *w)
 /// A book job needs no engines (it runs the builtin search) and no rounds.
 static bool validate_book(JobCtx *c)
 {
+    const char *sec = job_kind_section(JOB_BOOK);
     const JobConfig *j = c->job;
     const __typeof__(j->book) *b = &j->book;
     Windows w = {b->plies_min, b->plies_max, b->score_min, b->score_max,
                  b->draw_min,  b->draw_max,  b->wdl_model};
     if (!no_engines(c, "a book job searches with the builtin engine: remove the engine sections") ||
-        !validate_windows(c, "book", &w))
+        !validate_windows(c, sec, &w))
         return false;
     if (!j->book.wdl_model[0] && j->book.abort_margin > 0)
-        return ctx_fail(c, JOB_ERR_VALUE, "book", "wdl_model",
+        return ctx_fail(c, JOB_ERR_VALUE, sec, "wdl_model",
                         "abort_margin needs a model: set book.wdl_model (xqforge wdl fit)");
     return true;
 }
@@ -92,7 +93,7 @@ static bool validate_spsa(JobCtx *c)
     if (!j->repeat)
         return ctx_fail(c, JOB_ERR_VALUE, "job", "repeat", "spsa plays game pairs: repeat = true");
     if (j->spsa.param_count == 0)
-        return ctx_fail(c, JOB_ERR_MISSING, "spsa", "params",
+        return ctx_fail(c, JOB_ERR_MISSING, job_kind_section(JOB_SPSA), "params",
                         "no parameters: give params = all|psq|eval|NAME... or param = NAME, "
                         "start, min, max, c_end, r_end");
     // A parameter without its own r_end takes the section's, resolved only now that every line
@@ -110,7 +111,8 @@ static bool validate_texel(JobCtx *c)
                        "(start weights: [texel] start = FILE)"))
         return false;
     if (!c->job->texel.data[0])
-        return ctx_fail(c, JOB_ERR_MISSING, "texel", "data", "missing: the dataset file");
+        return ctx_fail(c, JOB_ERR_MISSING, job_kind_section(JOB_TEXEL), "data",
+                        "missing: the dataset file");
     return true;
 }
 
@@ -118,15 +120,16 @@ static bool validate_texel(JobCtx *c)
 /// identity for every spelling of the position).
 static bool validate_doe_root(JobCtx *c, char *root)
 {
+    const char *sec = job_kind_section(JOB_DOE);
     Board *b = malloc(sizeof *b);
     if (!b)
-        return ctx_fail(c, JOB_ERR_VALUE, "doe", "root", "out of memory");
+        return ctx_fail(c, JOB_ERR_VALUE, sec, "root", "out of memory");
     char why[256];
     bool ok = false;
     if (board_set_fen(b, root, why, sizeof why) != FEN_OK)
-        ctx_fail(c, JOB_ERR_VALUE, "doe", "root", "'%.300s': %s", root, why);
+        ctx_fail(c, JOB_ERR_VALUE, sec, "root", "'%.300s': %s", root, why);
     else if (movegen_count_legal(b) == 0)
-        ctx_fail(c, JOB_ERR_VALUE, "doe", "root",
+        ctx_fail(c, JOB_ERR_VALUE, sec, "root",
                  "'%.300s': the side to move has no legal move, so there is no tree", root);
     else {
         board_fen(b, root, JOB_TEXT_MAX);
@@ -145,7 +148,8 @@ static bool validate_doe(JobCtx *c)
                  d->draw_min,  d->draw_max,  d->wdl_model};
     return no_engines(c,
                       "a doe job searches with the builtin engine: remove the engine sections") &&
-           validate_windows(c, "doe", &w) && (!d->root[0] || validate_doe_root(c, d->root));
+           validate_windows(c, job_kind_section(JOB_DOE), &w) &&
+           (!d->root[0] || validate_doe_root(c, d->root));
 }
 
 /// A datagen job: one builtin engine plays itself under a depth or nodes limit per move.
@@ -181,7 +185,7 @@ static bool train_features_ok(JobCtx *c)
     const char *f = c->job->train.features;
     if (!strcmp(f, "xq1") || !strcmp(f, "xq2"))
         return true;
-    return ctx_fail(c, JOB_ERR_VALUE, "train", "features",
+    return ctx_fail(c, JOB_ERR_VALUE, job_kind_section(JOB_TRAIN), "features",
                     "'%s': xq1 (colour x type x square) or xq2 (king-bucketed)", f);
 }
 
@@ -193,7 +197,7 @@ static bool validate_train(JobCtx *c)
     if (!no_engines(c, "a train job trains a net from positions files: remove the engine sections"))
         return false;
     if (c->job->train.data_count == 0)
-        return ctx_fail(c, JOB_ERR_MISSING, "train", "data",
+        return ctx_fail(c, JOB_ERR_MISSING, job_kind_section(JOB_TRAIN), "data",
                         "missing: the positions files (.xqp, from kind = datagen)");
     if (c->has_rounds)
         return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds", "a train job runs [train] epochs");
@@ -205,6 +209,8 @@ static bool validate_train(JobCtx *c)
 /// gate's SPRT bounds, and no [train] data (each generation's own).
 static bool validate_loop(JobCtx *c)
 {
+    // Its own section and [train], which it reads for every generation.
+    const char *loop = job_kind_section(JOB_LOOP), *train = job_kind_section(JOB_TRAIN);
     JobConfig *j = c->job;
     if (!train_features_ok(c))
         return false;
@@ -229,22 +235,22 @@ static bool validate_loop(JobCtx *c)
         return ctx_fail(c, JOB_ERR_VALUE, "job", "rounds",
                         "a loop job runs [loop] generations (the gate's games: gate_games)");
     if (j->train.data_count > 0)
-        return ctx_fail(c, JOB_ERR_VALUE, "train", "data",
+        return ctx_fail(c, JOB_ERR_VALUE, train, "data",
                         "a loop trains on its own generations' data (remove [train] data; "
                         "[loop] keep sets the window)");
     if (!(j->loop.elo0 < j->loop.elo1))
-        return ctx_fail(c, JOB_ERR_VALUE, "loop", "elo1", "elo0 (%g) must be below elo1 (%g)",
+        return ctx_fail(c, JOB_ERR_VALUE, loop, "elo1", "elo0 (%g) must be below elo1 (%g)",
                         j->loop.elo0, j->loop.elo1);
     if (!(j->loop.alpha + j->loop.beta < 1))
-        return ctx_fail(c, JOB_ERR_VALUE, "loop", "beta", "alpha + beta must be below 1");
+        return ctx_fail(c, JOB_ERR_VALUE, loop, "beta", "alpha + beta must be below 1");
     if (j->train.init[0])
-        return ctx_fail(c, JOB_ERR_VALUE, "train", "init",
+        return ctx_fail(c, JOB_ERR_VALUE, train, "init",
                         "a loop starts each net from fresh weights or from its best net "
                         "([loop] from_scratch): remove [train] init");
     if (j->loop.gate_nodes > 0)
         return true;
     if (!j->loop.gate_tc[0])
-        return ctx_fail(c, JOB_ERR_MISSING, "loop", "gate_tc",
+        return ctx_fail(c, JOB_ERR_MISSING, loop, "gate_tc",
                         "empty: give a time control (10+0.1) or gate_nodes = N");
     PlayerConfig *pc = calloc(1, sizeof *pc); // large: not on the stack
     TimeControl gtc = {0};
@@ -252,7 +258,7 @@ static bool validate_loop(JobCtx *c)
     bool ok = pc && engine_spec_set(pc, &gtc, "tc", j->loop.gate_tc, NULL, why, sizeof why) ==
                         ENGINE_SPEC_OK;
     free(pc);
-    return ok || ctx_fail(c, JOB_ERR_VALUE, "loop", "gate_tc", "%s", why);
+    return ok || ctx_fail(c, JOB_ERR_VALUE, loop, "gate_tc", "%s", why);
 }
 
 /// The index of the engine called name, or -1.
@@ -269,11 +275,12 @@ static int engine_named(const JobConfig *j, const char *name)
 /// moved to players[0], so that every figure, file and page below reads from its side.
 static bool assign_roles(JobCtx *c, const char *names)
 {
+    const char *sec = job_kind_section(JOB_SPRT);
     JobConfig *j = c->job;
     const char *nn = j->sprt.new_name, *bn = j->sprt.base_name;
     if (j->player_count != 2) {
         if (nn[0] || bn[0])
-            return ctx_fail(c, JOB_ERR_VALUE, "sprt", nn[0] ? "new" : "base",
+            return ctx_fail(c, JOB_ERR_VALUE, sec, nn[0] ? "new" : "base",
                             "roles are for two engines (found %d): with more, the first engine "
                             "is the gauntlet's base and [job] anchor sets the rating's zero",
                             j->player_count);
@@ -281,13 +288,13 @@ static bool assign_roles(JobCtx *c, const char *names)
     }
     int n = nn[0] ? engine_named(j, nn) : -1, b = bn[0] ? engine_named(j, bn) : -1;
     if (nn[0] && n < 0)
-        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "new", "'%s' is not one of the engines (%s)", nn,
+        return ctx_fail(c, JOB_ERR_VALUE, sec, "new", "'%s' is not one of the engines (%s)", nn,
                         names);
     if (bn[0] && b < 0)
-        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "base", "'%s' is not one of the engines (%s)", bn,
+        return ctx_fail(c, JOB_ERR_VALUE, sec, "base", "'%s' is not one of the engines (%s)", bn,
                         names);
     if (n >= 0 && n == b)
-        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "base",
+        return ctx_fail(c, JOB_ERR_VALUE, sec, "base",
                         "'%s' is also [sprt] new: the two roles need two engines", bn);
     if (n >= 0 || b >= 0) {
         j->roles = JOB_ROLES_NAMED;
@@ -328,6 +335,7 @@ const char *job_roles_text(JobRoles r)
 /// A game job (sprt, match): two or more engines, rounds; an SPRT has exactly two.
 static bool validate_games(JobCtx *c, bool sprt)
 {
+    const char *sec = job_kind_section(JOB_SPRT);
     JobConfig *j = c->job;
     if (j->player_count < 2)
         return ctx_fail(c, JOB_ERR_MISSING, "engine NAME", NULL,
@@ -363,10 +371,10 @@ static bool validate_games(JobCtx *c, bool sprt)
     if (!assign_roles(c, names))
         return false;
     if (sprt && !(j->sprt.elo0 < j->sprt.elo1))
-        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "elo1", "elo0 (%g) must be below elo1 (%g)",
+        return ctx_fail(c, JOB_ERR_VALUE, sec, "elo1", "elo0 (%g) must be below elo1 (%g)",
                         j->sprt.elo0, j->sprt.elo1);
     if (sprt && !(j->sprt.alpha + j->sprt.beta < 1))
-        return ctx_fail(c, JOB_ERR_VALUE, "sprt", "beta", "alpha + beta must be below 1");
+        return ctx_fail(c, JOB_ERR_VALUE, sec, "beta", "alpha + beta must be below 1");
     return true;
 }
 
@@ -459,18 +467,20 @@ static void out_verify(const JobConfig *j, JobOutput *out, int *n)
 
 static void outputs_spsa(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
+    const char *sec = job_kind_section(JOB_SPSA);
     outputs_games(j, out, n, scratch, len);
-    out_add(out, n, "spsa", "weights", j->spsa.weights, NULL);
-    out_add(out, n, "spsa", "trajectory", j->spsa.trajectory, NULL);
+    out_add(out, n, sec, "weights", j->spsa.weights, NULL);
+    out_add(out, n, sec, "trajectory", j->spsa.trajectory, NULL);
     out_verify(j, out, n);
 }
 
 static void outputs_texel(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
+    const char *sec = job_kind_section(JOB_TEXEL);
     // The derived name lives in the caller's scratch, as long as the list that points to it.
     snprintf(scratch, len, "%s.diff", j->texel.weights);
-    out_add(out, n, "texel", "weights", j->texel.weights, NULL);
-    out_add(out, n, "texel", "loss", j->texel.loss, NULL);
+    out_add(out, n, sec, "weights", j->texel.weights, NULL);
+    out_add(out, n, sec, "loss", j->texel.loss, NULL);
     out_add(out, n, NULL, NULL, scratch, "the weights' difference file");
     out_add(out, n, NULL, NULL, "texel.ckpt", "the Texel checkpoint");
     out_verify(j, out, n);
@@ -478,35 +488,38 @@ static void outputs_texel(const JobConfig *j, JobOutput *out, int *n, char *scra
 
 static void outputs_book(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
+    const char *sec = job_kind_section(JOB_BOOK);
     (void)scratch, (void)len;
     out_journal(j, out, n);
-    out_add(out, n, "book", "epd", j->book.epd, NULL);
-    out_add(out, n, "book", "moves", j->book.moves, NULL);
-    out_add(out, n, "book", "html", j->book.html, NULL);
+    out_add(out, n, sec, "epd", j->book.epd, NULL);
+    out_add(out, n, sec, "moves", j->book.moves, NULL);
+    out_add(out, n, sec, "html", j->book.html, NULL);
 }
 
 static void outputs_doe(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
+    const char *sec = job_kind_section(JOB_DOE);
     (void)scratch, (void)len;
     out_journal(j, out, n);
-    out_add(out, n, "doe", "epd", j->doe.epd, NULL);
-    out_add(out, n, "doe", "moves", j->doe.moves, NULL);
-    out_add(out, n, "doe", "dat", j->doe.dat, NULL);
-    out_add(out, n, "doe", "tree", j->doe.tree, NULL);
+    out_add(out, n, sec, "epd", j->doe.epd, NULL);
+    out_add(out, n, sec, "moves", j->doe.moves, NULL);
+    out_add(out, n, sec, "dat", j->doe.dat, NULL);
+    out_add(out, n, sec, "tree", j->doe.tree, NULL);
 }
 
 static void outputs_datagen(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
     (void)scratch, (void)len;
     out_journal(j, out, n);
-    out_add(out, n, "datagen", "file", j->datagen.file, NULL);
+    out_add(out, n, job_kind_section(JOB_DATAGEN), "file", j->datagen.file, NULL);
 }
 
 static void outputs_train(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
+    const char *sec = job_kind_section(JOB_TRAIN);
     (void)scratch, (void)len;
-    out_add(out, n, "train", "net", j->train.net, NULL);
-    out_add(out, n, "train", "loss", j->train.loss, NULL);
+    out_add(out, n, sec, "net", j->train.net, NULL);
+    out_add(out, n, sec, "loss", j->train.loss, NULL);
     out_add(out, n, NULL, NULL, "train.ckpt", "the training checkpoint");
 }
 
@@ -772,6 +785,12 @@ _Static_assert(sizeof KINDS / sizeof KINDS[0] == JOB_KIND_NB, "a row for every J
 const JobKindDef *job_kind_def(JobKind k)
 {
     return (unsigned)k < JOB_KIND_NB && KINDS[k].name ? &KINDS[k] : NULL;
+}
+
+const char *job_kind_section(JobKind k)
+{
+    const JobKindDef *d = job_kind_def(k);
+    return d ? d->section : NULL;
 }
 
 const char *job_kind_name(JobKind k)

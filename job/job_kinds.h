@@ -57,6 +57,10 @@ typedef struct {
 /// The row of kind k, or NULL when k is not a kind.
 const JobKindDef *job_kind_def(JobKind k);
 
+/// The section of kind k as its row spells it ("doe" for [doe]), so that code about one
+/// kind's section never spells the name again; NULL for a kind without a section (match).
+const char *job_kind_section(JobKind k);
+
 /// The name in output.dir of the run's state: output.journal, or the collective kind's
 /// checkpoint ("texel.ckpt", "train.ckpt").
 const char *job_state_file(const JobConfig *j);

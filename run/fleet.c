@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "fleet_upload.h"
+#include "job_kinds.h"
 #include "queue.h"
 #include "queue_page.h"
 #include "session.h"
@@ -402,7 +403,7 @@ static bool fleet_schedule(Fleet *f, bool *waiting)
         for (int i = 0; i < nc; i++) {
             json_t *fig = queue_page_figures(f->dir, c[i].test.id);
             itp[i] =
-                share_itp(c[i].test.throughput, c[i].test.tc_ratio, !strcmp(c[i].test.kind, "sprt"),
+                share_itp(c[i].test.throughput, c[i].test.tc_ratio, !strcmp(c[i].test.kind, job_kind_name(JOB_SPRT)),
                           figure(fig, "llr"), figure(fig, "games"));
             json_decref(fig);
         }

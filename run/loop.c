@@ -228,10 +228,11 @@ bool loop_record(const JobConfig *t, LoopNext *next, char *why, size_t why_len)
     char path[JOB_TEXT_MAX + 16], run_id[17];
     snprintf(path, sizeof path, "%s/history.json", out);
     history_run_id(path, run_id);
-    json_t *o = json_pack(
-        "{s:i, s:s, s:s, s:s, s:i, s:s, s:s?, s:s?, s:o}", "schema", 1, "kind", "loop", "job",
-        t->name, "run_id", run_id, "generations", t->loop.generations, "next", next_text, "best",
-        best_id[0] ? best_id : NULL, "best_file", best[0] ? best : NULL, "rows", rows);
+    json_t *o =
+        json_pack("{s:i, s:s, s:s, s:s, s:i, s:s, s:s?, s:s?, s:o}", "schema", 1, "kind",
+                  job_kind_name(JOB_LOOP), "job", t->name, "run_id", run_id, "generations",
+                  t->loop.generations, "next", next_text, "best", best_id[0] ? best_id : NULL,
+                  "best_file", best[0] ? best : NULL, "rows", rows);
     if (ok && !(o && run_write_json(path, o))) {
         snprintf(why, why_len, "cannot write %.900s", path);
         ok = false;

@@ -270,7 +270,7 @@ bool loop_report_write(const JobConfig *t, const json_t *history, char *why, siz
     const char *next = json_string_value(json_object_get(history, "next"));
     bool final = next && !strcmp(next, "complete");
     char title[JOB_TEXT_MAX + 8];
-    snprintf(title, sizeof title, "loop: %s", t->name);
+    snprintf(title, sizeof title, "%s: %s", job_kind_name(JOB_LOOP), t->name);
     RunReport rr;
     run_report_begin(&rr, t, dir, run_id ? run_id : "", title);
     if (!rr.report) {

@@ -312,7 +312,10 @@ int run_worker(Run *run)
 {
     WorkerConfig cfg = {&run->ch,        run->threads,      run->bench_signature, run->bench_nps,
                         XQFORGE_VERSION, run->engine_bench, run->job.player_count};
-    WorkerSetup setup = {&run->job, run->plan, (uint32_t)run->ch.rank, run->bench_nps};
+    WorkerSetup setup = {.job = &run->job,
+                         .plan = run->plan,
+                         .rank = (uint32_t)run->ch.rank,
+                         .bench_nps = run->bench_nps};
     WorkerKind kind;
     const WorkerKindDef *def = run->kind->worker;
     void *k = def->kind_new(&setup, &kind);

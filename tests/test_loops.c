@@ -208,8 +208,11 @@ static WorkerThread *worker_new(ChannelHub *h, int rank, int threads, uint64_t s
     w->fw.result_kind = kind;
     w->fw.rank = (uint32_t)rank;
     w->cfg = (WorkerConfig){channel_hub_rank(h, rank), threads, signature, 1000, "test", NULL, 0};
-    w->kind =
-        (WorkerKind){&w->fw, fake_thread_new, fake_thread_free, fake_unit_run, fake_done_count};
+    w->kind = (WorkerKind){.ctx = &w->fw,
+                           .thread_new = fake_thread_new,
+                           .thread_free = fake_thread_free,
+                           .unit_run = fake_unit_run,
+                           .done_count = fake_done_count};
     w->rc = -1;
     return w;
 }
@@ -365,8 +368,13 @@ static Run *run_new(const Fixture *f, int size, uint64_t units, WireKind kind)
     r->hub = channel_hub_new(size);
     assert_non_null(r->hub);
     r->fc.interrupt = &r->interrupt;
-    CoordKind k = {&r->fc, kind,        fc_check, fc_count, NULL, fc_attach,
-                   NULL,   fc_complete, fc_tick,  NULL,     NULL};
+    CoordKind k = {.ctx = &r->fc,
+                   .result_kind = kind,
+                   .check = fc_check,
+                   .count = fc_count,
+                   .attach = fc_attach,
+                   .complete = fc_complete,
+                   .tick = fc_tick};
     CoordConfig cfg = {
         channel_hub_rank(r->hub, 0), JOB_ID, units, SIGNATURE, &r->interrupt, POLL_MS, 0, 0};
     r->c = coord_new(&cfg, &k);
@@ -1339,8 +1347,11 @@ static void test_resume(void **state)
 
     ChannelHub *h = channel_hub_new(2);
     FakeCoord fc = {0};
-    CoordKind k = {&fc,  WIRE_BOOK,   fc_check, fc_count, NULL, NULL,
-                   NULL, fc_complete, NULL,     NULL,     NULL};
+    CoordKind k = {.ctx = &fc,
+                   .result_kind = WIRE_BOOK,
+                   .check = fc_check,
+                   .count = fc_count,
+                   .complete = fc_complete};
     CoordConfig cfg = {channel_hub_rank(h, 0), JOB_ID, UNITS, SIGNATURE, NULL, POLL_MS, 0, 0};
     Coordinator *c = coord_new(&cfg, &k);
     char path[128], why[512];

@@ -122,7 +122,11 @@ void book_worker_init(BookWorker *bw, const BookgenConfig *gen, uint32_t rank)
 void book_worker_kind(BookWorker *bw, const BookgenConfig *gen, uint32_t rank, WorkerKind *out)
 {
     book_worker_init(bw, gen, rank);
-    *out = (WorkerKind){bw, book_thread_new, book_thread_free, book_unit_run, book_worker_done};
+    *out = (WorkerKind){.ctx = bw,
+                        .thread_new = book_thread_new,
+                        .thread_free = book_thread_free,
+                        .unit_run = book_unit_run,
+                        .done_count = book_worker_done};
 }
 
 void book_worker_destroy(BookWorker *bw) { pthread_mutex_destroy(&bw->lock); }
@@ -212,4 +216,7 @@ static void book_kind_free(void *bw)
     free(bw);
 }
 
-const WorkerKindDef work_book_def = {book_plan_new, book_plan_free, book_kind_new, book_kind_free};
+const WorkerKindDef work_book_def = {.plan_new = book_plan_new,
+                                     .plan_free = book_plan_free,
+                                     .kind_new = book_kind_new,
+                                     .kind_free = book_kind_free};

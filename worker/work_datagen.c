@@ -226,8 +226,11 @@ void datagen_worker_kind(DatagenWorker *dw, const JobConfig *job, const Openings
     dw->rank = rank;
     dw->games = dw->records = dw->nodes = dw->busy_ms = 0;
     pthread_mutex_init(&dw->lock, NULL);
-    *out =
-        (WorkerKind){dw, datagen_thread_new, datagen_thread_free, datagen_unit_run, datagen_done};
+    *out = (WorkerKind){.ctx = dw,
+                        .thread_new = datagen_thread_new,
+                        .thread_free = datagen_thread_free,
+                        .unit_run = datagen_unit_run,
+                        .done_count = datagen_done};
 }
 
 void datagen_worker_destroy(DatagenWorker *dw) { pthread_mutex_destroy(&dw->lock); }
@@ -271,5 +274,7 @@ static void datagen_kind_free(void *dw)
     free(dw);
 }
 
-const WorkerKindDef work_datagen_def = {datagen_plan_new, datagen_plan_free, datagen_kind_new,
-                                        datagen_kind_free};
+const WorkerKindDef work_datagen_def = {.plan_new = datagen_plan_new,
+                                        .plan_free = datagen_plan_free,
+                                        .kind_new = datagen_kind_new,
+                                        .kind_free = datagen_kind_free};

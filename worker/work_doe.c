@@ -123,7 +123,11 @@ static void *doe_kind_new(const WorkerSetup *s, WorkerKind *out)
     if (!dw)
         return NULL;
     book_worker_init(dw, s->plan, s->rank);
-    *out = (WorkerKind){dw, doe_thread_new, doe_thread_free, doe_unit_run, book_worker_done};
+    *out = (WorkerKind){.ctx = dw,
+                        .thread_new = doe_thread_new,
+                        .thread_free = doe_thread_free,
+                        .unit_run = doe_unit_run,
+                        .done_count = book_worker_done};
     return dw;
 }
 
@@ -134,4 +138,7 @@ static void doe_kind_free(void *arg)
     free(arg);
 }
 
-const WorkerKindDef work_doe_def = {doe_plan_new, doe_plan_free, doe_kind_new, doe_kind_free};
+const WorkerKindDef work_doe_def = {.plan_new = doe_plan_new,
+                                    .plan_free = doe_plan_free,
+                                    .kind_new = doe_kind_new,
+                                    .kind_free = doe_kind_free};

@@ -149,7 +149,11 @@ static uint64_t games_done(void *ctx) { return atomic_load(&((GamesWorker *)ctx)
 
 void games_worker_kind(GamesWorker *gw, WorkerKind *out)
 {
-    *out = (WorkerKind){gw, games_thread_new, games_thread_free, games_unit_run, games_done};
+    *out = (WorkerKind){.ctx = gw,
+                        .thread_new = games_thread_new,
+                        .thread_free = games_thread_free,
+                        .unit_run = games_unit_run,
+                        .done_count = games_done};
 }
 
 static void *games_plan_new(const JobConfig *job, FILE *warn, char *why, size_t why_len)
@@ -217,5 +221,7 @@ static void *games_kind_new(const WorkerSetup *s, WorkerKind *out)
     return gw;
 }
 
-const WorkerKindDef work_games_def = {games_plan_new, games_plan_free, games_kind_new,
-                                      games_kind_free};
+const WorkerKindDef work_games_def = {.plan_new = games_plan_new,
+                                      .plan_free = games_plan_free,
+                                      .kind_new = games_kind_new,
+                                      .kind_free = games_kind_free};

@@ -28,6 +28,7 @@
 
 typedef enum { WORKER_UNIT_OK, WORKER_UNIT_ABORTED, WORKER_UNIT_FAILED } WorkerUnitStatus;
 
+/// A kind's hooks, set by field name (`.unit_run = ...`); a hook that may be NULL is left out.
 typedef struct {
     void *ctx;
     /// Per work thread state (engines, scratch), or NULL with why.
@@ -38,7 +39,7 @@ typedef struct {
     WorkerUnitStatus (*unit_run)(void *t, const WireWork *work, uint64_t unit,
                                  const atomic_bool *abort, msgpack_sbuffer *out, char *why,
                                  size_t why_len);
-    /// Units done by this worker so far (games for game jobs), for BYE.
+    /// Units done by this worker so far (games for game jobs), for BYE (may be NULL: 0).
     uint64_t (*done_count)(void *ctx);
 } WorkerKind;
 
@@ -59,8 +60,9 @@ typedef struct {
     uint64_t bench_nps; // this rank's bench: [time] scale = bench sets its clocks by it
 } WorkerSetup;
 
-/// A worker kind as a plug-in: its module exports one, and cli/cmd_run.c's RUN_KINDS table
-/// joins it to the job kind (and to the rank-0 kind, which reads the same plan).
+/// A worker kind as a plug-in: its module exports one, initialised by field name, and
+/// cli/cmd_run.c's RUN_KINDS table joins it to the job kind (and to the rank-0 kind, which
+/// reads the same plan).
 typedef struct {
     /// Every rank, before the run: what the kind's units are made of (the pairings and
     /// openings, the book generator's settings), a pure function of the job and the files it
