@@ -402,9 +402,9 @@ static bool fleet_schedule(Fleet *f, bool *waiting)
                 free_ranks[free_n++] = r;
         for (int i = 0; i < nc; i++) {
             json_t *fig = queue_page_figures(f->dir, c[i].test.id);
-            itp[i] =
-                share_itp(c[i].test.throughput, c[i].test.tc_ratio, !strcmp(c[i].test.kind, job_kind_name(JOB_SPRT)),
-                          figure(fig, "llr"), figure(fig, "games"));
+            itp[i] = share_itp(c[i].test.throughput, c[i].test.tc_ratio,
+                               !strcmp(c[i].test.kind, job_kind_name(JOB_SPRT)), figure(fig, "llr"),
+                               figure(fig, "games"));
             json_decref(fig);
         }
         share_split(itp, nc, f->workers, target, want);
