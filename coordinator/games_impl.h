@@ -67,6 +67,13 @@ void games_report_history(GamesCoord *g);
 void games_report_refresh(GamesCoord *g, const CoordState *st, bool final);
 void games_progress(GamesCoord *g, const CoordState *st, bool force);
 void games_print_summary(const GamesCoord *g);
+/// Roles (games_roles.c): whether the run has them (one pairing of two engines: new, side 0,
+/// against base), an engine's name as the summary shows it ("new 088b062 (HCE)" for one built
+/// from source), the line saying whose figures these are, and the same for the JSON files.
+bool games_has_roles(const GamesCoord *g);
+void games_shown_name(const GamesCoord *g, int i, char *out, size_t cap);
+void games_roles_text(const GamesCoord *g, char *out, size_t cap);
+json_t *games_roles_json(const GamesCoord *g);
 void games_print_ratings(const GamesCoord *g);
 bool games_write_result(const GamesCoord *g, const CoordState *st);
 void games_spsa_finish(GamesCoord *g);

@@ -31,42 +31,6 @@ static const char *pair_name(const GamesCoord *g, int k, int side)
     return g->plan->pairings[k].m.players[side].name;
 }
 
-/// Whether the run has roles: one pairing of two engines, new (side 0) against base.
-static bool has_roles(const GamesCoord *g)
-{
-    return g->job->roles != JOB_ROLES_NONE && g->plan->pairing_count == 1 &&
-           g->job->player_count == 2;
-}
-
-/// Player i as the summary's first line names it: "new", and for an engine from source its
-/// short commit and subject ("new 088b062 (HCE)").
-static void shown_name(const GamesCoord *g, int i, char *out, size_t cap)
-{
-    const JobSource *s = &g->job->sources[i];
-    if (!s->commit_id[0])
-        snprintf(out, cap, "%s", g->job->players[i].cfg.name);
-    else if (s->subject[0])
-        snprintf(out, cap, "%s %.7s (%s)", g->job->players[i].cfg.name, s->commit_id, s->subject);
-    else
-        snprintf(out, cap, "%s %.7s", g->job->players[i].cfg.name, s->commit_id);
-}
-
-/// The line saying whose figures these are and which rule chose the roles.
-static void roles_text(const GamesCoord *g, char *out, size_t cap)
-{
-    const char *n = g->job->players[0].cfg.name, *b = g->job->players[1].cfg.name;
-    snprintf(out, cap, "Roles: new = %s, base = %s (chosen by %s); every figure is %s's.", n, b,
-             job_roles_text(g->job->roles), n);
-}
-
-/// The roles in result.json and report.json: which engine every figure is from, and why.
-static json_t *roles_json(const GamesCoord *g)
-{
-    return json_pack("{s:s, s:s, s:s, s:s}", "new", g->job->players[0].cfg.name, "base",
-                     g->job->players[1].cfg.name, "figures_of", g->job->players[0].cfg.name,
-                     "chosen_by", job_roles_text(g->job->roles));
-}
-
 /// The rated engines: the job's, or "plus" and "minus" for SPSA.
 static const char *player_name(const GamesCoord *g, int i)
 {
@@ -150,11 +114,11 @@ void games_progress(GamesCoord *g, const CoordState *st, bool force)
 void games_print_summary(const GamesCoord *g)
 {
     double rate = session_rate(g);
-    if (has_roles(g)) {
+    if (games_has_roles(g)) {
         char n[PLAYER_NAME_MAX + 300], b[PLAYER_NAME_MAX + 300], roles[3 * PLAYER_NAME_MAX + 160];
-        shown_name(g, 0, n, sizeof n);
-        shown_name(g, 1, b, sizeof b);
-        roles_text(g, roles, sizeof roles);
+        games_shown_name(g, 0, n, sizeof n);
+        games_shown_name(g, 1, b, sizeof b);
+        games_roles_text(g, roles, sizeof roles);
         summary_print_rate(stdout, n, b, roles, &g->tot[0], g->plan->repeat,
                            g->job->sprt.enabled ? &g->sprt : NULL, rate);
         return;
@@ -522,8 +486,8 @@ bool games_write_result(const GamesCoord *g, const CoordState *st)
     if (one) {
         json_object_set_new(o, "new", json_string(pair_name(g, 0, 0)));
         json_object_set_new(o, "base", json_string(pair_name(g, 0, 1)));
-        if (has_roles(g))
-            json_object_set_new(o, "roles", roles_json(g));
+        if (games_has_roles(g))
+            json_object_set_new(o, "roles", games_roles_json(g));
         json_t *elo = elo_json(&g->tot[0], pairs);
         json_object_update(o, elo);
         json_decref(elo);
@@ -641,8 +605,8 @@ void games_report_init(GamesCoord *g)
     report_plot_settle(r, "elo", true); // the first games' Elo of +-1500 would squash the rest
     report_plot(r, "terminations", REPORT_PLOT_BARS, "Results by termination (all games)", "games",
                 "");
-    if (has_roles(g))
-        report_set(r, "roles", roles_json(g));
+    if (games_has_roles(g))
+        report_set(r, "roles", games_roles_json(g));
     json_t *code = report_code_json(g->job); // git runs once, not at every refresh
     if (code)
         report_set(r, "code", code);
@@ -711,7 +675,7 @@ static void report_facts(GamesCoord *g, const CoordState *st, const char *state)
         EloEstimate e = {0};
         stats_elo(&mr, &e);
         report_fact(r, "Result", "Engines", "%s vs %s", pair_name(g, 0, 0), pair_name(g, 0, 1));
-        if (has_roles(g))
+        if (games_has_roles(g))
             report_fact(r, "Result", "Roles",
                         "new = %s, base = %s (chosen by %s); every figure is %s's",
                         g->job->players[0].cfg.name, g->job->players[1].cfg.name,

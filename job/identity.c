@@ -950,18 +950,17 @@ static void note_missing(const Identity *a, const Identity *b, const char *verb,
 bool identity_roles_swapped(const Identity *journal, const Identity *now, char *a, char *b,
                             size_t cap)
 {
+    // "A,B" in the journal, "B,A" now (A and B different), and nothing else changed.
     const char *was = identity_get(journal, "engines"), *is = identity_get(now, "engines");
-    const char *wc = was ? strchr(was, ',') : NULL, *ic = is ? strchr(is, ',') : NULL;
-    if (!wc || !ic || strchr(wc + 1, ',') || strchr(ic + 1, ',') || strlen(was) != strlen(is))
+    const char *comma = was ? strchr(was, ',') : NULL;
+    char swapped[2 * PLAYER_NAME_MAX + 2];
+    if (!comma || strchr(comma + 1, ',') || !is || !strcmp(was, is) ||
+        snprintf(swapped, sizeof swapped, "%s,%.*s", comma + 1, (int)(comma - was), was) >=
+            (int)sizeof swapped ||
+        strcmp(swapped, is) || identity_diff(journal, now, NULL, 0) != 1)
         return false;
-    size_t wn = (size_t)(wc - was), in = (size_t)(ic - is);
-    // "A,B" against "B,A", A and B different
-    bool swapped = wn == strlen(ic + 1) && !strncmp(was, ic + 1, wn) && in == strlen(wc + 1) &&
-                   !strncmp(is, wc + 1, in) && strcmp(was, is);
-    if (!swapped || identity_diff(journal, now, NULL, 0) != 1)
-        return false;
-    snprintf(a, cap, "%.*s", (int)wn, was);
-    snprintf(b, cap, "%.*s", (int)in, is);
+    snprintf(a, cap, "%.*s", (int)(comma - was), was);
+    snprintf(b, cap, "%s", comma + 1);
     return true;
 }
 

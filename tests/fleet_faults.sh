@@ -49,10 +49,18 @@ echo "1: a second fleet refused naming the first; killed, requeued, resumed to 6
 
 # 2. The output directory held by another run: tried again, never failed for it.
 "$xq" submit "$q" "$jobs/sprt-weights.ini" "${common[@]}" --set job.rounds=2 --name held >/dev/null || fail "submit 2"
-mkdir -p "$q/tests/0002"
-flock "$q/tests/0002/.xqforge.lock" sleep 5 &
-sleep 0.5
-timeout 300 "$xq" fleet "$q" --until-empty >f4.log 2>&1 || fail "the fleet with a held directory: $(tail -5 f4.log)"
+# This shell holds the directory's lock (fd 9, never inherited by the fleet) until the fleet
+# says its first start failed: a state, not a time.
+exec 9>"$q/tests/0002/.xqforge.lock"
+flock -n 9 || fail "cannot take the test's lock"
+timeout 300 "$xq" fleet "$q" --until-empty >f4.log 2>&1 9>&- &
+fleet_pid=$!
+for _ in $(seq 2400); do
+    grep -q "test 0002: start 1 of 6 failed" f4.log && break
+    sleep 0.05
+done
+exec 9>&-
+wait $fleet_pid || fail "the fleet with a held directory: $(tail -5 f4.log)"
 grep -q "test 0002: start 1 of 6 failed: .*is in use by another xqforge run.*; tried again in 2 s" f4.log ||
     fail "no retry said: $(cat f4.log)"
 [[ $(state 0002) == finished ]] || fail "the held test: $(state 0002), $(jq -r .reason "$q/tests/0002/test.json")"
