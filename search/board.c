@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "zobrist.h"
+#include "why.h"
 
 const char BOARD_START_FEN[] =
     "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
@@ -49,17 +50,6 @@ const char *fen_strerror(FenStatus status)
     return (unsigned)status < FEN_STATUS_NB ? text[status] : "unknown FEN status";
 }
 
-static FenStatus fen_fail(FenStatus st, char *why, size_t why_len, const char *fmt, ...)
-{
-    if (why && why_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 static void sq_name(Square s, char out[3])
 {
     out[0] = (char)('a' + sq_file(s));
@@ -99,31 +89,31 @@ static FenStatus parse_placement(Board *b, const char *f, size_t len, char *why,
         char ch = i < len ? f[i] : '/';
         if (ch == '/') {
             if (rank < 0)
-                return fen_fail(FEN_ERR_RANK_COUNT, why, wl, "more than 10 ranks");
+                return WHY_FAIL(FEN_ERR_RANK_COUNT, why, wl, "more than 10 ranks");
             if (file != FILE_NB)
-                return fen_fail(FEN_ERR_FILE_COUNT, why, wl, "rank %d has %d points, 9 expected",
+                return WHY_FAIL(FEN_ERR_FILE_COUNT, why, wl, "rank %d has %d points, 9 expected",
                                 rank, file);
             rank--, file = 0;
             continue;
         }
         if (rank < 0)
-            return fen_fail(FEN_ERR_RANK_COUNT, why, wl, "more than 10 ranks");
+            return WHY_FAIL(FEN_ERR_RANK_COUNT, why, wl, "more than 10 ranks");
         if (ch >= '1' && ch <= '9') {
             file += ch - '0';
         } else {
             Piece p = piece_from_char(ch);
             if (p == NO_PIECE)
-                return fen_fail(FEN_ERR_BAD_CHAR, why, wl, "unknown character '%c' in rank %d",
+                return WHY_FAIL(FEN_ERR_BAD_CHAR, why, wl, "unknown character '%c' in rank %d",
                                 isprint((unsigned char)ch) ? ch : '?', rank);
             if (file < FILE_NB)
                 put_piece(b, p, sq_make(file, rank));
             file++;
         }
         if (file > FILE_NB)
-            return fen_fail(FEN_ERR_FILE_COUNT, why, wl, "rank %d has more than 9 points", rank);
+            return WHY_FAIL(FEN_ERR_FILE_COUNT, why, wl, "rank %d has more than 9 points", rank);
     }
     if (rank >= 0)
-        return fen_fail(FEN_ERR_RANK_COUNT, why, wl, "%d ranks, 10 expected", RANK_NB - 1 - rank);
+        return WHY_FAIL(FEN_ERR_RANK_COUNT, why, wl, "%d ranks, 10 expected", RANK_NB - 1 - rank);
     return FEN_OK;
 }
 
@@ -134,12 +124,12 @@ static FenStatus check_pieces(const Board *b, char *why, size_t wl)
         for (PieceType t = KING; t < PIECE_TYPE_NB; t++) {
             int n = bb_count(b->pieces[c][t]);
             if (t == KING && n == 0)
-                return fen_fail(FEN_ERR_KING_MISSING, why, wl, "%s has no general", COLOR_NAMES[c]);
+                return WHY_FAIL(FEN_ERR_KING_MISSING, why, wl, "%s has no general", COLOR_NAMES[c]);
             if (t == KING && n > 1)
-                return fen_fail(FEN_ERR_KING_EXTRA, why, wl, "%s has %d generals", COLOR_NAMES[c],
+                return WHY_FAIL(FEN_ERR_KING_EXTRA, why, wl, "%s has %d generals", COLOR_NAMES[c],
                                 n);
             if (n > TYPE_MAX[t])
-                return fen_fail(FEN_ERR_PIECE_COUNT, why, wl, "%s has %d %ss, at most %d allowed",
+                return WHY_FAIL(FEN_ERR_PIECE_COUNT, why, wl, "%s has %d %ss, at most %d allowed",
                                 COLOR_NAMES[c], n, TYPE_NAMES[t], TYPE_MAX[t]);
         }
     }
@@ -152,17 +142,17 @@ static FenStatus check_pieces(const Board *b, char *why, size_t wl)
         char name[3];
         sq_name(s, name);
         if (t == KING && !attacks_in_palace(c, s))
-            return fen_fail(FEN_ERR_KING_PALACE, why, wl, "%s general on %s, outside its palace",
+            return WHY_FAIL(FEN_ERR_KING_PALACE, why, wl, "%s general on %s, outside its palace",
                             COLOR_NAMES[c], name);
         if (t == ADVISOR && !attacks_advisor_point(c, s))
-            return fen_fail(FEN_ERR_ADVISOR_POINT, why, wl,
+            return WHY_FAIL(FEN_ERR_ADVISOR_POINT, why, wl,
                             "%s advisor on %s, not one of its five palace points", COLOR_NAMES[c],
                             name);
         if (t == ELEPHANT && !attacks_elephant_point(c, s))
-            return fen_fail(FEN_ERR_ELEPHANT_POINT, why, wl,
+            return WHY_FAIL(FEN_ERR_ELEPHANT_POINT, why, wl,
                             "%s elephant on %s, a point it can never reach", COLOR_NAMES[c], name);
         if (t == SOLDIER && (c == RED ? sq_rank(s) < 3 : sq_rank(s) > 6))
-            return fen_fail(FEN_ERR_SOLDIER_RANK, why, wl,
+            return WHY_FAIL(FEN_ERR_SOLDIER_RANK, why, wl,
                             "%s soldier on %s, behind its starting rank", COLOR_NAMES[c], name);
     }
     return FEN_OK;
@@ -203,10 +193,10 @@ FenStatus board_set_fen(Board *b, const char *fen, char *why, size_t wl)
     if (why && wl)
         why[0] = '\0';
     if (!fen)
-        return fen_fail(FEN_ERR_EMPTY, why, wl, "no FEN given");
+        return WHY_FAIL(FEN_ERR_EMPTY, why, wl, "no FEN given");
     size_t total = strnlen(fen, BOARD_FEN_INPUT_MAX + 1);
     if (total > BOARD_FEN_INPUT_MAX)
-        return fen_fail(FEN_ERR_TOO_LONG, why, wl, "FEN longer than %d characters",
+        return WHY_FAIL(FEN_ERR_TOO_LONG, why, wl, "FEN longer than %d characters",
                         BOARD_FEN_INPUT_MAX);
 
     // Split into whitespace-separated fields.
@@ -219,7 +209,7 @@ FenStatus board_set_fen(Board *b, const char *fen, char *why, size_t wl)
         if (!*p)
             break;
         if (nf == 6)
-            return fen_fail(FEN_ERR_FIELDS, why, wl, "more than 6 fields");
+            return WHY_FAIL(FEN_ERR_FIELDS, why, wl, "more than 6 fields");
         field[nf] = p;
         while (*p && !isspace((unsigned char)*p))
             p++;
@@ -227,7 +217,7 @@ FenStatus board_set_fen(Board *b, const char *fen, char *why, size_t wl)
         nf++;
     }
     if (nf == 0)
-        return fen_fail(FEN_ERR_EMPTY, why, wl, "empty FEN");
+        return WHY_FAIL(FEN_ERR_EMPTY, why, wl, "empty FEN");
 
     FenStatus st = parse_placement(b, field[0], flen[0], why, wl);
     if (st == FEN_OK)
@@ -236,32 +226,32 @@ FenStatus board_set_fen(Board *b, const char *fen, char *why, size_t wl)
         return st;
 
     if (nf < 2)
-        return fen_fail(FEN_ERR_SIDE, why, wl, "side to move missing (w or b)");
+        return WHY_FAIL(FEN_ERR_SIDE, why, wl, "side to move missing (w or b)");
     if (flen[1] != 1 || !strchr("wrb", field[1][0]))
-        return fen_fail(FEN_ERR_SIDE, why, wl, "side to move '%.*s', expected w or b",
+        return WHY_FAIL(FEN_ERR_SIDE, why, wl, "side to move '%.*s', expected w or b",
                         (int)(flen[1] > 8 ? 8 : flen[1]), field[1]);
     b->side = field[1][0] == 'b' ? BLACK : RED;
     for (int i = 2; i < 4 && i < nf; i++)
         if (flen[i] != 1 || field[i][0] != '-')
-            return fen_fail(FEN_ERR_FIELDS, why, wl, "field %d is '%.*s', expected '-'", i + 1,
+            return WHY_FAIL(FEN_ERR_FIELDS, why, wl, "field %d is '%.*s', expected '-'", i + 1,
                             (int)(flen[i] > 8 ? 8 : flen[i]), field[i]);
     b->halfmove = 0;
     b->fullmove = 1;
     if (nf >= 5 && !parse_counter(field[4], flen[4], 0, 99999, &b->halfmove))
-        return fen_fail(FEN_ERR_COUNTERS, why, wl,
+        return WHY_FAIL(FEN_ERR_COUNTERS, why, wl,
                         "halfmove counter '%.*s' is not a number 0-99999",
                         (int)(flen[4] > 8 ? 8 : flen[4]), field[4]);
     if (nf >= 6 && !parse_counter(field[5], flen[5], 1, 99999, &b->fullmove))
-        return fen_fail(FEN_ERR_COUNTERS, why, wl, "move number '%.*s' is not a number 1-99999",
+        return WHY_FAIL(FEN_ERR_COUNTERS, why, wl, "move number '%.*s' is not a number 1-99999",
                         (int)(flen[5] > 8 ? 8 : flen[5]), field[5]);
 
     if (kings_facing(b))
-        return fen_fail(FEN_ERR_KINGS_FACING, why, wl,
+        return WHY_FAIL(FEN_ERR_KINGS_FACING, why, wl,
                         "the generals face each other on file %c with nothing between",
                         'a' + sq_file(b->king_sq[RED]));
     Color them = (Color)(b->side ^ 1);
     if (board_attacked_after(b, them, b->king_sq[them], SQ_NONE, SQ_NONE))
-        return fen_fail(FEN_ERR_OPPONENT_IN_CHECK, why, wl, "%s is to move but %s is in check",
+        return WHY_FAIL(FEN_ERR_OPPONENT_IN_CHECK, why, wl, "%s is to move but %s is in check",
                         COLOR_NAMES[b->side], COLOR_NAMES[them]);
     b->in_check = board_attacked_after(b, b->side, b->king_sq[b->side], SQ_NONE, SQ_NONE);
     b->key = board_compute_key(b);

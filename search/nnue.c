@@ -15,6 +15,7 @@
 
 #include "files.h"
 #include "rng.h"
+#include "why.h"
 
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -149,69 +150,60 @@ void nnue_id(const NnueNet *net, char out[NNUE_ID_MAX])
 // ---------------------------------------------------------------------------------------
 // Reading and writing
 
-static NnueStatus fail(NnueStatus st, char *why, size_t why_len, const char *fmt, ...)
-{
-    if (why && why_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 /// Checks a header (all but the content hash); on success sets *version and *hidden.
 static NnueStatus header_check(const uint8_t *p, size_t len, int *version_out, int *hidden,
                                char *why, size_t why_len)
 {
     if (len < NNUE_HEADER)
-        return fail(NNUE_ERR_FORMAT, why, why_len,
-                    "the file is %zu bytes, shorter than a net header (%d bytes)", len,
-                    NNUE_HEADER);
+        return WHY_FAIL(NNUE_ERR_FORMAT, why, why_len,
+                        "the file is %zu bytes, shorter than a net header (%d bytes)", len,
+                        NNUE_HEADER);
     if (memcmp(p, NNUE_MAGIC, sizeof NNUE_MAGIC) != 0)
-        return fail(NNUE_ERR_FORMAT, why, why_len,
-                    "bad magic: not an xqforge net file (it must start with \"XQNNUE\")");
+        return WHY_FAIL(NNUE_ERR_FORMAT, why, why_len,
+                        "bad magic: not an xqforge net file (it must start with \"XQNNUE\")");
     uint32_t crc = crc32_ieee(p, NNUE_HEADER - 4);
     if (crc != files_get_le32(p + 60))
-        return fail(NNUE_ERR_FORMAT, why, why_len,
-                    "the header's CRC-32 is %08x, the header's bytes give %08x: a damaged header",
-                    files_get_le32(p + 60), crc);
+        return WHY_FAIL(
+            NNUE_ERR_FORMAT, why, why_len,
+            "the header's CRC-32 is %08x, the header's bytes give %08x: a damaged header",
+            files_get_le32(p + 60), crc);
     uint32_t version = files_get_le32(p + 8), features = files_get_le32(p + 12),
              h = files_get_le32(p + 16);
     if (version != NNUE_VERSION && version != NNUE_VERSION_XQ2)
-        return fail(NNUE_ERR_VERSION, why, why_len,
-                    "net format version %u, this engine reads versions %d (XQ1) and %d (XQ2)",
-                    version, NNUE_VERSION, NNUE_VERSION_XQ2);
+        return WHY_FAIL(NNUE_ERR_VERSION, why, why_len,
+                        "net format version %u, this engine reads versions %d (XQ1) and %d (XQ2)",
+                        version, NNUE_VERSION, NNUE_VERSION_XQ2);
     int nf = nnue_version_features((int)version);
     if (features != (uint32_t)nf)
-        return fail(NNUE_ERR_VERSION, why, why_len,
-                    "the net has %u input features, this engine's feature set of version %u (%s) "
-                    "has %d",
-                    features, version, nnue_version_name((int)version), nf);
+        return WHY_FAIL(
+            NNUE_ERR_VERSION, why, why_len,
+            "the net has %u input features, this engine's feature set of version %u (%s) "
+            "has %d",
+            features, version, nnue_version_name((int)version), nf);
     if (!hidden_ok(h))
-        return fail(NNUE_ERR_FORMAT, why, why_len,
-                    "hidden size %u: it must be a multiple of 32 from 32 to %d", h,
-                    NNUE_HIDDEN_MAX);
+        return WHY_FAIL(NNUE_ERR_FORMAT, why, why_len,
+                        "hidden size %u: it must be a multiple of 32 from 32 to %d", h,
+                        NNUE_HIDDEN_MAX);
     uint32_t qa = files_get_le32(p + 20), qb = files_get_le32(p + 24),
              scale = files_get_le32(p + 28);
     if (qa < 1 || qa > 32767 || qb < 1 || qb > 32767 || scale < 1 || scale > 100000)
-        return fail(NNUE_ERR_FORMAT, why, why_len,
-                    "quantization qa %u, qb %u, scale %u out of range (qa, qb 1..32767, "
-                    "scale 1..100000)",
-                    qa, qb, scale);
+        return WHY_FAIL(NNUE_ERR_FORMAT, why, why_len,
+                        "quantization qa %u, qb %u, scale %u out of range (qa, qb 1..32767, "
+                        "scale 1..100000)",
+                        qa, qb, scale);
     uint64_t claimed = files_get_le64(p + 32);
     if (claimed != payload_bytes(nf, (int)h))
-        return fail(NNUE_ERR_FORMAT, why, why_len,
-                    "the header gives %llu payload bytes, a net of hidden size %u has %zu",
-                    (unsigned long long)claimed, h, payload_bytes(nf, (int)h));
+        return WHY_FAIL(NNUE_ERR_FORMAT, why, why_len,
+                        "the header gives %llu payload bytes, a net of hidden size %u has %zu",
+                        (unsigned long long)claimed, h, payload_bytes(nf, (int)h));
     if (len - NNUE_HEADER < claimed)
-        return fail(NNUE_ERR_FORMAT, why, why_len,
-                    "truncated: %zu payload bytes of the %llu the header gives", len - NNUE_HEADER,
-                    (unsigned long long)claimed);
+        return WHY_FAIL(NNUE_ERR_FORMAT, why, why_len,
+                        "truncated: %zu payload bytes of the %llu the header gives",
+                        len - NNUE_HEADER, (unsigned long long)claimed);
     if (len - NNUE_HEADER > claimed)
-        return fail(NNUE_ERR_FORMAT, why, why_len,
-                    "%zu bytes after the %llu payload bytes the header gives",
-                    (size_t)(len - NNUE_HEADER - claimed), (unsigned long long)claimed);
+        return WHY_FAIL(NNUE_ERR_FORMAT, why, why_len,
+                        "%zu bytes after the %llu payload bytes the header gives",
+                        (size_t)(len - NNUE_HEADER - claimed), (unsigned long long)claimed);
     *version_out = (int)version;
     *hidden = (int)h;
     return NNUE_OK;
@@ -229,13 +221,13 @@ NnueStatus nnue_load_memory(NnueNet *net, const void *data, size_t len, char *wh
     size_t nf = (size_t)nnue_version_features(version), n = payload_bytes((int)nf, hidden);
     uint64_t want = files_get_le64(p + 40), got = files_fnv(FILES_FNV_BASIS, q, n);
     if (got != want)
-        return fail(NNUE_ERR_HASH, why, why_len,
-                    "the payload's content hash is %016llx, the header gives %016llx: a "
-                    "damaged file",
-                    (unsigned long long)got, (unsigned long long)want);
+        return WHY_FAIL(NNUE_ERR_HASH, why, why_len,
+                        "the payload's content hash is %016llx, the header gives %016llx: a "
+                        "damaged file",
+                        (unsigned long long)got, (unsigned long long)want);
     st = nnue_alloc_version(net, version, hidden);
     if (st)
-        return fail(st, why, why_len, "out of memory for a net of hidden size %d", hidden);
+        return WHY_FAIL(st, why, why_len, "out of memory for a net of hidden size %d", hidden);
     size_t h = (size_t)hidden;
     get_i16s(net->ft_weight, q, nf * h);
     q += 2 * nf * h;
@@ -258,27 +250,27 @@ NnueStatus nnue_load_file(NnueNet *net, const char *path, char *why, size_t why_
     memset(net, 0, sizeof *net);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(NNUE_ERR_IO, why, why_len, "cannot open %s: %s", path, strerror(errno));
+        return WHY_FAIL(NNUE_ERR_IO, why, why_len, "cannot open %s: %s", path, strerror(errno));
     // One byte more than the largest net, so a longer file is seen as such.
     size_t cap = NNUE_HEADER + payload_bytes(NNUE_FEATURES_XQ2, NNUE_HIDDEN_MAX) + 1;
     uint8_t *buf = malloc(cap);
     if (!buf) {
         fclose(f);
-        return fail(NNUE_ERR_NOMEM, why, why_len, "out of memory reading %s", path);
+        return WHY_FAIL(NNUE_ERR_NOMEM, why, why_len, "out of memory reading %s", path);
     }
     size_t len = fread(buf, 1, cap, f);
     bool bad = ferror(f);
     fclose(f);
     NnueStatus st;
     if (bad) {
-        st = fail(NNUE_ERR_IO, why, why_len, "cannot read %s", path);
+        st = WHY_FAIL(NNUE_ERR_IO, why, why_len, "cannot read %s", path);
     } else if (len == cap) {
-        st = fail(NNUE_ERR_FORMAT, why, why_len, "%s is larger than any net file", path);
+        st = WHY_FAIL(NNUE_ERR_FORMAT, why, why_len, "%s is larger than any net file", path);
     } else {
         char inner[256] = "";
         st = nnue_load_memory(net, buf, len, inner, sizeof inner);
         if (st)
-            fail(st, why, why_len, "%s: %s", path, inner);
+            why_set(why, why_len, "%s: %s", path, inner);
     }
     free(buf);
     return st;

@@ -10,18 +10,7 @@
 #include <unistd.h>
 
 #include "files.h"
-
-__attribute__((format(printf, 4, 5))) static FitRunStatus fail(FitRunStatus st, char *why,
-                                                               size_t why_len, const char *fmt, ...)
-{
-    if (why && why_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+#include "why.h"
 
 // ---- Checkpoint ----------------------------------------------------------------------------
 
@@ -75,29 +64,29 @@ static FitRunStatus ckpt_parse(FILE *f, const FitRunCkpt *c, char *why, size_t w
     FitRunStatus st = FITRUN_ERR_STALE;
     bool head = fread(magic, 1, 8, f) == 8;
     if (head && fmt->old_magic && !memcmp(magic, fmt->old_magic, 8))
-        return fail(st, why, why_len, "checkpoint %s was written by an older xqforge (%s)", path,
-                    fmt->old_why);
+        return WHY_FAIL(st, why, why_len, "checkpoint %s was written by an older xqforge (%s)",
+                        path, fmt->old_why);
     if (head && fmt->old_magic2 && !memcmp(magic, fmt->old_magic2, 8))
-        return fail(st, why, why_len, "checkpoint %s was written by an older xqforge (%s)", path,
-                    fmt->old_why2);
+        return WHY_FAIL(st, why, why_len, "checkpoint %s was written by an older xqforge (%s)",
+                        path, fmt->old_why2);
     if (!head || memcmp(magic, fmt->magic, 8))
-        return fail(st, why, why_len, "%s is not %s", path, fmt->name);
+        return WHY_FAIL(st, why, why_len, "%s is not %s", path, fmt->name);
     if (fread(was, fmt->id_size, 1, f) != 1 || !read_count(f, fmt->count_bytes, &count))
-        return fail(st, why, why_len, "checkpoint %s is cut short", path);
+        return WHY_FAIL(st, why, why_len, "checkpoint %s is cut short", path);
     // Before the payload: a checkpoint of other inputs is named as such even when it is also
     // cut short, since what changed is what the user needs to know.
     if (fmt->differs(was, c->id, diff, sizeof diff))
-        return fail(st, why, why_len, "checkpoint %s was %s", path, diff);
+        return WHY_FAIL(st, why, why_len, "checkpoint %s was %s", path, diff);
     if (count != c->count)
-        return fail(st, why, why_len, "checkpoint %s holds %llu %s, this build has %llu", path,
-                    (unsigned long long)count, fmt->unit, (unsigned long long)c->count);
+        return WHY_FAIL(st, why, why_len, "checkpoint %s holds %llu %s, this build has %llu", path,
+                        (unsigned long long)count, fmt->unit, (unsigned long long)c->count);
     if (!read_parts(f, c) || (fmt->hashed && fread(&hash, 8, 1, f) != 1))
-        return fail(st, why, why_len, "checkpoint %s is cut short", path);
+        return WHY_FAIL(st, why, why_len, "checkpoint %s is cut short", path);
     if (fmt->hashed && hash != ckpt_hash(c, was))
-        return fail(st, why, why_len, "checkpoint %s is damaged (its checksum does not match)",
-                    path);
+        return WHY_FAIL(st, why, why_len, "checkpoint %s is damaged (its checksum does not match)",
+                        path);
     if (c->epoch && !(*c->epoch >= 0 && *c->epoch <= c->epochs)) // NaN too
-        return fail(st, why, why_len, "checkpoint %s is damaged (epoch %g)", path, *c->epoch);
+        return WHY_FAIL(st, why, why_len, "checkpoint %s is damaged (epoch %g)", path, *c->epoch);
     return FITRUN_OK;
 }
 
@@ -108,12 +97,13 @@ FitRunStatus fitrun_ckpt_read(const FitRunCkpt *c, bool *found, char *why, size_
         return FITRUN_OK;
     // A trainer's format row out of the scaffold's bounds is a bug, refused rather than read.
     if (c->fmt->id_size > FITRUN_ID_MAX || c->parts > FITRUN_PARTS_MAX)
-        return fail(FITRUN_ERR_STALE, why, why_len, "checkpoint %s: bad format", c->path);
+        return WHY_FAIL(FITRUN_ERR_STALE, why, why_len, "checkpoint %s: bad format", c->path);
     FILE *f = fopen(c->path, "rb");
     if (!f && errno == ENOENT)
         return FITRUN_OK; // the first run
     if (!f)
-        return fail(FITRUN_ERR_STALE, why, why_len, "checkpoint %s: %s", c->path, strerror(errno));
+        return WHY_FAIL(FITRUN_ERR_STALE, why, why_len, "checkpoint %s: %s", c->path,
+                        strerror(errno));
     FitRunStatus st = ckpt_parse(f, c, why, why_len);
     fclose(f);
     *found = st == FITRUN_OK;
@@ -180,14 +170,13 @@ FitRunStatus fitrun_resume(const FitRunCkpt *c, FitRunReduceFn reduce, void *ctx
         return FITRUN_ERR_REDUCE;
     if (flag < 0) {
         if (st == FITRUN_OK)
-            fail(FITRUN_ERR_STALE, why, why_len,
-                 "the checkpoint on another rank is of other inputs");
+            why_set(why, why_len, "the checkpoint on another rank is of other inputs");
         return FITRUN_ERR_STALE;
     }
     // One process resumes from what it read; ranks receive it through the sum.
     if (flag > 0 && reduce && (st = share_parts(c, found, reduce, ctx)) != FITRUN_OK)
-        return fail(st, why, why_len, "%s",
-                    st == FITRUN_ERR_NOMEM ? "out of memory" : "another rank is gone");
+        return WHY_FAIL(st, why, why_len, "%s",
+                        st == FITRUN_ERR_NOMEM ? "out of memory" : "another rank is gone");
     *resumed = flag > 0;
     return FITRUN_OK;
 }
@@ -202,7 +191,7 @@ FitRunStatus fitrun_loss_open(const char *path, const char *header, int rows, FI
     if (!f && rows > 0 && errno == ENOENT)
         f = fopen(path, "w"); // the rows are gone: the curve restarts at the checkpoint
     if (!f)
-        return fail(FITRUN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        return WHY_FAIL(FITRUN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     // Keep the header and the complete rows of epochs 0 .. rows - 1, in order; cut the rest.
     char line[256];
     long keep = 0;
@@ -227,7 +216,7 @@ FitRunStatus fitrun_loss_open(const char *path, const char *header, int rows, FI
     // Cut in place (the file may be watched or linked), then write from the cut on.
     if (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0 || fseek(f, keep, SEEK_SET) != 0 ||
         (keep == 0 && fprintf(f, "%s\n", header) < 0) || fflush(f) != 0) {
-        FitRunStatus st = fail(FITRUN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        FitRunStatus st = WHY_FAIL(FITRUN_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
         fclose(f);
         return st;
     }

@@ -12,18 +12,7 @@
 #include "files.h"
 #include "fitrun.h"
 #include "posdata.h"
-
-__attribute__((format(printf, 4, 5))) static NnueTrainStatus
-fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
-{
-    if (why && why_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+#include "why.h"
 
 // ---- Export --------------------------------------------------------------------------------
 
@@ -44,7 +33,7 @@ static NnueTrainStatus export_compare(const NnueModel *m, const NnueSet *valid, 
     uint64_t n = nnue_set_size(valid);
     PosRecord *pr = malloc(sizeof *pr);
     if (!pr)
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     double sum = 0, signed_sum = 0;
     *max_cp = 0;
     NnueTrainStatus st = NNUE_TRAIN_OK;
@@ -54,8 +43,8 @@ static NnueTrainStatus export_compare(const NnueModel *m, const NnueSet *valid, 
         char reason[256];
         const uint8_t *rec = nnue_set_record(valid, i);
         if (!rec || posdata_decode(rec, pr, reason, sizeof reason) != POSDATA_OK) {
-            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "validation record %llu: %s",
-                      (unsigned long long)i, reason);
+            st = WHY_FAIL(NNUE_TRAIN_ERR_DATA, why, why_len, "validation record %llu: %s",
+                          (unsigned long long)i, reason);
             break;
         }
         double f = nnue_model_eval(m, valid, i);
@@ -77,7 +66,7 @@ NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, cons
 {
     *mean_cp = *max_cp = 0;
     if (nnue_alloc_version(net, m->version, m->hidden) != NNUE_OK)
-        return fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     size_t h = (size_t)m->hidden;
     net->qa = NNUE_QA;
     net->qb = NNUE_QB;
@@ -102,11 +91,12 @@ NnueTrainStatus nnue_model_export(const NnueModel *m, const NnueSet *valid, cons
         st = export_compare(m, valid, net, mean_cp, max_cp, &bias, why, why_len);
     }
     if (st == NNUE_TRAIN_OK && *mean_cp > NNUE_TRAIN_EXPORT_TOLERANCE)
-        st = fail(NNUE_TRAIN_ERR_EXPORT, why, why_len,
-                  "the quantized net differs from the float net by %.2f cp on average (max %.1f) "
-                  "over %llu validation positions: above the %.1f cp tolerance",
-                  *mean_cp, *max_cp, (unsigned long long)nnue_set_size(valid),
-                  NNUE_TRAIN_EXPORT_TOLERANCE);
+        st = WHY_FAIL(
+            NNUE_TRAIN_ERR_EXPORT, why, why_len,
+            "the quantized net differs from the float net by %.2f cp on average (max %.1f) "
+            "over %llu validation positions: above the %.1f cp tolerance",
+            *mean_cp, *max_cp, (unsigned long long)nnue_set_size(valid),
+            NNUE_TRAIN_EXPORT_TOLERANCE);
     return st;
 }
 
@@ -120,16 +110,17 @@ static NnueTrainStatus model_from_net(NnueModel *m, const char *path, char *why,
     char msg[256];
     memset(&net, 0, sizeof net);
     if (nnue_load_file(&net, path, msg, sizeof msg) != NNUE_OK)
-        return fail(NNUE_TRAIN_ERR_DATA, why, why_len, "the start net %s: %s", path, msg);
+        return WHY_FAIL(NNUE_TRAIN_ERR_DATA, why, why_len, "the start net %s: %s", path, msg);
     NnueTrainStatus st = NNUE_TRAIN_OK;
     if (net.hidden != m->hidden || net.scale != NNUE_SCALE || net.qa <= 0 || net.qb <= 0)
-        st = fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                  "the start net %s has %d hidden units (scale %d): not this run's %d (scale %d)",
-                  path, net.hidden, (int)net.scale, m->hidden, NNUE_SCALE);
+        st = WHY_FAIL(
+            NNUE_TRAIN_ERR_CONFIG, why, why_len,
+            "the start net %s has %d hidden units (scale %d): not this run's %d (scale %d)", path,
+            net.hidden, (int)net.scale, m->hidden, NNUE_SCALE);
     else if (net.version != m->version)
-        st = fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                  "the start net %s is an %s net: not this run's %s", path,
-                  nnue_version_name(net.version), nnue_version_name(m->version));
+        st = WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                      "the start net %s is an %s net: not this run's %s", path,
+                      nnue_version_name(net.version), nnue_version_name(m->version));
     size_t h = (size_t)m->hidden;
     double qa = net.qa, qb = net.qb;
     for (size_t i = 0; st == NNUE_TRAIN_OK && i < (size_t)m->features * h; i++)
@@ -178,7 +169,8 @@ static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **va
     for (int f = 0; f < run->files && st == NNUE_TRAIN_OK; f++) {
         uint64_t fh = FILES_FNV_BASIS; // files_hash continues from it
         if (!files_hash(run->data[f], &fh))
-            st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "%s: %s", run->data[f], strerror(errno));
+            st = WHY_FAIL(NNUE_TRAIN_ERR_DATA, why, why_len, "%s: %s", run->data[f],
+                          strerror(errno));
         h = files_fnv(h, &fh, sizeof fh);
     }
     run->cfg.inputs.data = h;
@@ -187,7 +179,8 @@ static NnueTrainStatus run_load(NnueTrainRun *run, NnueSet **train, NnueSet **va
     if (!reduce(&run->cfg, &bad, 1))
         st = NNUE_TRAIN_ERR_REDUCE;
     else if (bad > 0 && st == NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_DATA, why, why_len, "another rank could not load its positions");
+        st = WHY_FAIL(NNUE_TRAIN_ERR_DATA, why, why_len,
+                      "another rank could not load its positions");
     res->train_n = nnue_set_size(*train);
     res->val_n = nnue_set_size(*valid);
     res->load_s = now_s() - t0;
@@ -202,8 +195,8 @@ static NnueTrainStatus run_export(const NnueTrainRun *run, const NnueModel *m, c
     NnueTrainStatus st = nnue_model_export(m, valid, run->description, &net, &res->quant_mean_cp,
                                            &res->quant_max_cp, why, why_len);
     if (st == NNUE_TRAIN_OK && nnue_save_file(&net, res->net_path) != NNUE_OK)
-        st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write %s: %s", res->net_path,
-                  strerror(errno));
+        st = WHY_FAIL(NNUE_TRAIN_ERR_IO, why, why_len, "cannot write %s: %s", res->net_path,
+                      strerror(errno));
     if (st == NNUE_TRAIN_OK)
         nnue_id(&net, res->net_id);
     nnue_free(&net);
@@ -233,7 +226,8 @@ NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why,
     bool found = false;
     int epoch = 0;
     if (st == NNUE_TRAIN_OK && run->rank == 0 && cfg->fresh && unlink(ckpt) != 0 && errno != ENOENT)
-        st = fail(NNUE_TRAIN_ERR_IO, why, why_len, "cannot remove %s: %s", ckpt, strerror(errno));
+        st = WHY_FAIL(NNUE_TRAIN_ERR_IO, why, why_len, "cannot remove %s: %s", ckpt,
+                      strerror(errno));
     // Checked before the loss file is touched: a refused checkpoint leaves every file as it was.
     if (st == NNUE_TRAIN_OK && run->rank == 0)
         st = nnue_checkpoint_check(cfg, &found, &epoch, why, why_len);
@@ -253,7 +247,7 @@ NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why,
     NnueModel m = {0};
     if (st == NNUE_TRAIN_OK &&
         nnue_model_init_version(&m, cfg->version, cfg->hidden, cfg->seed) != NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+        st = WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     if (st == NNUE_TRAIN_OK && run->init)
         st = model_from_net(&m, run->init, why, why_len);
     // Every rank reaches nnue_train (its collectives) or none: a rank 0 failure is said.
@@ -261,7 +255,7 @@ NnueTrainStatus nnue_train_run(NnueTrainRun *run, NnueRunResult *res, char *why,
     if (!reduce(cfg, &bad, 1))
         st = NNUE_TRAIN_ERR_REDUCE;
     else if (bad > 0 && st == NNUE_TRAIN_OK)
-        st = fail(NNUE_TRAIN_ERR_STALE, why, why_len, "rank 0 refused the run");
+        st = WHY_FAIL(NNUE_TRAIN_ERR_STALE, why, why_len, "rank 0 refused the run");
     if (st == NNUE_TRAIN_OK)
         st = nnue_train(&m, train, valid, cfg, &res->train, why, why_len);
     if (st == NNUE_TRAIN_OK && run->rank == 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "posdata.h"
+#include "why.h"
 
 static NnueSet *set_new(bool keep_records, int version)
 {
@@ -72,22 +73,22 @@ static NnueTrainStatus set_add(NnueSet *train, NnueSet *valid, const uint8_t *re
                                size_t why_len)
 {
     if (!set_reserve(train, n) || !set_reserve(valid, 0))
-        return nnue_train_fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     PosRecord *pr = malloc(sizeof *pr);
     if (!pr)
-        return nnue_train_fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     NnueTrainStatus st = NNUE_TRAIN_OK;
     for (uint64_t i = 0; i < n && st == NNUE_TRAIN_OK; i++) {
         const uint8_t *rec = recs + i * POSDATA_RECORD;
         char reason[256] = "";
         if (posdata_decode(rec, pr, reason, sizeof reason) != POSDATA_OK) {
-            st = nnue_train_fail(NNUE_TRAIN_ERR_DATA, why, why_len, "record %llu: %s",
-                                 (unsigned long long)(first + i * stride), reason);
+            st = WHY_FAIL(NNUE_TRAIN_ERR_DATA, why, why_len, "record %llu: %s",
+                          (unsigned long long)(first + i * stride), reason);
             break;
         }
         NnueSet *to = game_is_val(file, pr->game, val) ? valid : train;
         if (!set_reserve(to, 1)) {
-            st = nnue_train_fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+            st = WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
             break;
         }
         // Both perspectives, as the engine's accumulators see them: the net reads the side to
@@ -113,8 +114,8 @@ static NnueTrainStatus sets_new(NnueSet **train, NnueSet **valid, int version, c
                                 size_t why_len)
 {
     if (!nnue_version_features(nnue_train_version(version)))
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                               "net version %d: 1 (XQ1) or 2 (XQ2)", version);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "net version %d: 1 (XQ1) or 2 (XQ2)",
+                        version);
     *train = set_new(false, version);
     *valid = set_new(true, version);
     if (*train && *valid)
@@ -122,7 +123,7 @@ static NnueTrainStatus sets_new(NnueSet **train, NnueSet **valid, int version, c
     nnue_set_free(*train);
     nnue_set_free(*valid);
     *train = *valid = NULL;
-    return nnue_train_fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+    return WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
 }
 
 NnueTrainStatus nnue_set_from_records(const uint8_t *recs, uint64_t n, int file, double val,
@@ -156,15 +157,14 @@ NnueTrainStatus nnue_set_load(const char *const *paths, int files, int shard, in
         PosdataStatus ps =
             posdata_read_file(paths[f], shard, shards, &recs, &n, &all, reason, sizeof reason);
         if (ps != POSDATA_OK)
-            st = nnue_train_fail(ps == POSDATA_ERR_NOMEM ? NNUE_TRAIN_ERR_NOMEM
-                                                         : NNUE_TRAIN_ERR_DATA,
-                                 why, why_len, "%s", reason[0] ? reason : posdata_strerror(ps));
+            st = WHY_FAIL(ps == POSDATA_ERR_NOMEM ? NNUE_TRAIN_ERR_NOMEM : NNUE_TRAIN_ERR_DATA, why,
+                          why_len, "%s", reason[0] ? reason : posdata_strerror(ps));
         if (st == NNUE_TRAIN_OK) { // the record numbered in its file, the file named
             char inner[400] = "";
             st = set_add(*train, *valid, recs, n, (uint64_t)shard, (uint64_t)shards, f, val, inner,
                          sizeof inner);
             if (st != NNUE_TRAIN_OK)
-                nnue_train_fail(st, why, why_len, "%s: %s", paths[f], inner);
+                why_set(why, why_len, "%s: %s", paths[f], inner);
         }
         if (total)
             *total += all;

@@ -12,6 +12,7 @@
 
 #include "files.h"
 #include "fitrun.h"
+#include "why.h"
 
 const char *nnue_train_strerror(NnueTrainStatus st)
 {
@@ -25,17 +26,6 @@ const char *nnue_train_strerror(NnueTrainStatus st)
                                                            "quantized net beyond the tolerance",
                                                            "stopped after a checkpoint"};
     return st >= 0 && st < NNUE_TRAIN_STATUS_NB ? text[st] : "unknown status";
-}
-
-NnueTrainStatus nnue_train_fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...)
-{
-    if (why && why_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
 }
 
 // ---- Model ---------------------------------------------------------------------------------
@@ -486,7 +476,7 @@ NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, i
         FitRunCkpt c = ckpt_of(cfg, &id, &ts);
         st = from_fitrun(fitrun_ckpt_read(&c, found, why, why_len));
     } else {
-        nnue_train_fail(st, why, why_len, "out of memory");
+        why_set(why, why_len, "out of memory");
     }
     *epoch = *found ? (int)ts.st.epoch : 0;
     state_free(&ts);
@@ -498,33 +488,27 @@ NnueTrainStatus nnue_checkpoint_check(const NnueTrainConfig *cfg, bool *found, i
 NnueTrainStatus nnue_train_check(const NnueTrainConfig *cfg, char *why, size_t why_len)
 {
     if (cfg->hidden < 32 || cfg->hidden > NNUE_HIDDEN_MAX || cfg->hidden % 32)
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                               "hidden %d: a multiple of 32 from 32 to %d", cfg->hidden,
-                               NNUE_HIDDEN_MAX);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                        "hidden %d: a multiple of 32 from 32 to %d", cfg->hidden, NNUE_HIDDEN_MAX);
     if (!nnue_version_features(nnue_train_version(cfg->version)))
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                               "net version %d: 1 (XQ1) or 2 (XQ2)", cfg->version);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "net version %d: 1 (XQ1) or 2 (XQ2)",
+                        cfg->version);
     if (cfg->epochs < 1 || cfg->epochs > 100000)
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "epochs %d: 1 to 100000",
-                               cfg->epochs);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "epochs %d: 1 to 100000", cfg->epochs);
     if (cfg->batch < 1 || cfg->batch > (1 << 24))
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "batch %d: 1 to %d", cfg->batch,
-                               1 << 24);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "batch %d: 1 to %d", cfg->batch,
+                        1 << 24);
     if (!(cfg->lr > 0 && cfg->lr <= 1))
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lr %g: above 0, at most 1",
-                               cfg->lr);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lr %g: above 0, at most 1", cfg->lr);
     if (!(cfg->lambda >= 0 && cfg->lambda <= 1))
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lambda %g: 0 to 1",
-                               cfg->lambda);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "lambda %g: 0 to 1", cfg->lambda);
     if (!(cfg->val >= 0 && cfg->val < 1))
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "val %g: 0 to below 1",
-                               cfg->val);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "val %g: 0 to below 1", cfg->val);
     if (cfg->threads < 0 || cfg->threads > NNUE_TRAIN_THREADS_MAX || cfg->checkpoint_steps < 0 ||
         !(cfg->checkpoint_seconds >= 0))
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                               "threads %d (0 to %d), checkpoint every %d steps or %g s",
-                               cfg->threads, NNUE_TRAIN_THREADS_MAX, cfg->checkpoint_steps,
-                               cfg->checkpoint_seconds);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                        "threads %d (0 to %d), checkpoint every %d steps or %g s", cfg->threads,
+                        NNUE_TRAIN_THREADS_MAX, cfg->checkpoint_steps, cfg->checkpoint_seconds);
     return NNUE_TRAIN_OK;
 }
 
@@ -742,9 +726,9 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
                 (cfg->checkpoint_seconds > 0 && now_s() - t->saved >= cfg->checkpoint_seconds);
             if (rc == NNUE_TRAIN_OK && cfg->checkpoint && due) {
                 if (!fitrun_ckpt_write(&t->ckpt))
-                    rc = nnue_train_fail(NNUE_TRAIN_ERR_IO, why, why_len,
-                                         "cannot write the checkpoint %s: %s", cfg->checkpoint,
-                                         strerror(errno));
+                    rc = WHY_FAIL(NNUE_TRAIN_ERR_IO, why, why_len,
+                                  "cannot write the checkpoint %s: %s", cfg->checkpoint,
+                                  strerror(errno));
                 t->saved = now_s();
                 since = 0;
             }
@@ -755,9 +739,9 @@ static NnueTrainStatus train_epochs(Trainer *t, NnueTrainReport *rep, char *why,
         train_keep_best(t, rep);
     if (rc == NNUE_TRAIN_OK && stop && st->epoch < cfg->epochs) {
         rep->drained = true;
-        rc = nnue_train_fail(NNUE_TRAIN_DRAINED, why, why_len,
-                             "stopped in epoch %d of %d, step %.0f of %.0f (checkpointed)",
-                             (int)st->epoch + 1, cfg->epochs, st->step, t->steps);
+        rc = WHY_FAIL(NNUE_TRAIN_DRAINED, why, why_len,
+                      "stopped in epoch %d of %d, step %.0f of %.0f (checkpointed)",
+                      (int)st->epoch + 1, cfg->epochs, st->step, t->steps);
     }
     return rc;
 }
@@ -806,17 +790,17 @@ static NnueTrainStatus train_begin(Trainer *t, NnueTrainReport *rep, char *why, 
     t->g = malloc(sizeof *t->g * (m->size + 3));
     if (!t->idx || !t->g || !state_alloc(&t->ts, m->size) ||
         !work_init(&t->w, run_threads(cfg), m, true))
-        return nnue_train_fail(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len, "out of memory");
     free(t->ts.p);
     t->ts.p = m->p; // the model is the state's parameters
     double counts = (double)t->train->n;
     if (!reduce(cfg, &counts, 1))
         return NNUE_TRAIN_ERR_REDUCE;
     if (counts < 1)
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "no training positions");
     if (!spans_build(cfg, m, t->train, &t->sp))
-        return nnue_train_fail(NNUE_TRAIN_ERR_NOMEM, why, why_len,
-                               "out of memory (or the sum over ranks)");
+        return WHY_FAIL(NNUE_TRAIN_ERR_NOMEM, why, why_len,
+                        "out of memory (or the sum over ranks)");
     if (cfg->log)
         fprintf(cfg->log, "Input rows reached by the training positions: %zu of %d\n",
                 (t->sp.total - (size_t)(3 * m->hidden + 1)) / (size_t)m->hidden, m->features);
@@ -861,15 +845,14 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     if (rc != NNUE_TRAIN_OK)
         return rc;
     if (m->hidden != cfg->hidden)
-        return nnue_train_fail(NNUE_TRAIN_ERR_CONFIG, why, why_len,
-                               "the model has hidden %d, settings %d", m->hidden, cfg->hidden);
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len, "the model has hidden %d, settings %d",
+                        m->hidden, cfg->hidden);
     int version = nnue_train_version(cfg->version);
     if (m->version != version || (train && train->version != version) ||
         (valid && valid->version != version))
-        return nnue_train_fail(
-            NNUE_TRAIN_ERR_CONFIG, why, why_len,
-            "the model (%s) or the positions' features are not the settings' %s net",
-            nnue_version_name(m->version), nnue_version_name(version));
+        return WHY_FAIL(NNUE_TRAIN_ERR_CONFIG, why, why_len,
+                        "the model (%s) or the positions' features are not the settings' %s net",
+                        nnue_version_name(m->version), nnue_version_name(version));
     NnueSet empty = {.version = version}; // a rank whose shard is empty still joins every sum
     Trainer t = {.cfg = cfg,
                  .m = m,
@@ -882,7 +865,7 @@ NnueTrainStatus nnue_train(NnueModel *m, const NnueSet *train, const NnueSet *va
     rep->seconds = t.busy;
     rep->positions_per_second = t.busy > 0 ? (double)t.trained / t.busy : 0;
     if (rc != NNUE_TRAIN_OK && why && !why[0])
-        nnue_train_fail(rc, why, why_len, "%s", nnue_train_strerror(rc));
+        why_set(why, why_len, "%s", nnue_train_strerror(rc));
     t.ts.p = NULL; // the model's
     state_free(&t.ts);
     work_free(&t.w);

@@ -10,10 +10,6 @@
 
 #include "nnue_train.h"
 
-/// Writes the reason into why (when given) and returns st.
-__attribute__((format(printf, 4, 5))) NnueTrainStatus
-nnue_train_fail(NnueTrainStatus st, char *why, size_t why_len, const char *fmt, ...);
-
 /// splitmix64: a tiny generator whose whole state is one integer, so an epoch's shuffle and a
 /// game's validation draw are functions of their seeds (an exact resume recomputes them).
 static inline uint64_t nnue_splitmix(uint64_t *s)

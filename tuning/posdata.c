@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "files.h"
+#include "why.h"
 
 static const char MAGIC[8] = "XQPOS\0\0";
 
@@ -28,17 +29,6 @@ const char *posdata_strerror(PosdataStatus st)
         [POSDATA_ERR_NOMEM] = "out of memory",
     };
     return (unsigned)st < POSDATA_STATUS_NB ? text[st] : "unknown status";
-}
-
-static PosdataStatus fail(PosdataStatus st, char *why, size_t why_len, const char *fmt, ...)
-{
-    if (why && why_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
 }
 
 /// CRC-32 (zlib's): a damaged block is refused by its records' numbers, not trained on.
@@ -96,14 +86,14 @@ PosdataStatus posdata_decode(const uint8_t in[POSDATA_RECORD], PosRecord *out, c
 {
     char fen[BOARD_FEN_MAX + 16];
     if (in[45] > 1 || in[46] > 2 || in[47] != 0)
-        return fail(POSDATA_ERR_POSITION, why, why_len, "side %u, result %u, flags %u", in[45],
-                    in[46], in[47]);
+        return WHY_FAIL(POSDATA_ERR_POSITION, why, why_len, "side %u, result %u, flags %u", in[45],
+                        in[46], in[47]);
     posdata_board_fen(in, in[45], fen, sizeof fen);
     if (board_set_fen(&out->board, fen, why, why_len) != FEN_OK)
         return POSDATA_ERR_POSITION;
     int score = (int16_t)(uint16_t)files_get_le(in + 48, 2);
     if (score > POSDATA_SCORE_MAX || score < -POSDATA_SCORE_MAX)
-        return fail(POSDATA_ERR_POSITION, why, why_len, "score %d out of range", score);
+        return WHY_FAIL(POSDATA_ERR_POSITION, why, why_len, "score %d out of range", score);
     out->score = score;
     out->move = (uint16_t)files_get_le(in + 50, 2);
     out->ply = (uint16_t)files_get_le(in + 52, 2);
@@ -142,21 +132,22 @@ static PosdataStatus header_decode(const uint8_t h[POSDATA_HEADER], const char *
                                    uint64_t *count, char *why, size_t why_len)
 {
     if (memcmp(h, MAGIC, 8) != 0)
-        return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: not a positions file (bad magic)", path);
+        return WHY_FAIL(POSDATA_ERR_FORMAT, why, why_len, "%s: not a positions file (bad magic)",
+                        path);
     if (crc(h, 28) != files_get_le32(h + 28))
-        return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: the header's checksum fails", path);
+        return WHY_FAIL(POSDATA_ERR_FORMAT, why, why_len, "%s: the header's checksum fails", path);
     if (files_get_le32(h + 8) != POSDATA_VERSION)
-        return fail(POSDATA_ERR_VERSION, why, why_len, "%s: version %u, this build reads %d", path,
-                    (unsigned)files_get_le32(h + 8), POSDATA_VERSION);
+        return WHY_FAIL(POSDATA_ERR_VERSION, why, why_len, "%s: version %u, this build reads %d",
+                        path, (unsigned)files_get_le32(h + 8), POSDATA_VERSION);
     if (files_get_le32(h + 12) != POSDATA_RECORD || files_get_le32(h + 24) != POSDATA_BLOCK)
-        return fail(POSDATA_ERR_FORMAT, why, why_len,
-                    "%s: records of %u bytes in blocks of %u, expected %d and %d", path,
-                    (unsigned)files_get_le32(h + 12), (unsigned)files_get_le32(h + 24),
-                    POSDATA_RECORD, POSDATA_BLOCK);
+        return WHY_FAIL(POSDATA_ERR_FORMAT, why, why_len,
+                        "%s: records of %u bytes in blocks of %u, expected %d and %d", path,
+                        (unsigned)files_get_le32(h + 12), (unsigned)files_get_le32(h + 24),
+                        POSDATA_RECORD, POSDATA_BLOCK);
     *count = files_get_le64(h + 16);
     if (*count > POSDATA_MAX_RECORDS)
-        return fail(POSDATA_ERR_FORMAT, why, why_len, "%s: %llu records, more than %d", path,
-                    (unsigned long long)*count, POSDATA_MAX_RECORDS);
+        return WHY_FAIL(POSDATA_ERR_FORMAT, why, why_len, "%s: %llu records, more than %d", path,
+                        (unsigned long long)*count, POSDATA_MAX_RECORDS);
     return POSDATA_OK;
 }
 
@@ -172,7 +163,7 @@ PosdataStatus posdata_writer_open(const char *path, bool append, PosWriter **out
     *out = NULL;
     PosWriter *w = calloc(1, sizeof *w);
     if (!w)
-        return fail(POSDATA_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(POSDATA_ERR_NOMEM, why, why_len, "out of memory");
     snprintf(w->path, sizeof w->path, "%s", path);
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
     struct stat st;
@@ -195,7 +186,8 @@ PosdataStatus posdata_writer_open(const char *path, bool append, PosWriter **out
         snprintf(w->tmp, sizeof w->tmp, "%s", path); // written in place, no rename
         if (truncate(path, (off_t)keep) != 0 || !(w->f = fopen(path, "r+b")) ||
             fseeko(w->f, (off_t)keep, SEEK_SET) != 0) {
-            PosdataStatus e = fail(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+            PosdataStatus e =
+                WHY_FAIL(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
             if (w->f)
                 fclose(w->f);
             free(w);
@@ -207,7 +199,7 @@ PosdataStatus posdata_writer_open(const char *path, bool append, PosWriter **out
     uint8_t h[POSDATA_HEADER];
     header_encode(h, 0);
     if (!(w->f = fopen(w->tmp, "wb")) || fwrite(h, 1, sizeof h, w->f) != sizeof h) {
-        PosdataStatus e = fail(POSDATA_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
+        PosdataStatus e = WHY_FAIL(POSDATA_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
         if (w->f)
             fclose(w->f);
         free(w);
@@ -260,8 +252,8 @@ PosdataStatus posdata_writer_close(PosWriter *w, char *why, size_t why_len)
     if (ok && !in_place)
         ok = rename(w->tmp, w->path) == 0;
     PosdataStatus st = ok ? POSDATA_OK
-                          : fail(POSDATA_ERR_IO, why, why_len, "%s: %s",
-                                 in_place ? w->path : w->tmp, strerror(errno ? errno : EIO));
+                          : WHY_FAIL(POSDATA_ERR_IO, why, why_len, "%s: %s",
+                                     in_place ? w->path : w->tmp, strerror(errno ? errno : EIO));
     if (!ok && !in_place)
         remove(w->tmp);
     free(w);
@@ -284,26 +276,26 @@ PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t
     *records = NULL;
     *count = 0;
     if (shards < 1 || shard < 0 || shard >= shards)
-        return fail(POSDATA_ERR_FORMAT, why, why_len, "shard %d of %d", shard, shards);
+        return WHY_FAIL(POSDATA_ERR_FORMAT, why, why_len, "shard %d of %d", shard, shards);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        return WHY_FAIL(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     uint8_t h[POSDATA_HEADER], *buf = NULL, *out = NULL;
     uint64_t n = 0;
     PosdataStatus st = POSDATA_OK;
     struct stat sb;
     if (fread(h, 1, sizeof h, f) != sizeof h) {
-        st = fail(POSDATA_ERR_FORMAT, why, why_len, "%s: shorter than a header (%d bytes)", path,
-                  POSDATA_HEADER);
+        st = WHY_FAIL(POSDATA_ERR_FORMAT, why, why_len, "%s: shorter than a header (%d bytes)",
+                      path, POSDATA_HEADER);
         goto done;
     }
     if ((st = header_decode(h, path, &n, why, why_len)) != POSDATA_OK)
         goto done;
     if (fstat(fileno(f), &sb) != 0 || (uint64_t)sb.st_size != file_size(n)) {
-        st = fail(POSDATA_ERR_TRUNCATED, why, why_len,
-                  "%s: %llu bytes, but %llu records make %llu (an unfinished or damaged file)",
-                  path, (unsigned long long)sb.st_size, (unsigned long long)n,
-                  (unsigned long long)file_size(n));
+        st = WHY_FAIL(POSDATA_ERR_TRUNCATED, why, why_len,
+                      "%s: %llu bytes, but %llu records make %llu (an unfinished or damaged file)",
+                      path, (unsigned long long)sb.st_size, (unsigned long long)n,
+                      (unsigned long long)file_size(n));
         goto done;
     }
     // One read of the body; every block is checked by every rank (a damaged file is refused
@@ -311,12 +303,12 @@ PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t
     size_t body = (size_t)(file_size(n) - POSDATA_HEADER);
     uint64_t mine = n / (uint64_t)shards + ((uint64_t)shard < n % (uint64_t)shards);
     if (!(buf = malloc(body ? body : 1)) || !(out = malloc(mine ? mine * POSDATA_RECORD : 1))) {
-        st = fail(POSDATA_ERR_NOMEM, why, why_len, "%s: out of memory for %llu records", path,
-                  (unsigned long long)n);
+        st = WHY_FAIL(POSDATA_ERR_NOMEM, why, why_len, "%s: out of memory for %llu records", path,
+                      (unsigned long long)n);
         goto done;
     }
     if (fread(buf, 1, body, f) != body) {
-        st = fail(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        st = WHY_FAIL(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
         goto done;
     }
     const uint8_t *p = buf;
@@ -324,11 +316,11 @@ PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t
     for (uint64_t first = 0; first < n; first += POSDATA_BLOCK) {
         uint64_t k = n - first < POSDATA_BLOCK ? n - first : POSDATA_BLOCK;
         if (crc(p, k * POSDATA_RECORD) != files_get_le32(p + k * POSDATA_RECORD)) {
-            st = fail(POSDATA_ERR_CHECKSUM, why, why_len,
-                      "%s: records %llu..%llu (bytes %llu..%llu) fail their checksum", path,
-                      (unsigned long long)first + 1, (unsigned long long)(first + k),
-                      (unsigned long long)(p - buf + POSDATA_HEADER),
-                      (unsigned long long)(p - buf + POSDATA_HEADER + k * POSDATA_RECORD + 3));
+            st = WHY_FAIL(POSDATA_ERR_CHECKSUM, why, why_len,
+                          "%s: records %llu..%llu (bytes %llu..%llu) fail their checksum", path,
+                          (unsigned long long)first + 1, (unsigned long long)(first + k),
+                          (unsigned long long)(p - buf + POSDATA_HEADER),
+                          (unsigned long long)(p - buf + POSDATA_HEADER + k * POSDATA_RECORD + 3));
             goto done;
         }
         for (uint64_t i = 0; i < k; i++)

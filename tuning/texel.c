@@ -15,6 +15,7 @@
 #include "files.h"
 #include "fitrun.h"
 #include "texel_impl.h"
+#include "why.h"
 
 const char *texel_strerror(TexelStatus st)
 {
@@ -31,18 +32,6 @@ const char *texel_strerror(TexelStatus st)
                                                       "checkpoint of other inputs",
                                                       "stopped after a checkpoint"};
     return (unsigned)st < TEXEL_STATUS_NB ? text[st] : "unknown Texel status";
-}
-
-// One formatter for every failure of texel.c and texel_data.c (declared in texel_impl.h).
-TexelStatus texel_fail(TexelStatus st, char *why, size_t why_len, const char *fmt, ...)
-{
-    if (why && why_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
 }
 
 // ---- Evaluation from a trace ---------------------------------------------------------------
@@ -349,7 +338,7 @@ TexelStatus texel_checkpoint_check(const TexelFitConfig *cfg, bool *found, int *
     *epoch = 0;
     FitState *st = malloc(sizeof *st); // three weight tables: too big for a small stack
     if (!st)
-        return texel_fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
     CkptId id = ckpt_id(cfg);
     FitRunCkpt c = ckpt_of(cfg, &id, st);
     TexelStatus ts = from_fitrun(fitrun_ckpt_read(&c, found, why, why_len));
@@ -508,11 +497,11 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
     if (cfg->epochs < 1 || !(cfg->lr > 0) || !(cfg->l2 >= 0) || cfg->k < 0 ||
         cfg->checkpoint_every < 0 || !(cfg->checkpoint_seconds >= 0) ||
         !(cfg->val >= 0 && cfg->val <= 0.5))
-        return texel_fail(TEXEL_ERR_CONFIG, why, why_len,
-                          "epochs %d, lr %g, l2 %g, k %g, val %g (0 to 0.5), checkpoint every %d "
-                          "epochs or %g s",
-                          cfg->epochs, cfg->lr, cfg->l2, cfg->k, cfg->val, cfg->checkpoint_every,
-                          cfg->checkpoint_seconds);
+        return WHY_FAIL(TEXEL_ERR_CONFIG, why, why_len,
+                        "epochs %d, lr %g, l2 %g, k %g, val %g (0 to 0.5), checkpoint every %d "
+                        "epochs or %g s",
+                        cfg->epochs, cfg->lr, cfg->l2, cfg->k, cfg->val, cfg->checkpoint_every,
+                        cfg->checkpoint_seconds);
     FitState *st = calloc(1, sizeof *st); // four weight tables: on the heap, not the stack
     double *grad = malloc(sizeof *grad * PARAM_NB);
     uint8_t *held = fit_held(s, cfg->val);
@@ -520,7 +509,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         free(st);
         free(grad);
         free(held);
-        return texel_fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
     }
     memset(rep, 0, sizeof *rep);
     int tuned = 0, every = cfg->checkpoint_every ? cfg->checkpoint_every : TEXEL_CHECKPOINT_EVERY;
@@ -587,8 +576,8 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
                    (cfg->checkpoint_seconds > 0 && now_s() - saved >= cfg->checkpoint_seconds);
         if (ts == TEXEL_OK && cfg->checkpoint && due) {
             if (!fitrun_ckpt_write(&ckpt))
-                ts = texel_fail(TEXEL_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
-                                cfg->checkpoint, strerror(errno));
+                ts = WHY_FAIL(TEXEL_ERR_IO, why, why_len, "cannot write the checkpoint %s: %s",
+                              cfg->checkpoint, strerror(errno));
             saved = now_s();
         }
     }
@@ -604,8 +593,8 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
         fit_record(cfg, st, epoch, loss, val, run > 0 ? (t1 - t0) / run : 0);
     if (ts == TEXEL_OK && drained) {
         rep->drained = true;
-        ts = texel_fail(TEXEL_DRAINED, why, why_len, "stopped after epoch %d of %d (checkpointed)",
-                        epoch, cfg->epochs);
+        ts = WHY_FAIL(TEXEL_DRAINED, why, why_len, "stopped after epoch %d of %d (checkpointed)",
+                      epoch, cfg->epochs);
     }
     rep->k = st->k;
     rep->loss_start = st->loss_start;
@@ -619,7 +608,7 @@ TexelStatus texel_fit(const TexelSet *s, const TexelFitConfig *cfg, const Weight
     for (int i = 0; i < PARAM_NB; i++) // the engine's weights are integers
         out->v[i] = (int32_t)lround(st->w[i]);
     if (ts != TEXEL_OK && why && !why[0])
-        texel_fail(ts, why, why_len, "%s", texel_strerror(ts));
+        why_set(why, why_len, "%s", texel_strerror(ts));
     free(st);
     free(grad);
     free(held);

@@ -15,6 +15,7 @@
 #include "files.h"
 #include "movegen.h"
 #include "posdata.h"
+#include "why.h"
 
 enum { VALUE_BIG = 32000 }; // above any evaluation: an open window for the quiet test
 
@@ -41,14 +42,14 @@ TexelStatus texel_writer_open(const char *path, TexelWriter **out, char *why, si
     *out = NULL;
     if (!w || !(w->tr = malloc(sizeof *w->tr))) {
         free(w);
-        return texel_fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
+        return WHY_FAIL(TEXEL_ERR_NOMEM, why, why_len, "out of memory");
     }
     weights_default(&w->w);
     snprintf(w->path, sizeof w->path, "%s", path);
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
     unsigned char zero[TEXEL_HEADER] = {0}; // room for the header texel_writer_close writes
     if (!(w->f = fopen(w->tmp, "wb")) || fwrite(zero, 1, sizeof zero, w->f) != sizeof zero) {
-        TexelStatus st = texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
+        TexelStatus st = WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
         if (w->f)
             fclose(w->f);
         free(w->tr);
@@ -186,11 +187,11 @@ TexelStatus texel_writer_close(TexelWriter *w, char *why, size_t why_len)
     // power loss, and the name never points at a half-written file.
     if (w->failed || fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, 1, sizeof h, w->f) != sizeof h ||
         fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
-        st = texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
+        st = WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
     if (fclose(w->f) != 0 && st == TEXEL_OK)
-        st = texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
+        st = WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", w->tmp, strerror(errno));
     if (st == TEXEL_OK && rename(w->tmp, w->path) != 0)
-        st = texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", w->path, strerror(errno));
+        st = WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", w->path, strerror(errno));
     if (st != TEXEL_OK)
         unlink(w->tmp);
     free(w->tr);
@@ -254,46 +255,45 @@ static TexelStatus read_header(FILE *f, const char *path, Header *hd, uint64_t *
     unsigned char h[TEXEL_HEADER];
     size_t got_h = fread(h, 1, sizeof h, f);
     if (got_h != sizeof h && ferror(f)) // a directory, a read error
-        return texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        return WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     if (got_h != sizeof h)
-        return texel_fail(TEXEL_ERR_FORMAT, why, why_len, "%s: shorter than a %d-byte header", path,
-                          TEXEL_HEADER);
+        return WHY_FAIL(TEXEL_ERR_FORMAT, why, why_len, "%s: shorter than a %d-byte header", path,
+                        TEXEL_HEADER);
     if (memcmp(h, MAGIC, 8) != 0)
-        return texel_fail(TEXEL_ERR_FORMAT, why, why_len, "%s: not a Texel dataset (bad magic)",
-                          path);
+        return WHY_FAIL(TEXEL_ERR_FORMAT, why, why_len, "%s: not a Texel dataset (bad magic)",
+                        path);
     if ((uint32_t)crc32(0, h, 44) != files_get_le32(h + 44))
-        return texel_fail(TEXEL_ERR_FORMAT, why, why_len, "%s: header CRC mismatch", path);
+        return WHY_FAIL(TEXEL_ERR_FORMAT, why, why_len, "%s: header CRC mismatch", path);
     // An older version is named as such, with the fix: its records have no checksums to trust.
     if (files_get_le32(h + 8) < TEXEL_VERSION)
-        return texel_fail(
-            TEXEL_ERR_VERSION, why, why_len,
-            "%s: version %u, from before records had checksums (this build reads %d): "
-            "extract it again with xqforge texel extract",
-            path, (unsigned)files_get_le32(h + 8), TEXEL_VERSION);
+        return WHY_FAIL(TEXEL_ERR_VERSION, why, why_len,
+                        "%s: version %u, from before records had checksums (this build reads %d): "
+                        "extract it again with xqforge texel extract",
+                        path, (unsigned)files_get_le32(h + 8), TEXEL_VERSION);
     if (files_get_le32(h + 8) != TEXEL_VERSION)
-        return texel_fail(TEXEL_ERR_VERSION, why, why_len, "%s: version %u (this build reads %d)",
-                          path, (unsigned)files_get_le32(h + 8), TEXEL_VERSION);
+        return WHY_FAIL(TEXEL_ERR_VERSION, why, why_len, "%s: version %u (this build reads %d)",
+                        path, (unsigned)files_get_le32(h + 8), TEXEL_VERSION);
     if (files_get_le32(h + 12) != TEXEL_RECORD)
-        return texel_fail(TEXEL_ERR_FORMAT, why, why_len, "%s: record size %u, expected %d", path,
-                          (unsigned)files_get_le32(h + 12), TEXEL_RECORD);
+        return WHY_FAIL(TEXEL_ERR_FORMAT, why, why_len, "%s: record size %u, expected %d", path,
+                        (unsigned)files_get_le32(h + 12), TEXEL_RECORD);
     *hd = (Header){files_get_le64(h + 16), files_get_le64(h + 24), files_get_le64(h + 32),
                    files_get_le32(h + 40)};
     if (hd->count > TEXEL_MAX_POSITIONS || hd->params == 0 || hd->params > 65535 ||
         hd->terms > hd->count * hd->params)
-        return texel_fail(
+        return WHY_FAIL(
             TEXEL_ERR_FORMAT, why, why_len, "%s: %llu positions, %llu terms of %u weights", path,
             (unsigned long long)hd->count, (unsigned long long)hd->terms, (unsigned)hd->params);
     // The exact size the counts imply: a cut or padded file is refused before its bytes are
     // trusted (and before a header's huge count allocates anything).
     if (fseek(f, 0, SEEK_END) != 0)
-        return texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        return WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     long got = ftell(f);
     uint64_t blocks = (hd->count + TEXEL_BLOCK - 1) / TEXEL_BLOCK;
     uint64_t want = TEXEL_HEADER + hd->count * (TEXEL_RECORD + 4) + hd->terms * 4 + blocks * 4;
     if (got < 0 || (uint64_t)got != want)
-        return texel_fail(TEXEL_ERR_TRUNCATED, why, why_len,
-                          "%s: %ld bytes, the header's %llu positions need %llu", path, got,
-                          (unsigned long long)hd->count, (unsigned long long)want);
+        return WHY_FAIL(TEXEL_ERR_TRUNCATED, why, why_len,
+                        "%s: %ld bytes, the header's %llu positions need %llu", path, got,
+                        (unsigned long long)hd->count, (unsigned long long)want);
     *size = want;
     return TEXEL_OK;
 }
@@ -302,7 +302,7 @@ TexelStatus texel_file_info(const char *path, uint64_t *count, char *why, size_t
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        return WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     Header hd = {0};
     uint64_t size;
     TexelStatus st = read_header(f, path, &hd, &size, why, why_len);
@@ -449,17 +449,17 @@ static TexelStatus load_retrace(TexelSet *s, const unsigned char **recs, int thr
     uint64_t nterms = 0;
     for (int t = 0; st == TEXEL_OK && t < threads; t++) {
         if (jobs[t].st == TEXEL_ERR_POSITION)
-            st = texel_fail(TEXEL_ERR_POSITION, why, why_len, "%s: position %llu: %s", path,
-                            (unsigned long long)(jobs[t].bad * (uint64_t)shards + (uint64_t)shard) +
-                                1,
-                            jobs[t].why);
+            st =
+                WHY_FAIL(TEXEL_ERR_POSITION, why, why_len, "%s: position %llu: %s", path,
+                         (unsigned long long)(jobs[t].bad * (uint64_t)shards + (uint64_t)shard) + 1,
+                         jobs[t].why);
         else if (jobs[t].st != TEXEL_OK)
-            st = texel_fail(jobs[t].st, why, why_len, "out of memory");
+            st = WHY_FAIL(jobs[t].st, why, why_len, "out of memory");
         nterms += jobs[t].nterms;
     }
     if (st == TEXEL_OK && !(s->terms = malloc(sizeof *s->terms * (nterms ? nterms : 1))))
-        st = texel_fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu terms",
-                        (unsigned long long)nterms);
+        st = WHY_FAIL(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu terms",
+                      (unsigned long long)nterms);
     if (st == TEXEL_OK) {
         uint64_t at = 0;
         for (int t = 0; t < threads; t++) {
@@ -529,7 +529,7 @@ static TexelStatus block_check(const unsigned char *p, const unsigned char *end,
     for (uint64_t i = 0; i < count; i++) {
         size_t len = record_len(q, end, params);
         if (!len)
-            return texel_fail(
+            return WHY_FAIL(
                 TEXEL_ERR_FORMAT, why, why_len,
                 "%s: position %llu (byte %llu): its terms overrun the file: the file is "
                 "damaged",
@@ -538,11 +538,11 @@ static TexelStatus block_check(const unsigned char *p, const unsigned char *end,
         q += len;
     }
     if ((size_t)(end - q) < 4)
-        return texel_fail(TEXEL_ERR_TRUNCATED, why, why_len,
-                          "%s: the checksum of positions %llu..%llu is cut short", path,
-                          (unsigned long long)first + 1, (unsigned long long)(first + count));
+        return WHY_FAIL(TEXEL_ERR_TRUNCATED, why, why_len,
+                        "%s: the checksum of positions %llu..%llu is cut short", path,
+                        (unsigned long long)first + 1, (unsigned long long)(first + count));
     if ((uint32_t)crc32(0, p, (uInt)(q - p)) != files_get_le32(q))
-        return texel_fail(
+        return WHY_FAIL(
             TEXEL_ERR_CHECKSUM, why, why_len,
             "%s: positions %llu..%llu (bytes %llu..%llu): checksum mismatch: the file is "
             "damaged, extract it again",
@@ -575,9 +575,9 @@ static TexelStatus parse_records(const unsigned char *p, const unsigned char *en
         for (uint64_t i = first; i < first + count; i++) {
             // Only every 64th record is decoded: the bytes the fit reads are checked for all.
             if (p[45] > 1 || p[46] > 2 || p[TEXEL_RECORD] > EVAL_PHASE_MAX)
-                return texel_fail(TEXEL_ERR_FORMAT, why, why_len,
-                                  "%s: position %llu: side %u, result %u, phase %u", path,
-                                  (unsigned long long)i + 1, p[45], p[46], p[TEXEL_RECORD]);
+                return WHY_FAIL(TEXEL_ERR_FORMAT, why, why_len,
+                                "%s: position %llu: side %u, result %u, phase %u", path,
+                                (unsigned long long)i + 1, p[45], p[46], p[TEXEL_RECORD]);
             // The records hold no game: a writer adds a game's positions in ply order with one
             // result, so a new game starts where the ply bucket falls or the result changes
             // (texel.h). Counted over the whole file, so every rank numbers games alike.
@@ -597,8 +597,8 @@ static TexelStatus parse_records(const unsigned char *p, const unsigned char *en
         p = next;
     }
     return p == end ? TEXEL_OK
-                    : texel_fail(TEXEL_ERR_TRUNCATED, why, why_len,
-                                 "%s: bytes after the last position", path);
+                    : WHY_FAIL(TEXEL_ERR_TRUNCATED, why, why_len,
+                               "%s: bytes after the last position", path);
 }
 
 /// Copies the stored traces of the shard's records into the set.
@@ -606,8 +606,8 @@ static TexelStatus copy_terms(TexelSet *s, const unsigned char **recs, uint64_t 
                               const char *path, char *why, size_t why_len)
 {
     if (!(s->terms = malloc(sizeof *s->terms * (terms ? terms : 1))))
-        return texel_fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu terms",
-                          (unsigned long long)terms);
+        return WHY_FAIL(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu terms",
+                        (unsigned long long)terms);
     uint64_t at = 0;
     for (uint64_t k = 0; k < s->n; k++) {
         const unsigned char *q = recs[k] + TEXEL_RECORD + 4;
@@ -616,8 +616,8 @@ static TexelStatus copy_terms(TexelSet *s, const unsigned char **recs, uint64_t 
         for (unsigned j = 0; j < n; j++, q += 4) {
             uint16_t id = (uint16_t)(q[0] | q[1] << 8);
             if (id >= PARAM_NB) // the fit indexes weights by it: never past the table
-                return texel_fail(TEXEL_ERR_FORMAT, why, why_len, "%s: weight id %u in a trace",
-                                  path, (unsigned)id);
+                return WHY_FAIL(TEXEL_ERR_FORMAT, why, why_len, "%s: weight id %u in a trace", path,
+                                (unsigned)id);
             s->terms[at++] = (Term){id, (int16_t)(uint16_t)(q[2] | q[3] << 8)};
         }
     }
@@ -630,13 +630,13 @@ TexelStatus texel_set_load(const char *path, int shard, int shards, int threads,
 {
     *out = NULL;
     if (shards < 1 || shard < 0 || shard >= shards)
-        return texel_fail(TEXEL_ERR_CONFIG, why, why_len, "shard %d of %d", shard, shards);
+        return WHY_FAIL(TEXEL_ERR_CONFIG, why, why_len, "shard %d of %d", shard, shards);
     threads = threads < 1 ? 1 : threads > 256 ? 256 : threads;
     // One read of the whole body: records have variable length, so a shard cannot seek to its
     // own, and a single read is the fastest way through a file of a million positions.
     FILE *f = fopen(path, "rb");
     if (!f)
-        return texel_fail(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
+        return WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     Header hd = {0};
     uint64_t size = 0;
     TexelStatus st = read_header(f, path, &hd, &size, why, why_len);
@@ -645,10 +645,10 @@ TexelStatus texel_set_load(const char *path, int shard, int shards, int threads,
     unsigned char *body = NULL;
     size_t blen = (size_t)(size - TEXEL_HEADER);
     if (st == TEXEL_OK && !(body = malloc(blen ? blen : 1)))
-        st = texel_fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %zu bytes", blen);
+        st = WHY_FAIL(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %zu bytes", blen);
     if (st == TEXEL_OK &&
         (fseek(f, TEXEL_HEADER, SEEK_SET) != 0 || fread(body, 1, blen, f) != blen))
-        st = texel_fail(TEXEL_ERR_IO, why, why_len, "%s: short read", path);
+        st = WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: short read", path);
     fclose(f);
     // The shard's positions: i % shards == shard, so ranks get equal shares of every part of
     // the file (early and late games alike).
@@ -660,8 +660,8 @@ TexelStatus texel_set_load(const char *path, int shard, int shards, int threads,
     TexelSet *s = st == TEXEL_OK ? set_alloc(n) : NULL;
     const unsigned char **recs = st == TEXEL_OK ? malloc(sizeof *recs * (n + 1)) : NULL;
     if (st == TEXEL_OK && (!s || !recs))
-        st = texel_fail(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu positions",
-                        (unsigned long long)n);
+        st = WHY_FAIL(TEXEL_ERR_NOMEM, why, why_len, "out of memory for %llu positions",
+                      (unsigned long long)n);
     uint64_t terms = 0;
     if (st == TEXEL_OK)
         st = parse_records(body, body + blen, &hd, shard, shards, s, recs, &terms, path, why,
@@ -675,8 +675,8 @@ TexelStatus texel_set_load(const char *path, int shard, int shards, int threads,
         if (st == TEXEL_ERR_POSITION) {
             char inner[256];
             snprintf(inner, sizeof inner, "%s", why);
-            texel_fail(st, why, why_len, "%s: position %llu: %s", path,
-                       (unsigned long long)(bad * (uint64_t)shards + (uint64_t)shard) + 1, inner);
+            why_set(why, why_len, "%s: position %llu: %s", path,
+                    (unsigned long long)(bad * (uint64_t)shards + (uint64_t)shard) + 1, inner);
         }
     }
     if (st == TEXEL_OK && stale) {

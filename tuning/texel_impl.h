@@ -22,7 +22,3 @@ struct TexelSet {
     uint8_t *phase, *result; // result: 0, 1, 2 (halves of a point for Red)
     uint32_t *game;          // the game of position i (texel_set_game)
 };
-
-/// Writes the reason into why (when given) and returns st.
-__attribute__((format(printf, 4, 5))) TexelStatus texel_fail(TexelStatus st, char *why,
-                                                             size_t why_len, const char *fmt, ...);
