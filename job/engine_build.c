@@ -340,6 +340,8 @@ static void note_build(const char *cache, const char *line)
     }
 }
 
+static bool sha256_file(const char *path, char hex[JOB_NET_HASH_MAX]);
+
 /// Builds s into cache/key from a clean checkout in tmp; false with why (the log's end).
 static bool build_into(const char *name, JobSource *s, const char *level, const char *cache,
                        const char *entry, const char *failed, char *why, size_t why_len)
@@ -410,10 +412,15 @@ static bool build_into(const char *name, JobSource *s, const char *level, const 
         remove_tree(tmp);
         return false;
     }
-    char info[JOB_TEXT_MAX * 2 + 512], info_path[sizeof tree + 32];
+    // What the build made, by content: every later use checks the binary against it.
+    char info[JOB_TEXT_MAX * 2 + 700], info_path[sizeof tree + 32];
+    char bin_sha[JOB_NET_HASH_MAX] = "", log_sha[JOB_NET_HASH_MAX] = "";
+    sha256_file(bin, bin_sha);
+    sha256_file(log, log_sha);
     snprintf(info, sizeof info,
-             "commit %s\ntree %s\nbuild %s\ncompiler %s\nlevel %s\nhost %s\nseconds %.1f\n",
-             s->commit_id, s->tree_id, s->build, s->compiler, level, host, secs);
+             "commit %s\ntree %s\nbuild %s\ncompiler %s\nlevel %s\nhost %s\nseconds %.1f\n"
+             "binary_sha256 %s\nlog_sha256 %s\n",
+             s->commit_id, s->tree_id, s->build, s->compiler, level, host, secs, bin_sha, log_sha);
     snprintf(info_path, sizeof info_path, "%s/.xqforge-build", tree);
     files_write_atomic(info_path, info, strlen(info));
     // The log inside the entry, beside what it built.
@@ -593,7 +600,46 @@ static bool lock_wait(const char *path, int timeout_s, FilesLock *lock, char *wh
     return true;
 }
 
-/// One source engine: from the cache, or built by this rank under the entry's lock.
+/// Whether an entry's binary is the file its build made: its sha256 against the one the build
+/// recorded (an entry without one, or a file changed since, is not); false with why.
+static bool entry_intact(const char *entry, const char *bin, char *why, size_t why_len)
+{
+    char path[JOB_TEXT_MAX + 64], text[8192], want[JOB_NET_HASH_MAX] = "", got[JOB_NET_HASH_MAX];
+    snprintf(path, sizeof path, "%s/.xqforge-build", entry);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = '\0';
+    if (f)
+        fclose(f);
+    const char *at = strstr(text, "\nbinary_sha256 ");
+    if (at && sscanf(at + 15, "%64[0-9a-f]", want) == 1 && strlen(want) == 64 &&
+        sha256_file(bin, got) && !strcmp(want, got))
+        return true;
+    if (!want[0] || strlen(want) != 64)
+        snprintf(why, why_len, "no sha256 of it was recorded by its build");
+    else
+        snprintf(why, why_len, "its sha256 is %.12s..., its build recorded %.12s...", got, want);
+    return false;
+}
+
+/// A cache entry whose binary changed: moved aside (kept for whoever looks into it, never run)
+/// so that the build makes a fresh one under the same key.
+static void entry_move_aside(const char *name, const char *entry, const char *bin,
+                             const char *changed)
+{
+    char aside[JOB_TEXT_MAX + 96];
+    snprintf(aside, sizeof aside, "%s.changed-%ld-%ld", entry, (long)time(NULL), (long)getpid());
+    bool moved = rename(entry, aside) == 0;
+    printf("build: engine %s: the cached binary %s changed after its build (%s): %s, built "
+           "again\n",
+           name, bin, changed, moved ? "moved aside" : "removed");
+    if (!moved)
+        remove_tree(entry);
+}
+
+/// One source engine: from the cache, or built by this rank under the entry's lock. A cached
+/// binary is checked against the sha256 its build recorded on every use: one changed since
+/// (by hand, by another user, a disk fault) is never run but built again.
 static bool build_one(JobPlayer *jp, JobSource *s, const char *cache, const char *level,
                       time_t started, bool say, char *why, size_t why_len)
 {
@@ -607,14 +653,16 @@ static bool build_one(JobPlayer *jp, JobSource *s, const char *cache, const char
     snprintf(bin, sizeof bin, "%s/%s", entry, s->binary);
     double t0 = now_s();
     bool built = false, waited = false, ok = true;
-    if (!is_program(bin)) {
+    char changed[160];
+    if (!is_program(bin) || !entry_intact(entry, bin, changed, sizeof changed)) {
         FilesLock lock;
         if (!lock_wait(lock_path, s->build_timeout_s, &lock, why, why_len))
             return false;
         struct stat sb;
-        if (is_program(bin)) {
+        bool present = is_program(bin);
+        if (present && entry_intact(entry, bin, changed, sizeof changed)) {
             waited = true; // another rank of this node type built it meanwhile
-        } else if (stat(failed, &sb) == 0 && sb.st_mtime >= started) {
+        } else if (!present && stat(failed, &sb) == 0 && sb.st_mtime >= started) {
             // This run's build failed on another rank: the same reason, no second try.
             FILE *f = fopen(failed, "r");
             size_t n = f ? fread(why, 1, why_len - 1, f) : 0;
@@ -623,6 +671,8 @@ static bool build_one(JobPlayer *jp, JobSource *s, const char *cache, const char
                 fclose(f);
             ok = false;
         } else {
+            if (present || stat(entry, &sb) == 0)
+                entry_move_aside(name, entry, bin, present ? changed : "no binary in it");
             ok = built = build_into(name, s, level, cache, entry, failed, why, why_len);
         }
         files_unlock(&lock);
@@ -646,8 +696,17 @@ bool engine_build_all(JobConfig *job, bool say, char *why, size_t why_len)
         return true;
     char cache[JOB_TEXT_MAX];
     engine_build_cache_dir(job, cache, sizeof cache);
-    if (files_mkdir_p(cache) != 0) {
+    struct stat sb;
+    if (files_mkdir_p(cache) != 0 || stat(cache, &sb) != 0) {
         snprintf(why, why_len, "build cache %s: %s", cache, strerror(errno));
+        return false;
+    }
+    // Its binaries are run: a cache others can write is refused, as a fleet's queue is.
+    if (sb.st_uid != geteuid() || (sb.st_mode & 022)) {
+        snprintf(why, why_len,
+                 "build cache %s is refused: owner uid %u, mode %04o: a build cache must be "
+                 "its user's and writable by them alone (its binaries are run)",
+                 cache, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777));
         return false;
     }
     const char *level = engine_build_cpu_level();

@@ -724,6 +724,7 @@ static void job_defaults(JobConfig *j)
     j->seed = 1;                                // [openings] seed
     for (int i = 0; i < JOB_PLAYERS_MAX; i++) { // engines built from source
         j->sources[i].build_timeout_s = 1800;
+        j->sources[i].bench_mode = JOB_BENCH_AUTO; // every rank's build proves the same bench
         snprintf(j->sources[i].bench_cmd, sizeof j->sources[i].bench_cmd, "bench");
     }
     for (int id = 0; id < PARAM_NB; id++)

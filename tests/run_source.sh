@@ -105,6 +105,21 @@ mpi -np 3 "$xq" run job.ini --fresh --set time.scale=bench --set time.reference_
     fail "run 2: the ranks' scale is not the built engine's bench: $(grep joined run2.log)"
 echo "run 2: nothing built; scale = bench from the built engine's bench"
 
+# 2b. A binary swapped inside the cache (another program in its place) is never run: its
+# sha256 differs from the one its build recorded, so the entry is moved aside and built again.
+victim=$(grep -l "commit $head" "$cache"/*/.xqforge-build | head -1)
+victim=${victim%/.xqforge-build}
+[[ -n $victim ]] || fail "no cache entry of $head"
+printf '#!/bin/sh\ntouch %s/swapped-ran\nexit 1\n' "$work" >"$victim/engine"
+chmod +x "$victim/engine"
+mpi -np 3 "$xq" run job.ini --fresh >run2b.log 2>&1 || fail "run 2b: $(tail -5 run2b.log)"
+[[ -e $work/swapped-ran ]] && fail "the swapped binary ran"
+grep -q "build: engine new: the cached binary $victim/engine changed after its build (its sha256 is .*, its build recorded .*): moved aside, built again" run2b.log ||
+    fail "the swapped binary is not named: $(grep build: run2b.log)"
+[[ $(builds) == 3 && $(entries) == 2 ]] || fail "run 2b: $(builds) builds, $(entries) entries (want 3, 2)"
+grep -q "binary_sha256 [0-9a-f]\{64\}" "$victim/.xqforge-build" || fail "the new entry records no sha256"
+echo "run 2b: a swapped cached binary moved aside and built again, never run"
+
 # 3. One rank's build differs (its build_env changes the constant): that rank is refused.
 mpi -np 2 "$xq" run job.ini --fresh : -np 1 "$xq" run job.ini --fresh \
     --set engine.new.build_env.EXTRA=1 >run3.log 2>&1 || fail "run 3: $(tail -5 run3.log)"
