@@ -248,22 +248,28 @@ const char *engine_build_cpu_level(void)
 
 void engine_build_cache_dir(const JobConfig *job, char *out, size_t cap)
 {
-    if (job->build.cache[0]) {
-        snprintf(out, cap, "%s", job->build.cache);
-        return;
-    }
+    char rel[JOB_TEXT_MAX + 16];
     // Beside the output directory, so a later run (another output.dir) reuses the builds.
     const char *dir = job->output.dir[0] ? job->output.dir : ".";
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/')
         n--;
     const char *slash = memrchr(dir, '/', n);
-    if (!slash)
-        snprintf(out, cap, "build-cache");
+    if (job->build.cache[0])
+        snprintf(rel, sizeof rel, "%s", job->build.cache);
+    else if (!slash)
+        snprintf(rel, sizeof rel, "build-cache");
     else if (slash == dir)
-        snprintf(out, cap, "/build-cache");
+        snprintf(rel, sizeof rel, "/build-cache");
     else
-        snprintf(out, cap, "%.*s/build-cache", (int)(slash - dir), dir);
+        snprintf(rel, sizeof rel, "%.*s/build-cache", (int)(slash - dir), dir);
+    // Absolute, from the current directory (where --set's paths are typed): git and the build
+    // run in other directories, where a relative cache would name another place.
+    char cwd[PATH_MAX];
+    if (rel[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(out, cap, "%s/%s", cwd, rel);
+    else
+        snprintf(out, cap, "%s", rel);
 }
 
 /// The compiler's version line, as the build would see it (CC of build_env or ours, else cc).

@@ -119,6 +119,11 @@ grep -q "build: engine new: the cached binary $victim/engine changed after its b
 [[ $(builds) == 3 && $(entries) == 2 ]] || fail "run 2b: $(builds) builds, $(entries) entries (want 3, 2)"
 grep -q "binary_sha256 [0-9a-f]\{64\}" "$victim/.xqforge-build" || fail "the new entry records no sha256"
 echo "run 2b: a swapped cached binary moved aside and built again, never run"
+# 2c. Relative paths given with --set are the current directory's, not the checkout's.
+"$xq" run job.ini --set output.dir=relout --set build.cache=relcache >run2c.log 2>&1 ||
+    fail "run 2c (relative --set paths): $(tail -5 run2c.log)"
+[[ -s relout/result.json && $(ls -d relcache/*/ | wc -l) == 2 ]] || fail "run 2c: $(ls relout relcache)"
+echo "run 2c: relative output.dir and build.cache from --set taken from the current directory"
 
 # 3. One rank's build differs (its build_env changes the constant): that rank is refused.
 mpi -np 2 "$xq" run job.ini --fresh : -np 1 "$xq" run job.ini --fresh \

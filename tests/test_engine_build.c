@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Engines built from source (job/engine_build.c): the CPU level the builds are told, where the
 // build cache is, and a commit that is not in the repository. tests/run_source.sh runs builds.
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -29,27 +31,38 @@ static void test_cpu_level(void **state)
 #endif
 }
 
-/// The cache is [build] cache, else build-cache beside output.dir (shared by later runs).
+/// The cache is [build] cache, else build-cache beside output.dir (shared by later runs),
+/// always absolute: a relative one (--set output.dir=out, --set build.cache=c) is taken from
+/// the current directory, never from the checkout git and the build run in.
 static void test_cache_dir(void **state)
 {
     (void)state;
     static JobConfig job;
-    char dir[JOB_TEXT_MAX];
+    char dir[JOB_TEXT_MAX], cwd[PATH_MAX], want[PATH_MAX + 32];
+    assert_non_null(getcwd(cwd, sizeof cwd));
     const struct {
         const char *out, *want;
-    } cases[] = {{"/a/b/out", "/a/b/build-cache"},
-                 {"/a/b/out/", "/a/b/build-cache"},
-                 {"out", "build-cache"},
-                 {"/out", "/build-cache"},
-                 {"", "build-cache"}};
+        bool relative;
+    } cases[] = {{"/a/b/out", "/a/b/build-cache", false},
+                 {"/a/b/out/", "/a/b/build-cache", false},
+                 {"out", "build-cache", true},
+                 {"x/out", "x/build-cache", true},
+                 {"/out", "/build-cache", false},
+                 {"", "build-cache", true}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(job.output.dir, sizeof job.output.dir, "%s", cases[i].out);
         engine_build_cache_dir(&job, dir, sizeof dir);
-        assert_string_equal(dir, cases[i].want);
+        snprintf(want, sizeof want, "%s%s%s", cases[i].relative ? cwd : "",
+                 cases[i].relative ? "/" : "", cases[i].want);
+        assert_string_equal(dir, want);
     }
     snprintf(job.build.cache, sizeof job.build.cache, "/shared/cache");
     engine_build_cache_dir(&job, dir, sizeof dir);
     assert_string_equal(dir, "/shared/cache");
+    snprintf(job.build.cache, sizeof job.build.cache, "c");
+    engine_build_cache_dir(&job, dir, sizeof dir);
+    snprintf(want, sizeof want, "%s/c", cwd);
+    assert_string_equal(dir, want);
 }
 
 /// A job without a source engine resolves and builds nothing; a commit that is not in the
