@@ -12,6 +12,7 @@
 #include "move.h"
 #include "openings.h"
 #include "wire.h"
+#include "files.h"
 
 const char *bookprune_strerror(BookpruneStatus st)
 {
@@ -99,7 +100,7 @@ BookpruneStatus bookprune_open(BookPrune *p, const char *book, char *why, size_t
     }
     snprintf(p->hash, sizeof p->hash, "%s", identity_get(&id, "openings"));
     identity_destroy(&id);
-    FILE *f = fopen(book, "r");
+    FILE *f = files_open_regular(book);
     if (!f) {
         snprintf(why, why_len, "%s: %s", book, strerror(errno));
         return BOOKPRUNE_ERR_IO;

@@ -324,7 +324,7 @@ EebookStatus eebook_read(const char *path, EebookEntry **entries, size_t *n, cha
 {
     *entries = NULL;
     *n = 0;
-    FILE *f = fopen(path, "rb");
+    FILE *f = files_open_regular(path);
     struct stat sb;
     if (!f || fstat(fileno(f), &sb) != 0) {
         snprintf(why, why_len, "%s: %s", path, strerror(errno));

@@ -237,7 +237,7 @@ MovebookStatus movebook_read(const char *path, MovebookEntry **entries, size_t *
 {
     *entries = NULL;
     *n = 0;
-    FILE *f = fopen(path, "rb");
+    FILE *f = files_open_regular(path);
     uint8_t head[MOVEBOOK_HEADER_SIZE];
     if (!f) {
         snprintf(why, why_len, "%s: %s", path, strerror(errno));

@@ -9,6 +9,7 @@
 #include "move.h"
 #include "pgn_read.h"
 #include "rng.h"
+#include "files.h"
 
 const char *openings_format_name(OpeningsFormat f)
 {
@@ -301,7 +302,7 @@ OpeningsStatus openings_load_as(Openings *o, const char *path, OpeningsFormat fm
                        : "no such embedded set (builtin:balanced or builtin:unbalanced)");
         return st;
     }
-    FILE *f = fopen(path, "r");
+    FILE *f = files_open_regular(path);
     if (!f) {
         snprintf(why, why_len, "%s: %s", path, strerror(errno));
         return OPENINGS_ERR_IO;

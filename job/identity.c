@@ -23,6 +23,7 @@
 #include "openings.h"
 #include "params.h"
 #include "search.h"
+#include "why.h"
 
 #define FNV_OFFSET FILES_FNV_BASIS
 
@@ -50,17 +51,6 @@ const char *identity_strerror(IdentityStatus st)
 }
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n) { return files_fnv(h, data, n); }
-
-__attribute__((format(printf, 3, 4))) static void set_why(char *why, size_t why_len,
-                                                          const char *fmt, ...)
-{
-    if (!why || !why_len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
-}
 
 static void text_putc(Text *t, char c)
 {
@@ -221,7 +211,7 @@ add_engine(Identity *id, const char *name, const char *sub, const char *fmt, ...
 /// it differs from every hash, so a resume sees the item change.
 static char *file_hash(const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = files_open_regular(path); // a FIFO in a file's place never blocks the run
     uint64_t h = FNV_OFFSET;
     if (f) {
         unsigned char buf[1 << 14];
@@ -238,7 +228,8 @@ static char *file_hash(const char *path)
             return str_printf("%016llx", (unsigned long long)h);
         }
     }
-    return str_printf("unreadable (%s: %s)", path, strerror(errno));
+    return str_printf("unreadable (%s: %s)", path,
+                      errno == EINVAL ? "not a regular file" : strerror(errno));
 }
 
 /// What exec accepts: a regular file we may execute.
@@ -303,7 +294,7 @@ static IdentityStatus builtin_weights(const PlayerConfig *pc, uint64_t *hash, ch
     Weights w;
     char msg[1024];
     if (!player_builtin_weights(pc, &w, msg, sizeof msg)) {
-        set_why(why, why_len, "engine '%s': %s", pc->name, msg);
+        why_set(why, why_len, "engine '%s': %s", pc->name, msg);
         return IDENTITY_ERR_ENGINE;
     }
     *hash = weights_hash(&w);
@@ -681,7 +672,7 @@ IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, I
     identity_init(out);
     // Apart from the items: a resume may raise them (identity.h).
     out->rounds = job->rounds;
-    set_why(why, why_len, "ok");
+    why_set(why, why_len, "ok");
     const JobKindDef *kd = job_kind_def(job->kind); // NULL: not a kind, only "kind=?"
     IdentityStatus st = identity_add(out, "kind", job_kind_name(job->kind));
     if (!st && kd && kd->plays_games)
@@ -693,13 +684,13 @@ IdentityStatus identity_of_job(const JobConfig *job, uint64_t bench_signature, I
     size_t len = st ? 0 : identity_encode(out, NULL, 0);
     // The journal cannot store a larger text: it fails here, before anything is created.
     if (!st && len > IDENTITY_TEXT_MAX) {
-        set_why(why, why_len, "identity of %zu bytes, above the %d-byte cap", len,
+        why_set(why, why_len, "identity of %zu bytes, above the %d-byte cap", len,
                 IDENTITY_TEXT_MAX);
         st = IDENTITY_ERR_TOO_LARGE;
     }
     // Those two wrote their own why, naming the engine or the size.
     if (st && st != IDENTITY_ERR_ENGINE && st != IDENTITY_ERR_TOO_LARGE)
-        set_why(why, why_len, "%s", identity_strerror(st));
+        why_set(why, why_len, "%s", identity_strerror(st));
     return st;
 }
 

@@ -15,6 +15,8 @@
 
 #include <ini.h>
 
+#include "files.h"
+
 typedef struct {
     const IniHandlers *h;
     const char *buf; // the file
@@ -122,9 +124,11 @@ static int on_key(void *user, const char *section, const char *name, const char 
 /// Reads the whole file, refusing more than INIFILE_SIZE_MAX bytes and NUL bytes.
 static IniStatus read_all(Reader *r, const char *path, char **out)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = files_open_regular(path); // a FIFO in the job's place is refused, not waited on
     if (!f)
-        return reader_fail(r, INIFILE_ERR_IO, "cannot open: %s", strerror(errno)), r->st;
+        return reader_fail(r, INIFILE_ERR_IO, "cannot open: %s",
+                           errno == EINVAL ? "not a regular file" : strerror(errno)),
+               r->st;
     // One byte past the cap: a file larger than the cap is told from one exactly at it. A NUL
     // would end a C string early, hiding the rest of its line: such a file is not text.
     char *buf = malloc(INIFILE_SIZE_MAX + 1);

@@ -40,9 +40,31 @@ int files_mkdir_p(const char *path)
     return 0;
 }
 
+FILE *files_open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat sb;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int err = errno;
+        close(fd);
+        errno = S_ISREG(sb.st_mode) ? err : S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+        return NULL;
+    }
+    // Back to blocking reads: a regular file never blocks anyway, stdio expects it.
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 bool files_hash(const char *path, uint64_t *h)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = files_open_regular(path);
     if (!f)
         return false;
     char block[65536];

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define FILES_FNV_BASIS 0xcbf29ce484222325ull
 
@@ -42,7 +43,13 @@ static inline uint64_t files_get_le64(const uint8_t *p) { return files_get_le(p,
 /// mkdir -p: creates the directory and its missing parents; -1 with errno on failure.
 int files_mkdir_p(const char *path);
 
-/// FNV-1a of a whole file's bytes into *h; false (errno set) when it cannot be read.
+/// Opens path for reading as a regular file, never blocking: a FIFO, a device or a directory
+/// in its place is refused (NULL, errno EINVAL; EISDIR for a directory), so that no read
+/// waits on a writer that never comes. NULL with errno when it cannot be opened.
+FILE *files_open_regular(const char *path);
+
+/// FNV-1a of a whole file's bytes into *h; false (errno set) when it cannot be read (or is
+/// not a regular file: files_open_regular).
 bool files_hash(const char *path, uint64_t *h);
 
 /// A held lock (files_lock): the flock'ed descriptor, or the lock file made with O_EXCL.

@@ -248,9 +248,10 @@ NnueStatus nnue_load_memory(NnueNet *net, const void *data, size_t len, char *wh
 NnueStatus nnue_load_file(NnueNet *net, const char *path, char *why, size_t why_len)
 {
     memset(net, 0, sizeof *net);
-    FILE *f = fopen(path, "rb");
+    FILE *f = files_open_regular(path); // a FIFO in a net's place is refused, never waited on
     if (!f)
-        return WHY_FAIL(NNUE_ERR_IO, why, why_len, "cannot open %s: %s", path, strerror(errno));
+        return WHY_FAIL(NNUE_ERR_IO, why, why_len, "cannot open %s: %s", path,
+                        errno == EINVAL ? "not a regular file" : strerror(errno));
     // One byte more than the largest net, so a longer file is seen as such.
     size_t cap = NNUE_HEADER + payload_bytes(NNUE_FEATURES_XQ2, NNUE_HIDDEN_MAX) + 1;
     uint8_t *buf = malloc(cap);

@@ -90,7 +90,7 @@ static ParamsStatus load_fail(ParamsStatus st, char *why, size_t wl, const char 
 
 ParamsStatus weights_load(Weights *w, const char *path, char *why, size_t wl)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = files_open_regular(path);
     if (!f) {
         if (why && wl)
             snprintf(why, wl, "%s: %s", path, strerror(errno));

@@ -186,6 +186,14 @@ refused "check: a misspelled builtin option" \
 check "check: ... the fixed job runs with a plain rerun" 0 "^Results of" "$xq" run \
     "$jobs/sprt-weights.ini" --set job.kind=match --set job.rounds=1 \
     --set engine.new.option.horse_mg=300 --set output.dir="$check_dir"
+# A FIFO in a file's place (the job file, a net) is refused at once, never waited on.
+mkfifo "$run_dir/fifo"
+check "a FIFO as the job file is refused, not read" 2 "fifo: cannot open: not a regular file" \
+    timeout 20 "$xq" run "$run_dir/fifo"
+check "a FIFO as option.EvalFile is refused, not read" 2 \
+    "EvalFile: cannot open $run_dir/fifo: not a regular file" timeout 20 "$xq" run \
+    "$jobs/sprt-weights.ini" --set job.kind=match --set job.rounds=1 \
+    --set engine.new.option.EvalFile="$run_dir/fifo" --set output.dir="$run_dir/fifo-out"
 refused "check: a missing engine binary" \
     "^xqforge run: engine 'new': cmd: /nonexistent/engine: No such file or directory$" \
     "$run_dir/missing" "$jobs/sprt-weights.ini" --set job.kind=match --set engine.new.proto=uci \

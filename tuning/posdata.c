@@ -277,7 +277,7 @@ PosdataStatus posdata_read_file(const char *path, int shard, int shards, uint8_t
     *count = 0;
     if (shards < 1 || shard < 0 || shard >= shards)
         return WHY_FAIL(POSDATA_ERR_FORMAT, why, why_len, "shard %d of %d", shard, shards);
-    FILE *f = fopen(path, "rb");
+    FILE *f = files_open_regular(path);
     if (!f)
         return WHY_FAIL(POSDATA_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     uint8_t h[POSDATA_HEADER], *buf = NULL, *out = NULL;

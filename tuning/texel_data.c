@@ -300,7 +300,7 @@ static TexelStatus read_header(FILE *f, const char *path, Header *hd, uint64_t *
 
 TexelStatus texel_file_info(const char *path, uint64_t *count, char *why, size_t why_len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = files_open_regular(path);
     if (!f)
         return WHY_FAIL(TEXEL_ERR_IO, why, why_len, "%s: %s", path, strerror(errno));
     Header hd = {0};

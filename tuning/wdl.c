@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "movegen.h"
+#include "files.h"
 
 enum { PARAM_NB = 2 * WDL_COEF_NB, FIT_ITER_MAX = 400 };
 
@@ -581,7 +582,7 @@ WdlStatus wdl_load(WdlModel *m, const char *path, char *why, size_t why_len)
     json_error_t err;
     json_t *o = json_load_file(path, 0, &err);
     if (!o) {
-        FILE *f = fopen(path, "r");
+        FILE *f = files_open_regular(path);
         if (!f) {
             snprintf(why, why_len, "%s: %s", path, strerror(errno));
             return WDL_ERR_IO;
