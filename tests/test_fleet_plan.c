@@ -21,6 +21,7 @@
 
 #include "fleet_plan.h"
 #include "queue.h"
+#include "scratch.h"
 
 enum { MAX_TESTS = 8 };
 
@@ -36,14 +37,10 @@ typedef struct {
 static int setup(void **state)
 {
     Fixture *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/xq-plan-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    scratch_make(f->dir, sizeof f->dir, "plan");
     snprintf(f->queue, sizeof f->queue, "%s/q", f->dir);
     snprintf(f->job, sizeof f->job, "%s/a.ini", f->dir);
-    FILE *job = fopen(f->job, "w");
-    assert_non_null(job);
-    fputs("[job]\nkind = sprt\n", job);
-    fclose(job);
+    scratch_write(f->job, "[job]\nkind = sprt\n");
     char why[1024];
     assert_int_equal(queue_open(f->queue, true, why, sizeof why), QUEUE_OK);
     *state = f;
@@ -53,9 +50,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     Fixture *f = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
+    scratch_remove(f->dir);
     free(f->list);
     free(f);
     return 0;
@@ -166,8 +161,28 @@ static void plan(Fixture *f, int workers, FleetPlanIn *in, FleetPlan *out)
     assert_true(fleet_plan(in, out));
 }
 
+/// A test running alone on ranks of the 8 for ago seconds, and a second one submitted since:
+/// the fleet's plan then (their shares are 4 and 4).
+static void newcomer(Fixture *f, int ranks, double ago, FleetPlanIn *in, FleetPlan *out)
+{
+    submit(f, "first", 0, 100, 1);
+    run_on(f, "0001", ranks, ago);
+    submit(f, "second", 0, 100, 1);
+    plan(f, 8, in, out);
+    assert_int_equal(out->want[0], 4);
+    assert_int_equal(out->want[1], 4);
+}
+
 /// The id of the test planned at i.
 static const char *id_at(const Fixture *f, int i) { return f->tests[i].id; }
+
+/// The plan drains test i, saying why.
+static void assert_drain(const FleetPlan *p, int i, const char *reason)
+{
+    assert_int_equal(p->drain, i);
+    assert_non_null(p->reason);
+    assert_string_equal(p->reason, reason);
+}
 
 /// The fleet's order: a test left running by an earlier fleet (its record says running)
 /// before an older queued one, a test holding ranks before both, a higher priority before all;
@@ -236,22 +251,16 @@ static void test_shares(void **state)
 static void test_drain_above_share(void **state)
 {
     Fixture *f = *state;
-    submit(f, "first", 0, 100, 1);
-    run_on(f, "0001", 8, 10);
-    submit(f, "second", 0, 100, 1);
     FleetPlanIn in;
     FleetPlan p;
-    plan(f, 8, &in, &p);
+    newcomer(f, 8, 10, &in, &p);
     assert_string_equal(id_at(f, 0), "0001"); // running first
-    assert_int_equal(p.want[0], 4);
-    assert_int_equal(p.want[1], 4);
-    assert_int_equal(p.start[1], -1); // no free rank
-    assert_int_equal(p.drain, -1);    // 10 s < --settle 30 s
+    assert_int_equal(p.start[1], -1);         // no free rank
+    assert_int_equal(p.drain, -1);            // 10 s < --settle 30 s
     fleet_plan_destroy(&p);
     f->age[0] = 31;
     plan(f, 8, &in, &p);
-    assert_int_equal(p.drain, 0);
-    assert_string_equal(p.reason, "a test waits for its share");
+    assert_drain(&p, 0, "a test waits for its share");
     fleet_plan_destroy(&p);
     // Drained (its ranks free, its record still running): both start on their shares.
     f->ranks[0] = 0;
@@ -286,8 +295,7 @@ static void test_priority_change(void **state)
     assert_string_equal(id_at(f, 2), "0002");
     assert_int_equal(p.want[0], 1);
     assert_int_equal(p.want[2], 0);
-    assert_int_equal(p.drain, 2);
-    assert_string_equal(p.reason, "tests of higher priority wait");
+    assert_drain(&p, 2, "tests of higher priority wait");
     fleet_plan_destroy(&p);
 }
 
@@ -311,8 +319,7 @@ static void test_stop_idle(void **state)
     assert_int_equal(in.n, 1);
     assert_string_equal(id_at(f, 0), "0001");
     assert_int_equal(p.want[0], 4);
-    assert_int_equal(p.drain, 0);
-    assert_string_equal(p.reason, "free ranks raise its share");
+    assert_drain(&p, 0, "free ranks raise its share");
     fleet_plan_destroy(&p);
 }
 
@@ -321,12 +328,9 @@ static void test_stop_idle(void **state)
 static void test_no_drain_signal_or_draining(void **state)
 {
     Fixture *f = *state;
-    submit(f, "first", 0, 100, 1);
-    run_on(f, "0001", 8, 60);
-    submit(f, "second", 0, 100, 1);
     FleetPlanIn in;
     FleetPlan p;
-    plan(f, 8, &in, &p);
+    newcomer(f, 8, 60, &in, &p);
     assert_int_equal(p.drain, 0);
     in.signalled = true;
     fleet_plan_drain(&in, &p);
@@ -372,8 +376,7 @@ static void test_band(void **state)
     fleet_plan_destroy(&p);
     run_on(f, "0001", 6, 60);
     plan(f, 8, &in, &p);
-    assert_int_equal(p.drain, 0);
-    assert_string_equal(p.reason, "a test runs below its share");
+    assert_drain(&p, 0, "a test runs below its share");
     fleet_plan_destroy(&p);
 }
 
@@ -382,20 +385,15 @@ static void test_band(void **state)
 static void test_drain_after_start(void **state)
 {
     Fixture *f = *state;
-    submit(f, "first", 0, 100, 1);
-    run_on(f, "0001", 6, 60);
-    submit(f, "second", 0, 100, 1);
     FleetPlanIn in;
     FleetPlan p;
-    plan(f, 8, &in, &p);
+    newcomer(f, 6, 60, &in, &p);
     assert_int_equal(p.start[1], 2);
-    assert_int_equal(p.drain, 0);
-    assert_string_equal(p.reason, "a test runs below its share");
+    assert_drain(&p, 0, "a test runs below its share");
     // The start failed (fleet.c): the drain decided again, the second test still waiting.
     p.start[1] = -1;
     fleet_plan_drain(&in, &p);
-    assert_int_equal(p.drain, 0);
-    assert_string_equal(p.reason, "a test waits for its share");
+    assert_drain(&p, 0, "a test waits for its share");
     fleet_plan_destroy(&p);
 }
 

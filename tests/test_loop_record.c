@@ -22,26 +22,18 @@
 #include "job_loop.h"
 #include "loop.h"
 #include "nnue.h"
+#include "scratch.h"
 
 typedef struct {
     char dir[64], out[96];
     JobConfig *job; // the loop: 2 generations, output.dir = out
 } Fixture;
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static int setup(void **state)
 {
     Fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/xq-loop-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    scratch_make(f->dir, sizeof f->dir, "loop");
     snprintf(f->out, sizeof f->out, "%s/out", f->dir);
     assert_int_equal(files_mkdir_p(f->out), 0);
     char path[128], text[512], why[1024];
@@ -51,7 +43,7 @@ static int setup(void **state)
              "300\n[loop]\ngenerations = 2\nkeep = 1\ngate_nodes = 500\ngate_games = 60\n"
              "[output]\ndir = %s\n",
              f->out);
-    write_text(path, text);
+    scratch_write(path, text);
     f->job = calloc(1, sizeof *f->job);
     assert_non_null(f->job);
     JobStatus st = job_load(path, NULL, 0, f->job, why, sizeof why);
@@ -64,9 +56,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     Fixture *f = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
+    scratch_remove(f->dir);
     free(f->job);
     free(f);
     return 0;
@@ -89,7 +79,7 @@ static void write_result(const Fixture *f, int gen, JobLoopStep s, const char *j
     JobConfig *j = step_job(f, gen, s, "");
     char path[JOB_TEXT_MAX + 16];
     snprintf(path, sizeof path, "%s/result.json", j->output.dir);
-    write_text(path, json);
+    scratch_write(path, json);
     free(j);
 }
 
