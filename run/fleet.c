@@ -5,18 +5,19 @@
 // 0 and its workers), and each test is exactly a `xqforge run` of its job (cli/cmd_run.c:
 // run_session) with its outputs in QUEUE/tests/ID/ and resume = auto.
 //
-// Scheduling (every 2 s, and at once when ranks are freed), as fishtest and OpenBench do it;
-// jobs/README.md gives the formula. The tests that may hold ranks are the first W (W worker
-// ranks) in the order: higher priority, then holding ranks now, then left running by an
-// earlier fleet, then older. Each gets W x itp / (sum of their itps) ranks, rounded, at least
-// one, summing to W, its internal throughput itp being fishtest's calc_itp: the throughput
-// times tc_ratio^0.774 for a time control longer than 10+0.1, times (3 + LLR in [0, 2]) / 3
-// for an SPRT near its verdict, times min(games / 200,000, 2) past 200,000 games. A test keeps
-// its ranks while it has within 25% of its share (OpenBench), so engines are not restarted
-// for nothing; otherwise, once it has run --settle seconds, it is drained (its games in
-// flight finished, journaled) and started again on its share: a test above its share when
-// another waits below, a test of lower priority than the W first, or a test below its share
-// when ranks are free. A drained test resumes from its journal, exactly.
+// Scheduling (every 2 s, and at once when ranks are freed), as fishtest and OpenBench do it,
+// decided by fleet_plan.c and applied here; jobs/README.md gives the formula. The tests that
+// may hold ranks are the first W (W worker ranks) in the order: higher priority, then holding
+// ranks now, then left running by an earlier fleet, then older. Each gets W x itp / (sum of
+// their itps) ranks, rounded, at least one, summing to W, its internal throughput itp being
+// fishtest's calc_itp: the throughput times tc_ratio^0.774 for a time control longer than
+// 10+0.1, times (3 + LLR in [0, 2]) / 3 for an SPRT near its verdict, times min(games /
+// 200,000, 2) past 200,000 games. A test keeps its ranks while it has within 25% of its share
+// (OpenBench), so engines are not restarted for nothing; otherwise, once it has run --settle
+// seconds, it is drained (its games in flight finished, journaled) and started again on its
+// share: a test above its share when another waits below, a test of lower priority than the W
+// first, or a test below its share when ranks are free. A drained test resumes from its
+// journal, exactly.
 // Rank 0 names a worker's next test by LINK_TAG_FLEET (id, group tag, the group's ranks).
 //
 // Faults: one fleet per queue (QUEUE/fleet.lock, held for the fleet's life: a second one is
@@ -37,12 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fleet_plan.h"
 #include "fleet_upload.h"
 #include "job_kinds.h"
 #include "queue.h"
 #include "queue_page.h"
 #include "session.h"
-#include "share.h"
 
 enum {
     FLEET_TICK_MS = 100,   // the coordinating loop's pace
@@ -273,18 +274,6 @@ typedef struct {
     Slot *slot; // NULL: waiting
 } Cand;
 
-static int cand_order(const void *pa, const void *pb)
-{
-    const Cand *a = pa, *b = pb;
-    if (a->test.priority != b->test.priority)
-        return a->test.priority > b->test.priority ? -1 : 1;
-    if (!a->slot != !b->slot)
-        return a->slot ? -1 : 1;
-    if ((a->test.state == TEST_RUNNING) != (b->test.state == TEST_RUNNING))
-        return a->test.state == TEST_RUNNING ? -1 : 1;
-    return strcmp(a->test.id, b->test.id);
-}
-
 /// Drains a running test so that it starts again on its share.
 static void fleet_yield(Slot *s, int want, const char *because)
 {
@@ -320,10 +309,10 @@ static void fleet_retry_clear(Fleet *f, const char *id)
         f->retry[i] = f->retry[--f->retry_count];
 }
 
-/// The tests that may hold ranks, in the fleet's order, with their internal throughput;
-/// NULL when out of memory. A test that may not run here is marked failed and left out (a
-/// foreign one only said, once: its directory is not the queue's to write), and so is one
-/// backing off after a failed start until its time comes.
+/// The tests that may hold ranks (fleet_plan_sort orders them); NULL when out of memory. A
+/// test that may not run here is marked failed and left out (a foreign one only said, once:
+/// its directory is not the queue's to write), and so is one backing off after a failed start
+/// until its time comes.
 static Cand *fleet_candidates(Fleet *f, int *count, bool *draining)
 {
     QueueTest *tests = NULL;
@@ -371,108 +360,87 @@ static Cand *fleet_candidates(Fleet *f, int *count, bool *draining)
         c[nc++] = (Cand){.test = tests[i]};
     }
     free(tests);
-    if (nc > 1)
-        qsort(c, (size_t)nc, sizeof *c, cand_order);
     *count = nc;
     return c;
 }
 
-/// Shares the worker ranks among the tests (see the file's head): starts the tests waiting
-/// on the free ranks, and drains at most one running test whose share is no longer fair.
+/// A candidate as the plan weighs it (its figures read only where shares are computed).
+static FleetPlanTest cand_plan_test(const Fleet *f, const Cand *c, int ref, double now)
+{
+    const QueueTest *t = &c->test;
+    FleetPlanTest p = {.id = t->id,
+                       .priority = t->priority,
+                       .running = c->slot != NULL,
+                       .was_running = t->state == TEST_RUNNING,
+                       .throughput = t->throughput,
+                       .tc_ratio = t->tc_ratio,
+                       .sprt = !strcmp(t->kind, job_kind_name(JOB_SPRT)),
+                       .llr = NAN,
+                       .games = NAN,
+                       .ranks = c->slot ? c->slot->n - 1 : 0,
+                       .age = c->slot ? now - c->slot->since : 0,
+                       .ref = ref};
+    if (f->workers > 0) {
+        json_t *fig = queue_page_figures(f->dir, t->id);
+        p.llr = figure(fig, "llr");
+        p.games = figure(fig, "games");
+        json_decref(fig);
+    }
+    return p;
+}
+
+/// Shares the worker ranks among the tests (fleet_plan.h): starts the tests waiting on the
+/// free ranks, and drains at most one running test whose share is no longer fair.
 static bool fleet_schedule(Fleet *f, bool *waiting)
 {
     int nc = 0, free_n = 0;
     bool draining = false;
     Cand *c = fleet_candidates(f, &nc, &draining);
-    int *free_ranks = malloc((size_t)(f->workers + 1) * sizeof *free_ranks),
-        *want = malloc((size_t)(nc + 1) * sizeof *want);
-    double *itp = malloc((size_t)(nc + 1) * sizeof *itp),
-           *target = malloc((size_t)(nc + 1) * sizeof *target);
-    bool ok = c && free_ranks && want && itp && target;
+    FleetPlanTest *p = malloc((size_t)(nc + 1) * sizeof *p);
+    int *free_ranks = malloc((size_t)(f->workers + 1) * sizeof *free_ranks);
+    FleetPlan plan = {.drain = -1};
+    bool ok = c && p && free_ranks;
     *waiting = false;
-    for (int i = 0; ok && i < nc; i++)
+    double now = fleet_now();
+    for (int i = 0; ok && i < nc; i++) {
         *waiting = *waiting || !c[i].slot;
-    if (ok && f->workers == 0) {
-        // No worker rank: rank 0 plays each test itself, one at a time.
-        if (nc > 0 && f->slot_count == 0)
-            fleet_start(f, &c[0].test, NULL, 0);
-    } else if (ok) {
-        for (int r = 1; r <= f->workers; r++)
-            if (!f->busy[r])
-                free_ranks[free_n++] = r;
-        for (int i = 0; i < nc; i++) {
-            json_t *fig = queue_page_figures(f->dir, c[i].test.id);
-            itp[i] = share_itp(c[i].test.throughput, c[i].test.tc_ratio,
-                               !strcmp(c[i].test.kind, job_kind_name(JOB_SPRT)), figure(fig, "llr"),
-                               figure(fig, "games"));
-            json_decref(fig);
-        }
-        share_split(itp, nc, f->workers, target, want);
-        // The tests waiting with a share take the free ranks, each its share; the last one
-        // gets what is left, unless a running test below its share will take it (drained
-        // and started again, below).
-        bool grow = false;
-        int last = -1, next = 0;
-        for (int i = 0; i < nc; i++) {
-            grow = grow || (c[i].slot && c[i].slot->n - 1 < 0.75 * want[i]);
-            if (!c[i].slot && want[i] > 0)
-                last = i;
-        }
-        for (int i = 0; i <= last && next < free_n; i++) {
-            if (c[i].slot || want[i] == 0)
-                continue;
-            int give = want[i] < free_n - next ? want[i] : free_n - next;
-            if (i == last && !grow)
-                give = free_n - next;
-            if (!fleet_start(f, &c[i].test, free_ranks + next, give))
-                break;
-            c[i].slot = f->slots[f->slot_count - 1];
-            next += give;
-        }
-        free_n -= next;
-        // At most one drain at a time, none under a signal, none in a test's first --settle
-        // seconds: a test of lower priority than the first W tests while a test with a share
-        // waits; the one most above its share while a test waits or runs below its share
-        // (`xqforge set`: its freed ranks then raise the other); or one below its share
-        // while free ranks wait.
-        bool below = false, short_run = false;
-        for (int i = 0; i < nc; i++) {
-            below = below || (!c[i].slot && want[i] > 0);
-            short_run = short_run || (c[i].slot && c[i].slot->n - 1 < 0.75 * want[i]);
-        }
-        int pick = -1;
-        const char *because = NULL;
-        double now = fleet_now(), worst = 0;
-        for (int i = 0; !draining && !signalled(f->a) && i < nc; i++) {
-            Slot *sl = c[i].slot;
-            if (!sl || now - sl->since < f->a->settle || share_fair(sl->n - 1, want[i]))
-                continue;
-            int have = sl->n - 1;
-            if (want[i] == 0) {
-                if (below) {
-                    pick = i, because = "tests of higher priority wait";
-                    break;
-                }
-                continue;
-            }
-            double ratio = (double)have / want[i];
-            // Free ranks raise a test below its share first; without them, the one most
-            // above its share gives ranks back.
-            bool give_back = below || (short_run && free_n == 0);
-            if (give_back && have > want[i] && ratio > worst)
-                pick = i, worst = ratio,
-                because = below ? "a test waits for its share" : "a test runs below its share";
-            else if (!below && free_n > 0 && have < want[i] && pick < 0)
-                pick = i, because = "free ranks raise its share";
-        }
-        if (pick >= 0)
-            fleet_yield(c[pick].slot, want[pick], because);
+        p[i] = cand_plan_test(f, &c[i], i, now);
     }
+    for (int r = 1; ok && r <= f->workers; r++)
+        if (!f->busy[r])
+            free_ranks[free_n++] = r;
+    if (ok) {
+        fleet_plan_sort(p, nc);
+        FleetPlanIn in = {.tests = p,
+                          .n = nc,
+                          .workers = f->workers,
+                          .free_ranks = free_n,
+                          .settle = f->a->settle,
+                          .draining = draining,
+                          .signalled = signalled(f->a)};
+        ok = fleet_plan(&in, &plan);
+        // The starts in the fleet's order; one that fails ends them, and the drain is decided
+        // again as if they had not been planned.
+        for (int k = 0, next = 0; ok && k < nc; k++) {
+            Cand *ck = &c[p[k].ref];
+            if (plan.start[k] < 0)
+                continue;
+            if (!fleet_start(f, &ck->test, free_ranks + next, plan.start[k])) {
+                for (int j = k; j < nc; j++)
+                    plan.start[j] = -1;
+                fleet_plan_drain(&in, &plan);
+                break;
+            }
+            ck->slot = f->slots[f->slot_count - 1];
+            next += plan.start[k];
+        }
+    }
+    if (ok && plan.drain >= 0)
+        fleet_yield(c[p[plan.drain].ref].slot, plan.want[plan.drain], plan.reason);
+    fleet_plan_destroy(&plan);
     free(c);
+    free(p);
     free(free_ranks);
-    free(want);
-    free(itp);
-    free(target);
     return ok;
 }
 
