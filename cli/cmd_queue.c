@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The fleet's queue from the command line: `submit` (a job checked whole as `run` checks it,
 // then queued), `queue` (the tests, as text or JSON), `stop` and `set` (a test's share).
-// The queue itself is coordinator/queue.c.
+// The queue itself is run/queue.c.
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>

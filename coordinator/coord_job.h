@@ -2,7 +2,7 @@
 // Rank 0 of a job, from start to exit status, for every kind that hands out units: the kind
 // made from its CoordKindDef, the journal opened and replayed into it, the protocol loop run
 // (coordinator.h), the kind's final outputs written. A kind is a plug-in: its module exports
-// one CoordKindDef, and cli/cmd_run.c's RUN_KINDS table joins it to the job kind; nothing
+// one CoordKindDef, and run/session.c's RUN_KINDS table joins it to the job kind; nothing
 // here names a kind.
 #pragma once
 
@@ -16,7 +16,7 @@
 /// What a kind's rank-0 state is made from.
 typedef struct {
     const JobConfig *job;
-    const void *plan; // the worker kind's plan (cli/cmd_run.c: RUN_KINDS), built on every rank
+    const void *plan; // the worker kind's plan (run/session.c: RUN_KINDS), built on every rank
     const char *dir;  // the output directory (exists)
     uint64_t bench_signature;
     int ranks; // the channel's size

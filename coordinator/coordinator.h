@@ -180,7 +180,7 @@ void coord_set_drain(Coordinator *c, int grace_ms);
 /// The engines built from source whose bench signatures admission checks (none by default).
 void coord_set_engines(Coordinator *c, const CoordEngines *e);
 /// The flag that says the launcher is about to kill the ranks (Open MPI's mpirun SIGKILLs
-/// them about a second after its SIGTERM; cli/cmd_run.c's handler sets it on a SIGTERM from
+/// them about a second after its SIGTERM; cli/signals.c's handler sets it on a SIGTERM from
 /// the launcher): the drain's grace ends at once, the ranks' BYEs are awaited half a second,
 /// then rank 0 ends without those still out (a dead rank), so result.json and the report
 /// are written before the kill. NULL (the default): never.

@@ -524,7 +524,7 @@ static void outputs_train(const JobConfig *j, JobOutput *out, int *n, char *scra
 }
 
 /// The loop's record, its promoted nets and the best one; the generations' directories are
-/// moved aside with them by the run (cli/cmd_run.c).
+/// moved aside with them by the run (run/session.c).
 static void outputs_loop(const JobConfig *j, JobOutput *out, int *n, char *scratch, size_t len)
 {
     (void)j, (void)scratch, (void)len;

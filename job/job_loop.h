@@ -2,8 +2,8 @@
 // A training loop's steps as jobs of their own (kind = loop): each generation N runs, in
 // output.dir/gen-NNN, a datagen job with the best net (data), a train job on the last [loop]
 // keep generations' data (train) and an SPRT of the new net against the best (gate), each
-// with its own journal or checkpoint and resume = auto, on the same ranks (cli/cmd_run.c runs
-// them; coordinator/loop.c finds the next step, promotes and writes history.json).
+// with its own journal or checkpoint and resume = auto, on the same ranks (run/loop.c finds
+// the next step, promotes, writes history.json and runs each step as a derived run).
 #pragma once
 
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A tuning job's [verify] as a job of its own: the sprt job that plays the tuned weights
 // ("tuned") against the start weights ("start") once the tuning is complete, in
-// output.dir/verify, on the same ranks (cli/cmd_run.c runs it; coordinator/verify.c writes
+// output.dir/verify, on the same ranks (run/derived.c runs it; run/verify.c writes
 // the start weights and carries the verdict into the tuning's result and report).
 #pragma once
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The fleet (fleet.h): one MPI allocation plays the tests of a queue (coordinator/queue.c),
-// several at once. Rank 0 coordinates every running test, each in a thread of its own; the
-// worker ranks are split among the tests, each test on a group of its own (link_group: rank
-// 0 and its workers), and each test is exactly a `xqforge run` of its job (cli/cmd_run.c:
-// run_session) with its outputs in QUEUE/tests/ID/ and resume = auto.
+// The fleet (fleet.h): one MPI allocation plays the tests of a queue (queue.c), several at
+// once. Rank 0 coordinates every running test, each in a thread of its own; the worker ranks
+// are split among the tests, each test on a group of its own (link_group: rank 0 and its
+// workers), and each test is exactly a `xqforge run` of its job (session.c: run_session)
+// with its outputs in QUEUE/tests/ID/ and resume = auto.
 //
 // Scheduling (every 2 s, and at once when ranks are freed), as fishtest and OpenBench do it,
 // decided by fleet_plan.c and applied here; jobs/README.md gives the formula. The tests that

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The training loop's page (kind = loop): report.json and report.html in output.dir, made from
-// the loop's record (history.json, coordinator/loop.h) alone and rewritten each time the record
+// the loop's record (history.json, run/loop.h) alone and rewritten each time the record
 // is, so the page says what the record says: one row per generation (positions, the filters'
 // counts, the kept epoch's losses, the quantization error, the gate's SPRT line, the verdict)
 // and the best net's Elo against generation 0 chained over the promoted generations, with

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// How a fleet shares its worker ranks among tests (cli/cmd_fleet.c; the formula in
+// How a fleet shares its worker ranks among tests (run/fleet.c; the formula in
 // jobs/README.md): each test's internal throughput as fishtest's calc_itp computes it, the
 // split of W ranks by it, and OpenBench's fairness band within which a test keeps its ranks.
 #pragma once

@@ -8,7 +8,7 @@
 // check, journal, counting). The stored results are valid for any pair only when the job has
 // one opening (every pair plays it): the benchmarks' job file makes sure of that.
 //
-// With --fleet it is a worker rank of `xqforge fleet` instead (cli/cmd_fleet.c: fleet_work):
+// With --fleet it is a worker rank of `xqforge fleet` instead (run/fleet.c: fleet_work):
 // it waits for rank 0's LINK_TAG_FLEET order, joins that test's group (link_group, as a real
 // worker does), serves the test on the group exactly as above, and waits for the next order,
 // until "end". Every test of the queue must be the recorded job (its name and rounds may
@@ -32,7 +32,7 @@
 
 enum {
     STORED_MAX = 8,
-    // cli/cmd_fleet.c's FLEET_TAG_BASE: a test's group is made under this plus its number
+    // run/fleet.c's FLEET_TAG_BASE: a test's group is made under this plus its number
     // (every member must pass the same tag; mpi_bench_fleet hangs if the two differ).
     FLEET_TAG_BASE = 1000,
     FLEET_RANKS_MAX = 1024,
@@ -167,7 +167,7 @@ static long long sim_test(Link *l, const Sim *sim, bool ok)
     return sent;
 }
 
-/// Rank 0's order for a fleet worker, as cli/cmd_fleet.c's fleet_start writes it:
+/// Rank 0's order for a fleet worker, as run/fleet.c's fleet_start writes it:
 /// "ID N R1 .. RN", the test's id and its group's world ranks (R1 is 0, the coordinator).
 static bool parse_order(const char *text, int *tag, int *ranks, int *n)
 {

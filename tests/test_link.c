@@ -118,7 +118,7 @@ static void test_bad_tag(void **state)
 
 /// After link_renew a message sent before it is never received, even once it has had every
 /// chance to arrive, and the messages sent after it arrive intact: a finished step's last
-/// STOP cannot reach the next step's worker (cli/cmd_run.c).
+/// STOP cannot reach the next step's worker (run/derived.c: run_link_renew).
 static void test_renew(void **state)
 {
     (void)state;

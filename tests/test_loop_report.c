@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The training loop's page (coordinator/loop_report.c) made from a hand-written history.json:
+// The training loop's page (run/loop_report.c) made from a hand-written history.json:
 // the Elo against generation 0 chains the promoted gates only (Elo summed, 95% errors added in
 // quadrature), a rejected generation keeps the best's figure, a running one has none, and the
 // table, the record and the plots say the same figures.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The fleet's queue (coordinator/queue.c, queue_page.c): a queue made safe (0700) and refused
+// The fleet's queue (run/queue.c, queue_page.c): a queue made safe (0700) and refused
 // when others or an unnamed group can write it; ids one after another and never shared; the
 // job copied as it was at submit time; a record read back as written; a broken or foreign
 // record refused naming the bad member; ids that would leave tests/ refused; stop and set

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// How a fleet shares its ranks (coordinator/share.c) against fishtest's calc_itp and
+// How a fleet shares its ranks (run/share.c) against fishtest's calc_itp and
 // OpenBench's band: the internal throughput of a long time control, an SPRT near its verdict
 // and a long SPRT; rounded shares that sum to the fleet's workers with at least one rank each
 // for the first W tests and none for the others; and the 25% band a test keeps its ranks in.

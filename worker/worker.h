@@ -61,7 +61,7 @@ typedef struct {
 } WorkerSetup;
 
 /// A worker kind as a plug-in: its module exports one, initialised by field name, and
-/// cli/cmd_run.c's RUN_KINDS table joins it to the job kind (and to the rank-0 kind, which
+/// run/session.c's RUN_KINDS table joins it to the job kind (and to the rank-0 kind, which
 /// reads the same plan).
 typedef struct {
     /// Every rank, before the run: what the kind's units are made of (the pairings and
