@@ -522,6 +522,15 @@ static int text_width(const char *s)
     return w;
 }
 
+/// A record's text as the terminal shows it: control characters (an escape sequence in a test's
+/// name or reason would rewrite the screen) as '?'.
+static void printable(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 static void fill_row(const char *dir, const QueueTest *t, QueueRow *row)
 {
     json_t *r = queue_page_figures(dir, t->id);
@@ -531,6 +540,7 @@ static void fill_row(const char *dir, const QueueTest *t, QueueRow *row)
     double g = number_of(r, "games"), llr_v = number_of(r, "llr");
     snprintf(c[COL_ID], CELL_MAX, "%s", t->id);
     snprintf(c[COL_NAME], CELL_MAX, "%.20s", t->name);
+    printable(c[COL_NAME]);
     snprintf(c[COL_KIND], CELL_MAX, "%s", t->kind);
     snprintf(c[COL_STATE], CELL_MAX, "%s",
              t->stop_requested && t->state == TEST_RUNNING ? "stopping"
@@ -554,6 +564,7 @@ static void fill_row(const char *dir, const QueueTest *t, QueueRow *row)
     queue_time_text(t->started, c[COL_START], CELL_MAX);
     queue_time_text(t->finished, c[COL_FIN], CELL_MAX);
     snprintf(row->reason, sizeof row->reason, "%s", t->reason);
+    printable(row->reason);
     json_decref(r);
 }
 
@@ -701,7 +712,9 @@ int cmd_stop(int argc, char **argv)
         st = queue_update(argv[1], argv[2], change_stop, NULL, why, sizeof why);
     if (st != QUEUE_OK) {
         fprintf(stderr, "xqforge stop: %s\n", why);
-        return st == QUEUE_ERR_IO || st == QUEUE_ERR_BUSY ? 1 : EXIT_USAGE;
+        // An ended test is not a usage error: the command was right, the test had ended.
+        return st == QUEUE_ERR_IO || st == QUEUE_ERR_BUSY || st == QUEUE_ERR_STATE ? 1
+                                                                                : EXIT_USAGE;
     }
     page_update("stop", argv[1]);
     QueueTest t;
@@ -828,7 +841,8 @@ int cmd_set(int argc, char **argv)
         st = queue_update(argv[1], argv[2], change_share, &c, why, sizeof why);
     if (st != QUEUE_OK) {
         fprintf(stderr, "xqforge set: %s\n", why);
-        return st == QUEUE_ERR_IO || st == QUEUE_ERR_BUSY ? 1 : EXIT_USAGE;
+        return st == QUEUE_ERR_IO || st == QUEUE_ERR_BUSY || st == QUEUE_ERR_STATE ? 1
+                                                                                : EXIT_USAGE;
     }
     page_update("set", argv[1]);
     QueueTest t;

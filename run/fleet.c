@@ -196,7 +196,8 @@ typedef struct {
     bool *busy;   // [workers + 1]: a worker rank in a running test
     Slot **slots; // running tests
     int slot_count;
-    char broken[640]; // the state that could not be recorded: the fleet drains and ends
+    char broken[640];      // the state that could not be recorded: the fleet drains and ends
+    char said_record[512]; // the last bad test.json said
     struct {
         char id[QUEUE_ID_MAX + 1];
         int fails;         // failed starts in a row
@@ -318,8 +319,12 @@ static Cand *fleet_candidates(Fleet *f, int *count, bool *draining)
     QueueTest *tests = NULL;
     int n = 0, nc = 0;
     char why[512];
-    if (queue_list(f->dir, &tests, &n, why, sizeof why) == QUEUE_ERR_RECORD)
+    // A bad record is said when it first appears (or changes), not at every poll.
+    if (queue_list(f->dir, &tests, &n, why, sizeof why) == QUEUE_ERR_RECORD &&
+        strcmp(why, f->said_record)) {
         fprintf(stderr, "xqforge fleet: %s (that test is skipped)\n", why);
+        snprintf(f->said_record, sizeof f->said_record, "%s", why);
+    }
     Cand *c = calloc((size_t)(n + f->slot_count + 1), sizeof *c);
     if (!c) {
         free(tests);

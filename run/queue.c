@@ -445,9 +445,11 @@ QueueStatus queue_add(const char *dir, QueueTest *t, char *why, size_t why_len)
     char path[QUEUE_PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/tests", dir);
     DIR *d = opendir(path);
-    long top = 0;
+    // The largest id in use below the cap: a directory named past it (99999999, made by hand)
+    // would otherwise leave no id for any later submit.
+    long top = 0, cap = 100L * QUEUE_TESTS_MAX;
     for (struct dirent *e; d && (e = readdir(d));)
-        if (id_value(e->d_name) > top)
+        if (id_value(e->d_name) > top && id_value(e->d_name) < cap)
             top = id_value(e->d_name);
     if (d)
         closedir(d);

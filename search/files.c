@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -287,12 +288,16 @@ void files_unlock(FilesLock *lock)
 
 int files_write_atomic(const char *path, const void *data, size_t len)
 {
+    // A temporary name of this writer's own (process and call): two writers of one file (the
+    // fleet and `xqforge stop` rewriting the queue's page) never write into each other's.
+    static atomic_uint seq;
     char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
+                 atomic_fetch_add(&seq, 1)) >= (int)sizeof tmp) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     const char *p = data;

@@ -18,13 +18,16 @@ cd "$work" || fail "no work directory"
 state() { jq -r .state "$q/tests/$1/test.json"; }
 totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml]' "$1"; }
 common=(--set job.kind=match --set job.concurrency=1 --set time.nodes=300)
-"$xq" submit "$q" "$jobs/sprt-weights.ini" "${common[@]}" --set job.rounds=30 --name long >/dev/null || fail "submit"
+"$xq" submit "$q" "$jobs/sprt-weights.ini" "${common[@]}" --set job.rounds=60 --name long >/dev/null || fail "submit"
 
-# 1. Two fleets over one queue. The first one's engines search 100 times slower
-# (XQFORGE_SLOWDOWN): its test cannot end before the kill, whatever the machine's load.
-XQFORGE_SLOWDOWN=100 timeout 300 mpirun --oversubscribe --bind-to none -x XQFORGE_SLOWDOWN -np 2 \
+# A test whose record is damaged is skipped and said once, not at every poll of the queue.
+mkdir "$q/tests/0900" && echo '{' >"$q/tests/0900/test.json"
+# 1. Two fleets over one queue. The first one's engines search 10 times slower
+# (XQFORGE_SLOWDOWN; its bench too): its 60 pairs take many times longer than the few
+# commands between its first pair and the kill, whatever the machine's load.
+XQFORGE_SLOWDOWN=10 timeout 600 mpirun --oversubscribe --bind-to none -x XQFORGE_SLOWDOWN -np 2 \
     "$xq" fleet "$q" --until-empty >f1.log 2>&1 &
-for _ in $(seq 2400); do
+for _ in $(seq 6000); do
     (($(journal_size 0001) > 500)) && break
     sleep 0.05
 done
@@ -40,12 +43,15 @@ grep -q "test 0001 is running in the fleet of pid" rq.log || fail "requeue: $(ca
 for p in $(pgrep -f "fleet $q"); do kill -KILL "$p" 2>/dev/null; done
 wait 2>/dev/null
 [[ $(state 0001) == running ]] || fail "after the kill the test is $(state 0001)"
+[[ $(grep -c "0900/test.json: not a test record.*(that test is skipped)" f1.log) == 1 ]] ||
+    fail "the damaged record is not said exactly once: $(grep -c 0900 f1.log) times"
+rm -r "$q/tests/0900"
 "$xq" requeue "$q" 0001 >rq.log 2>&1 || fail "requeue of the abandoned test: $(cat rq.log)"
 [[ $(state 0001) == queued ]] || fail "requeued, the test is $(state 0001)"
 timeout 300 "$xq" fleet "$q" --until-empty >f3.log 2>&1 || fail "the third fleet: $(tail -5 f3.log)"
-[[ $(state 0001) == finished && $(jq .games "$q/tests/0001/result.json") == 60 ]] ||
-    fail "the resumed test: $(state 0001), $(jq .games "$q/tests/0001/result.json") games (want 60)"
-echo "1: a second fleet refused naming the first; killed, requeued, resumed to 60 games"
+[[ $(state 0001) == finished && $(jq .games "$q/tests/0001/result.json") == 120 ]] ||
+    fail "the resumed test: $(state 0001), $(jq .games "$q/tests/0001/result.json") games (want 120)"
+echo "1: a second fleet refused naming the first; killed, requeued, resumed to 120 games"
 
 # 2. The output directory held by another run: tried again, never failed for it.
 "$xq" submit "$q" "$jobs/sprt-weights.ini" "${common[@]}" --set job.rounds=2 --name held >/dev/null || fail "submit 2"

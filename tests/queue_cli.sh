@@ -63,11 +63,22 @@ check "set: bad value" 2 "expected priority=N" "$xq" set "$q" 0001 priority=high
 check "set: unknown test" 2 "no test '0042'" "$xq" set "$q" 0042 priority=1
 check "set: an id that leaves the queue" 2 "no test '../x'" "$xq" set "$q" ../x priority=1
 check "stop a queued test" 0 "test 0002: stopped" "$xq" stop "$q" 0002
-check "stop it again" 2 "already ended \(stopped\)" "$xq" stop "$q" 0002
-check "set on an ended test" 2 "already ended" "$xq" set "$q" 0002 throughput=10
+check "stop it again: exit 1, not a usage error" 1 "already ended \(stopped\)" "$xq" stop "$q" 0002
+check "set on an ended test: exit 1" 1 "already ended" "$xq" set "$q" 0002 throughput=10
 check "queue shows the stop and the new share" 0 "^0001 .* 7 +50%" "$xq" queue "$q"
 check "index.json agrees" 0 "^0001 7 queued,0002 3 stopped$" \
     bash -c "jq -r '[.tests[] | \"\\(.id) \\(.priority) \\(.state)\"] | join(\",\")' '$q/index.json'"
+# A test's name holding an escape sequence is listed without it (control characters as '?'),
+# and a directory named past the id cap (made by hand) leaves later submits their ids.
+esc=$(printf 'clear\033[2Jname')
+mkdir "$q/tests/99999999"
+check "a directory past the id cap leaves the next id" 0 "^0003$" \
+    "$xq" submit "$q" "$jobs/sprt-weights.ini" --set job.rounds=4 --name "$esc"
+listing=$("$xq" queue "$q")
+check "queue prints no control character of a name" 0 "^0003 +clear\?\[2Jname " \
+    bash -c '[[ $1 != *$(printf "\033")* ]] && grep "^0003" <<<"$1"' _ "$listing"
+rmdir "$q/tests/99999999"
+
 check "the page lists both" 0 "self play" cat "$q/index.html"
 # submit --repo (the one-liner): the refs resolved to full ids and recorded, nothing built;
 # a job file's engine from source is queued the same way; bad refs, a directory that is not
