@@ -713,8 +713,7 @@ int cmd_stop(int argc, char **argv)
     if (st != QUEUE_OK) {
         fprintf(stderr, "xqforge stop: %s\n", why);
         // An ended test is not a usage error: the command was right, the test had ended.
-        return st == QUEUE_ERR_IO || st == QUEUE_ERR_BUSY || st == QUEUE_ERR_STATE ? 1
-                                                                                : EXIT_USAGE;
+        return st == QUEUE_ERR_IO || st == QUEUE_ERR_BUSY || st == QUEUE_ERR_STATE ? 1 : EXIT_USAGE;
     }
     page_update("stop", argv[1]);
     QueueTest t;
@@ -841,8 +840,7 @@ int cmd_set(int argc, char **argv)
         st = queue_update(argv[1], argv[2], change_share, &c, why, sizeof why);
     if (st != QUEUE_OK) {
         fprintf(stderr, "xqforge set: %s\n", why);
-        return st == QUEUE_ERR_IO || st == QUEUE_ERR_BUSY || st == QUEUE_ERR_STATE ? 1
-                                                                                : EXIT_USAGE;
+        return st == QUEUE_ERR_IO || st == QUEUE_ERR_BUSY || st == QUEUE_ERR_STATE ? 1 : EXIT_USAGE;
     }
     page_update("set", argv[1]);
     QueueTest t;
