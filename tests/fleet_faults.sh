@@ -18,30 +18,68 @@ cd "$work" || fail "no work directory"
 state() { jq -r .state "$q/tests/$1/test.json"; }
 totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml]' "$1"; }
 common=(--set job.kind=match --set job.concurrency=1 --set time.nodes=300)
-"$xq" submit "$q" "$jobs/sprt-weights.ini" "${common[@]}" --set job.rounds=60 --name long >/dev/null || fail "submit"
+# The first test's engines are xqforge's own behind a relay that holds every `go` while the
+# file hold exists: the first fleet cannot end its test before the kill, whatever the load.
+cat >held.c <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[0], 0);
+        close(fd[0]);
+        close(fd[1]);
+        execl(XQ, XQ, "uci", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[0]);
+    FILE *to = fdopen(fd[1], "w");
+    char line[1 << 16];
+    while (to && fgets(line, sizeof line, stdin)) {
+        while (!strncmp(line, "go", 2) && access(HOLD, F_OK) == 0)
+            usleep(10000);
+        fputs(line, to);
+        fflush(to);
+    }
+    if (to)
+        fclose(to);
+    waitpid(pid, NULL, 0);
+    return 0;
+}
+C
+cc -O1 -DXQ="\"$xq\"" -DHOLD="\"$work/hold\"" -o held held.c || fail "cannot build the held engine"
+held=(--set each.proto=uci --set "each.cmd=$work/held")
+"$xq" submit "$q" "$jobs/sprt-weights.ini" "${common[@]}" "${held[@]}" --set job.rounds=10 \
+    --name long >/dev/null || fail "submit"
 
 # A test whose record is damaged is skipped and said once, not at every poll of the queue.
 mkdir "$q/tests/0900" && echo '{' >"$q/tests/0900/test.json"
-# 1. Two fleets over one queue. The first one's engines search 10 times slower
-# (XQFORGE_SLOWDOWN; its bench too): its 60 pairs take many times longer than the few
-# commands between its first pair and the kill, whatever the machine's load.
-XQFORGE_SLOWDOWN=10 timeout 600 mpirun --oversubscribe --bind-to none -x XQFORGE_SLOWDOWN -np 2 \
-    "$xq" fleet "$q" --until-empty >f1.log 2>&1 &
+# 1. Two fleets over one queue; the first one held at its games' first move.
+touch hold
+timeout 600 mpirun --oversubscribe --bind-to none -np 2 "$xq" fleet "$q" --until-empty >f1.log 2>&1 &
 for _ in $(seq 6000); do
-    (($(journal_size 0001) > 500)) && break
+    [[ -s $q/tests/0001/journal.xqj ]] && break
     sleep 0.05
 done
-(($(journal_size 0001) > 500)) || fail "the first fleet did not start the test: $(tail -5 f1.log)"
+[[ -s $q/tests/0001/journal.xqj ]] || fail "the first fleet did not start the test: $(tail -5 f1.log)"
 timeout 60 "$xq" fleet "$q" --until-empty >f2.log 2>&1
 rc=$?
-[[ $rc == 2 ]] || fail "a second fleet: exit $rc, want 2: $(cat f2.log)"
+[[ $rc == 2 ]] || fail "a second fleet: exit $rc, want 2: $(cat f2.log); the first fleet: $(tail -8 f1.log); the test: $(cat "$q/tests/0001/test.json")"
 grep -q "queue $q is held by another fleet (pid [0-9]* on host $(hostname)" f2.log ||
     fail "the second fleet does not name the first: $(cat f2.log)"
 [[ $(state 0001) == running ]] || fail "the second fleet changed the test: $(state 0001)"
 "$xq" requeue "$q" 0001 >rq.log 2>&1 && fail "requeue of a live fleet's test succeeded"
 grep -q "test 0001 is running in the fleet of pid" rq.log || fail "requeue: $(cat rq.log)"
+sleep 5 # the first fleet polls the queue (every 2 s) a few times with the damaged record in it
 for p in $(pgrep -f "fleet $q"); do kill -KILL "$p" 2>/dev/null; done
 wait 2>/dev/null
+rm hold # the killed fleet's engines see their input end, and go
 [[ $(state 0001) == running ]] || fail "after the kill the test is $(state 0001)"
 [[ $(grep -c "0900/test.json: not a test record.*(that test is skipped)" f1.log) == 1 ]] ||
     fail "the damaged record is not said exactly once: $(grep -c 0900 f1.log) times"
@@ -49,9 +87,9 @@ rm -r "$q/tests/0900"
 "$xq" requeue "$q" 0001 >rq.log 2>&1 || fail "requeue of the abandoned test: $(cat rq.log)"
 [[ $(state 0001) == queued ]] || fail "requeued, the test is $(state 0001)"
 timeout 300 "$xq" fleet "$q" --until-empty >f3.log 2>&1 || fail "the third fleet: $(tail -5 f3.log)"
-[[ $(state 0001) == finished && $(jq .games "$q/tests/0001/result.json") == 120 ]] ||
-    fail "the resumed test: $(state 0001), $(jq .games "$q/tests/0001/result.json") games (want 120)"
-echo "1: a second fleet refused naming the first; killed, requeued, resumed to 120 games"
+[[ $(state 0001) == finished && $(jq .games "$q/tests/0001/result.json") == 20 ]] ||
+    fail "the resumed test: $(state 0001), $(jq .games "$q/tests/0001/result.json") games (want 20)"
+echo "1: a second fleet refused naming the first; killed, requeued, resumed to 20 games"
 
 # 2. The output directory held by another run: tried again, never failed for it.
 "$xq" submit "$q" "$jobs/sprt-weights.ini" "${common[@]}" --set job.rounds=2 --name held >/dev/null || fail "submit 2"
