@@ -86,22 +86,28 @@ if [ $# -ge 3 ]; then
         "hidden = 64" "epochs = 80" "batch = 1024" "threads = 1" "lambda = 0.5" "[output]" \
         "dir = $W/ma" >"$W/t.ini"
     "${MPI[@]}" "$X" run "$W/t.ini" >"$W/ma.log" 2>&1 || fail "MPI job: $(tail -5 "$W/ma.log")"
+    # Each run holds still after its third checkpoint (XQ_TEST_PAUSE_CKPTS, marked by
+    # train.ckpt.paused) and is killed there: at a state the run reached, never after a guessed
+    # time, so a quiet machine's fast run cannot end before its kill.
     for k in 1 2 3; do
         resume=()
         [ "$k" = 1 ] || resume=(--resume)
-        "${MPI[@]}" "$X" run "$W/t.ini" --set output.dir="$W/mb" "${resume[@]}" >"$W/mb$k.log" 2>&1 &
+        rm -f "$W/mb/train.ckpt.paused"
+        XQ_TEST_PAUSE_CKPTS=3 "${MPI[@]}" -x XQ_TEST_PAUSE_CKPTS "$X" run "$W/t.ini" \
+            --set output.dir="$W/mb" "${resume[@]}" >"$W/mb$k.log" 2>&1 &
         mp=$!
-        for _ in $(seq 100); do # this run's first checkpoint, then a moment more
-            [ "$W/mb/train.ckpt" -nt "$W/mb$k.log" ] && break
+        for _ in $(seq 1200); do
+            [ -e "$W/mb/train.ckpt.paused" ] && break
             sleep 0.1
         done
-        sleep "0.0$((RANDOM % 9 + 1))" # a few epochs at most: the run must not end first
+        [ -e "$W/mb/train.ckpt.paused" ] || fail "MPI run $k never reached its third checkpoint"
         ranks=($(pgrep -P "$mp"))
         [ ${#ranks[@]} -ge 1 ] || fail "MPI run $k: no rank to kill (ended early?)"
         kill -9 "${ranks[$((k % ${#ranks[@]}))]}" # one rank, a different one by turns
         wait "$mp" 2>/dev/null
         [ ! -e "$W/mb/net.nnue" ] || fail "MPI run $k finished before its kill"
     done
+    rm -f "$W/mb/train.ckpt.paused"
     "${MPI[@]}" "$X" run "$W/t.ini" --set output.dir="$W/mb" --resume >"$W/mbf.log" 2>&1 ||
         fail "resumed MPI job: $(tail -5 "$W/mbf.log")"
     grep -q "Resuming at epoch" "$W/mbf.log" || fail "the MPI job did not resume"

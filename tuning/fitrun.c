@@ -2,9 +2,12 @@
 #include "fitrun.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,6 +113,24 @@ FitRunStatus fitrun_ckpt_read(const FitRunCkpt *c, bool *found, char *why, size_
     return st;
 }
 
+/// Test hook (the kill drills): XQ_TEST_PAUSE_CKPTS=N holds this process still once it has
+/// written its Nth checkpoint, with PATH.paused made, until it is killed: a drill kills at a
+/// state the run reached, never after a guessed time.
+static void test_pause(const char *path)
+{
+    static atomic_long written;
+    const char *v = getenv("XQ_TEST_PAUSE_CKPTS");
+    if (!v || !v[0] || atomic_fetch_add(&written, 1) + 1 != strtol(v, NULL, 10))
+        return;
+    char marker[4200];
+    snprintf(marker, sizeof marker, "%s.paused", path);
+    int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        close(fd);
+    for (;;)
+        pause();
+}
+
 bool fitrun_ckpt_write(const FitRunCkpt *c)
 {
     char tmp[4200];
@@ -128,7 +149,10 @@ bool fitrun_ckpt_write(const FitRunCkpt *c)
     if (f && fclose(f) != 0)
         ok = false;
     // Renamed only when whole: a reader sees the previous checkpoint or this one.
-    return ok && rename(tmp, c->path) == 0;
+    ok = ok && rename(tmp, c->path) == 0;
+    if (ok)
+        test_pause(c->path);
+    return ok;
 }
 
 /// Every rank's parts become the sum of every rank's buffer: this rank's payload when it read
