@@ -13,6 +13,7 @@
 #    same totals as a solo run of its job.
 set -u
 xq=$(realpath "$1") jobs=$(realpath "$2")
+tests_dir=$(cd "$(dirname "$0")" && pwd)
 source "$(dirname "$0")/fleet_lib.sh"
 cd "$work" || fail "no work directory"
 state() { jq -r .state "$q/tests/$1/test.json"; }
@@ -20,40 +21,8 @@ totals() { jq -c '[.games, .wins, .losses, .draws, .ptnml]' "$1"; }
 common=(--set job.kind=match --set job.concurrency=1 --set time.nodes=300)
 # The first test's engines are xqforge's own behind a relay that holds every `go` while the
 # file hold exists: the first fleet cannot end its test before the kill, whatever the load.
-cat >held.c <<'C'
-#include <stdio.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-int main(void)
-{
-    int fd[2];
-    if (pipe(fd) != 0)
-        return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[0], 0);
-        close(fd[0]);
-        close(fd[1]);
-        execl(XQ, XQ, "uci", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[0]);
-    FILE *to = fdopen(fd[1], "w");
-    char line[1 << 16];
-    while (to && fgets(line, sizeof line, stdin)) {
-        while (!strncmp(line, "go", 2) && access(HOLD, F_OK) == 0)
-            usleep(10000);
-        fputs(line, to);
-        fflush(to);
-    }
-    if (to)
-        fclose(to);
-    waitpid(pid, NULL, 0);
-    return 0;
-}
-C
-cc -O1 -DXQ="\"$xq\"" -DHOLD="\"$work/hold\"" -o held held.c || fail "cannot build the held engine"
+cc -O1 -DXQ="\"$xq\"" -DHOLD="\"$work/hold\"" -o held "$tests_dir/relay_engine.c" ||
+    fail "cannot build the held engine"
 held=(--set each.proto=uci --set "each.cmd=$work/held")
 "$xq" submit "$q" "$jobs/sprt-weights.ini" "${common[@]}" "${held[@]}" --set job.rounds=10 \
     --name long >/dev/null || fail "submit"

@@ -14,6 +14,7 @@
 #    names each commit with its subject.
 set -u
 xq=$(realpath "$1")
+tests_dir=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -83,43 +84,8 @@ echo "run 3: an old base-first journal refused, naming both engines; resumed wit
 # 4. submit --repo and a fleet: a repository with a weaker base commit.
 git_c() { git -C "$work/repo" -c user.name=test -c user.email=test@example.org "$@"; }
 mkdir repo && git_c init -q
-cat >repo/engine.c <<'C'
-/* A tiny UCI engine: xqforge's own, searching at depth 1 when WEAK (every `go` rewritten). */
-#include <stdio.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#define WEAK 1
-int main(int argc, char **argv)
-{
-    if (argc > 1 && !strcmp(argv[1], "bench")) {
-        printf("Nodes searched  : %d\n", 1000 + WEAK);
-        return 0;
-    }
-    int fd[2];
-    if (pipe(fd) != 0)
-        return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[0], 0);
-        close(fd[0]);
-        close(fd[1]);
-        execl(XQ, XQ, "uci", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[0]);
-    FILE *to = fdopen(fd[1], "w");
-    char line[1 << 16];
-    while (to && fgets(line, sizeof line, stdin)) {
-        fputs(WEAK && !strncmp(line, "go", 2) ? "go depth 1\n" : line, to);
-        fflush(to);
-    }
-    if (to)
-        fclose(to);
-    waitpid(pid, NULL, 0);
-    return 0;
-}
-C
+cp "$tests_dir/relay_engine.c" repo/engine.c
+sed -i 's/^#define WEAK 0$/#define WEAK 1/' repo/engine.c
 printf 'engine: engine.c\n\t$(CC) -O1 -DXQ='"'"'"$(XQ)"'"'"' -o engine engine.c\n' >repo/Makefile
 git_c add engine.c Makefile
 git_c commit -qm "weak: depth 1"
