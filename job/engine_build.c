@@ -145,12 +145,13 @@ bool engine_build_any(const JobConfig *job)
     return false;
 }
 
-/// s->subject: the resolved commit's subject line, shown on the console and the pages (never
-/// part of the identity); control characters and bytes of a subject that is not UTF-8 as '?'.
-static void subject_of(JobSource *s)
+/// The subject line of s's resolved commit into out, as the console and pages show it (never
+/// part of the identity): control characters and bytes of a subject that is not UTF-8 as '?'.
+static void commit_subject(const JobSource *s, char *out, size_t cap)
 {
-    char *argv[] = {"git", "-C", s->source, "log", "-1", "--format=%s", s->commit_id, NULL};
-    char buf[sizeof s->subject];
+    char *argv[] = {"git", "-C",          (char *)s->source,    "log",
+                    "-1",  "--format=%s", (char *)s->commit_id, NULL};
+    char buf[JOB_BUILD_TEXT_MAX];
     if (run_cmd(NULL, argv, NULL, 0, "GIT_ALLOW_PROTOCOL=file", GIT_TIMEOUT, NULL, buf,
                 sizeof buf) != 0)
         buf[0] = '\0';
@@ -160,7 +161,7 @@ static void subject_of(JobSource *s)
     for (unsigned char *p = (unsigned char *)buf; *p; p++)
         if (*p < 0x20 || *p == 0x7f || (!utf8 && *p >= 0x80))
             *p = '?';
-    copy_text(s->subject, sizeof s->subject, buf);
+    copy_text(out, cap, buf);
 }
 
 bool engine_build_resolve(JobConfig *job, char *why, size_t why_len)
@@ -184,7 +185,7 @@ bool engine_build_resolve(JobConfig *job, char *why, size_t why_len)
                      s->source);
             return false;
         }
-        subject_of(s);
+        commit_subject(s, s->subject, sizeof s->subject);
     }
     return true;
 }
@@ -818,11 +819,11 @@ void engine_build_code(const JobConfig *job, EngineBuildCode *code)
         const JobSource *s = &job->sources[i];
         if (!s->commit_id[0])
             continue;
-        char *argv[] = {"git", "-C",          (char *)s->source,    "log",
-                        "-1",  "--format=%s", (char *)s->commit_id, NULL};
-        run_cmd(NULL, argv, NULL, 0, "GIT_ALLOW_PROTOCOL=file", GIT_TIMEOUT, NULL, code->subject[i],
-                sizeof code->subject[i]);
-        code->subject[i][strcspn(code->subject[i], "\n")] = '\0';
+        // Resolved once on rank 0 (engine_build_resolve); asked again only for a job that was not.
+        if (s->subject[0])
+            copy_text(code->subject[i], sizeof code->subject[i], s->subject);
+        else
+            commit_subject(s, code->subject[i], sizeof code->subject[i]);
         if (code->base < 0)
             code->base = i;
         else if (code->head < 0 && !strcmp(job->sources[code->base].source, s->source))
